@@ -1,0 +1,33 @@
+# The two commands of the README: `make run` (the suite against the bundled reference server,
+# reports written) and `make test` (the project's own tests). Each creates .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint bench openapi clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/conformance run
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n auto tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+openapi: $(STAMP)
+	$(BIN)/conformance export-openapi
+
+clean:
+	rm -rf $(VENV) reports/allure-results reports/junit.xml reports/compliance.*

@@ -1,0 +1,35 @@
+"""Errors the harness reports to its user as one clear line instead of a traceback."""
+
+from __future__ import annotations
+
+
+class ConformanceError(Exception):
+    """A problem with the user's input or environment: a bad target, certificate, profile or file.
+
+    The CLI prints ``conformance: <message>`` and exits with ``exit_code``; nothing else in the
+    harness should catch it.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class TargetError(ConformanceError):
+    """The target could not be reached or did not speak HTTP/JSON as expected."""
+
+    exit_code = 3
+
+
+class CertificateError(ConformanceError):
+    """A certificate or key could not be read, or does not fit the spec 5 requirements."""
+
+
+class ProfileError(ConformanceError):
+    """A target profile (TOML) is missing, malformed or inconsistent."""
+
+
+class ContractError(ConformanceError):
+    """A file in ``schemas/`` is malformed: a schema fails ``check_schema`` or a row is incomplete."""
