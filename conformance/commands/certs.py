@@ -1,0 +1,178 @@
+"""``conformance certs``: write a test CA and a TPP signing certificate (spec 5) to a directory.
+
+A bank onboarding the suite trusts ``ca.pem`` once; the TPP files (``tpp.pem`` + ``tpp.key``, or
+``tpp.p12``) are what the harness signs with. The options make the certificates the negative
+scenarios of spec 5 need: a chosen role set or none at all, an expired certificate, a chosen
+serial number, and more certificates under an existing CA (``--ca-cert``/``--ca-key``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from pathlib import Path
+
+from conformance.certs import (
+    PSD2_ROLES,
+    CertificateAuthority,
+    generate_ca,
+    generate_tpp_identity,
+    load_ca,
+    write_identity,
+)
+from conformance.errors import CertificateError
+
+#: An expired certificate ended this long before now, so clock skew cannot make it valid again.
+_EXPIRED_MARGIN = dt.timedelta(days=1)
+
+_LABELS = {
+    "certificate": "TPP certificate",
+    "key": "TPP private key",
+    "pkcs12": "TPP PKCS#12",
+    "ca_certificate": "CA certificate",
+    "ca_key": "CA private key",
+}
+
+
+def parse_roles(text: str) -> frozenset[str]:
+    """``PSP_PI,PSP_AI`` -> the role set; an empty string is the empty set (spec 5 negatives)."""
+    roles = frozenset(part.strip().upper() for part in text.split(",") if part.strip())
+    unknown = sorted(roles - set(PSD2_ROLES))
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown PSD2 role {', '.join(unknown)}; choose from {','.join(PSD2_ROLES)}"
+        )
+    return roles
+
+
+def parse_serial(text: str) -> int:
+    """A serial number in hexadecimal, as keyId shows it (spec 5); ``0x`` is optional."""
+    digits = text.lower().removeprefix("0x")
+    try:
+        value = int(digits, 16)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a hexadecimal serial number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"a serial number must be positive: {text!r}")
+    return value
+
+
+def _positive_days(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of days: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"the number of days must be positive: {text!r}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "certs",
+        help="write a test CA and a TPP signing certificate with PSD2 roles (spec 5)",
+        description=(
+            "Write a test CA (ca.pem, ca.key) and a TPP signing certificate carrying the PSD2 "
+            "QCStatement of ETSI TS 119 495 (tpp.pem, tpp.key, tpp.p12) to a directory, and "
+            "print the keyId the Signature header will name (spec 5)."
+        ),
+    )
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="where to write")
+    qc = parser.add_mutually_exclusive_group()
+    qc.add_argument(
+        "--roles",
+        type=parse_roles,
+        default=frozenset(PSD2_ROLES),
+        metavar="ROLES",
+        help=(
+            f"comma-separated PSD2 roles, any of {','.join(PSD2_ROLES)} "
+            '(default: all four; "" for an empty role list)'
+        ),
+    )
+    qc.add_argument(
+        "--no-qc-statement",
+        action="store_true",
+        help="leave the PSD2 QCStatement out of the certificate entirely",
+    )
+    parser.add_argument(
+        "--expired",
+        action="store_true",
+        help="make the TPP certificate's validity end a day ago",
+    )
+    parser.add_argument(
+        "--days",
+        type=_positive_days,
+        default=365,
+        metavar="N",
+        help="validity of the TPP certificate in days (default 365)",
+    )
+    parser.add_argument(
+        "--serial", type=parse_serial, metavar="HEX", help="serial number of the TPP certificate"
+    )
+    parser.add_argument(
+        "--organisation-id",
+        default="PSDNO-FSA-123456789",
+        help="subject organizationIdentifier (default PSDNO-FSA-123456789)",
+    )
+    parser.add_argument(
+        "--common-name", default="Conformance Test TPP", help="subject CN of the TPP certificate"
+    )
+    parser.add_argument("--nca-name", default="Finanstilsynet", help="nCAName of the QCStatement")
+    parser.add_argument("--nca-id", default="NO-FSA", help="nCAId of the QCStatement")
+    parser.add_argument(
+        "--ca-cert",
+        type=Path,
+        metavar="PEM",
+        help="issue under this existing CA certificate instead of a new CA (needs --ca-key)",
+    )
+    parser.add_argument("--ca-key", type=Path, metavar="PEM", help="the existing CA's private key")
+    parser.add_argument("--p12-password", metavar="TEXT", help="encrypt tpp.p12 with this password")
+    parser.set_defaults(func=run)
+
+
+def _certificate_authority(args: argparse.Namespace) -> CertificateAuthority:
+    if (args.ca_cert is None) != (args.ca_key is None):
+        raise CertificateError("--ca-cert and --ca-key go together: give both or neither")
+    if args.ca_cert is not None:
+        return load_ca(args.ca_cert, args.ca_key)
+    return generate_ca()
+
+
+def _describe_roles(roles: frozenset[str] | None) -> str:
+    if roles is None:
+        return "none (no PSD2 QCStatement)"
+    return ",".join(role for role in PSD2_ROLES if role in roles) or "empty role list"
+
+
+def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
+    """Generate and write the files; ``now`` is injectable for tests."""
+    moment = now or dt.datetime.now(dt.UTC)
+    ca = _certificate_authority(args)
+    window: dict[str, dt.datetime] = {}
+    if args.expired:
+        end = moment - _EXPIRED_MARGIN
+        window = {"not_before": end - dt.timedelta(days=args.days), "not_after": end}
+    identity = generate_tpp_identity(
+        ca,
+        roles=args.roles,
+        qc_statement=not args.no_qc_statement,
+        nca_name=args.nca_name,
+        nca_id=args.nca_id,
+        organisation_id=args.organisation_id,
+        common_name=args.common_name,
+        serial=args.serial,
+        now=moment,
+        valid_days=args.days,
+        **window,
+    )
+    written = write_identity(identity, args.out, ca=ca, p12_password=args.p12_password)
+    for name, path in written.items():
+        print(f"wrote {_LABELS.get(name, name)}: {path}")
+    certificate = identity.certificate
+    print(f"PSD2 roles: {_describe_roles(identity.roles)}")
+    print(
+        f"valid: {certificate.not_valid_before_utc.isoformat()} to "
+        f"{certificate.not_valid_after_utc.isoformat()}"
+    )
+    print(f"keyId: {identity.key_id}")
+    return 0
