@@ -1,0 +1,477 @@
+"""Cross-field rules of spec 2.7 and the sandbox date rule (spec 4.3 E5/E7, spec 8), as checks.
+
+JSON Schema says what one field may hold; these rules relate several fields ("exactly one of",
+"required when", "the fraction digits must equal the currency's minor units"), so they are plain
+functions. Every check has the same signature, ``check(body, context) -> list[Violation]``, and a
+verb-first name; none of them knows its rule id or severity: the rule table (``schemas/rules.json``,
+its ``check`` column) attaches those where a check is called, so one check can serve several rules
+(STYLE.md). The reference server runs them to answer 400 with ``tppMessages``; the suite runs them
+to build failing bodies and to judge what a target accepted.
+
+A check never raises on a malformed body: a body that fails the schema is the schema's business,
+so a check looks only at the parts it can read and stays silent about the rest. A check returns
+every violation it finds, not just the first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from types import MappingProxyType
+from typing import Any
+
+from conformance.identifiers import is_valid_kid
+
+__all__ = [
+    "CHECKS",
+    "KID_REFERENCE_TYPES",
+    "NCBCT_REGULATORY_THRESHOLD_NOK",
+    "Check",
+    "CheckContext",
+    "Violation",
+    "check_amount_fraction_digits",
+    "check_creditor_agent_required_for_bban",
+    "check_debtor_account_exactly_one",
+    "check_duplicate_months_rejected",
+    "check_kid_check_digit",
+    "check_regulatory_reporting_threshold",
+    "check_remittance_forms_exclusive",
+    "check_sandbox_dates_rejected",
+    "checks_for",
+]
+
+#: Spec 7 codes reported in ``tppMessages[].code`` by these checks.
+FORMAT_ERROR = "FORMAT_ERROR"
+KID_INVALID = "KID_INVALID"
+KID_MISSING = "KID_MISSING"
+
+#: spec 2.7 NCBCT, spec 8: regulatory reporting is required for transfers of NOK 100 000 or more.
+NCBCT_REGULATORY_THRESHOLD_NOK = Decimal("100000")
+
+#: ``referenceType`` values (compared case-insensitively) that make a structured remittance item a
+#: Norwegian KID/OCR reference (spec 2.7: "An OCR/KID reference belongs in the structured array").
+KID_REFERENCE_TYPES = frozenset({"KID", "OCR"})
+
+_PLAIN_DECIMAL = re.compile(r"^-?[0-9]+(?:\.([0-9]+))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One broken cross-field rule, located in the body and coded as spec 7 would report it.
+
+    ``path`` is a JSON-pointer-like location without the leading slash
+    (``instructedAmount/amount``, ``remittanceInformationStructuredArray/0/reference``,
+    ``0/bookingDate`` for an item of an array body); ``code`` is the spec 7 ``tppMessages`` code;
+    ``text`` says what is wrong in words a bank engineer can act on.
+    """
+
+    path: str
+    code: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckContext:
+    """What a check may need besides the body; the same object is passed to every check.
+
+    ``minor_units`` maps ISO 4217 codes to their minor units (``load_contract().minor_units``,
+    from ``x-minorUnits`` in ``schemas/types/common.json``). ``today`` and ``now`` are the current
+    date and time of the system whose rules are applied (a bank in Norway: Europe/Oslo). They are
+    passed in, never read from the clock inside a check, so a check is a pure function and a test
+    can pin the day. :meth:`at` derives ``today`` from ``now``.
+    """
+
+    minor_units: Mapping[str, int]
+    today: date
+    now: datetime
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "minor_units", MappingProxyType(dict(self.minor_units)))
+
+    @classmethod
+    def at(cls, now: datetime, minor_units: Mapping[str, int]) -> CheckContext:
+        """The context of the moment ``now`` (its own time zone decides the date)."""
+        return cls(minor_units=minor_units, today=now.date(), now=now)
+
+
+#: The one signature every check has.
+Check = Callable[[Any, CheckContext], list[Violation]]
+
+
+def _pointer(*parts: str | int) -> str:
+    """A JSON-pointer-like path (RFC 6901 escapes for ``~`` and ``/``), no leading slash."""
+    return "/".join(str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def _present(body: Mapping[str, Any], name: str) -> bool:
+    """A field counts as given when it is in the body and is neither null nor an empty string."""
+    value = body.get(name)
+    return value is not None and value != ""
+
+
+# --- spec 2.7 NDCT --------------------------------------------------------------------------
+
+
+def check_remittance_forms_exclusive(body: Any, context: CheckContext) -> list[Violation]:
+    """The unstructured and the structured-array remittance forms exclude each other (spec 2.7).
+
+    Only the pair the spec names is checked: ``remittanceInformationUnstructured`` with
+    ``remittanceInformationStructuredArray``. The deprecated single object
+    ``remittanceInformationStructured`` is not part of that sentence, so combining it with the
+    unstructured text is left alone.
+    An empty array still counts as the structured form being sent.
+    """
+    if not isinstance(body, Mapping):
+        return []
+    both = ("remittanceInformationUnstructured", "remittanceInformationStructuredArray")
+    if all(name in body for name in both):
+        return [
+            Violation(
+                path="remittanceInformationUnstructured",
+                code=FORMAT_ERROR,
+                text=(
+                    "remittanceInformationUnstructured and remittanceInformationStructuredArray "
+                    "are mutually exclusive in one request (spec 2.7); a KID belongs in the "
+                    "structured array"
+                ),
+            )
+        ]
+    return []
+
+
+def check_debtor_account_exactly_one(body: Any, context: CheckContext) -> list[Violation]:
+    """``debtorAccount`` holds exactly one of ``bban`` or ``other`` (spec 2.7 NDCT body).
+
+    ``other`` is the card-account extension (``schemeNameProprietary`` creditCardAccount).
+    A missing ``debtorAccount`` is left to the schema (it is required there).
+    """
+    if not isinstance(body, Mapping):
+        return []
+    account = body.get("debtorAccount")
+    if not isinstance(account, Mapping):
+        return []
+    given = [name for name in ("bban", "other") if name in account]
+    if len(given) == 1:
+        return []
+    found = "both" if given else "neither"
+    return [
+        Violation(
+            path="debtorAccount",
+            code=FORMAT_ERROR,
+            text=f"debtorAccount must hold exactly one of bban or other, found {found} (spec 2.7)",
+        )
+    ]
+
+
+def check_kid_check_digit(body: Any, context: CheckContext) -> list[Violation]:
+    """A KID in a structured remittance item has a valid MOD10 or MOD11 check digit (spec 7 rule 2).
+
+    Items are those of ``remittanceInformationStructuredArray`` and the deprecated single
+    ``remittanceInformationStructured`` (spec 9 still lets a client send it). An item is a KID when
+    its ``referenceType`` is KID or OCR, in any letter case. Items without a ``referenceType`` are
+    not treated as KIDs, even when the reference is all digits: the spec gives no default type, and
+    reading every numeric reference (an invoice number, say) as a KID would reject payments a bank
+    accepts. A KID item whose reference is missing, null or blank is KID_MISSING; one whose check
+    digit fits neither algorithm is KID_INVALID (both 400 since 1.7.0, spec 7 rule 2, spec 9).
+    """
+    if not isinstance(body, Mapping):
+        return []
+    violations: list[Violation] = []
+    for path, item in _structured_items(body):
+        reference_type = item.get("referenceType")
+        if not (isinstance(reference_type, str) and reference_type.upper() in KID_REFERENCE_TYPES):
+            continue
+        reference = item.get("reference")
+        if reference is None or (isinstance(reference, str) and not reference.strip()):
+            violations.append(
+                Violation(
+                    path=_pointer(*path, "reference"),
+                    code=KID_MISSING,
+                    text=f"a {reference_type} item needs a non-empty reference (spec 7 rule 2)",
+                )
+            )
+        elif isinstance(reference, str) and not is_valid_kid(reference):
+            violations.append(
+                Violation(
+                    path=_pointer(*path, "reference"),
+                    code=KID_INVALID,
+                    text=(
+                        f"KID {reference!r} has no valid MOD10 or MOD11 check digit, or is not "
+                        "2-25 digits (spec 7 rule 2)"
+                    ),
+                )
+            )
+    return violations
+
+
+def _structured_items(body: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], Mapping]]:
+    array = body.get("remittanceInformationStructuredArray")
+    if isinstance(array, Sequence) and not isinstance(array, str):
+        for index, item in enumerate(array):
+            if isinstance(item, Mapping):
+                yield ("remittanceInformationStructuredArray", index), item
+    single = body.get("remittanceInformationStructured")
+    if isinstance(single, Mapping):
+        yield ("remittanceInformationStructured",), single
+
+
+# --- spec 2.1 amounts in payments -------------------------------------------------------------
+
+
+def check_amount_fraction_digits(body: Any, context: CheckContext) -> list[Violation]:
+    """An amount string has as many fraction digits as its currency's minor units (spec 2.1).
+
+    Every object in the body that has a string ``amount`` and a string ``currency`` is an amount
+    (``instructedAmount`` in requests, ``transactionFees`` in responses). NOK 100 is ``"100.00"``:
+    ``"100"`` and ``"100.0"`` break the rule; JPY (0 minor units) is ``"100"``, never ``"100.5"``;
+    KWD (3) is ``"1.234"``. Integer amounts (sandbox data, spec 2.1) and currencies missing from the
+    minor-units table are the schema's business and are skipped, as is a string that is not a plain
+    decimal number.
+    """
+    violations: list[Violation] = []
+    for path, amount, currency in _amounts(body, ()):
+        digits = context.minor_units.get(currency)
+        match = _PLAIN_DECIMAL.match(amount)
+        if digits is None or match is None:
+            continue
+        fraction = len(match.group(1) or "")
+        if fraction != digits:
+            violations.append(
+                Violation(
+                    path=_pointer(*path, "amount"),
+                    code=FORMAT_ERROR,
+                    text=(
+                        f"amount {amount!r} has {fraction} fraction digits; {currency} has "
+                        f"{digits} minor units (ISO 4217), so it needs exactly {digits} (spec 2.1)"
+                    ),
+                )
+            )
+    return violations
+
+
+def _amounts(
+    node: Any, path: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+    if isinstance(node, Mapping):
+        amount, currency = node.get("amount"), node.get("currency")
+        if isinstance(amount, str) and isinstance(currency, str):
+            yield path, amount, currency
+        for key, value in node.items():
+            yield from _amounts(value, (*path, str(key)))
+    elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
+        for index, value in enumerate(node):
+            yield from _amounts(value, (*path, index))
+
+
+# --- spec 2.7 NCBCT ---------------------------------------------------------------------------
+
+
+def check_creditor_agent_required_for_bban(body: Any, context: CheckContext) -> list[Violation]:
+    """``creditorAgent`` (a BIC) is required when ``creditorAccount`` is a BBAN (spec 2.7)."""
+    if not isinstance(body, Mapping):
+        return []
+    account = body.get("creditorAccount")
+    if not (isinstance(account, Mapping) and "bban" in account):
+        return []
+    if _present(body, "creditorAgent"):
+        return []
+    return [
+        Violation(
+            path="creditorAgent",
+            code=FORMAT_ERROR,
+            text="creditorAgent (BIC) is required when creditorAccount is given as bban (spec 2.7)",
+        )
+    ]
+
+
+def check_regulatory_reporting_threshold(body: Any, context: CheckContext) -> list[Violation]:
+    """Regulatory reporting code and information are required from NOK 100 000 (spec 2.7, spec 8).
+
+    The threshold is inclusive ("NOK 100 000 or more") and compared as a ``Decimal``, so
+    ``"100000.00"`` needs both fields and ``"99999.99"`` does not. The spec states the threshold
+    in NOK only; an instructed amount in another currency is not converted (the spec names no rate
+    source), so it never triggers this rule. This is our reading, recorded as such.
+    """
+    if not isinstance(body, Mapping):
+        return []
+    instructed = body.get("instructedAmount")
+    if not isinstance(instructed, Mapping) or instructed.get("currency") != "NOK":
+        return []
+    raw = instructed.get("amount")
+    if not isinstance(raw, str) or _PLAIN_DECIMAL.match(raw) is None:
+        return []
+    try:
+        amount = Decimal(raw)
+    except InvalidOperation:
+        return []
+    if amount < NCBCT_REGULATORY_THRESHOLD_NOK:
+        return []
+    return [
+        Violation(
+            path=name,
+            code=FORMAT_ERROR,
+            text=(
+                f"{name} is required for transfers of NOK 100 000 or more; the instructed "
+                f"amount is NOK {raw} (spec 2.7, spec 8)"
+            ),
+        )
+        for name in ("regulatoryReportingCode", "regulatoryReportingInformation")
+        if not _present(body, name)
+    ]
+
+
+# --- spec 2.7 periodic NDCT, spec 7 rule 4 ------------------------------------------------------
+
+
+def check_duplicate_months_rejected(body: Any, context: CheckContext) -> list[Violation]:
+    """The MonthlyVariable months list (``monthsOfExecution``) names no month twice (spec 7 rule 4).
+
+    Spec 2.7 says of the list, without condition, that duplicates are rejected, so the list is
+    checked whatever the ``frequency``. Each repeated month is reported once, at its second place.
+    """
+    if not isinstance(body, Mapping):
+        return []
+    months = body.get("monthsOfExecution")
+    if not isinstance(months, Sequence) or isinstance(months, str):
+        return []
+    seen: set[int] = set()
+    reported: set[int] = set()
+    violations: list[Violation] = []
+    for index, month in enumerate(months):
+        if isinstance(month, bool) or not isinstance(month, int):
+            continue
+        if month in seen and month not in reported:
+            reported.add(month)
+            violations.append(
+                Violation(
+                    path=_pointer("monthsOfExecution", index),
+                    code=FORMAT_ERROR,
+                    text=f"month {month} is listed more than once (spec 2.7, spec 7 rule 4)",
+                )
+            )
+        seen.add(month)
+    return violations
+
+
+# --- spec 4.3 E5/E7, spec 8: sandbox transaction dates ----------------------------------------
+
+#: The value-date field of each sandbox creation item, read against ``bookingDate``. E7 items
+#: carry ``valueDate`` literally. E5 card items have ``bookingDate`` and ``transactionDate`` and no
+#: ``valueDate``, yet spec 4.3 E5 applies the value-date rule to them; the only other date of the
+#: item is the transaction date, so it plays the value date (our reading, recorded as such and as
+#: rule SB-dates-in-past-card-booking-after-transaction): a card item must not be booked after
+#: its transaction date.
+_VALUE_DATE_FIELDS = ("valueDate", "transactionDate")
+_BOOKING_DATE_FIELD = "bookingDate"
+
+
+def check_sandbox_dates_rejected(body: Any, context: CheckContext) -> list[Violation]:
+    """Booking and value dates lie before now, and booking is not after value (spec 4.3 E5/E7, 8).
+
+    The body is the array of E5 or E7 creation items; a single item object is read as a one-item
+    array. A date is "before the current time" when it is not after ``context.today``: the day
+    has begun, so today's date is already in the past; a date after today is not. (The suite
+    never relies on today itself: its valid data lies days in the past, its invalid data days in
+    the future, so a target reading the rule strictly still agrees.) Dates that do not parse are
+    the schema's business and are skipped.
+    """
+    items: Sequence[Any]
+    if isinstance(body, Mapping):
+        items, prefix = [body], False
+    elif isinstance(body, Sequence) and not isinstance(body, str):
+        items, prefix = body, True
+    else:
+        return []
+    violations: list[Violation] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            continue
+        base: tuple[int, ...] = (index,) if prefix else ()
+        violations.extend(_check_item_dates(item, base, context.today))
+    return violations
+
+
+def _check_item_dates(
+    item: Mapping[str, Any], base: tuple[int, ...], today: date
+) -> list[Violation]:
+    dates = {
+        name: day
+        for name in (_BOOKING_DATE_FIELD, *_VALUE_DATE_FIELDS)
+        if (day := _parse_date(item.get(name))) is not None
+    }
+    violations = [
+        Violation(
+            path=_pointer(*base, name),
+            code=FORMAT_ERROR,
+            text=(
+                f"{name} {day.isoformat()} is not before the current time "
+                f"(today is {today.isoformat()}; spec 4.3 E5/E7, spec 8)"
+            ),
+        )
+        for name, day in dates.items()
+        if day > today
+    ]
+    booking = dates.get(_BOOKING_DATE_FIELD)
+    for value_name in _VALUE_DATE_FIELDS:
+        value = dates.get(value_name)
+        if booking is not None and value is not None and booking > value:
+            violations.append(
+                Violation(
+                    path=_pointer(*base, _BOOKING_DATE_FIELD),
+                    code=FORMAT_ERROR,
+                    text=(
+                        f"bookingDate {booking.isoformat()} is after {value_name} "
+                        f"{value.isoformat()}; booking must not be after value (spec 4.3 E5/E7)"
+                    ),
+                )
+            )
+    return violations
+
+
+def _parse_date(value: Any) -> date | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+# --- registry ---------------------------------------------------------------------------------
+
+#: Checks by the name the rule table's ``check`` column uses (immutable).
+CHECKS: Mapping[str, Check] = MappingProxyType(
+    {
+        check.__name__: check
+        for check in (
+            check_remittance_forms_exclusive,
+            check_debtor_account_exactly_one,
+            check_creditor_agent_required_for_bban,
+            check_regulatory_reporting_threshold,
+            check_amount_fraction_digits,
+            check_kid_check_digit,
+            check_duplicate_months_rejected,
+            check_sandbox_dates_rejected,
+        )
+    }
+)
+
+
+def checks_for(operation_id: str) -> tuple[Check, ...]:
+    """The checks that apply to the request body of an operation (E16, E17, E18, E5, E7).
+
+    Read from the rule table: every row whose ``check`` names a function of :data:`CHECKS` and
+    whose ``operations`` list the operation contributes that check, in table order, once. Other
+    operations get an empty tuple.
+    """
+    from conformance.contract import load_contract  # deferred: the contract may import this module
+
+    found: dict[str, Check] = {}
+    for rule in load_contract().rules:
+        check = CHECKS.get(rule.check)
+        if check is not None and operation_id in rule.operations:
+            found.setdefault(rule.check, check)
+    return tuple(found.values())
