@@ -1,0 +1,689 @@
+"""The signed client every scenario talks to the target through, and the record of each exchange.
+
+One :class:`TargetClient` wraps one ``httpx.Client`` (HTTP/1.1, keep-alive, a connection pool),
+created once per session or xdist worker. Every request is signed like spec 5 asks
+(:class:`conformance.signing.SignatureAuth` adds Digest, Signature and TPP-Signature-Certificate);
+a negative scenario passes its own, deliberately broken signer for one request.
+
+Every exchange is recorded as a frozen :class:`Exchange`, through the client's response event
+hook (so redirects or retries of an auth flow are recorded as what they are: separate
+exchanges) and the signer's ``on_signed`` hook (the signing string is what a bank engineer needs
+to see when a signature is refused). A failure message shows :meth:`Exchange.render` and
+:meth:`Exchange.reproduce_command`, the ``conformance call`` line that replays the exchange.
+
+A target that cannot be reached, or that answers something other than JSON where JSON is
+expected, is a :class:`~conformance.errors.TargetError` (one sentence naming the URL), not a
+conformance failure: the suite cannot judge a bank it cannot talk to.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import socket
+import ssl
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
+
+import httpx
+
+from conformance import __version__
+from conformance.certs import TppIdentity, default_identity, load_identity
+from conformance.errors import TargetError
+from conformance.identifiers import mask_identity
+from conformance.signing import SignatureAuth
+
+if TYPE_CHECKING:
+    from conformance.profile import TargetProfile
+
+__all__ = [
+    "DEFAULT_AUTH",
+    "GENERATED_HEADERS",
+    "STANDARD_SIGNER",
+    "Exchange",
+    "HeaderValues",
+    "TargetClient",
+]
+
+#: Request extension keys the client and its hooks use to pass data along with a request.
+_SLOT: Final = "conformance.exchange_slot"
+_SIGNING_STRING: Final = "conformance.signing_string"
+_SIGNER: Final = "conformance.signer"
+_CALLER_HEADERS: Final = "conformance.caller_headers"
+_STARTED: Final = "conformance.started"
+
+#: ``Exchange.signer`` of a request signed by the client's own :class:`SignatureAuth`.
+STANDARD_SIGNER: Final = "standard"
+
+#: Headers the signer or the HTTP layer produces; ``conformance call`` makes them afresh, so a
+#: reproduce command for a normally signed exchange does not repeat them.
+GENERATED_HEADERS: Final = frozenset(
+    {
+        "x-request-id",
+        "digest",
+        "signature",
+        "tpp-signature-certificate",
+        "date",
+    }
+)
+#: Headers of the HTTP layer (httpx sets them); never part of a reproduce command.
+_TRANSPORT_HEADERS: Final = frozenset(
+    {"host", "content-length", "connection", "accept-encoding", "user-agent", "transfer-encoding"}
+)
+#: Headers whose value is shortened in :meth:`Exchange.render` (long, and no help to read).
+_SHORTENED: Final = {"tpp-signature-certificate": 16}
+#: Headers whose value identifies a person: masked in :meth:`Exchange.render` (spec 4.2).
+_IDENTITY_HEADERS: Final = frozenset({"x-psu-identity"})
+
+_JSON: Final = "application/json"
+_USER_AGENT: Final = f"psd2-conformance/{__version__}"
+_ENV_PSU_IDENTITY: Final = "PSU_IDENTITY"
+
+
+class _DefaultAuth:
+    """Marker for "the client's own signer" (``None`` means: send this request unsigned)."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT_AUTH"
+
+
+DEFAULT_AUTH: Final = _DefaultAuth()
+
+#: Request headers for one request. ``None`` as a value removes a default header (a scenario
+#: that sends no X-Request-ID); a sequence of pairs may repeat a name.
+HeaderValues = Mapping[str, str | None] | Sequence[tuple[str, str | None]]
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request and its response, as sent and received (headers in the order on the wire).
+
+    ``signing_string`` is what the signer signed (``None`` when the request was not signed or
+    the signer did not report it); ``signer`` says who signed: :data:`STANDARD_SIGNER`, the
+    class name of a per-request signer, or ``""`` for an unsigned request. ``elapsed`` is in
+    seconds. ``base_url`` is the client's base URL (with its path prefix), kept so that a
+    reproduce command names the same target and the same relative path. ``caller_headers`` are
+    the (lowercase) names of the headers the scenario set itself, as opposed to the defaults and
+    what the signer added: a replay repeats those even when ``call`` would make them afresh.
+    """
+
+    method: str
+    url: str
+    request_headers: tuple[tuple[str, str], ...]
+    request_body: bytes
+    signing_string: str | None
+    status: int
+    response_headers: tuple[tuple[str, str], ...]
+    response_body: bytes
+    elapsed: float
+    signer: str = ""
+    base_url: str = ""
+    caller_headers: frozenset[str] = frozenset()
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def request_header(self, name: str) -> str | None:
+        """The first request header called ``name`` (case-insensitive), or None."""
+        return _first(self.request_headers, name)
+
+    def response_header(self, name: str) -> str | None:
+        """The first response header called ``name`` (case-insensitive), or None."""
+        return _first(self.response_headers, name)
+
+    @property
+    def path(self) -> str:
+        """The request path with its query, relative to ``base_url`` when the URL starts with it."""
+        if self.base_url and self.url.startswith(self.base_url + "/"):
+            return self.url[len(self.base_url) :]
+        parts = urlsplit(self.url)
+        return parts.path + (f"?{parts.query}" if parts.query else "")
+
+    @property
+    def target(self) -> str:
+        """The base URL a replay is sent to (``base_url``, or the URL's scheme and host)."""
+        if self.base_url and self.url.startswith(self.base_url + "/"):
+            return self.base_url
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc}"
+
+    def json(self) -> Any:
+        """The response body as JSON; a body that is not JSON is a :class:`TargetError`.
+
+        Every body the spec shows is JSON (spec, introduction: "Request and response bodies are
+        JSON"), so a target that answers HTML (a gateway's error page) is not speaking the
+        interface at all, and the message says what came instead.
+        """
+        try:
+            return json.loads(self.response_body)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            content_type = self.response_header("content-type") or "no Content-Type"
+            start = self.response_body[:60].decode("utf-8", "replace")
+            what = f"{start!r}" if self.response_body else "an empty body"
+            raise TargetError(
+                f"the target answered {self.method} {self.url} with HTTP {self.status} and "
+                f"{what} ({content_type}) where a JSON body was expected"
+            ) from None
+
+    # --- showing -------------------------------------------------------------------------------
+
+    def render(self) -> str:
+        """The exchange as text for a report: request line, headers, signing string, bodies.
+
+        Secrets are masked: national identity numbers in X-PSU-IDENTITY (``mask_identity``),
+        and the certificate in TPP-Signature-Certificate is shortened. No private key is ever
+        part of an exchange.
+        """
+        lines = [f">>> {self.method} {self.url}"]
+        lines += [f"{name}: {_shown_value(name, value)}" for name, value in self.request_headers]
+        if self.signing_string is not None:
+            lines += ["", "Signing string:"]
+            lines += [
+                f"    {_shown_signing_line(line)}" for line in self.signing_string.split("\n")
+            ]
+        lines += ["", _shown_body(self.request_body), ""]
+        reason = httpx.codes.get_reason_phrase(self.status)
+        lines.append(f"<<< HTTP {self.status} {reason} ({self.elapsed * 1000:.1f} ms)".rstrip())
+        lines += [f"{name}: {_shown_value(name, value)}" for name, value in self.response_headers]
+        lines += ["", _shown_body(self.response_body)]
+        return "\n".join(lines)
+
+    def reproduce_command(
+        self,
+        *,
+        target: str | None = None,
+        profile: str | Path | None = None,
+        cert: str | Path | None = None,
+        key: str | Path | None = None,
+        data_file: str | Path | None = None,
+        mask_identities: bool = True,
+        program: str = "conformance",
+    ) -> str:
+        """The ``conformance call`` line that replays this exchange (each word ``shlex.quote``d).
+
+        A request signed by the client's own signer is replayed with a fresh signature, so the
+        headers the signer makes (Digest, Signature, TPP-Signature-Certificate, X-Request-ID,
+        Date) are left to ``call``; ``cert``/``key``/``profile`` name the identity to sign with
+        (the default test identity when none is given). A request that was unsigned, or signed
+        by a deliberately broken signer, is replayed byte for byte with ``--no-sign`` and every
+        header as sent. Default headers the exchange lacked are removed with ``-H 'Name:'``.
+
+        The body goes in ``--data-json`` as sent (even when it is malformed on purpose), or in
+        ``--data FILE`` when ``data_file`` is given (the caller writes ``request_body`` there;
+        needed for a body that is not UTF-8). With ``mask_identities`` an X-PSU-IDENTITY value
+        becomes ``$PSU_IDENTITY``, so a report carries no identity number; set that variable to
+        replay.
+        """
+        words: list[str] = [program, "call", self.method, self.path]
+        words += ["--target", target or self.target]
+        if profile is not None:
+            words += ["--profile", str(profile)]
+        if cert is not None:
+            words += ["--cert", str(cert)]
+        if key is not None:
+            words += ["--key", str(key)]
+        fresh_signature = self.signer == STANDARD_SIGNER
+        if fresh_signature:
+            digest = self.request_header("digest") or ""
+            if digest.upper().startswith("SHA-512="):
+                words += ["--digest", "sha-512"]
+        else:
+            words.append("--no-sign")
+        quoted = [shlex.quote(word) for word in words]
+        for name, value in self._replayed_headers(fresh_signature):
+            if value is not None and mask_identities and name.lower() in _IDENTITY_HEADERS:
+                quoted += ["-H", f'"{name}: ${{{_ENV_PSU_IDENTITY}}}"']
+            else:
+                quoted += ["-H", shlex.quote(_header_argument(name, value))]
+        if data_file is not None:
+            quoted += ["--data", shlex.quote(str(data_file))]
+        elif self.request_body:
+            try:
+                text = self.request_body.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ValueError(
+                    "the request body is not UTF-8: pass data_file and write request_body there"
+                ) from None
+            quoted += ["--data-json", shlex.quote(text)]
+        return " ".join(quoted)
+
+    def _replayed_headers(self, fresh_signature: bool) -> list[tuple[str, str | None]]:
+        """The -H arguments: headers as sent minus what ``call`` adds itself, plus removals."""
+        generated = GENERATED_HEADERS - self.caller_headers if fresh_signature else frozenset()
+        skipped = _TRANSPORT_HEADERS | generated
+        replayed: list[tuple[str, str | None]] = []
+        for name, value in self.request_headers:
+            lower = name.lower()
+            if lower in skipped:
+                continue
+            if lower == "accept" and value == _JSON:
+                continue
+            if lower == "content-type" and value == _JSON and self.request_body:
+                continue
+            replayed.append((name, value))
+        present = {name.lower() for name, _ in self.request_headers}
+        removed = [
+            name for name, lower in _call_defaults(bool(self.request_body)) if lower not in present
+        ]
+        replayed += [(name, None) for name in removed]
+        return replayed
+
+
+def _call_defaults(has_body: bool) -> list[tuple[str, str]]:
+    """The default headers every request gets (``TargetClient``, hence ``conformance call``)."""
+    defaults = [("X-Request-ID", "x-request-id"), ("Accept", "accept")]
+    if has_body:
+        defaults.append(("Content-Type", "content-type"))
+    return defaults
+
+
+def _header_argument(name: str, value: str | None) -> str:
+    """``-H`` syntax (curl's): ``Name: value``; ``Name:`` removes; ``Name;`` sends it empty."""
+    if value is None:
+        return f"{name}:"
+    if value == "":
+        return f"{name};"
+    return f"{name}: {value}"
+
+
+def _first(headers: Iterable[tuple[str, str]], name: str) -> str | None:
+    wanted = name.lower()
+    return next((value for key, value in headers if key.lower() == wanted), None)
+
+
+def _shown_value(name: str, value: str) -> str:
+    lower = name.lower()
+    if lower in _IDENTITY_HEADERS:
+        return mask_identity(value)
+    keep = _SHORTENED.get(lower)
+    if keep is not None and len(value) > keep:
+        return value[:keep] + "…"
+    return value
+
+
+def _shown_signing_line(line: str) -> str:
+    name, colon, value = line.partition(":")
+    if not colon:
+        return line
+    return f"{name}: {_shown_value(name, value.strip())}"
+
+
+def _shown_body(body: bytes) -> str:
+    if not body:
+        return "(no body)"
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"({len(body)} bytes, not UTF-8 text)"
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except json.JSONDecodeError:
+        return text
+
+
+def _header_pairs(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
+    encoding = headers.encoding
+    return tuple((key.decode(encoding), value.decode(encoding)) for key, value in headers.raw)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad targets
+# ---------------------------------------------------------------------------------------------
+
+
+def _causes(error: BaseException) -> Iterable[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def target_error(error: httpx.HTTPError, url: str, timeout: float | None = None) -> TargetError:
+    """One sentence naming ``url`` and what went wrong (refused, DNS, TLS, timeout, not HTTP)."""
+    within = f" within {timeout:g} s" if timeout is not None else ""
+    if isinstance(error, httpx.ConnectTimeout):
+        return TargetError(f"the target at {url} did not accept a connection{within}")
+    if isinstance(error, httpx.TimeoutException):
+        return TargetError(f"the target at {url} did not answer{within}")
+    for cause in _causes(error):
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return TargetError(
+                f"the TLS certificate of the target at {url} is not trusted "
+                f"({cause.verify_message}); name its CA with ca_certificate in the profile"
+            )
+        if isinstance(cause, ssl.SSLError):
+            return TargetError(
+                f"the TLS handshake with the target at {url} failed ({cause.reason})"
+            )
+        if isinstance(cause, socket.gaierror):
+            host = urlsplit(url).hostname
+            return TargetError(f"the host name {host} of the target at {url} cannot be resolved")
+        if isinstance(cause, ConnectionRefusedError):
+            return TargetError(f"the target at {url} refused the connection (is it running?)")
+    if isinstance(error, httpx.RemoteProtocolError):
+        return TargetError(f"the target at {url} did not answer with valid HTTP ({error})")
+    if isinstance(error, httpx.ConnectError):
+        return TargetError(f"cannot connect to the target at {url} ({error})")
+    return TargetError(f"the exchange with the target at {url} failed ({error})")
+
+
+# ---------------------------------------------------------------------------------------------
+# The client
+# ---------------------------------------------------------------------------------------------
+
+
+class TargetClient:
+    """One keep-alive ``httpx.Client`` to the target, signing and recording every request.
+
+    ``base_url`` (plus ``path_prefix``) is what the spec's paths are relative to (spec,
+    introduction: "All paths are relative to {base_url}"). By default the client signs with a
+    :class:`~conformance.signing.SignatureAuth` for ``identity`` (the bundled default test
+    identity when None); ``auth`` replaces that signer, ``sign=False`` sends unsigned requests.
+    ``transport`` is for tests (``httpx.MockTransport``). ``verify`` is True, False, a CA file,
+    or an ``ssl.SSLContext``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        path_prefix: str = "",
+        identity: TppIdentity | None = None,
+        digest_algorithm: str = "SHA-256",
+        sign: bool = True,
+        auth: httpx.Auth | None = None,
+        timeout: float = 30.0,
+        connect_timeout: float | None = None,
+        verify: bool | str | Path | ssl.SSLContext = True,
+        transport: httpx.BaseTransport | None = None,
+        max_connections: int = 20,
+    ) -> None:
+        self.base_url = (base_url.rstrip("/") + "/" + path_prefix.strip("/")).rstrip("/")
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._identity_value = identity
+        self._digest_algorithm = digest_algorithm
+        self._exchanges: list[Exchange] = []
+        self._auth: httpx.Auth | None
+        self._auth_name: str
+        if auth is not None:
+            self._auth, self._auth_name = auth, type(auth).__name__
+        elif sign:
+            self._auth, self._auth_name = self.make_signer(), STANDARD_SIGNER
+        else:
+            self._auth, self._auth_name = None, ""
+        if isinstance(verify, str | Path):
+            verify = ssl.create_default_context(cafile=str(verify))
+        self._http = httpx.Client(
+            base_url=self.base_url + "/",
+            timeout=httpx.Timeout(timeout, connect=connect_timeout or timeout),
+            verify=verify,
+            transport=transport,
+            http1=True,
+            http2=False,
+            follow_redirects=False,
+            limits=httpx.Limits(
+                max_connections=max_connections, max_keepalive_connections=max_connections
+            ),
+            event_hooks={"request": [_mark_start], "response": [self._record]},
+        )
+        # Accept is a per-request default (so one request can go without it); the rest of
+        # httpx's client defaults stay, with a User-Agent that names the suite.
+        del self._http.headers["Accept"]
+        self._http.headers["User-Agent"] = _USER_AGENT
+
+    def make_signer(
+        self,
+        signer: Callable[..., httpx.Auth] | None = None,
+        *,
+        identity: TppIdentity | None = None,
+        **options: Any,
+    ) -> httpx.Auth:
+        """A signer for this client's identity whose signing strings end up in the record.
+
+        ``signer`` is :class:`~conformance.signing.SignatureAuth` or one of its deliberately
+        broken siblings (``WrongKeySigner``, ``StaleDigestSigner``, ...); ``options`` go to its
+        constructor (``digest_algorithm`` defaults to the client's). Pass the result as
+        ``auth=`` of one request.
+        """
+        chosen = identity if identity is not None else self._identity()
+        options.setdefault("digest_algorithm", self._digest_algorithm)
+        options.setdefault("on_signed", self.on_signed)
+        factory = signer if signer is not None else SignatureAuth
+        return factory(chosen.signing_credentials(), **options)
+
+    def _identity(self) -> TppIdentity:
+        if self._identity_value is None:
+            self._identity_value = default_identity()
+        return self._identity_value
+
+    @classmethod
+    def from_profile(
+        cls,
+        profile: TargetProfile,
+        *,
+        identity: TppIdentity | None = None,
+        digest_algorithm: str = "SHA-256",
+        sign: bool = True,
+        transport: httpx.BaseTransport | None = None,
+    ) -> TargetClient:
+        """A client for ``profile``: its URL, timeout, CA, and its certificate (or ``identity``)."""
+        if identity is None and sign and profile.certificate is not None:
+            identity = load_identity(
+                profile.certificate, profile.key, password=profile.key_password
+            )
+        return cls(
+            profile.base_url,
+            identity=identity,
+            digest_algorithm=digest_algorithm,
+            sign=sign,
+            timeout=profile.timeout,
+            verify=profile.ca_certificate or True,
+            transport=transport,
+        )
+
+    # --- hooks ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def on_signed(request: httpx.Request, signing_string: str) -> None:
+        """The signer's hook: keeps the signing string with the request for the record.
+
+        Pass it as ``on_signed`` to a per-request signer so its exchanges show what it signed.
+        """
+        request.extensions[_SIGNING_STRING] = signing_string
+
+    def _record(self, response: httpx.Response) -> None:
+        request = response.request
+        slot = request.extensions.get(_SLOT)
+        if slot is None:  # not one of ours (check_reachable)
+            return
+        response.read()
+        started = request.extensions.get(_STARTED)
+        elapsed = 0.0 if started is None else time.perf_counter() - started
+        exchange = Exchange(
+            method=request.method,
+            url=str(request.url),
+            request_headers=_header_pairs(request.headers),
+            request_body=request.content,
+            signing_string=request.extensions.get(_SIGNING_STRING),
+            status=response.status_code,
+            response_headers=_header_pairs(response.headers),
+            response_body=response.content,
+            elapsed=elapsed,
+            signer=request.extensions.get(_SIGNER, ""),
+            caller_headers=request.extensions.get(_CALLER_HEADERS, frozenset()),
+            base_url=self.base_url,
+        )
+        slot.append(exchange)
+        with self._lock:
+            self._exchanges.append(exchange)
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None = None,
+        json: Any = None,
+        content: bytes | str | None = None,
+        headers: HeaderValues | None = None,
+        auth: httpx.Auth | _DefaultAuth | None = DEFAULT_AUTH,
+    ) -> Exchange:
+        """Send one request and return its recorded :class:`Exchange` (whatever the status).
+
+        ``path`` is relative to the base URL (``/v1/payments/...``). ``json`` is serialised
+        compactly (UTF-8, not ASCII-escaped); ``content`` is sent as is (a malformed body on
+        purpose). ``json=None`` means no body: a JSON ``null`` body goes as ``content="null"``.
+        Every request gets a fresh X-Request-ID (spec 4.2: "unique per call") and
+        ``Accept: application/json``, and ``Content-Type: application/json`` when it has a body;
+        ``headers`` override them, and a ``None`` value removes one. ``auth`` replaces the signer
+        for this request (None: unsigned).
+        """
+        if json is not None and content is not None:
+            raise ValueError("give json or content, not both")
+        body: bytes | None
+        if json is not None:
+            body = _json_bytes(json)
+        elif isinstance(content, str):
+            body = content.encode("utf-8")
+        else:
+            body = content
+        chosen_auth = self._auth if isinstance(auth, _DefaultAuth) else auth
+        signer = (
+            self._auth_name
+            if isinstance(auth, _DefaultAuth)
+            else ("" if auth is None else type(auth).__name__)
+        )
+        slot: list[Exchange] = []
+        url = self.base_url + "/" + path.lstrip("/")
+        try:
+            self._http.request(
+                method,
+                path.lstrip("/"),
+                params=_query(params),
+                content=body,
+                headers=_request_headers(headers, has_body=bool(body)),
+                auth=chosen_auth,
+                extensions={
+                    _SLOT: slot,
+                    _SIGNER: signer,
+                    _CALLER_HEADERS: _given_names(headers),
+                },
+            )
+        except httpx.HTTPError as error:
+            raise target_error(error, url, self.timeout) from error
+        return slot[-1]
+
+    def get(self, path: str, **kwargs: Any) -> Exchange:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> Exchange:
+        return self.request("POST", path, **kwargs)
+
+    def put(self, path: str, **kwargs: Any) -> Exchange:
+        return self.request("PUT", path, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> Exchange:
+        return self.request("DELETE", path, **kwargs)
+
+    def check_reachable(self) -> int:
+        """Make sure the target answers HTTP at all (any status will do); return the status.
+
+        Used at session start so that a wrong URL, a stopped server or a TLS problem is one
+        clear :class:`TargetError` instead of hundreds of failed scenarios. The probe is an
+        unsigned ``GET`` of the base URL and is not recorded.
+        """
+        try:
+            response = self._http.get("", auth=None, headers={"Accept": _JSON})
+        except httpx.HTTPError as error:
+            raise target_error(error, self.base_url + "/", self.timeout) from error
+        return response.status_code
+
+    # --- the record ----------------------------------------------------------------------------
+
+    @property
+    def exchanges(self) -> tuple[Exchange, ...]:
+        """Every exchange recorded so far, oldest first."""
+        with self._lock:
+            return tuple(self._exchanges)
+
+    def take_exchanges(self) -> tuple[Exchange, ...]:
+        """The exchanges recorded so far, forgetting them (a test collects its own, then clears)."""
+        with self._lock:
+            taken, self._exchanges = tuple(self._exchanges), []
+        return taken
+
+    # --- lifetime ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> TargetClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _mark_start(request: httpx.Request) -> None:
+    """Request hook (after signing): the clock for ``Exchange.elapsed`` starts here. httpx's own
+    ``Response.elapsed`` is not set for responses that arrive already read (MockTransport)."""
+    request.extensions[_STARTED] = time.perf_counter()
+
+
+def _json_bytes(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _query(
+    params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None,
+) -> list[tuple[str, str]] | None:
+    """Query values as the spec writes them: booleans ``true``/``false`` (spec 4.3 E9, E16)."""
+    if params is None:
+        return None
+    items = params.items() if isinstance(params, Mapping) else params
+    return [(name, _query_value(value)) for name, value in items]
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _request_headers(headers: HeaderValues | None, *, has_body: bool) -> httpx.Headers:
+    """Defaults (X-Request-ID, Accept, Content-Type with a body) overridden by ``headers``.
+
+    A name given in ``headers`` replaces its default; given several times, it is sent several
+    times. Values that are not ASCII are sent as UTF-8 (spec 5 item 3 speaks of such values).
+    """
+    pairs: list[tuple[str, str | None]] = [("X-Request-ID", str(uuid.uuid4())), ("Accept", _JSON)]
+    if has_body:
+        pairs.append(("Content-Type", _JSON))
+    if headers is not None:
+        given = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
+        replaced = {name.lower() for name, _ in given}
+        pairs = [(name, value) for name, value in pairs if name.lower() not in replaced] + given
+    return httpx.Headers(
+        [(name, _header_bytes(value)) for name, value in pairs if value is not None]
+    )
+
+
+def _given_names(headers: HeaderValues | None) -> frozenset[str]:
+    if headers is None:
+        return frozenset()
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    return frozenset(name.lower() for name, value in items if value is not None)
+
+
+def _header_bytes(value: str) -> bytes:
+    return value.encode("ascii") if value.isascii() else value.encode("utf-8")

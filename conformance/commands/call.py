@@ -1,0 +1,172 @@
+"""``conformance call``: send one request signed like the suite signs it, and show the exchange.
+
+This is how a bank engineer reproduces a single exchange from a report: every failed scenario
+carries a ``conformance call ...`` line (``Exchange.reproduce_command``) that replays it. The
+request is signed as spec 5 asks (Digest, Signature, TPP-Signature-Certificate), with the
+certificate given by ``--cert``/``--key``, the profile's, or the bundled default test identity.
+
+Headers follow curl's ``-H`` conventions: ``-H 'Name: value'`` sets a header (and replaces a
+default: X-Request-ID, Accept, Content-Type), ``-H 'Name:'`` removes a default header, and
+``-H 'Name;'`` sends the header with an empty value. A name given twice is sent twice.
+
+The exit code is 0 whenever an exchange happened, whatever its status: judging the answer is
+the suite's job, not this command's. A bad target, certificate or file is one line on stderr
+and a non-zero exit (``ConformanceError``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from conformance.client import TargetClient
+from conformance.errors import ConformanceError
+from conformance.profile import profile_from_options
+
+__all__ = ["add_arguments", "parse_header", "register", "run"]
+
+#: RFC 9110 5.1: a field name is a token.
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+_DESCRIPTION = """\
+Send one request to the target, signed like the suite signs it (spec 5), and print the request
+(with its signing string) and the response. -H 'Name: value' sets a header, -H 'Name:' removes a
+default header (X-Request-ID, Accept, Content-Type), -H 'Name;' sends an empty value. Exit code 0
+whenever the exchange happened, whatever the HTTP status."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "call",
+        help="send one signed request and show the exchange",
+        description=_DESCRIPTION,
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``call`` (separate so that tests can parse a reproduce command)."""
+    parser.add_argument("method", metavar="METHOD", help="HTTP method, e.g. GET, POST")
+    parser.add_argument(
+        "path",
+        metavar="PATH",
+        help="path relative to the target, with its query (/v1/payments/...?allowLogicalDuplicate="
+        "true); a full http(s) URL also names the target",
+    )
+    parser.add_argument(
+        "--target", metavar="URL", help="base URL of the target (overrides the profile)"
+    )
+    parser.add_argument("--profile", metavar="FILE", help="target profile (TOML)")
+    body = parser.add_mutually_exclusive_group()
+    body.add_argument(
+        "--data", metavar="FILE", help="send the bytes of FILE as the body ('-': stdin)"
+    )
+    body.add_argument("--data-json", metavar="JSON", help="send this text as the body, as given")
+    parser.add_argument(
+        "-H",
+        "--header",
+        dest="headers",
+        metavar="'Name: value'",
+        action="append",
+        default=[],
+        help="request header; repeatable; 'Name:' removes a default, 'Name;' sends it empty",
+    )
+    parser.add_argument("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
+    parser.add_argument("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
+    parser.add_argument(
+        "--digest",
+        choices=("sha-256", "sha-512"),
+        default="sha-256",
+        type=str.lower,
+        help="Digest algorithm (spec 5.4; default sha-256)",
+    )
+    parser.add_argument(
+        "--no-sign",
+        action="store_true",
+        help="send no Digest, Signature or TPP-Signature-Certificate (give them with -H to replay)",
+    )
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="overrides the profile's")
+
+
+def parse_header(argument: str) -> tuple[str, str | None]:
+    """``Name: value`` → (Name, value); ``Name:`` → (Name, None): remove; ``Name;`` → (Name, "")."""
+    name, colon, value = argument.partition(":")
+    if not colon:
+        if argument.endswith(";") and _TOKEN.fullmatch(argument[:-1]):
+            return argument[:-1], ""
+        raise ConformanceError(f"-H {argument!r} is not of the form 'Name: value'")
+    name = name.strip()
+    if not _TOKEN.fullmatch(name):
+        raise ConformanceError(f"-H {argument!r}: {name!r} is not a valid header name")
+    value = value.strip(" \t")
+    return name, (value or None)
+
+
+def _split_url(path: str, target: str | None) -> tuple[str, str | None]:
+    """A full URL as PATH names the target too (its scheme and host); the rest is the path."""
+    if not path.startswith(("http://", "https://")):
+        if not path.startswith("/"):
+            raise ConformanceError(f"PATH must start with '/' (or be a full URL), not {path!r}")
+        return path, target
+    if target is not None:
+        raise ConformanceError("give either --target or a full URL as PATH, not both")
+    scheme, _, rest = path.partition("://")
+    host, slash, remainder = rest.partition("/")
+    return slash + remainder if slash else "/", f"{scheme}://{host}"
+
+
+def _body(args: argparse.Namespace, stderr: TextIO) -> bytes | None:
+    if args.data is not None:
+        if args.data == "-":
+            return sys.stdin.buffer.read()
+        try:
+            return Path(args.data).read_bytes()
+        except OSError as error:
+            raise ConformanceError(
+                f"cannot read the --data file {args.data}: {error.strerror}"
+            ) from None
+    if args.data_json is not None:
+        try:
+            json.loads(args.data_json)
+        except json.JSONDecodeError as error:
+            print(
+                f"conformance: note: --data-json is not valid JSON ({error}); sent as given",
+                file=stderr,
+            )
+        return args.data_json.encode("utf-8")
+    return None
+
+
+def run(
+    args: argparse.Namespace, *, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    """Send the request and print the exchange; 0 whenever an answer came back."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    method = args.method.upper()
+    if not _TOKEN.fullmatch(method):
+        raise ConformanceError(f"{args.method!r} is not an HTTP method")
+    path, target = _split_url(args.path, args.target)
+    headers = [parse_header(argument) for argument in args.headers]
+    body = _body(args, err)
+    profile = profile_from_options(
+        target=target, cert=args.cert, key=args.key, profile=args.profile
+    )
+    if args.timeout is not None:
+        if args.timeout <= 0:
+            raise ConformanceError(
+                f"--timeout must be a positive number of seconds, not {args.timeout}"
+            )
+        profile = dataclasses.replace(profile, timeout=args.timeout)
+    with TargetClient.from_profile(
+        profile, digest_algorithm=args.digest.upper(), sign=not args.no_sign
+    ) as client:
+        exchange = client.request(method, path, content=body, headers=headers)
+    print(exchange.render(), file=out)
+    return 0

@@ -1,0 +1,578 @@
+"""The target profile: what the suite needs to know about one bank's implementation.
+
+A profile is one TOML file (read with :mod:`tomllib`; DESIGN.md "config of a target"): where the
+target answers, which certificate signs (spec 5), which PSU identities exist in its test
+environment (spec 5 items 5 and 7), which payment products and operations it offers (spec 1,
+spec 4.1), where it put the paths the spec leaves "not shown" (spec 4.1), whether it has the
+sandbox API (spec 4.3: "the sandbox operations ... do not belong to the production interface"),
+how SCA is completed (spec 5 item 6) and which ``x-accept-fix`` value it expects (spec 9).
+
+Every key is checked when the file is read and an unknown key is an error, so that a typo
+(``sandbx = false``) fails loudly instead of silently running scenarios the bank does not offer.
+Relative file paths are resolved against the profile's own folder, so a profile and its
+certificates can be moved together.
+
+Example (every key is optional except ``base_url``)::
+
+    name = "Example Bank test environment"
+    base_url = "https://psd2.test.example-bank.no"   # a path here is a prefix for every operation
+    certificate = "certs/tpp.pem"
+    key = "certs/tpp.key"
+    key_password = "secret"
+    ca_certificate = "certs/bank-ca.pem"            # trust anchor for the target's TLS
+    timeout = 30.0
+    redirect_uri = "https://tpp.example/callback"   # sent as TPP-Redirect-URI (spec 4.2)
+    products = ["ndct", "periodic-ndct", "ncbct"]
+    sandbox = true
+    reference_server = false
+
+    [operations]
+    unsupported = ["E18"]           # or: supported = ["E16", "E17", ...]
+
+    [paths]
+    E17 = "/v1/periodic/{payment-product}"
+
+    [psu.private]
+    psu_id = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"
+    national_id = "01017012345"
+    customer_number = "12345678"
+
+    [psu.corporate]
+    psu_id = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f002"
+    corporate_id = "987654321"
+    customer_number = "87654321"
+
+    [production]                    # used when there is no sandbox to create data with
+    consent_id = "consent-1"
+    account_ids = ["acc-1"]
+    transaction_ids = ["tx-1"]      # transactions of the first account (E8)
+
+    [sca]
+    mode = "command"                # "reference" | "manual" | "command"
+    command = "./complete-sca.sh"   # gets the scaRedirect link
+
+    [x_accept_fix]
+    default = "amount-as-string"
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
+
+from conformance.contract import Contract, Operation, load_contract
+from conformance.errors import ProfileError
+
+__all__ = [
+    "PRODUCT_OPERATIONS",
+    "REFERENCE_PROFILE",
+    "SCA_MODES",
+    "CorporatePsu",
+    "PrivatePsu",
+    "ProductionData",
+    "ScaSettings",
+    "TargetProfile",
+    "load_profile",
+    "profile_from_options",
+]
+
+#: Payment products a profile can name (spec 1) and the creation operation of each (spec 4.1).
+PRODUCT_OPERATIONS: Mapping[str, str] = MappingProxyType(
+    {"ndct": "E16", "periodic-ndct": "E17", "ncbct": "E18"}
+)
+
+#: How the SCA redirect of spec 5 item 6 is completed (see ``conformance.sca``).
+SCA_MODES: tuple[str, ...] = ("reference", "manual", "command")
+ScaMode = Literal["reference", "manual", "command"]
+
+#: The profile of the bundled reference server (shipped with the project).
+REFERENCE_PROFILE = Path(__file__).resolve().parent.parent / "profiles" / "reference-server.toml"
+
+#: Environment variables that stand in for the CLI flags (DESIGN.md: "CLI flags / environment
+#: variables"); a flag wins over its variable, a variable over the file.
+ENV_PROFILE = "CONFORMANCE_PROFILE"
+ENV_TARGET = "CONFORMANCE_TARGET"
+ENV_CERT = "CONFORMANCE_CERT"
+ENV_KEY = "CONFORMANCE_KEY"
+ENV_KEY_PASSWORD = "CONFORMANCE_KEY_PASSWORD"
+
+_DEFAULT_REDIRECT_URI = "https://tpp.invalid/conformance/redirect"
+_DEFAULT_TIMEOUT = 30.0
+_DEFAULT_X_ACCEPT_FIX = "amount-as-string"
+
+_T = TypeVar("_T")
+_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+
+
+@dataclass(frozen=True)
+class PrivatePsu:
+    """A private PSU of the target's test environment (spec 5 items 5 and 7)."""
+
+    psu_id: str | None = None
+    national_id: str | None = None
+    customer_number: str | None = None
+
+
+@dataclass(frozen=True)
+class CorporatePsu:
+    """A corporate PSU: spec 5 item 5 ("corporate users also pass PSU-Corporate-ID")."""
+
+    psu_id: str | None = None
+    corporate_id: str | None = None
+    customer_number: str | None = None
+
+
+@dataclass(frozen=True)
+class ProductionData:
+    """Existing production resources for targets without a sandbox to create them (spec 4.3 E8).
+
+    ``transaction_ids`` are transactions of the first of ``account_ids``, as taken from the
+    account transactions list (spec 4.3 E8: "taken from the list result").
+    """
+
+    consent_id: str | None = None
+    account_ids: tuple[str, ...] = ()
+    transaction_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScaSettings:
+    """How the suite gets past the SCA redirect (spec 5 item 6): ``command`` gets the link."""
+
+    mode: ScaMode = "reference"
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class TargetProfile:
+    """One target, as read from its TOML file (see the module docstring for the keys).
+
+    ``supported_operations`` is ``None`` when the profile does not narrow the operations (all
+    supported); ``unsupported_operations`` lists the ones it excludes. Use :meth:`supports` rather
+    than reading them: products and the sandbox switch narrow the set too.
+    """
+
+    name: str
+    base_url: str
+    certificate: Path | None = None
+    key: Path | None = None
+    key_password: str | None = field(default=None, repr=False)
+    ca_certificate: Path | None = None
+    timeout: float = _DEFAULT_TIMEOUT
+    redirect_uri: str = _DEFAULT_REDIRECT_URI
+    psu_private: PrivatePsu = PrivatePsu()
+    psu_corporate: CorporatePsu = CorporatePsu()
+    products: frozenset[str] = frozenset(PRODUCT_OPERATIONS)
+    supported_operations: frozenset[str] | None = None
+    unsupported_operations: frozenset[str] = frozenset()
+    paths: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    sandbox: bool = True
+    production: ProductionData = ProductionData()
+    sca: ScaSettings = ScaSettings()
+    x_accept_fix: str = _DEFAULT_X_ACCEPT_FIX
+    reference_server: bool = False
+    source: Path | None = None
+
+    def unsupported_reason(self, op_id: str) -> str | None:
+        """Why the target does not offer ``op_id`` (one sentence), or None when it does.
+
+        A scenario of an operation the target does not offer is "not applicable", never passed
+        (DESIGN.md, Verdicts); the reason is what the report shows.
+        """
+        family = _family(op_id)  # also rejects an unknown id
+        if self.supported_operations is not None and op_id not in self.supported_operations:
+            return f"{op_id} is not in the profile's operations.supported"
+        if op_id in self.unsupported_operations:
+            return f"{op_id} is in the profile's operations.unsupported"
+        for product, product_op in PRODUCT_OPERATIONS.items():
+            if product_op == op_id and product not in self.products:
+                return f"the profile's products do not include {product} ({op_id})"
+        if not self.sandbox and family == "sandbox":
+            return f"{op_id} is a sandbox operation and the profile says sandbox = false"
+        return None
+
+    def supports(self, op_id: str) -> bool:
+        """Whether the target offers ``op_id`` (operations, products and sandbox considered)."""
+        return self.unsupported_reason(op_id) is None
+
+    def path_for(self, operation: Operation | str) -> str:
+        """The path template of ``operation`` here: the profile's override, else the contract's."""
+        op = _operation(operation)
+        return self.paths.get(op.id, op.path)
+
+    def render_path(self, operation: Operation | str, /, **path_values: str) -> str:
+        """:meth:`path_for` filled like ``Operation.render_path`` (consts filled, encoded)."""
+        op = _operation(operation)
+        return dataclasses.replace(op, path=self.path_for(op)).render_path(**path_values)
+
+    def with_options(
+        self,
+        *,
+        target: str | None = None,
+        cert: str | os.PathLike[str] | None = None,
+        key: str | os.PathLike[str] | None = None,
+    ) -> TargetProfile:
+        """This profile with CLI values on top; paths from the command line are relative to the cwd.
+
+        A certificate given without a key means the key is in the certificate file (or PKCS#12),
+        so the profile's key is dropped rather than paired with a certificate it does not fit.
+        """
+        changes: dict[str, Any] = {}
+        if target is not None:
+            changes["base_url"] = _check_base_url(target, "--target")
+        if cert is not None:
+            changes["certificate"] = _existing_file(Path(cert).resolve(), "--cert")
+            changes["key"] = None
+        if key is not None:
+            changes["key"] = _existing_file(Path(key).resolve(), "--key")
+        return dataclasses.replace(self, **changes)
+
+
+def _contract() -> Contract:
+    return load_contract()  # cached: read once per process
+
+
+def _operation(operation: Operation | str) -> Operation:
+    """The contract's operation; an unknown id is a bug in the caller (KeyError), not user input."""
+    if not isinstance(operation, str):
+        return operation
+    try:
+        return _contract().operations[operation]
+    except KeyError:
+        raise KeyError(f"unknown operation id {operation!r}") from None
+
+
+def _family(op_id: str) -> str:
+    return _operation(op_id).family
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the TOML file
+# ---------------------------------------------------------------------------------------------
+
+_TYPE_NAMES = {str: "a string", bool: "true or false", float: "a number", dict: "a table"}
+
+
+class _Table:
+    """One TOML table being read: typed getters, and :meth:`finish` rejects keys nobody read."""
+
+    def __init__(self, data: Mapping[str, Any], where: str, source: Path) -> None:
+        self._data = data
+        self._where = where
+        self._source = source
+        self._read: set[str] = set()
+
+    def error(self, key: str, problem: str) -> ProfileError:
+        return ProfileError(f"profile {self._source}: {self._name(key)} {problem}")
+
+    def _name(self, key: str) -> str:
+        return f"{self._where}.{key}" if self._where else key
+
+    def _raw(self, key: str) -> Any:
+        self._read.add(key)
+        return self._data.get(key)
+
+    def get(self, key: str, kind: type[_T], default: _T) -> _T:
+        value = self._raw(key)
+        if value is None:
+            return default
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise self.error(key, f"must be {_TYPE_NAMES[kind]}, not {_describe(value)}")
+        if kind is str and not value.strip():
+            raise self.error(key, "must not be empty")
+        return value
+
+    def optional_str(self, key: str) -> str | None:
+        return self.get(key, str, None)  # type: ignore[arg-type]
+
+    def strings(self, key: str) -> tuple[str, ...] | None:
+        value = self._raw(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self.error(key, f"must be a list of strings, not {_describe(value)}")
+        return tuple(value)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._data)
+
+    def table(self, key: str) -> _Table:
+        value = self._raw(key)
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            raise self.error(key, f"must be a table ([{self._name(key)}]), not {_describe(value)}")
+        return _Table(value, self._name(key), self._source)
+
+    def finish(self) -> None:
+        unknown = sorted(set(self._data) - self._read)
+        if unknown:
+            place = f"in [{self._where}]" if self._where else "at the top level"
+            allowed = ", ".join(sorted(self._read))
+            raise ProfileError(
+                f"profile {self._source}: unknown key {unknown[0]!r} {place} (allowed: {allowed})"
+            )
+
+
+def _describe(value: Any) -> str:
+    kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    for kind, name in kinds.items():
+        if type(value) is kind:
+            return f"{name} ({value!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+def _check_base_url(value: str, what: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ProfileError(f"{what} must be an http:// or https:// URL, not {value!r}")
+    if parts.query or parts.fragment:
+        raise ProfileError(f"{what} must not carry a query or fragment: {value!r}")
+    return value.rstrip("/")
+
+
+def _existing_file(path: Path, what: str) -> Path:
+    if not path.is_file():
+        raise ProfileError(f"{what}: the file {path} does not exist")
+    return path
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as stream:
+            return tomllib.load(stream)
+    except FileNotFoundError:
+        raise ProfileError(f"profile {path} does not exist") from None
+    except IsADirectoryError:
+        raise ProfileError(f"profile {path} is a directory, not a TOML file") from None
+    except OSError as error:
+        raise ProfileError(f"profile {path} cannot be read: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise ProfileError(f"profile {path} is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ProfileError(f"profile {path} is not valid TOML: {error}") from None
+
+
+def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
+    """Read and check a profile; any problem is a :class:`ProfileError` naming file and key."""
+    source = Path(path).resolve()
+    top = _Table(_read_toml(source), "", source)
+    known_ops = _contract().operations
+
+    def file_path(table: _Table, key: str) -> Path | None:
+        value = table.optional_str(key)
+        if value is None:
+            return None
+        resolved = (source.parent / Path(value).expanduser()).resolve()
+        if not resolved.is_file():
+            raise table.error(key, f"names {value!r}, and {resolved} does not exist")
+        return resolved
+
+    def op_ids(table: _Table, key: str) -> frozenset[str] | None:
+        ids = table.strings(key)
+        if ids is None:
+            return None
+        return frozenset(_check_op_id(table, key, op_id, known_ops) for op_id in ids)
+
+    base_url = top.optional_str("base_url")
+    if base_url is None:
+        raise top.error("base_url", "is required (the URL all spec paths are relative to)")
+    try:
+        base_url = _check_base_url(base_url, "base_url")
+    except ProfileError as error:
+        raise ProfileError(f"profile {source}: {error.message}") from None
+
+    timeout = top.get("timeout", float, _DEFAULT_TIMEOUT)
+    if timeout <= 0:
+        raise top.error("timeout", f"must be a positive number of seconds, not {timeout}")
+
+    products = top.strings("products")
+    if products is not None:
+        for product in products:
+            if product not in PRODUCT_OPERATIONS:
+                known = ", ".join(PRODUCT_OPERATIONS)
+                raise top.error(
+                    "products", f"names an unknown product {product!r} (known: {known})"
+                )
+
+    operations = top.table("operations")
+    supported = op_ids(operations, "supported")
+    unsupported = op_ids(operations, "unsupported")
+    if supported is not None and unsupported is not None:
+        raise operations.error("supported", "and operations.unsupported cannot both be given")
+    operations.finish()
+
+    paths_table = top.table("paths")
+    paths = {
+        op_id: _check_path_override(paths_table, op_id, known_ops) for op_id in paths_table.names()
+    }
+    paths_table.finish()
+
+    psu = top.table("psu")
+    private_table, corporate_table = psu.table("private"), psu.table("corporate")
+    private = _read_dataclass(private_table, PrivatePsu)
+    corporate = _read_dataclass(corporate_table, CorporatePsu)
+    psu.finish()
+
+    production_table = top.table("production")
+    production = ProductionData(
+        consent_id=production_table.optional_str("consent_id"),
+        account_ids=production_table.strings("account_ids") or (),
+        transaction_ids=production_table.strings("transaction_ids") or (),
+    )
+    production_table.finish()
+
+    sca = _read_sca(top.table("sca"))
+
+    fix_table = top.table("x_accept_fix")
+    x_accept_fix = fix_table.get("default", str, _DEFAULT_X_ACCEPT_FIX)
+    fix_table.finish()
+
+    profile = TargetProfile(
+        name=top.get("name", str, source.stem),
+        base_url=base_url,
+        certificate=file_path(top, "certificate"),
+        key=file_path(top, "key"),
+        key_password=top.optional_str("key_password"),
+        ca_certificate=file_path(top, "ca_certificate"),
+        timeout=timeout,
+        redirect_uri=_check_redirect_uri(top),
+        psu_private=private,
+        psu_corporate=corporate,
+        products=frozenset(PRODUCT_OPERATIONS if products is None else products),
+        supported_operations=supported,
+        unsupported_operations=unsupported or frozenset(),
+        paths=MappingProxyType(paths),
+        sandbox=top.get("sandbox", bool, True),
+        production=production,
+        sca=sca,
+        x_accept_fix=x_accept_fix,
+        reference_server=top.get("reference_server", bool, False),
+        source=source,
+    )
+    if profile.key is not None and profile.certificate is None:
+        raise top.error("key", "is given without certificate")
+    top.finish()
+    return profile
+
+
+def _check_redirect_uri(table: _Table) -> str:
+    """TPP-Redirect-URI must be an absolute URI (spec 4.2; types/headers.json: format uri)."""
+    value = table.get("redirect_uri", str, _DEFAULT_REDIRECT_URI)
+    parts = urlsplit(value)
+    if not parts.scheme or not parts.netloc:
+        raise table.error("redirect_uri", f"must be an absolute URL, not {value!r}")
+    return value
+
+
+def _check_op_id(table: _Table, key: str, op_id: str, known: Mapping[str, Any]) -> str:
+    if op_id not in known:
+        raise table.error(
+            key, f"names an unknown operation id {op_id!r} (known: {', '.join(sorted(known))})"
+        )
+    return op_id
+
+
+def _check_path_override(table: _Table, op_id: str, known: Mapping[str, Operation]) -> str:
+    """An override starts with / and keeps the contract's placeholders (filled by name)."""
+    _check_op_id(table, op_id, op_id, known)
+    path = table.get(op_id, str, "")
+    if not path.startswith("/"):
+        raise table.error(op_id, f"must be a path starting with '/', not {path!r}")
+    operation = known[op_id]
+    wanted = _placeholders(operation.path)
+    found = _placeholders(path)
+    if wanted != found:
+        raise table.error(
+            op_id,
+            f"has the placeholders {_braced(found)} but {op_id}'s path {operation.path} "
+            f"has {_braced(wanted)}; keep the same names",
+        )
+    return path
+
+
+def _placeholders(path: str) -> frozenset[str]:
+    return frozenset(_PLACEHOLDER.findall(path))
+
+
+def _braced(names: Iterable[str]) -> str:
+    listed = ", ".join("{" + name + "}" for name in sorted(names))
+    return listed or "none"
+
+
+_PSU = TypeVar("_PSU", PrivatePsu, CorporatePsu)
+
+
+def _read_dataclass(table: _Table, kind: Callable[..., _PSU]) -> _PSU:
+    names = [f.name for f in dataclasses.fields(kind)]  # type: ignore[arg-type]
+    value = kind(**{name: table.optional_str(name) for name in names})
+    table.finish()
+    return value
+
+
+def _read_sca(table: _Table) -> ScaSettings:
+    mode = table.get("mode", str, "reference")
+    if mode not in SCA_MODES:
+        raise table.error("mode", f"must be one of {', '.join(SCA_MODES)}, not {mode!r}")
+    command = table.optional_str("command")
+    if mode == "command" and command is None:
+        raise table.error("command", 'is required when mode = "command"')
+    if mode != "command" and command is not None:
+        raise table.error("command", 'is only used with mode = "command"')
+    table.finish()
+    return ScaSettings(mode=mode, command=command)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI flags over the file
+# ---------------------------------------------------------------------------------------------
+
+
+def profile_from_options(
+    *,
+    target: str | None = None,
+    cert: str | os.PathLike[str] | None = None,
+    key: str | os.PathLike[str] | None = None,
+    profile: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> TargetProfile:
+    """The profile a command runs with: ``--profile`` (or the bundled reference server's),
+    then environment variables, then CLI flags on top. The key's password can come from
+    ``CONFORMANCE_KEY_PASSWORD`` rather than the file (a password in a flag shows in ``ps``).
+
+    Without ``--profile`` and ``--target`` the bundled reference server is the target (what
+    ``make run`` exercises). With ``--target`` but no profile, everything is assumed supported
+    and the sandbox present: the profile is where a bank says otherwise.
+    """
+    env = os.environ if environ is None else environ
+    profile = profile if profile is not None else env.get(ENV_PROFILE) or None
+    target = target if target is not None else env.get(ENV_TARGET) or None
+    cert = cert if cert is not None else env.get(ENV_CERT) or None
+    key = key if key is not None else env.get(ENV_KEY) or None
+    if key is not None and cert is None:
+        raise ProfileError("--key needs --cert (the certificate the key belongs to)")
+    if profile is not None:
+        base = load_profile(profile)
+    elif target is not None:
+        base = TargetProfile(name=target, base_url=_check_base_url(target, "--target"))
+    else:
+        base = load_profile(REFERENCE_PROFILE)
+    merged = base.with_options(target=target, cert=cert, key=key)
+    password = env.get(ENV_KEY_PASSWORD)
+    if password:
+        merged = dataclasses.replace(merged, key_password=password)
+    return merged

@@ -1,0 +1,286 @@
+"""The target profile: the bundled file loads, a full file loads, every kind of bad file is one
+clear ProfileError, and CLI values go over the file (DESIGN.md "config of a target")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.contract import load_contract
+from conformance.errors import ProfileError
+from conformance.profile import (
+    REFERENCE_PROFILE,
+    CorporatePsu,
+    PrivatePsu,
+    TargetProfile,
+    load_profile,
+    profile_from_options,
+)
+
+FULL_PROFILE = """
+name = "Example Bank test environment"
+base_url = "https://psd2.test.example-bank.no/api/"
+certificate = "certs/tpp.pem"
+key = "certs/tpp.key"
+key_password = "secret"
+ca_certificate = "certs/ca.pem"
+timeout = 12
+redirect_uri = "https://tpp.example/callback"
+products = ["ndct", "ncbct"]
+sandbox = false
+reference_server = false
+
+[operations]
+unsupported = ["E1", "E2"]
+
+[paths]
+E17 = "/v1/periodic/{payment-product}"
+
+[psu.private]
+psu_id = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"
+national_id = "01017012345"
+customer_number = "12345678"
+
+[psu.corporate]
+psu_id = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f002"
+corporate_id = "987654321"
+customer_number = "87654321"
+
+[production]
+consent_id = "consent-1"
+account_ids = ["acc-1", "acc-2"]
+transaction_ids = ["tx-1"]
+
+[sca]
+mode = "command"
+command = "./complete-sca.sh"
+
+[x_accept_fix]
+default = "amount-as-string"
+"""
+
+
+def write(folder: Path, text: str, name: str = "target.toml") -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def cert_folder(tmp_path: Path) -> Path:
+    """Files the full profile names (their content is not read by the profile loader)."""
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    for name in ("tpp.pem", "tpp.key", "ca.pem"):
+        (certs / name).write_text("placeholder\n")
+    return tmp_path
+
+
+def test_bundled_reference_profile_loads_with_everything_supported() -> None:
+    profile = load_profile(REFERENCE_PROFILE)
+    assert profile.base_url == "http://127.0.0.1:8000"
+    assert profile.sandbox and profile.reference_server
+    assert profile.sca.mode == "reference"
+    assert profile.x_accept_fix == "amount-as-string"
+    assert profile.certificate is None  # the default test identity signs
+    unsupported = [op for op in load_contract().operations if not profile.supports(op)]
+    assert unsupported == []
+
+
+def test_full_profile_loads_every_key(cert_folder: Path) -> None:
+    profile = load_profile(write(cert_folder, FULL_PROFILE))
+    assert profile.name == "Example Bank test environment"
+    assert profile.base_url == "https://psd2.test.example-bank.no/api"  # trailing / dropped
+    assert profile.certificate == cert_folder / "certs" / "tpp.pem"  # relative to the file
+    assert profile.key == cert_folder / "certs" / "tpp.key"
+    assert profile.ca_certificate == cert_folder / "certs" / "ca.pem"
+    assert profile.key_password == "secret"
+    assert "secret" not in repr(profile)
+    assert profile.timeout == 12.0 and isinstance(profile.timeout, float)
+    assert profile.redirect_uri == "https://tpp.example/callback"
+    assert profile.psu_private == PrivatePsu(
+        "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001", "01017012345", "12345678"
+    )
+    assert profile.psu_corporate == CorporatePsu(
+        "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f002", "987654321", "87654321"
+    )
+    assert profile.production.account_ids == ("acc-1", "acc-2")
+    assert profile.production.transaction_ids == ("tx-1",)
+    assert profile.production.consent_id == "consent-1"
+    assert profile.sca.mode == "command" and profile.sca.command == "./complete-sca.sh"
+    assert profile.products == {"ndct", "ncbct"}
+
+
+def test_supports_combines_operations_products_and_sandbox(cert_folder: Path) -> None:
+    profile = load_profile(write(cert_folder, FULL_PROFILE))
+    assert profile.supports("E16") and profile.supports("E8") and profile.supports("PS")
+    assert not profile.supports("E1")  # operations.unsupported
+    assert not profile.supports("E17")  # product periodic-ndct not listed
+    assert not profile.supports("E3")  # sandbox = false
+    assert "sandbox = false" in (profile.unsupported_reason("SA") or "")
+    assert "periodic-ndct" in (profile.unsupported_reason("E17") or "")
+
+
+def test_operations_supported_list_narrows_to_exactly_those(tmp_path: Path) -> None:
+    profile = load_profile(
+        write(tmp_path, 'base_url = "http://h"\n[operations]\nsupported = ["E16", "PS"]\n')
+    )
+    assert {op for op in load_contract().operations if profile.supports(op)} == {"E16", "PS"}
+
+
+def test_path_override_is_used_and_rendered(cert_folder: Path) -> None:
+    profile = load_profile(write(cert_folder, FULL_PROFILE))
+    contract = load_contract()
+    assert profile.path_for("E17") == "/v1/periodic/{payment-product}"
+    assert profile.path_for(contract.operations["E16"]) == contract.operations["E16"].path
+    assert profile.render_path("E17") == "/v1/periodic/norwegian-domestic-credit-transfers"
+
+
+def test_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match=r"nowhere\.toml does not exist"):
+        load_profile(tmp_path / "nowhere.toml")
+
+
+def test_toml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, 'base_url = "http://h"\nsandbox = \n')
+    with pytest.raises(ProfileError, match=r"not valid TOML.*line 2") as caught:
+        load_profile(path)
+    assert str(path) in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('base_url = "http://h"\nsandbx = false\n', r"unknown key 'sandbx' at the top level"),
+        (
+            'base_url = "http://h"\n[psu.private]\npsu_idd = "x"\n',
+            r"unknown key 'psu_idd' in \[psu\.private\]",
+        ),
+        ('base_url = "http://h"\n[sca]\nmod = "manual"\n', r"unknown key 'mod' in \[sca\]"),
+        ('base_url = "http://h"\n[psu.retail]\npsu_id = "x"\n', r"unknown key 'retail'"),
+    ],
+)
+def test_unknown_keys_are_rejected(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ProfileError, match=expected):
+        load_profile(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'base_url = "http://h"\nsandbox = "yes"\n',
+            r"sandbox must be true or false, not a string",
+        ),
+        ('base_url = "http://h"\ntimeout = "30"\n', r"timeout must be a number"),
+        ('base_url = "http://h"\ntimeout = 0\n', r"timeout must be a positive number"),
+        ('base_url = "http://h"\nproducts = "ndct"\n', r"products must be a list of strings"),
+        ("base_url = 8000\n", r"base_url must be a string, not an integer"),
+        ('base_url = "http://h"\npsu = 3\n', r"psu must be a table"),
+        ('base_url = "http://h"\n[psu.private]\npsu_id = 5\n', r"psu\.private\.psu_id must be a"),
+    ],
+)
+def test_wrong_types_are_rejected(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ProfileError, match=expected):
+        load_profile(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'base_url = "http://h"\n[operations]\nsupported = ["E16", "E99"]\n',
+            r"operations\.supported names an unknown operation id 'E99'",
+        ),
+        (
+            'base_url = "http://h"\n[operations]\nunsupported = ["e16"]\n',
+            r"unknown operation id 'e16'",
+        ),
+        (
+            'base_url = "http://h"\n[paths]\nE99 = "/v1/x"\n',
+            r"paths\.E99 names an unknown operation",
+        ),
+    ],
+)
+def test_unknown_operation_ids_are_rejected(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ProfileError, match=expected):
+        load_profile(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('name = "x"\n', r"base_url is required"),
+        ('base_url = "ftp://h"\n', r"base_url must be an http:// or https:// URL"),
+        (
+            'base_url = "http://h"\n[operations]\nsupported = ["E1"]\nunsupported = ["E2"]\n',
+            r"cannot both be given",
+        ),
+        ('base_url = "http://h"\nproducts = ["sepa"]\n', r"unknown product 'sepa'"),
+        ('base_url = "http://h"\nredirect_uri = "/cb"\n', r"redirect_uri must be an absolute"),
+        ('base_url = "http://h"\n[sca]\nmode = "robot"\n', r"sca\.mode must be one of"),
+        ('base_url = "http://h"\n[sca]\nmode = "command"\n', r"sca\.command is required"),
+        ('base_url = "http://h"\ncertificate = "missing.pem"\n', r"missing\.pem.*does not exist"),
+        ('base_url = "http://h"\n[paths]\nE17 = "v1/x/{payment-product}"\n', r"starting with '/'"),
+        ('base_url = "http://h"\n[paths]\nE8 = "/v1/accounts/{id}/tx/{txId}"\n', r"keep the same"),
+    ],
+)
+def test_inconsistent_values_are_rejected(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ProfileError, match=expected) as caught:
+        load_profile(write(tmp_path, text))
+    assert "target.toml" in caught.value.message  # the message names the file
+
+
+def test_options_default_to_the_reference_server() -> None:
+    profile = profile_from_options(environ={})
+    assert profile.reference_server and profile.base_url == "http://127.0.0.1:8000"
+
+
+def test_target_flag_alone_gives_a_permissive_profile() -> None:
+    profile = profile_from_options(target="http://bank.test:9000/psd2/", environ={})
+    assert profile.base_url == "http://bank.test:9000/psd2"
+    assert not profile.reference_server
+    assert all(profile.supports(op) for op in load_contract().operations)
+
+
+def test_flags_go_over_the_file_and_the_environment(cert_folder: Path) -> None:
+    path = write(cert_folder, FULL_PROFILE)
+    own_cert = cert_folder / "own.pem"
+    own_cert.write_text("placeholder\n")
+    profile = profile_from_options(
+        profile=path,
+        cert=own_cert,
+        environ={"CONFORMANCE_TARGET": "http://from-env:1", "CONFORMANCE_KEY_PASSWORD": "pw"},
+    )
+    assert profile.base_url == "http://from-env:1"
+    assert profile.certificate == own_cert.resolve()
+    assert profile.key is None  # the file's key belongs to the file's certificate
+    assert profile.key_password == "pw"
+    assert profile.sandbox is False  # everything else from the file
+    flagged = profile_from_options(
+        profile=path, target="http://flag:2", environ={"CONFORMANCE_TARGET": "http://env:1"}
+    )
+    assert flagged.base_url == "http://flag:2"
+
+
+def test_profile_path_can_come_from_the_environment(cert_folder: Path) -> None:
+    path = write(cert_folder, FULL_PROFILE)
+    assert profile_from_options(environ={"CONFORMANCE_PROFILE": str(path)}).source == path
+
+
+def test_bad_options_are_profile_errors(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="--key needs --cert"):
+        profile_from_options(key=tmp_path / "k.pem", environ={})
+    with pytest.raises(ProfileError, match="--target must be an http"):
+        profile_from_options(target="localhost:8000", environ={})
+    with pytest.raises(ProfileError, match=r"--cert: the file .* does not exist"):
+        profile_from_options(target="http://h", cert=tmp_path / "nope.pem", environ={})
+
+
+def test_a_profile_built_in_code_supports_everything() -> None:
+    profile = TargetProfile(name="t", base_url="http://h")
+    assert all(profile.supports(op) for op in load_contract().operations)
+    assert profile.path_for("E16") == "/v1/payments/{payment-product}"
+    with pytest.raises(KeyError, match="E99"):
+        profile.supports("E99")  # a typo in the suite itself is a bug, not "not applicable"
