@@ -32,4 +32,4 @@ class ProfileError(ConformanceError):
 
 
 class ContractError(ConformanceError):
-    """A file in ``schemas/`` is malformed: a schema fails ``check_schema`` or a row is incomplete."""
+    """A file in ``schemas/`` is malformed: a schema fails ``check_schema`` or a row is bad."""

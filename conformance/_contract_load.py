@@ -1,0 +1,498 @@
+"""Read ``schemas/`` and check every file, so that a broken contract fails on load, not mid-run.
+
+Each check raises :class:`~conformance.errors.ContractError` naming the file and the JSON pointer
+(``operations/E16.json#/parameters/0/schema: ...``) so the author of the data can go straight to
+the line. The checks are those of ``schemas/README.md``: files parse (duplicate keys included),
+operation files fit ``operation.schema.json``, every schema passes ``check_schema``, every
+``$ref`` resolves, every header is defined, every rule row is well formed, operation ids are
+unique and two operations share a method and template only when a pinned path value tells them
+apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+from conformance._contract_model import Assumption, Operation, Parameter, Response, Rule
+from conformance._contract_router import route_key
+from conformance._schema_walk import Pointer, absolute, iter_refs, pointer_text, rewrite_refs
+from conformance.errors import ContractError
+
+#: The suite's own meta-schema, used when a contract directory (a test fixture) has none.
+DEFAULT_META_SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "operation.schema.json"
+
+_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+#: A spec reference starts with a part number: "spec 2.7", "spec 7 rule 4", "spec 2.4, spec 4.1".
+_SPEC_PART = re.compile(r"^spec [1-9](\.[1-9][0-9]*)*(?![.0-9])")
+_RULE_FIELDS = (
+    "id",
+    "spec",
+    "operations",
+    "precondition",
+    "action",
+    "expectedStatus",
+    "expectedCode",
+    "level",
+    "check",
+)
+_RULE_OPTIONAL = frozenset({"description", "notes", "note", "assumption"})
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedContract:
+    """Everything read from one ``schemas/`` directory, checked."""
+
+    operations: Mapping[str, Operation]
+    rules: tuple[Rule, ...]
+    types: Mapping[str, Mapping[str, Any]]
+    headers: Mapping[str, Mapping[str, Any]]
+    registry: Registry[Any]
+    minor_units: Mapping[str, int]
+    spec_parts: Mapping[str, str]
+
+
+def fail(root: Path, file: Path, pointer: Pointer | str, message: str) -> ContractError:
+    """The error for one problem at one place (the file relative to the contract root)."""
+    where = pointer if isinstance(pointer, str) else pointer_text(pointer)
+    try:
+        name = file.relative_to(root).as_posix()
+    except ValueError:
+        name = str(file)
+    return ContractError(f"{name}#{where}: {message}")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}")
+        seen[key] = value
+    return seen
+
+
+def read_json(root: Path, file: Path) -> Any:
+    """Parse one file; a duplicate key is an error (JSON would silently keep the last one)."""
+    try:
+        return json.loads(file.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicates)
+    except FileNotFoundError:
+        raise fail(root, file, "", "file is missing") from None
+    except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+        raise fail(root, file, "", f"not valid JSON: {error}") from None
+
+
+_META_CHECK = Draft202012Validator(
+    Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
+)
+
+
+def _check_schema(root: Path, file: Path, at: Pointer, schema: Any) -> None:
+    """``check_schema`` with the error's place reported inside the file."""
+    error = best_match(_META_CHECK.iter_errors(schema))
+    if error is not None:
+        raise fail(
+            root, file, at + tuple(error.absolute_path), f"not a valid schema: {error.message}"
+        )
+
+
+def _check_refs(root: Path, file: Path, at: Pointer, schema: Any, registry: Registry[Any]) -> None:
+    if not isinstance(schema, dict):
+        return
+    resolver = registry.resolver_with_root(DRAFT202012.create_resource(schema))
+    for where, ref in iter_refs(schema):
+        try:
+            target = resolver.lookup(ref).contents
+        except Unresolvable as error:
+            raise fail(
+                root, file, at + where + ("$ref",), f"$ref does not resolve: {error}"
+            ) from None
+        if not isinstance(target, dict | bool):
+            raise fail(root, file, at + where + ("$ref",), f"$ref {ref} is not a schema")
+
+
+# --------------------------------------------------------------------------- type files
+
+
+def _load_types(root: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
+    folder = root / "types"
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not any(file.name == "headers.json" for file in files):
+        raise fail(root, folder / "headers.json", "", "file is missing (the spec 4.2 headers)")
+    types: dict[str, tuple[Path, dict[str, Any]]] = {}
+    ids: dict[str, Path] = {}
+    for file in files:
+        doc = read_json(root, file)
+        if not isinstance(doc, dict):
+            raise fail(root, file, "", "a type file is a JSON Schema object")
+        type_id = doc.get("$id")
+        if not isinstance(type_id, str) or not type_id.endswith("/types/" + file.name):
+            raise fail(
+                root, file, "/$id", f"$id must be an absolute URI ending in /types/{file.name}"
+            )
+        if type_id in ids:
+            raise fail(root, file, "/$id", f"$id {type_id} is also used by {ids[type_id].name}")
+        ids[type_id] = file
+        defs = doc.get("$defs")
+        if not isinstance(defs, dict) or not defs:
+            raise fail(root, file, "/$defs", "a type file keeps its definitions in $defs")
+        for name, schema in defs.items():
+            _check_schema(root, file, ("$defs", name), schema)
+        _check_schema(root, file, (), {k: v for k, v in doc.items() if k != "$defs"})
+        types[file.stem] = (file, rewrite_refs(doc, absolute))
+    return types
+
+
+def _minor_units(root: Path, types: Mapping[str, tuple[Path, dict[str, Any]]]) -> dict[str, int]:
+    if "common" not in types:
+        return {}
+    file, doc = types["common"]
+    table = doc.get("x-minorUnits", {})
+    if not isinstance(table, dict):
+        raise fail(root, file, "/x-minorUnits", "must map currency codes to minor units")
+    for code, units in table.items():
+        if not re.fullmatch(r"[A-Z]{3}", code) or type(units) is not int or not 0 <= units <= 4:
+            raise fail(root, file, ("x-minorUnits", code), "needs a 3-letter code and units 0..4")
+    return table
+
+
+# --------------------------------------------------------------------------- operations
+
+
+def _meta_validator(root: Path) -> Draft202012Validator:
+    file = root / "operation.schema.json"
+    meta = read_json(root, file if file.exists() else DEFAULT_META_SCHEMA)
+    try:
+        Draft202012Validator.check_schema(meta)
+    except Exception as error:  # jsonschema.SchemaError; keep the message short
+        raise fail(root, file, "", f"meta-schema is not a valid schema: {error}") from None
+    return Draft202012Validator(meta, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def _embedded(doc: dict[str, Any]) -> Iterable[tuple[Pointer, Any]]:
+    """Every schema an operation file embeds, with its pointer."""
+    for index, parameter in enumerate(doc["parameters"]):
+        yield ("parameters", index, "schema"), parameter["schema"]
+    if "requestBody" in doc:
+        yield ("requestBody", "schema"), doc["requestBody"]["schema"]
+    for status, response in doc["responses"].items():
+        if "schema" in response:
+            yield ("responses", status, "schema"), response["schema"]
+
+
+def _build_operation(doc: dict[str, Any], file: Path) -> Operation:
+    headers = doc["headers"]
+    parameters = tuple(
+        Parameter(
+            name=p["name"],
+            location=p["in"],
+            required=p["required"],
+            schema=rewrite_refs(p["schema"], absolute),
+            spec=p["spec"],
+            description=p.get("description", ""),
+        )
+        for p in doc["parameters"]
+    )
+    responses = {
+        int(status): Response(
+            status=int(status),
+            description=r.get("description") or HTTPStatus(int(status)).phrase,
+            schema=rewrite_refs(r["schema"], absolute) if "schema" in r else None,
+            spec=r["spec"],
+        )
+        for status, r in sorted(doc["responses"].items())
+    }
+    body = doc.get("requestBody")
+    return Operation(
+        id=doc["id"],
+        name=doc["name"],
+        spec=doc["spec"],
+        family=doc["family"],
+        method=doc["method"],
+        path=doc["path"],
+        success_status=doc["successStatus"],
+        parameters=parameters,
+        required_headers=tuple(headers["required"]),
+        optional_headers=tuple(headers["optional"]),
+        headers_spec=headers["spec"],
+        request_schema=rewrite_refs(body["schema"], absolute) if body else None,
+        request_spec=body["spec"] if body else None,
+        responses=MappingProxyType(responses),
+        assumptions=tuple(Assumption(a["topic"], a["text"]) for a in doc["assumptions"]),
+        source=f"operations/{file.name}",
+    )
+
+
+def _check_operation(
+    root: Path, file: Path, doc: dict[str, Any], headers: Mapping[str, Any]
+) -> None:
+    if doc["id"] != file.stem:
+        raise fail(root, file, "/id", f"id {doc['id']!r} differs from the file name {file.stem!r}")
+    placeholders = _PLACEHOLDER.findall(doc["path"])
+    if len(set(placeholders)) != len(placeholders):
+        raise fail(root, file, "/path", "a placeholder appears twice")
+    declared: dict[tuple[str, str], int] = {}
+    for index, parameter in enumerate(doc["parameters"]):
+        key = (parameter["in"], parameter["name"])
+        if key in declared:
+            raise fail(
+                root, file, ("parameters", index), f"{key[0]} parameter {key[1]} is declared twice"
+            )
+        declared[key] = index
+        if key[0] == "path" and key[1] not in placeholders:
+            raise fail(root, file, ("parameters", index), f"{doc['path']} has no {{{key[1]}}}")
+    for name in placeholders:
+        if ("path", name) not in declared:
+            raise fail(
+                root, file, "/parameters", f"path parameter {name} of {doc['path']} is not declared"
+            )
+    both = set(doc["headers"]["required"]) & set(doc["headers"]["optional"])
+    if both:
+        raise fail(
+            root, file, "/headers", f"required and optional at once: {', '.join(sorted(both))}"
+        )
+    for kind in ("required", "optional"):
+        for index, name in enumerate(doc["headers"][kind]):
+            if name not in headers:
+                raise fail(
+                    root,
+                    file,
+                    ("headers", kind, index),
+                    f"header {name} is not in types/headers.json",
+                )
+    if str(doc["successStatus"]) not in doc["responses"]:
+        raise fail(
+            root, file, "/successStatus", f"{doc['successStatus']} has no entry in responses"
+        )
+
+
+def _load_operations(
+    root: Path, headers: Mapping[str, Any], registry: Registry[Any]
+) -> dict[str, Operation]:
+    meta = _meta_validator(root)
+    folder = root / "operations"
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not files:
+        raise fail(root, folder, "", "no operation files")
+    operations: dict[str, Operation] = {}
+    for file in files:
+        doc = read_json(root, file)
+        error = best_match(meta.iter_errors(doc))
+        if error is not None:
+            raise fail(root, file, tuple(error.absolute_path), error.message)
+        _check_operation(root, file, doc, headers)
+        for at, schema in _embedded(doc):
+            _check_schema(root, file, at, schema)
+            _check_refs(root, file, at, rewrite_refs(schema, absolute), registry)
+        if doc["id"] in operations:
+            raise fail(root, file, "/id", f"id {doc['id']} is also {operations[doc['id']].source}")
+        operations[doc["id"]] = _build_operation(doc, file)
+    _check_collisions(root, operations)
+    return dict(sorted(operations.items(), key=lambda item: operation_order(item[0])))
+
+
+def operation_order(operation_id: str) -> tuple[int, int, str]:
+    """E1 … E18 in their numeric order first, then the referenced operations by id."""
+    found = re.fullmatch(r"E(\d+)", operation_id)
+    return (0, int(found.group(1)), "") if found else (1, 0, operation_id)
+
+
+def _distinguished(first: Operation, second: Operation) -> bool:
+    """True when some path position pins disjoint values in both operations."""
+    names_a = _PLACEHOLDER.findall(first.path)
+    names_b = _PLACEHOLDER.findall(second.path)
+    params_a = {p.name: p for p in first.path_parameters}
+    params_b = {p.name: p for p in second.path_parameters}
+    for name_a, name_b in zip(names_a, names_b, strict=True):
+        pinned_a = params_a[name_a].pinned_values
+        pinned_b = params_b[name_b].pinned_values
+        if pinned_a is not None and pinned_b is not None and not set(pinned_a) & set(pinned_b):
+            return True
+    return False
+
+
+def _check_collisions(root: Path, operations: Mapping[str, Operation]) -> None:
+    seen: dict[tuple[str, str], list[Operation]] = {}
+    for operation in operations.values():
+        key = (operation.method, route_key(operation.path))
+        for other in seen.get(key, []):
+            if not _distinguished(other, operation):
+                raise fail(
+                    root,
+                    root / operation.source,
+                    "/path",
+                    f"{operation.method} {operation.path} is also {other.id} ({other.source}) "
+                    "and no path parameter const/enum tells them apart",
+                )
+        seen.setdefault(key, []).append(operation)
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def load_spec_parts(root: Path) -> dict[str, str]:
+    """``spec-parts.json``: requirement-id prefix → spec part (``"ERR"`` → ``"spec 7"``).
+
+    Either a flat object or one under ``"prefixes"``; a value is the part or an object with a
+    ``spec`` field. Keys starting with ``$``, ``x-`` or ``description`` are annotations.
+    """
+    file = root / "spec-parts.json"
+    doc = read_json(root, file)
+    if isinstance(doc, dict) and isinstance(doc.get("prefixes"), dict):
+        table, at = doc["prefixes"], ("prefixes",)
+    elif isinstance(doc, dict):
+        table, at = doc, ()
+    else:
+        raise fail(root, file, "", "must be an object mapping id prefixes to spec parts")
+    parts: dict[str, str] = {}
+    for prefix, value in table.items():
+        if prefix.startswith(("$", "x-")) or prefix in ("description", "title"):
+            continue
+        part = value.get("spec") if isinstance(value, dict) else value
+        if not isinstance(part, str) or not _SPEC_PART.match(part):
+            raise fail(root, file, (*at, prefix), f"{part!r} does not name a spec part")
+        parts[prefix.rstrip("-")] = part
+    if not parts:
+        raise fail(root, file, "", "no prefixes")
+    return parts
+
+
+def prefix_of(requirement_id: str, parts: Mapping[str, str]) -> str | None:
+    """The longest prefix of ``parts`` that ``requirement_id`` starts with (up to a ``-``)."""
+    best = None
+    for prefix in parts:
+        fits = requirement_id == prefix or requirement_id.startswith(prefix + "-")
+        if fits and (best is None or len(prefix) > len(best)):
+            best = prefix
+    return best
+
+
+def _rule(root: Path, file: Path, index: int, row: Any, context: _RuleContext) -> Rule:
+    at: Pointer = ("rules", index)
+
+    def bad(field: str, message: str) -> ContractError:
+        return fail(root, file, (*at, field) if field else at, message)
+
+    if not isinstance(row, dict):
+        raise bad("", "a rule row is an object")
+    missing = [name for name in _RULE_FIELDS if name not in row]
+    if missing:
+        raise bad("", f"rule row lacks {', '.join(missing)}")
+    extra = sorted(
+        k
+        for k in row
+        if k not in _RULE_FIELDS and k not in _RULE_OPTIONAL and not k.startswith("x-")
+    )
+    if extra:
+        raise bad(extra[0], f"unknown field {extra[0]!r} (expected {', '.join(_RULE_FIELDS)})")
+    if not isinstance(row["id"], str) or prefix_of(row["id"], context.parts) is None:
+        raise bad("id", f"id {row['id']!r} has no prefix listed in spec-parts.json")
+    if not isinstance(row["spec"], str) or not _SPEC_PART.match(row["spec"]):
+        raise bad("spec", f'{row["spec"]!r} does not name a spec part ("spec 7 rule 4")')
+    operations = row["operations"]
+    if not isinstance(operations, list) or not operations:
+        raise bad("operations", "a non-empty list of operation ids")
+    for position, operation_id in enumerate(operations):
+        if operation_id not in context.operations:
+            raise fail(
+                root, file, (*at, "operations", position), f"unknown operation {operation_id!r}"
+            )
+    for field in ("action", "check"):
+        if not isinstance(row[field], str) or not row[field].strip():
+            raise bad(field, "a non-empty string")
+    if row["precondition"] is not None and not isinstance(row["precondition"], str):
+        raise bad("precondition", "a string or null")
+    status = row["expectedStatus"]
+    statuses = status if isinstance(status, list) else [status]
+    if not statuses or not all(type(s) is int and 100 <= s <= 599 for s in statuses):
+        raise bad("expectedStatus", "an HTTP status or a non-empty list of them")
+    if row["expectedCode"] is not None and not (
+        isinstance(row["expectedCode"], str)
+        and re.fullmatch(r"[A-Z][A-Z0-9_]*", row["expectedCode"])
+    ):
+        raise bad("expectedCode", "an error code such as FORMAT_ERROR, or null")
+    if row["level"] not in ("must", "should"):
+        raise bad("level", f"{row['level']!r} is neither must nor should")
+    return Rule(
+        id=row["id"],
+        spec=row["spec"],
+        operations=tuple(operations),
+        precondition=row["precondition"],
+        action=row["action"],
+        expected_status=tuple(statuses),
+        expected_code=row["expectedCode"],
+        level=row["level"],
+        check=row["check"],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _RuleContext:
+    parts: Mapping[str, str]
+    operations: Mapping[str, Operation]
+
+
+def _load_rules(root: Path, context: _RuleContext) -> tuple[Rule, ...]:
+    file = root / "rules.json"
+    doc = read_json(root, file)
+    if not isinstance(doc, dict) or not isinstance(doc.get("rules"), list):
+        raise fail(root, file, "/rules", 'expected {"rules": [ ... ]}')
+    rules: list[Rule] = []
+    seen: dict[str, int] = {}
+    for index, row in enumerate(doc["rules"]):
+        rule = _rule(root, file, index, row, context)
+        if rule.id in seen:
+            raise fail(
+                root, file, ("rules", index, "id"), f"id {rule.id} repeats row {seen[rule.id]}"
+            )
+        seen[rule.id] = index
+        rules.append(rule)
+    return tuple(rules)
+
+
+# --------------------------------------------------------------------------- all of it
+
+
+def load(root: Path) -> LoadedContract:
+    """Read and check the contract in ``root``; raises ContractError on the first problem."""
+    if not root.is_dir():
+        raise ContractError(f"{root}: no such contract directory")
+    types = _load_types(root)
+    registry: Registry[Any] = (
+        Registry()
+        .with_resources(
+            (doc["$id"], Resource.from_contents(doc, default_specification=DRAFT202012))
+            for _file, doc in types.values()
+        )
+        .crawl()
+    )
+    for file, doc in types.values():
+        _check_refs(root, file, (), doc, registry)
+    headers_file, headers_doc = types["headers"]
+    headers = headers_doc["$defs"]
+    for name in headers:
+        if not re.fullmatch(r"[A-Za-z0-9-]+", name):
+            raise fail(root, headers_file, ("$defs", name), "not a header name")
+    operations = _load_operations(root, headers, registry)
+    parts = load_spec_parts(root)
+    rules = _load_rules(root, _RuleContext(parts, operations))
+    return LoadedContract(
+        operations=MappingProxyType(operations),
+        rules=rules,
+        types=MappingProxyType({stem: doc for stem, (_file, doc) in types.items()}),
+        headers=MappingProxyType(dict(headers)),
+        registry=registry,
+        minor_units=MappingProxyType(_minor_units(root, types)),
+        spec_parts=MappingProxyType(parts),
+    )

@@ -1,0 +1,132 @@
+"""The contract's parts as frozen values: operations, parameters, responses, rules, assumptions.
+
+These are what the rest of the harness reads instead of the raw JSON of ``schemas/``, so that a
+misspelt key fails once, in the loader, and never as a ``KeyError`` deep inside a scenario.
+Embedded JSON Schemas stay plain ``dict``\\s (``jsonschema`` and ``referencing`` expect them); treat
+them as read-only, they are shared by every caller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+#: A JSON Schema as loaded from ``schemas/`` (a ``dict``; never mutate it).
+Schema = Mapping[str, Any]
+
+_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """A choice the spec leaves open ("not shown"), recorded so a verdict can say it rests on it."""
+
+    topic: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """A path or query parameter of an operation (headers are listed by name, see spec 4.2)."""
+
+    name: str
+    location: str
+    required: bool
+    schema: Schema
+    spec: str
+    description: str = ""
+
+    @property
+    def pinned_values(self) -> tuple[str, ...] | None:
+        """The values a path parameter's ``const``/``enum`` allows, or ``None`` when it is free.
+
+        This is how the router tells E16 from E18: both live on one template and differ only in
+        the ``payment-product`` const (spec 4.1, spec 4.3 E16/E18).
+        """
+        if "const" in self.schema:
+            return (str(self.schema["const"]),)
+        if "enum" in self.schema:
+            return tuple(str(value) for value in self.schema["enum"])
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One documented response of an operation; ``schema`` is ``None`` when no body is shown."""
+
+    status: int
+    description: str
+    schema: Schema | None
+    spec: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One row of ``rules.json``: a requirement with its expected answer (spec 7, spec 8, 2.7)."""
+
+    id: str
+    spec: str
+    operations: tuple[str, ...]
+    precondition: str | None
+    action: str
+    expected_status: tuple[int, ...]
+    expected_code: str | None
+    level: str
+    check: str
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Operation:
+    """One operation of the interface (E1 … E18 or a referenced operation such as PS)."""
+
+    id: str
+    name: str
+    spec: str
+    family: str
+    method: str
+    path: str
+    success_status: int
+    parameters: tuple[Parameter, ...]
+    required_headers: tuple[str, ...]
+    optional_headers: tuple[str, ...]
+    headers_spec: str
+    request_schema: Schema | None
+    request_spec: str | None
+    responses: Mapping[int, Response]
+    assumptions: tuple[Assumption, ...]
+    source: str = ""
+
+    def __repr__(self) -> str:
+        return f"<Operation {self.id} {self.method} {self.path}>"
+
+    @property
+    def path_parameters(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.location == "path")
+
+    @property
+    def query_parameters(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.location == "query")
+
+    @property
+    def fixed_path_values(self) -> Mapping[str, str]:
+        """Path parameters whose schema is a ``const`` (``payment-product`` of E16/E17/E18)."""
+        return {p.name: str(p.schema["const"]) for p in self.path_parameters if "const" in p.schema}
+
+    def render_path(self, **path_values: str) -> str:
+        """Fill the path template; ``const`` parameters are filled unless a value is given.
+
+        A given value wins over the ``const`` so that a negative scenario can send an unknown
+        product (spec 7: PRODUCT_UNKNOWN). Values are percent-encoded as one path segment.
+        """
+        values = {**self.fixed_path_values, **path_values}
+        names = [match.group(1) for match in _PLACEHOLDER.finditer(self.path)]
+        unknown = sorted(set(path_values) - set(names))
+        if unknown:
+            raise ValueError(f"{self.id}: {self.path} has no path parameter {', '.join(unknown)}")
+        missing = [name for name in names if name not in values]
+        if missing:
+            raise ValueError(f"{self.id}: {self.path} needs a value for {', '.join(missing)}")
+        return _PLACEHOLDER.sub(lambda m: quote(str(values[m.group(1)]), safe=""), self.path)

@@ -1,0 +1,127 @@
+"""Map a request (method, path) to its contract operation, fast.
+
+The reference server calls :meth:`Router.match` for every request, so the work is done once here:
+static paths sit in a dict (bottle's ``Router`` idea) and templated paths are compiled to one
+regular expression each, bucketed by segment count and ordered so that literal segments win over
+placeholders. Path parameters that pin their values (``const``/``enum``) choose between operations
+sharing a template: E16 and E18 are both ``POST /v1/payments/{payment-product}`` (spec 4.1).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from conformance._contract_model import Operation
+
+_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+
+
+def route_key(path: str) -> str:
+    """The template with its placeholder names dropped: two templates that differ only in the
+    names of their parameters (``{paymentId}`` vs ``{payment-id}``) are the same route."""
+    return _PLACEHOLDER.sub("{}", path)
+
+
+def _specificity(path: str) -> tuple[int, ...]:
+    """Sort key: at each segment a literal (0) comes before a placeholder (1)."""
+    return tuple(1 if _PLACEHOLDER.fullmatch(part) else 0 for part in path.split("/"))
+
+
+def _compile(path: str) -> re.Pattern[str]:
+    pattern = []
+    for index, piece in enumerate(_PLACEHOLDER.split(path)):
+        # split() alternates literal text and placeholder names.
+        pattern.append(f"(?P<p{index // 2}>[^/]+)" if index % 2 else re.escape(piece))
+    return re.compile("".join(pattern) + r"\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    """One route: its compiled pattern, parameter names and operations in contract order."""
+
+    path: str
+    pattern: re.Pattern[str]
+    names: tuple[str, ...]
+    operations: tuple[Operation, ...]
+
+    def values(self, path: str) -> dict[str, str] | None:
+        found = self.pattern.match(path)
+        if found is None:
+            return None
+        return {name: unquote(found.group(f"p{i}")) for i, name in enumerate(self.names)}
+
+
+def _fits(operation: Operation, values: dict[str, str]) -> bool:
+    for parameter in operation.path_parameters:
+        allowed = parameter.pinned_values
+        if allowed is not None and values.get(parameter.name) not in allowed:
+            return False
+    return True
+
+
+def _pins(operation: Operation) -> bool:
+    return any(p.pinned_values is not None for p in operation.path_parameters)
+
+
+class Router:
+    """Routes of a contract; built once by the loader, read-only afterwards (thread-safe)."""
+
+    __slots__ = ("_dynamic", "_static")
+
+    def __init__(self, operations: Iterable[Operation]) -> None:
+        grouped: dict[str, list[Operation]] = {}
+        for operation in operations:
+            grouped.setdefault(operation.path, []).append(operation)
+        self._static: dict[str, tuple[Operation, ...]] = {}
+        by_segments: dict[int, list[_Template]] = {}
+        for path in sorted(grouped, key=_specificity):
+            ops = tuple(grouped[path])
+            names = tuple(_PLACEHOLDER.findall(path))
+            if not names:
+                self._static[path] = ops
+                continue
+            template = _Template(path, _compile(path), names, ops)
+            by_segments.setdefault(path.count("/"), []).append(template)
+        self._dynamic = {count: tuple(items) for count, items in by_segments.items()}
+
+    def _candidates(self, path: str) -> Iterable[tuple[tuple[Operation, ...], dict[str, str]]]:
+        path = path.partition("?")[0]  # tolerate a query string although none should be passed
+        static = self._static.get(path)
+        if static is not None:
+            yield static, {}
+        for template in self._dynamic.get(path.count("/"), ()):
+            values = template.values(path)
+            if values is not None:
+                yield template.operations, values
+
+    def match(self, method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
+        """The operation for ``method`` on ``path`` (no query string) and its path values.
+
+        Among operations sharing a template, the first whose pinned path values fit wins; if none
+        fits, the first that pins nothing; if all pin values, ``None`` (the path is still known:
+        see :meth:`templates_for`, which lets the server answer PRODUCT_UNKNOWN instead of 404).
+        """
+        method = method.upper()
+        for operations, values in self._candidates(path):
+            same_method = [op for op in operations if op.method == method]
+            for operation in same_method:
+                if _fits(operation, values):
+                    return operation, values
+            for operation in same_method:
+                if not _pins(operation):
+                    return operation, values
+        return None
+
+    def templates_for(self, path: str) -> tuple[Operation, ...]:
+        """Every operation whose template matches ``path``, whatever its method or pinned values."""
+        found: list[Operation] = []
+        for operations, _values in self._candidates(path):
+            found.extend(operations)
+        return tuple(found)
+
+    def allowed_methods(self, path: str) -> tuple[str, ...]:
+        """Methods known for ``path`` (sorted, for ``Allow``); empty when the path is unknown."""
+        return tuple(sorted({op.method for op in self.templates_for(path)}))

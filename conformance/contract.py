@@ -1,0 +1,213 @@
+"""The contract of ``schemas/`` as one checked, read-only object.
+
+Everything that knows the interface — the reference server, scenario generation, the OpenAPI
+export — reads it through :func:`load_contract`, so the data is parsed and checked once per
+process and a malformed file stops the run with one line naming the file and the JSON pointer.
+Validators are built once per schema and cached because they run for every request and scenario.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+
+from conformance._contract_load import LoadedContract, load, prefix_of
+from conformance._contract_model import Assumption, Operation, Parameter, Response, Rule, Schema
+from conformance._contract_router import Router
+from conformance.errors import ContractError
+
+__all__ = [
+    "DEFAULT_ROOT",
+    "TYPES_BASE",
+    "Assumption",
+    "Contract",
+    "Operation",
+    "Parameter",
+    "Response",
+    "Rule",
+    "Schema",
+    "load_contract",
+]
+
+#: ``schemas/`` of the checkout, beside the ``conformance`` package.
+DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "schemas"
+#: Base of every shared type's ``$id`` (schemas/README.md).
+TYPES_BASE = "https://psd2-conformance.invalid/schemas/types/"
+#: Environment variable naming another ``schemas/`` directory.
+ROOT_VARIABLE = "CONFORMANCE_SCHEMAS"
+
+# How :meth:`Contract.resolve` layers keywords written beside a top-level ``$ref``.
+_MERGE_UNION = frozenset({"required"})
+_MERGE_MAPPING = frozenset({"properties", "patternProperties", "$defs"})
+_IDENTITY_CACHE_LIMIT = 4096
+
+
+class Contract:
+    """The loaded contract: operations, rules, shared types and the lookups built over them."""
+
+    def __init__(self, root: Path, loaded: LoadedContract) -> None:
+        self.root = root
+        self.operations: Mapping[str, Operation] = loaded.operations
+        self.rules: tuple[Rule, ...] = loaded.rules
+        #: Type documents by file stem (``"common"``), every ``$ref`` made absolute.
+        self.types: Mapping[str, Mapping[str, Any]] = loaded.types
+        self.registry: Registry[Any] = loaded.registry
+        #: ISO 4217 minor units per currency code (``common.json`` ``x-minorUnits``, spec 2.1).
+        self.minor_units: Mapping[str, int] = loaded.minor_units
+        #: Requirement-id prefix (``"ERR"``) → spec part (``spec-parts.json``).
+        self.spec_parts: Mapping[str, str] = loaded.spec_parts
+        self._headers = loaded.headers
+        self._headers_folded = {name.lower(): schema for name, schema in loaded.headers.items()}
+        self._rules_by_id = {rule.id: rule for rule in loaded.rules}
+        self._router = Router(loaded.operations.values())
+        self._by_identity: dict[int, tuple[Any, Draft202012Validator]] = {}
+        self._by_content: dict[str, Draft202012Validator] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Contract {self.root} operations={len(self.operations)} rules={len(self.rules)}>"
+
+    # ---------------------------------------------------------------- lookups
+
+    def rule(self, rule_id: str) -> Rule:
+        """The rule row with this id; ``KeyError`` names the id when there is none."""
+        try:
+            return self._rules_by_id[rule_id]
+        except KeyError:
+            raise KeyError(f"no rule {rule_id!r} in rules.json") from None
+
+    @property
+    def header_names(self) -> tuple[str, ...]:
+        """Every header of ``types/headers.json``, spelled as spec 4.2 spells it."""
+        return tuple(self._headers)
+
+    def header_schema(self, name: str) -> Mapping[str, Any]:
+        """The schema of a request header; HTTP header names are case-insensitive (RFC 9110)."""
+        try:
+            return self._headers_folded[name.lower()]
+        except KeyError:
+            raise KeyError(f"no header {name!r} in types/headers.json") from None
+
+    def spec_part(self, requirement_id: str) -> str:
+        """The spec part a requirement id belongs to, from its prefix (``LIM-…`` → ``spec 8``)."""
+        prefix = prefix_of(requirement_id, self.spec_parts)
+        if prefix is None:
+            raise KeyError(f"{requirement_id!r} has no prefix listed in spec-parts.json")
+        return self.spec_parts[prefix]
+
+    # ---------------------------------------------------------------- routing
+
+    def match(self, method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
+        """The operation for a request and its path values; see :class:`Router.match`."""
+        return self._router.match(method, path)
+
+    def allowed_methods(self, path: str) -> tuple[str, ...]:
+        """Methods for ``path`` (405 with ``Allow``); an empty tuple means 404."""
+        return self._router.allowed_methods(path)
+
+    def templates_for(self, path: str) -> tuple[Operation, ...]:
+        """Operations whose template matches ``path`` whatever their method or pinned values."""
+        return self._router.templates_for(path)
+
+    # ---------------------------------------------------------------- schemas
+
+    def validator(self, schema: Schema | bool) -> Draft202012Validator:
+        """A cached validator for ``schema``: format checker on, shared types resolvable.
+
+        The first lookup is by identity (the contract's own schemas live as long as it does);
+        a schema built by a caller falls back to its canonical JSON text, so rebuilding the same
+        dict does not rebuild the validator.
+        """
+        entry = self._by_identity.get(id(schema))
+        if entry is not None and entry[0] is schema:
+            return entry[1]
+        key = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=dict)
+        with self._lock:
+            validator = self._by_content.get(key)
+            if validator is None:
+                validator = Draft202012Validator(
+                    schema,
+                    registry=self.registry,
+                    format_checker=Draft202012Validator.FORMAT_CHECKER,
+                )
+                self._by_content[key] = validator
+            if len(self._by_identity) >= _IDENTITY_CACHE_LIMIT:
+                self._by_identity.clear()
+            self._by_identity[id(schema)] = (schema, validator)
+        return validator
+
+    def lookup(self, uri: str) -> Mapping[str, Any]:
+        """The schema an absolute ``$ref`` names (``…/types/common.json#/$defs/Link``)."""
+        try:
+            return self.registry.resolver().lookup(uri).contents
+        except Unresolvable as error:
+            raise KeyError(f"{uri} does not resolve: {error}") from None
+
+    def resolve(self, schema: Schema) -> Mapping[str, Any]:
+        """``schema`` with a top-level ``$ref`` (or an ``allOf`` of one) followed, repeatedly.
+
+        Generators walk ``properties`` and need the referenced object itself. Keywords beside
+        the reference are layered on top: ``required`` is united, ``properties`` are merged per
+        name, any other sibling keyword replaces the referenced one (it is the narrower use).
+        """
+        seen: set[str] = set()
+        current: Mapping[str, Any] = schema
+        while True:
+            ref, siblings = _top_reference(current)
+            if ref is None:
+                return current
+            if ref in seen:
+                raise ContractError(f"$ref cycle at {ref}")
+            seen.add(ref)
+            target = self.lookup(ref)
+            current = _layer(target, siblings) if siblings else target
+
+
+def _top_reference(schema: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    if isinstance(schema.get("$ref"), str):
+        return schema["$ref"], {k: v for k, v in schema.items() if k != "$ref"}
+    all_of = schema.get("allOf")
+    if (
+        isinstance(all_of, list)
+        and len(all_of) == 1
+        and isinstance(all_of[0], dict)
+        and set(all_of[0]) == {"$ref"}
+    ):
+        return all_of[0]["$ref"], {k: v for k, v in schema.items() if k != "allOf"}
+    return None, {}
+
+
+def _layer(target: Mapping[str, Any], siblings: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(target)
+    for key, value in siblings.items():
+        if key in _MERGE_UNION and isinstance(merged.get(key), list):
+            merged[key] = list(dict.fromkeys([*merged[key], *value]))
+        elif key in _MERGE_MAPPING and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_contract(root: Path | None = None) -> Contract:
+    """The contract in ``root`` (default: ``$CONFORMANCE_SCHEMAS`` or the checkout's ``schemas/``).
+
+    Loaded and checked once per directory and process; later calls return the same object.
+    """
+    if root is None:
+        root = Path(os.environ.get(ROOT_VARIABLE) or DEFAULT_ROOT)
+    return _load_cached(Path(root).resolve())
+
+
+@functools.cache
+def _load_cached(root: Path) -> Contract:
+    return Contract(root, load(root))

@@ -1,0 +1,222 @@
+"""Export the contract as an OpenAPI 3.1 document, for Schemathesis, Prism, Redoc or Postman users.
+
+The document is *generated* from ``schemas/`` (never edited by hand) and written deterministically
+(sorted keys, two-space indent, trailing newline) so that ``schemas/openapi.json`` in the checkout
+can be compared byte for byte with what the contract gives (``conformance export-openapi --check``).
+
+Choices the OpenAPI format forces on us:
+
+- OpenAPI allows one operation per method and path, but E16 and E18 share
+  ``POST /v1/payments/{payment-product}`` and differ only in the product (spec 4.1). A path
+  parameter whose schema is a ``const`` is therefore written into the path
+  (``/v1/payments/norwegian-domestic-credit-transfers``); ``x-path-template`` keeps the template.
+- Shared types become ``components/schemas`` named ``<file>.<Name>`` (``common.CurrencyCode``,
+  ``headers.X-Request-ID``), and every ``$ref`` is pointed there.
+- Headers (spec 4.2) are ``in: header`` parameters, required and optional alike, each kept once
+  in ``components/parameters`` (``headers.X-Request-ID.required`` / ``….optional``) and
+  referenced from the operations, since a reference cannot override ``required``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote
+
+from conformance import SPEC_VERSION, __version__
+from conformance._schema_walk import Pointer, rewrite_refs
+from conformance.contract import Contract, Operation, Parameter
+from conformance.errors import ContractError
+
+__all__ = [
+    "OPENAPI_VERSION",
+    "build_openapi",
+    "component_name",
+    "header_parameter_name",
+    "render_openapi",
+]
+
+OPENAPI_VERSION = "3.1.0"
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+_COMPONENT_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+_MEDIA_TYPE = "application/json"
+_TYPE_FILE_KEYS_KEPT_ASIDE = frozenset({"$defs", "$id", "$schema", "x-minorUnits"})
+
+
+def component_name(type_file: str, name: str) -> str:
+    """The ``components/schemas`` name of a shared type: ``common.CurrencyCode``."""
+    component = f"{type_file}.{name}"
+    if not _COMPONENT_NAME.match(component):
+        raise ContractError(f"types/{type_file}.json#/$defs/{name}: not usable as an OpenAPI name")
+    return component
+
+
+def _ref_rewriter(contract: Contract) -> Callable[[str, str, Pointer], str]:
+    """Point an absolute ``…/types/<file>.json#/$defs/<Name>…`` reference at the component."""
+    stems = {doc["$id"]: stem for stem, doc in contract.types.items()}
+
+    def rewrite(ref: str, _base: str, _at: Pointer) -> str:
+        document, _, fragment = ref.partition("#")
+        parts = fragment.split("/")
+        if document not in stems or len(parts) < 3 or parts[:2] != ["", "$defs"]:
+            raise ContractError(
+                f"$ref {ref} does not name a shared type (…/types/<file>.json#/$defs/<Name>)"
+            )
+        name = unquote(parts[2]).replace("~1", "/").replace("~0", "~")
+        rest = "/".join(parts[3:])
+        target = f"#/components/schemas/{component_name(stems[document], name)}"
+        return f"{target}/{rest}" if rest else target
+
+    return rewrite
+
+
+def _path_of(operation: Operation) -> str:
+    """The operation's path with ``const`` path parameters written in (see the module doc)."""
+    path = operation.path
+    for name, value in operation.fixed_path_values.items():
+        path = path.replace("{" + name + "}", value)
+    return path
+
+
+def _parameter(parameter: Parameter, schema: Any) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "name": parameter.name,
+        "in": parameter.location,
+        "required": parameter.required,
+        "schema": schema,
+        "x-spec": parameter.spec,
+    }
+    if parameter.description:
+        result["description"] = parameter.description
+    return result
+
+
+def _header(contract: Contract, name: str, required: bool) -> dict[str, Any]:
+    """A header parameter (spec 4.2), kept once in ``components/parameters`` per requiredness."""
+    result: dict[str, Any] = {
+        "name": name,
+        "in": "header",
+        "required": required,
+        "schema": {"$ref": f"#/components/schemas/{component_name('headers', name)}"},
+    }
+    description = contract.header_schema(name).get("description")
+    if isinstance(description, str) and description:
+        result["description"] = description
+    return result
+
+
+def header_parameter_name(name: str, required: bool) -> str:
+    """The ``components/parameters`` name of a header: ``headers.X-Request-ID.required``."""
+    return f"{component_name('headers', name)}.{'required' if required else 'optional'}"
+
+
+def _operation(
+    operation: Operation, rewrite: Callable[..., str], headers: dict[str, tuple[str, bool]]
+) -> dict[str, Any]:
+    """The operation object; the header parameters it uses are added to ``headers``."""
+
+    def schema(value: Any) -> Any:
+        return rewrite_refs(value, rewrite)
+
+    fixed = operation.fixed_path_values
+    parameters = [
+        _parameter(p, schema(p.schema))
+        for p in operation.parameters
+        if not (p.location == "path" and p.name in fixed)
+    ]
+    for names, required in (
+        (operation.required_headers, True),
+        (operation.optional_headers, False),
+    ):
+        for name in names:
+            key = header_parameter_name(name, required)
+            headers[key] = (name, required)
+            parameters.append({"$ref": f"#/components/parameters/{key}"})
+    responses: dict[str, Any] = {}
+    for status, response in operation.responses.items():
+        entry: dict[str, Any] = {"description": response.description, "x-spec": response.spec}
+        if response.schema is not None:
+            entry["content"] = {_MEDIA_TYPE: {"schema": schema(response.schema)}}
+        responses[str(status)] = entry
+    result: dict[str, Any] = {
+        "operationId": operation.id,
+        "summary": operation.name,
+        "tags": [operation.family],
+        "x-spec": operation.spec,
+        "x-family": operation.family,
+        "x-success-status": operation.success_status,
+        "x-assumptions": [{"topic": a.topic, "text": a.text} for a in operation.assumptions],
+        "x-headers-spec": operation.headers_spec,
+        "parameters": parameters,
+        "responses": responses,
+    }
+    if fixed:
+        result["x-path-template"] = operation.path
+        result["x-fixed-path-parameters"] = dict(fixed)
+    if operation.request_schema is not None:
+        result["requestBody"] = {
+            "required": True,
+            "content": {_MEDIA_TYPE: {"schema": schema(operation.request_schema)}},
+            "x-spec": operation.request_spec,
+        }
+    return result
+
+
+def _components(
+    contract: Contract, rewrite: Callable[..., str], headers: dict[str, tuple[str, bool]]
+) -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+    type_files: dict[str, Any] = {}
+    for stem, doc in contract.types.items():
+        for name, definition in doc["$defs"].items():
+            schemas[component_name(stem, name)] = rewrite_refs(definition, rewrite)
+        aside = {k: v for k, v in doc.items() if k not in _TYPE_FILE_KEYS_KEPT_ASIDE}
+        type_files[stem] = {"x-id": doc["$id"], **aside}
+    parameters = {
+        key: _header(contract, name, required) for key, (name, required) in headers.items()
+    }
+    return {"schemas": schemas, "parameters": parameters, "x-typeFiles": type_files}
+
+
+def build_openapi(contract: Contract) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``contract`` (a plain dict, ready for ``json.dumps``)."""
+    rewrite = _ref_rewriter(contract)
+    paths: dict[str, dict[str, Any]] = {}
+    headers: dict[str, tuple[str, bool]] = {}
+    for operation in contract.operations.values():
+        item = paths.setdefault(_path_of(operation), {})
+        method = operation.method.lower()
+        if method in item:
+            raise ContractError(
+                f"{operation.source}: {operation.method} {_path_of(operation)} is also "
+                f"{item[method]['operationId']}; OpenAPI allows one operation per method and path"
+            )
+        item[method] = _operation(operation, rewrite, headers)
+    families = sorted({operation.family for operation in contract.operations.values()})
+    document: dict[str, Any] = {
+        "openapi": OPENAPI_VERSION,
+        "jsonSchemaDialect": JSON_SCHEMA_DIALECT,
+        "info": {
+            "title": "PSD2-style open-banking interface (conformance contract)",
+            "version": __version__,
+            "x-spec-version": SPEC_VERSION,
+            "description": (
+                "Generated by `conformance export-openapi` from schemas/ of the conformance "
+                f"suite; do not edit. Spec release {SPEC_VERSION}. Choices the spec leaves "
+                "open are listed per operation in x-assumptions."
+            ),
+        },
+        "tags": [{"name": family} for family in families],
+        "paths": paths,
+        "components": _components(contract, rewrite, headers),
+    }
+    if contract.minor_units:
+        document["x-minorUnits"] = dict(contract.minor_units)
+    return document
+
+
+def render_openapi(contract: Contract) -> str:
+    """``build_openapi`` serialised the one reproducible way ``schemas/openapi.json`` is written."""
+    return json.dumps(build_openapi(contract), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
