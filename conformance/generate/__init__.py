@@ -1,0 +1,136 @@
+"""Scenario generation: the contract in, every conformance scenario out, pure and deterministic.
+
+:func:`generate_scenarios` runs each family module over the contract and returns one tuple,
+sorted by id, with unique ids. It reads only the contract (no clock, no randomness, no I/O), so
+every xdist worker and every run get the same scenarios and the same test ids. The result is
+cached per contract object: the plugin calls it once per process.
+
+Families (one module each): :mod:`~conformance.generate.positive`,
+:mod:`~conformance.generate.constraints`, :mod:`~conformance.generate.headers`,
+:mod:`~conformance.generate.auth`, :mod:`~conformance.generate.rules`,
+:mod:`~conformance.generate.flows`, :mod:`~conformance.generate.versioning`,
+:mod:`~conformance.generate.robustness`.
+
+:func:`scenario_markers` names the pytest markers of a scenario (operation, level, kind, rule,
+spec part) and :func:`all_marker_names` every marker a set of scenarios uses, for registration in
+``pytest_configure``.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+
+from conformance.contract import Contract
+from conformance.errors import ContractError
+from conformance.generate import (
+    auth,
+    constraints,
+    flows,
+    headers,
+    positive,
+    robustness,
+    rules,
+    versioning,
+)
+from conformance.generate._common import Context
+from conformance.scenario import Scenario
+
+__all__ = [
+    "FAMILIES",
+    "all_marker_names",
+    "build_scenarios",
+    "generate_scenarios",
+    "marker_name",
+    "scenario_markers",
+]
+
+#: The family generators, by kind.
+FAMILIES: tuple[tuple[str, Callable[[Context], Iterator[Scenario]]], ...] = (
+    ("positive", positive.generate),
+    ("constraint", constraints.generate),
+    ("header", headers.generate),
+    ("auth", auth.generate),
+    ("rule", rules.generate),
+    ("flow", flows.generate),
+    ("version", versioning.generate),
+    ("robustness", robustness.generate),
+)
+
+_CACHE: weakref.WeakKeyDictionary[Contract, tuple[Scenario, ...]] = weakref.WeakKeyDictionary()
+_NOT_NAME = re.compile(r"[^A-Za-z0-9]+")
+_PARENTHESES = re.compile(r"\([^)]*\)")
+
+
+def generate_scenarios(contract: Contract) -> tuple[Scenario, ...]:
+    """Every scenario of ``contract``, sorted by id; built once per contract object and cached
+    (:func:`build_scenarios` does the work)."""
+    cached = _CACHE.get(contract)
+    if cached is None:
+        cached = _CACHE[contract] = build_scenarios(contract)
+    return cached
+
+
+def build_scenarios(contract: Contract) -> tuple[Scenario, ...]:
+    """Every scenario of ``contract``, sorted by id, built afresh (no cache).
+
+    Raises :class:`~conformance.errors.ContractError` when two scenarios would share an id (also
+    when they differ only in letter case, which would collide in report file names): that is a
+    contract that generation cannot express, and the message names the id.
+    """
+    context = Context(contract)
+    scenarios = sorted(
+        (scenario for _kind, family in FAMILIES for scenario in family(context)),
+        key=lambda scenario: scenario.id,
+    )
+    seen: dict[str, str] = {}
+    for scenario in scenarios:
+        folded = scenario.id.lower()
+        if folded in seen:
+            raise ContractError(
+                f"scenario id {scenario.id!r} is generated twice (also as {seen[folded]!r})"
+            )
+        seen[folded] = scenario.id
+    return tuple(scenarios)
+
+
+def marker_name(text: str) -> str:
+    """``text`` as a marker name: other characters become ``_`` (``ERR-7-x`` → ``ERR_7_x``)."""
+    name = _NOT_NAME.sub("_", text).strip("_")
+    if not name:
+        raise ValueError(f"{text!r} gives no marker name")
+    return name if name[0].isalpha() else f"m_{name}"
+
+
+def _spec_markers(spec: str) -> tuple[str, ...]:
+    """``spec 7 rule 6, spec 3`` → ``spec_7_rule_6``, ``spec_3``; release notes in parentheses
+    (``spec 9 (1.17.4)``) and ``/``-joined parts (``spec 2.9/4.3``) are split or dropped."""
+    names = []
+    for part in spec.split(","):
+        part = _PARENTHESES.sub("", part).strip()
+        if not part:
+            continue
+        head, _, tail = part.partition("/")
+        names.append(marker_name(head))
+        if tail:
+            names.append(marker_name(f"spec {tail}" if head.startswith("spec") else tail))
+    return tuple(names)
+
+
+def scenario_markers(scenario: Scenario) -> tuple[str, ...]:
+    """The markers of a scenario: operation id, level, kind, rule id and spec part(s), in that
+    order and without repeats (``E16``, ``must``, ``constraint``, ``SCH_maxLength``, ``spec_8``)."""
+    names = (
+        marker_name(scenario.operation),
+        scenario.level,
+        scenario.kind,
+        marker_name(scenario.rule),
+        *_spec_markers(scenario.spec),
+    )
+    return tuple(dict.fromkeys(names))
+
+
+def all_marker_names(scenarios: Iterable[Scenario]) -> tuple[str, ...]:
+    """Every marker the scenarios use, sorted, for ``config.addinivalue_line("markers", ...)``."""
+    return tuple(sorted({name for scenario in scenarios for name in scenario_markers(scenario)}))

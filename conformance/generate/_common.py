@@ -1,0 +1,126 @@
+"""What every scenario family shares: the generation context, ids, expectations, assumptions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.contract import Contract, Operation
+from conformance.mutations import SchemaResolver, id_safe
+from conformance.scenario import BODY_SCHEMA_ERROR, BODY_SCHEMA_RESPONSE, Expectation
+
+#: The spec 7 code of a payment request that breaks a schema constraint (spec 7 E17 row; the code
+#: list of ``tppMessages`` in spec 7).
+FORMAT_ERROR = "FORMAT_ERROR"
+#: Headers that the signing layer owns: their absence is an authentication case (spec 5), not a
+#: header-set case, so the header family leaves them to the auth family.
+SIGNATURE_HEADERS = frozenset({"signature", "tpp-signature-certificate", "digest"})
+#: Families whose operations answer format errors with the payment error body and FORMAT_ERROR.
+PAYMENT_FAMILIES = frozenset({"payments"})
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_OPERATION_OF_SPEC = re.compile(r"^E[0-9]+$")
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the families read: the contract and one schema resolver shared by all of them."""
+
+    contract: Contract
+    resolver: SchemaResolver = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "resolver", SchemaResolver(self.contract.resolve))
+
+    def operations(self) -> tuple[Operation, ...]:
+        """The contract's operations in a stable order (E1 … E18 numerically, then the others)."""
+        return tuple(
+            sorted(self.contract.operations.values(), key=lambda op: operation_order(op.id))
+        )
+
+
+def operation_order(operation_id: str) -> tuple[int, int, str]:
+    if _OPERATION_OF_SPEC.match(operation_id):
+        return (0, int(operation_id[1:]), "")
+    return (1, 0, operation_id)
+
+
+def is_spec_operation(op: Operation) -> bool:
+    """Whether the spec defines the operation (E1 … E18) rather than only naming or implying it."""
+    return bool(_OPERATION_OF_SPEC.match(op.id))
+
+
+def scenario_id(*parts: str) -> str:
+    """Join id parts with ``-``; every id is ASCII, without spaces, usable as a pytest id."""
+    text = "-".join(part for part in parts if part)
+    if not _SAFE_ID.match(text):
+        raise ValueError(f"unsafe scenario id {text!r}")
+    return text
+
+
+def pointer_label(target: str, pointer: tuple[str | int, ...]) -> str:
+    """The field path of an id: dotted body pointer (``creditorAddress.country``, ``0.amount``),
+    ``body`` for the whole body, ``query.<name>`` / ``path.<name>`` for parameters."""
+    if target == "body":
+        return ".".join(id_safe(part, None) for part in pointer) if pointer else "body"
+    return f"{target}.{id_safe(pointer[0], None)}" if pointer else target
+
+
+def kebab(name: str) -> str:
+    """``EveryTwoWeeks`` → ``every-two-weeks`` (enum values as variant names)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name)
+    return id_safe(spaced, None).replace("_", "-").lower()
+
+
+def has_body(op: Operation) -> bool:
+    return op.request_schema is not None
+
+
+def takes_header(op: Operation, name: str) -> bool:
+    folded = name.lower()
+    return any(h.lower() == folded for h in (*op.required_headers, *op.optional_headers))
+
+
+def requires_header(op: Operation, name: str) -> bool:
+    folded = name.lower()
+    return any(h.lower() == folded for h in op.required_headers)
+
+
+def success_statuses(op: Operation) -> tuple[int, ...]:
+    """Every documented 2xx status of the operation (E15: 200 or 204), else its success status."""
+    documented = tuple(sorted(status for status in op.responses if 200 <= status < 300))
+    return documented or (op.success_status,)
+
+
+def success(op: Operation) -> Expectation:
+    """A documented success whose body (when one is documented) validates against its schema."""
+    statuses = success_statuses(op)
+    with_body = any(op.responses[s].schema is not None for s in statuses if s in op.responses)
+    return Expectation(statuses, None, BODY_SCHEMA_RESPONSE if with_body else None)
+
+
+def rejection(op: Operation, statuses: Iterable[int], code: str | None = None) -> Expectation:
+    """An error answer: the operation's documented error schema when every status has one,
+    otherwise the spec 7 error body."""
+    statuses = tuple(statuses)
+    documented = all(
+        status in op.responses and op.responses[status].schema is not None for status in statuses
+    )
+    return Expectation(statuses, code, BODY_SCHEMA_RESPONSE if documented else BODY_SCHEMA_ERROR)
+
+
+def op_assumptions(op: Operation, *topics: str) -> tuple[str, ...]:
+    """The operation's assumption texts on the given topics (all topics when none is given)."""
+    return tuple(a.text for a in op.assumptions if not topics or a.topic in topics)
+
+
+def merge_texts(*groups: Iterable[str]) -> tuple[str, ...]:
+    """Assumption texts without repeats, in first-seen order."""
+    return tuple(dict.fromkeys(text for group in groups for text in group))
+
+
+def params(**values: Any) -> tuple[tuple[str, Any], ...]:
+    """Runner parameters as the immutable, name-sorted pairs a :class:`Scenario` holds."""
+    return tuple(sorted(values.items()))

@@ -1,0 +1,225 @@
+"""Authentication scenarios (spec 5): signature, digest, certificate and role, per operation.
+
+"Every operation is authenticated by a signed request and a TPP certificate" (spec 5), so a
+request whose signature, digest or certificate is wrong must be refused: those cases are ``must``.
+The spec shows no status for it; 400, 401 and 403 are all accepted (which one is a matter of
+convention). The runner picks the deliberately broken signer by ``params["case"]``
+(``conformance.signing``: ``NoSignatureSigner``, ``StaleDigestSigner``, ``WrongKeySigner``, ...).
+
+Cases that need the target to trust a certificate the suite makes itself carry
+``needs_trust_anchor``; the runner reports them not applicable when the target declares no
+trust anchor for the suite's CA.
+
+Accepted cases:
+
+* ``sha512-digest``: spec 5 item 4 allows a SHA-512 Digest (RFC 5843) beside SHA-256;
+* ``rfc2047-signature``: spec 5 item 3, a Signature header whose keyId carries a UTF-8 CA name
+  (the only value of the Signature header that may be non-ASCII) is sent MIME-encoded
+  (``=?utf-8?B?...?=``) and must be accepted; it needs a certificate from a CA with such a name;
+* ``rfc2047-signed-header``: a signed header with a UTF-8 value, RFC 2047-encoded and signed as
+  sent. X-Request-ID is chosen: it is signed on every operation (spec 5 item 2), and the TPP
+  chooses it freely (spec 4.2; the contract accepts any non-empty value), whereas PSU-ID and Date
+  have ASCII-only formats, TPP-Redirect-URI is a URI (ASCII, RFC 3986) and PSU-Corporate-ID is an
+  identifier the bank issues. ``should``: spec 5 item 3 speaks of the Signature header only.
+* ``psu-identity``: spec 5 item 5, X-PSU-IDENTITY instead of PSU-ID on payment creation (the
+  operations that take X-PSU-IDENTITY); ``should``, since spec 4.2 lists PSU-ID as required there.
+
+``missing-role``: a certificate without the PSD2 role of the operation's family (payments and
+baskets: PSP_PI; accounts and consents: PSP_AI; schemas/README.md) is refused with 403
+(``should``: the roles are PSD2's, the spec names none). Sandbox operations need no role.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from conformance.contract import Operation
+from conformance.generate._common import (
+    Context,
+    has_body,
+    params,
+    requires_header,
+    scenario_id,
+    success,
+    takes_header,
+)
+from conformance.generate.variants import base_variant
+from conformance.scenario import BODY_SCHEMA_ERROR, Expectation, Scenario
+
+__all__ = ["AUTH_REJECTION_STATUSES", "CASES", "ROLE_OF_FAMILY", "AuthCase", "generate"]
+
+#: Statuses accepted for a refused signature or certificate: the spec shows none (spec 5, spec 7).
+AUTH_REJECTION_STATUSES = (400, 401, 403)
+#: The PSD2 role a certificate needs per operation family (schemas/README.md).
+ROLE_OF_FAMILY = {
+    "payments": "PSP_PI",
+    "baskets": "PSP_PI",
+    "accounts": "PSP_AI",
+    "consents": "PSP_AI",
+}
+_STATUS_ASSUMPTION = (
+    "The status of a refused signature or certificate is not shown (spec 5, spec 7): 400, 401 "
+    "and 403 are accepted."
+)
+
+
+@dataclass(frozen=True)
+class AuthCase:
+    """One authentication case: its name (the rule is ``AUTH-<name>``), its spec part, whether
+    it applies only to requests with a body, and what it sends."""
+
+    name: str
+    spec: str
+    what: str
+    body_only: bool = False
+    needs_trust_anchor: bool = False
+
+
+#: The rejected cases, in the order of spec 5.
+CASES: tuple[AuthCase, ...] = (
+    AuthCase("no-certificate", "spec 5 item 1", "no TPP-Signature-Certificate header"),
+    AuthCase("no-signature", "spec 5 item 2", "no Signature header"),
+    AuthCase(
+        "keyid-serial-mismatch",
+        "spec 5 item 2",
+        "a keyId whose SN is not the certificate's serial number",
+    ),
+    AuthCase(
+        "keyid-ca-mismatch", "spec 5 item 2", "a keyId whose CA is not the certificate's issuer"
+    ),
+    AuthCase(
+        "wrong-algorithm",
+        "spec 5 item 2",
+        "an algorithm (hmac-sha256) that is not the certificate's rsa-sha256",
+    ),
+    AuthCase(
+        "headers-list-incomplete",
+        "spec 5 item 2",
+        "a signed headers list that leaves out x-request-id although it is sent",
+    ),
+    AuthCase(
+        "wrong-key", "spec 5 item 2", "a signature made with a key that is not the certificate's"
+    ),
+    AuthCase("no-digest", "spec 5 item 4", "a body but no Digest header", body_only=True),
+    AuthCase("stale-digest", "spec 5 item 4", "a Digest of another body", body_only=True),
+    AuthCase(
+        "body-changed-after-signing",
+        "spec 5 item 4",
+        "a body changed after the Digest and Signature were made",
+        body_only=True,
+    ),
+    AuthCase(
+        "expired-certificate",
+        "spec 5 item 1",
+        "a signing certificate that has expired",
+        needs_trust_anchor=True,
+    ),
+    AuthCase(
+        "certificate-other-ca",
+        "spec 5 item 1",
+        "a well-formed certificate from a CA the target does not trust",
+        needs_trust_anchor=True,
+    ),
+)
+
+
+def _refused(statuses: tuple[int, ...]) -> Expectation:
+    """A refusal with the spec 7 error body. Not the operation's documented 401 schema: on payment
+    creation that is the SCA redirect answer, which a refused signature is not."""
+    return Expectation(statuses, None, BODY_SCHEMA_ERROR)
+
+
+def _rejected(op: Operation, context: Context, case: AuthCase) -> Scenario:
+    level = "must"
+    if case.name == "no-digest" and not requires_header(op, "Digest"):
+        level = "should"  # spec 4.2 leaves Digest out of this operation's required list
+    return Scenario(
+        id=scenario_id(op.id, "auth", case.name, "rejected"),
+        operation=op.id,
+        rule=f"AUTH-{case.name}",
+        spec=case.spec,
+        level=level,
+        kind="auth",
+        title=f"{op.id} {op.name}: a request with {case.what} is refused (400/401/403)",
+        expect=_refused(AUTH_REJECTION_STATUSES),
+        variant=base_variant(op, context),
+        params=params(case=case.name, needs_trust_anchor=case.needs_trust_anchor),
+        assumptions=(_STATUS_ASSUMPTION,),
+    )
+
+
+def _missing_role(op: Operation, context: Context) -> Iterator[Scenario]:
+    role = ROLE_OF_FAMILY.get(op.family)
+    if role is None:
+        return
+    yield Scenario(
+        id=scenario_id(op.id, "auth", "missing-role", "rejected"),
+        operation=op.id,
+        rule="AUTH-missing-role",
+        spec="spec 5 item 1",
+        level="should",
+        kind="auth",
+        title=f"{op.id} {op.name}: a certificate without the PSD2 role {role} is refused with 403",
+        expect=_refused((403,)),
+        variant=base_variant(op, context),
+        params=params(case="missing-role", needs_trust_anchor=True, role=role),
+        assumptions=(
+            f"PSD2 practice: {op.family} operations need a certificate with the {role} role; "
+            "the spec names no roles.",
+        ),
+    )
+
+
+def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
+    ok: Expectation = success(op)
+    variant = base_variant(op, context)
+
+    def scenario(name: str, spec: str, level: str, title: str, **extra: object) -> Scenario:
+        return Scenario(
+            id=scenario_id(op.id, "auth", name, "accepted"),
+            operation=op.id,
+            rule=f"AUTH-{name}",
+            spec=spec,
+            level=level,
+            kind="auth",
+            title=f"{op.id} {op.name}: {title} is accepted",
+            expect=ok,
+            variant=variant,
+            params=params(case=name, **extra),
+        )
+
+    if has_body(op):
+        yield scenario("sha512-digest", "spec 5 item 4", "must", "a request with a SHA-512 Digest")
+    yield scenario(
+        "rfc2047-signature",
+        "spec 5 item 3",
+        "must",
+        "a Signature header MIME-encoded per RFC 2047 (its keyId names a CA with a UTF-8 name)",
+        needs_trust_anchor=True,
+    )
+    yield scenario(
+        "rfc2047-signed-header",
+        "spec 5 item 3",
+        "should",
+        "a signed X-Request-ID with a UTF-8 value sent RFC 2047-encoded",
+        header="X-Request-ID",
+    )
+    if takes_header(op, "X-PSU-IDENTITY") and takes_header(op, "PSU-ID"):
+        yield scenario(
+            "psu-identity",
+            "spec 5 item 5",
+            "should",
+            "a PSU identified by X-PSU-IDENTITY instead of PSU-ID",
+        )
+
+
+def generate(context: Context) -> Iterator[Scenario]:
+    """Authentication scenarios of every operation."""
+    for op in context.operations():
+        for case in CASES:
+            if case.body_only and not has_body(op):
+                continue
+            yield _rejected(op, context, case)
+        yield from _missing_role(op, context)
+        yield from _accepted(op, context)

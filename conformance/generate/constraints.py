@@ -1,0 +1,104 @@
+"""Constraint scenarios (spec 2, spec 4.3): each request constraint broken alone is rejected.
+
+For every operation, the request body schema and the query and path parameter schemas are walked
+(:mod:`conformance.mutations`); each constraint yields one scenario with rule ``SCH-<keyword>``,
+the spec part of the nearest ``x-spec`` and the id ``<op>-<field>-<keyword>-<value or size>-
+rejected`` (``E16-creditorName-maxLength-71-rejected``).
+
+Expected answer: 400 with the spec 7 error body; on payment operations the code is FORMAT_ERROR
+(spec 7: E17's 400 example and the ``tppMessages`` code list). Levels: payment constraints are
+``must`` (the spec states both the constraint and the error answer); the other operations' error
+answers are not shown (spec 7: "Error responses of the remaining operations: not shown"), so their
+rejections are ``should``, as is any constraint whose schema records an ``x-assumed`` choice.
+
+A path parameter pinned by ``const`` or ``enum`` (the payment product) given another value names
+an unknown resource: 400, 403 (PRODUCT_INVALID) or 404 (PRODUCT_UNKNOWN, RESOURCE_UNKNOWN) are
+accepted, at ``should``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conformance.contract import Operation
+from conformance.generate._common import (
+    FORMAT_ERROR,
+    PAYMENT_FAMILIES,
+    Context,
+    merge_texts,
+    op_assumptions,
+    pointer_label,
+    rejection,
+    scenario_id,
+)
+from conformance.generate.variants import base_variant
+from conformance.mutations import (
+    DEFAULT_SPEC,
+    BrokenConstraint,
+    body_constraints,
+    parameter_constraints,
+)
+from conformance.scenario import Scenario
+
+__all__ = ["UNKNOWN_PATH_VALUE_STATUSES", "generate"]
+
+#: Accepted answers to a pinned path parameter given another value (see the module docstring).
+UNKNOWN_PATH_VALUE_STATUSES = (400, 403, 404)
+
+
+def _scenario(op: Operation, context: Context, broken: BrokenConstraint) -> Scenario:
+    mutation = broken.mutation
+    field = pointer_label(mutation.target, mutation.pointer)
+    payments = op.family in PAYMENT_FAMILIES
+    if mutation.target == "path":
+        expect = rejection(op, UNKNOWN_PATH_VALUE_STATUSES)
+        level = "should"
+        outcome = f"is answered {'/'.join(map(str, UNKNOWN_PATH_VALUE_STATUSES))}"
+    else:
+        expect = rejection(op, (400,), FORMAT_ERROR if payments else None)
+        level = "must" if payments and not broken.assumed else "should"
+        outcome = "is rejected with 400" + (" FORMAT_ERROR" if payments else "")
+    if mutation.target == "body":
+        subject = field if mutation.pointer else "the body"
+    else:
+        subject = f"{mutation.target} parameter {mutation.pointer[0]}"
+    # outside payments the 400 answer is the contract's assumption (spec 7: "not shown")
+    status_assumptions = () if payments else op_assumptions(op, "response")
+    return Scenario(
+        id=scenario_id(op.id, field, broken.label, "rejected"),
+        operation=op.id,
+        rule=f"SCH-{mutation.keyword}",
+        spec=broken.spec,
+        level=level,
+        kind="constraint",
+        title=f"{op.id} {op.name}: {subject} {broken.description}; it {outcome}",
+        expect=expect,
+        mutation=mutation,
+        variant=base_variant(op, context, mutation.pointer if mutation.target == "body" else ()),
+        assumptions=merge_texts(broken.assumed, status_assumptions),
+    )
+
+
+def generate(context: Context) -> Iterator[Scenario]:
+    """One scenario per request constraint of every operation, broken alone."""
+    for op in context.operations():
+        found: list[BrokenConstraint] = []
+        if op.request_schema is not None:
+            found.extend(
+                body_constraints(
+                    op.request_schema, context.resolver, spec=op.request_spec or DEFAULT_SPEC
+                )
+            )
+        for parameter in op.parameters:
+            found.extend(
+                parameter_constraints(
+                    parameter.schema,
+                    context.resolver,
+                    target=parameter.location,
+                    name=parameter.name,
+                    spec=parameter.spec,
+                    required=parameter.required,
+                )
+            )
+        for broken in found:
+            yield _scenario(op, context, broken)

@@ -1,0 +1,148 @@
+"""Header scenarios (spec 4.2, spec 7 rules 3 and 7): required headers and header formats.
+
+* Each required header of an operation omitted: ``<op>-header-<name>-missing-rejected``, rule
+  ``HDR-required``, ``must`` (spec 4.2 lists it as required). The spec shows no status or code for
+  header errors: 400 is expected (the 400 every operation documents for format errors) and no
+  code is required (HTTP_HEADER_REQUIRED, spec 7's list, would fit). The three headers the
+  signing layer owns (Signature, TPP-Signature-Certificate, Digest) are left to the auth family,
+  whose ``no-signature``, ``no-certificate`` and ``no-digest`` cases cover their absence once.
+* Each constraint of a header the operation takes (required or optional) broken alone, from
+  ``types/headers.json``: PSU-ID and PSU-Device-ID not UUIDs, PSU-Context and PSU-HTTP-Method
+  outside their enums, TPP-Redirect-Preferred neither true nor false, an empty X-Request-ID, ...:
+  ``<op>-header-<name>-<keyword>-<value>-rejected``, rule ``HDR-<keyword>``, 400, ``should``
+  (spec 4.2 states the formats; that a malformed value is refused with 400 is inferred, stated
+  only for the sandbox's PSU-ID by spec 7 rule 7, which the rule table covers).
+* A corporate PSU without PSU-Corporate-ID (spec 7 rule 3) on the operations that take
+  PSU-Corporate-ID and that no ``spec 7 rule 3`` row of the rule table already lists:
+  ``<op>-header-PSU-Corporate-ID-corporate-missing-rejected``, ``should`` there (the rule's
+  "corporate user" is clearest on payment creation, which the rule table covers at ``must``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conformance.contract import Operation
+from conformance.generate._common import (
+    SIGNATURE_HEADERS,
+    Context,
+    merge_texts,
+    op_assumptions,
+    params,
+    rejection,
+    scenario_id,
+    takes_header,
+)
+from conformance.generate.variants import base_variant
+from conformance.mutations import parameter_constraints
+from conformance.scenario import Mutation, Scenario
+
+__all__ = ["CORPORATE_ID_HEADER", "CORPORATE_RULE_SPEC", "generate"]
+
+CORPORATE_ID_HEADER = "PSU-Corporate-ID"
+#: The spec part of the corporate-user rule; rows of the rule table with it are not repeated here.
+CORPORATE_RULE_SPEC = "spec 7 rule 3"
+
+
+def _missing(op: Operation, context: Context) -> Iterator[Scenario]:
+    for name in op.required_headers:
+        if name.lower() in SIGNATURE_HEADERS:
+            continue
+        yield Scenario(
+            id=scenario_id(op.id, "header", name, "missing", "rejected"),
+            operation=op.id,
+            rule="HDR-required",
+            spec=op.headers_spec,
+            level="must",
+            kind="header",
+            title=(
+                f"{op.id} {op.name}: a request without the required header {name} "
+                "is rejected with 400"
+            ),
+            expect=rejection(op, (400,)),
+            mutation=Mutation(
+                target="header", pointer=(name,), action="remove", keyword="required"
+            ),
+            variant=base_variant(op, context),
+            assumptions=merge_texts(
+                (
+                    "The status of a missing-header answer is not shown: 400 is expected, with "
+                    "no code required (HTTP_HEADER_REQUIRED, from spec 7's code list, would fit).",
+                ),
+                op_assumptions(op, "headers"),
+            ),
+        )
+
+
+def _malformed(op: Operation, context: Context) -> Iterator[Scenario]:
+    for name in (*op.required_headers, *op.optional_headers):
+        if name.lower() in SIGNATURE_HEADERS:
+            continue
+        schema = context.contract.header_schema(name)
+        spec = str(schema.get("x-spec") or op.headers_spec)
+        for broken in parameter_constraints(
+            schema, context.resolver, target="header", name=name, spec=spec
+        ):
+            yield Scenario(
+                id=scenario_id(op.id, "header", name, broken.label, "rejected"),
+                operation=op.id,
+                rule=f"HDR-{broken.mutation.keyword}",
+                spec=broken.spec,
+                level="should",
+                kind="header",
+                title=(
+                    f"{op.id} {op.name}: header {name} {broken.description}; "
+                    "it is rejected with 400"
+                ),
+                expect=rejection(op, (400,)),
+                mutation=broken.mutation,
+                variant=base_variant(op, context),
+                assumptions=merge_texts(broken.assumed, op_assumptions(op, "headers")),
+            )
+
+
+def _corporate_operations_in_rules(context: Context) -> frozenset[str]:
+    return frozenset(
+        operation
+        for rule in context.contract.rules
+        if CORPORATE_RULE_SPEC in rule.spec
+        for operation in rule.operations
+    )
+
+
+def _corporate_without_id(
+    op: Operation, context: Context, covered: frozenset[str]
+) -> Iterator[Scenario]:
+    if op.id in covered or not takes_header(op, CORPORATE_ID_HEADER):
+        return
+    yield Scenario(
+        id=scenario_id(op.id, "header", CORPORATE_ID_HEADER, "corporate-missing", "rejected"),
+        operation=op.id,
+        rule="HDR-corporate-id",
+        spec=CORPORATE_RULE_SPEC,
+        level="should",
+        kind="header",
+        title=(
+            f"{op.id} {op.name}: a corporate PSU (PSU-Context CORPORATE) sending no "
+            f"{CORPORATE_ID_HEADER} is rejected with 400"
+        ),
+        expect=rejection(op, (400,)),
+        mutation=Mutation(
+            target="header", pointer=(CORPORATE_ID_HEADER,), action="remove", keyword="required"
+        ),
+        variant=base_variant(op, context),
+        params=params(psu="corporate"),
+        assumptions=(
+            "'Corporate user' (spec 7 rule 3) is read as a request in the corporate context: "
+            "PSU-Context CORPORATE with the identity of a corporate sandbox customer's member.",
+        ),
+    )
+
+
+def generate(context: Context) -> Iterator[Scenario]:
+    """Header scenarios of every operation."""
+    covered = _corporate_operations_in_rules(context)
+    for op in context.operations():
+        yield from _missing(op, context)
+        yield from _malformed(op, context)
+        yield from _corporate_without_id(op, context, covered)

@@ -1,0 +1,178 @@
+"""Positive scenarios (spec 4.3): each operation answers a valid request with its success.
+
+Three kinds, all ``kind="positive"`` under the rule ``POS-<op>``:
+
+* one per base request of the operation (:mod:`conformance.generate.variants`): E16 with each
+  remittance form and a card debtor, E17 with each frequency, E18 below and above the regulatory
+  threshold, ...;
+* "each value accepted" sweeps over the short enums of a request body (purpose codes, roles,
+  cash account types, regulatory reporting codes, customer types, ...): a value the spec lists
+  must not be refused. Enums longer than :data:`MAX_SWEEP_VALUES` (currencies, countries) are not
+  swept: one value of them is exercised by every base request;
+* the same sweep over enum and boolean query parameters (E4 ``bookingStatus``,
+  ``allowLogicalDuplicate``, E9 ``withAccounts``).
+
+Operations the spec defines (E1 … E18) are ``must``; the operations it only names or implies
+(PS, PC, CC, ...) are ``should``, since their shapes are the contract's assumptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from conformance.contract import Operation
+from conformance.generate._common import (
+    Context,
+    is_spec_operation,
+    op_assumptions,
+    pointer_label,
+    scenario_id,
+    success,
+)
+from conformance.generate.variants import ENUM_VARIANTS, base_variant, variants
+from conformance.mutations import DEFAULT_SPEC, id_safe
+from conformance.scenario import Mutation, Scenario
+
+__all__ = ["MAX_SWEEP_VALUES", "generate"]
+
+#: Enums with more values than this are not swept value by value.
+MAX_SWEEP_VALUES = 32
+
+_TOPICS = ("path", "product", "request", "response", "parameter")
+
+
+def _level(op: Operation) -> str:
+    return "must" if is_spec_operation(op) else "should"
+
+
+def _variant_slug(variant: str) -> str:
+    return {"": "valid-request", "minimal": "minimal-request", "complete": "complete-request"}.get(
+        variant, id_safe(variant, None)
+    )
+
+
+def _base_requests(op: Operation, context: Context) -> Iterator[Scenario]:
+    expect = success(op)
+    for variant in variants(op, context):
+        described = f"the {variant} request" if variant else "a valid request"
+        yield Scenario(
+            id=scenario_id(op.id, _variant_slug(variant), "accepted"),
+            operation=op.id,
+            rule=f"POS-{op.id}",
+            spec=op.spec,
+            level=_level(op),
+            kind="positive",
+            title=(
+                f"{op.id} {op.name}: {described} is answered {'/'.join(map(str, expect.statuses))} "
+                "with a body valid against the documented response"
+            ),
+            expect=expect,
+            variant=variant,
+            assumptions=op_assumptions(op, *_TOPICS),
+        )
+
+
+def _enum_members(
+    schema: Mapping[str, Any],
+    context: Context,
+    pointer: tuple[str | int, ...],
+    spec: str,
+    depth: int,
+) -> Iterator[tuple[tuple[str | int, ...], tuple[Any, ...], str, bool]]:
+    """``(pointer, values, spec, is_array_of_values)`` for each short enum of a body schema."""
+    if depth > 12:
+        return
+    effective = context.resolver(schema)
+    spec = str(effective.get("x-spec") or spec)
+    values = effective.get("enum")
+    if isinstance(values, list) and 1 < len(values) <= MAX_SWEEP_VALUES:
+        yield pointer, tuple(values), spec, False
+    for name, child in effective.get("properties", {}).items():
+        if isinstance(child, Mapping):
+            yield from _enum_members(child, context, (*pointer, name), spec, depth + 1)
+    items = effective.get("items")
+    if isinstance(items, Mapping):
+        item_schema = context.resolver(items)
+        item_values = item_schema.get("enum")
+        if isinstance(item_values, list) and 1 < len(item_values) <= MAX_SWEEP_VALUES:
+            yield pointer, tuple(item_values), str(item_schema.get("x-spec") or spec), True
+        else:
+            yield from _enum_members(items, context, (*pointer, 0), spec, depth + 1)
+
+
+def _body_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
+    if op.request_schema is None:
+        return
+    expect = success(op)
+    skipped = ENUM_VARIANTS.get(op.id, (None,))[0]
+    members = _enum_members(op.request_schema, context, (), op.request_spec or DEFAULT_SPEC, 0)
+    for pointer, values, spec, as_list in members:
+        if pointer == (skipped,):
+            continue  # its values are base requests of their own (variants)
+        field = pointer_label("body", pointer)
+        for value in values:
+            sent = (value,) if as_list else value
+            yield Scenario(
+                id=scenario_id(op.id, field, id_safe(value), "accepted"),
+                operation=op.id,
+                rule=f"POS-{op.id}",
+                spec=spec,
+                level=_level(op),
+                kind="positive",
+                title=(
+                    f"{op.id} {op.name}: {field} = {value!r}, one of the values the spec lists, "
+                    f"is accepted"
+                ),
+                expect=expect,
+                mutation=Mutation(
+                    target="body", pointer=pointer, action="set", value=sent, keyword="enum"
+                ),
+                variant=base_variant(op, context, pointer),
+                assumptions=op_assumptions(op, *_TOPICS),
+            )
+
+
+def _query_values(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    if isinstance(schema.get("enum"), list):
+        return tuple(str(value) for value in schema["enum"])
+    if schema.get("type") == "boolean":
+        return ("true", "false")
+    return ()
+
+
+def _query_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
+    expect = success(op)
+    for parameter in op.query_parameters:
+        values = _query_values(context.resolver(parameter.schema))
+        if len(values) > MAX_SWEEP_VALUES:
+            continue
+        field = pointer_label("query", (parameter.name,))
+        for value in values:
+            yield Scenario(
+                id=scenario_id(op.id, field, id_safe(value), "accepted"),
+                operation=op.id,
+                rule=f"POS-{op.id}",
+                spec=parameter.spec,
+                level=_level(op),
+                kind="positive",
+                title=f"{op.id} {op.name}: query parameter {parameter.name}={value} is accepted",
+                expect=expect,
+                mutation=Mutation(
+                    target="query",
+                    pointer=(parameter.name,),
+                    action="set",
+                    value=value,
+                    keyword="enum",
+                ),
+                variant=base_variant(op, context),
+                assumptions=op_assumptions(op, *_TOPICS),
+            )
+
+
+def generate(context: Context) -> Iterator[Scenario]:
+    """Positive scenarios of every operation of the contract."""
+    for op in context.operations():
+        yield from _base_requests(op, context)
+        yield from _body_sweeps(op, context)
+        yield from _query_sweeps(op, context)

@@ -1,0 +1,189 @@
+"""Robustness scenarios (spec 7): broken input gets a 4xx with the spec 7 error body, never a 5xx.
+
+Per operation, where the case means something for it:
+
+* requests with a body: malformed JSON, an empty body, a wrong Content-Type, bytes that are not
+  UTF-8, a body over 1 MiB (``params["bytes"]``);
+* every operation: an unknown path segment under its path (404), an unknown id in each free path
+  parameter (404), a method its path does not allow (405, and a second scenario for the ``Allow``
+  header RFC 9110 requires on a 405).
+
+The spec states none of these answers, so every scenario is ``should``; the statuses accepted are
+the ones HTTP defines for the case (400 or 415 for a wrong media type, 400 or 413 for an oversized
+body). The body is checked against the spec 7 error body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from conformance.contract import Operation
+from conformance.generate._common import (
+    Context,
+    has_body,
+    params,
+    scenario_id,
+)
+from conformance.generate.variants import base_variant
+from conformance.scenario import BODY_SCHEMA_ERROR, BODY_SCHEMA_RESPONSE, Expectation, Scenario
+
+__all__ = ["BODY_CASES", "OVERSIZED_BODY_BYTES", "BodyCase", "generate"]
+
+#: Just over 1 MiB: the size at which a body counts as oversized.
+OVERSIZED_BODY_BYTES = 1024 * 1024 + 1
+#: Methods tried, in order, for the wrong-method case.
+_METHODS = ("PATCH", "PUT", "DELETE", "POST", "GET")
+#: A segment no operation has.
+UNKNOWN_SEGMENT = "conformance-unknown-segment"
+#: A resource id nothing was created with.
+UNKNOWN_ID = "conformance-unknown-id"
+#: Operations whose 404 answer spec 7 shows, with its code: there the unknown-id case is a must.
+DOCUMENTED_NOT_FOUND = {"E2": "RESOURCE_UNKNOWN"}
+
+
+@dataclass(frozen=True)
+class BodyCase:
+    """A broken body: id slug, rule ``ROB-<name>``, what is sent, accepted statuses."""
+
+    name: str
+    what: str
+    statuses: tuple[int, ...]
+
+
+BODY_CASES: tuple[BodyCase, ...] = (
+    BodyCase("malformed-json", "a body that is not valid JSON", (400,)),
+    BodyCase("empty-body", "an empty body", (400,)),
+    BodyCase("wrong-content-type", "a JSON body sent as text/plain", (400, 415)),
+    BodyCase("invalid-utf8", "a body with bytes that are not UTF-8", (400,)),
+    BodyCase("oversized-body", "a JSON body of more than 1 MiB", (400, 413)),
+)
+
+
+def _scenario(
+    op: Operation,
+    context: Context,
+    slug: str,
+    rule: str,
+    title: str,
+    statuses: tuple[int, ...],
+    **extra: object,
+) -> Scenario:
+    return Scenario(
+        id=scenario_id(op.id, slug),
+        operation=op.id,
+        rule=f"ROB-{rule}",
+        spec="spec 7",
+        level="should",
+        kind="robustness",
+        title=f"{op.id} {op.name}: {title}",
+        expect=Expectation(statuses, None, BODY_SCHEMA_ERROR),
+        variant=base_variant(op, context),
+        params=params(case=rule, **extra),
+    )
+
+
+def _body_cases(op: Operation, context: Context) -> Iterator[Scenario]:
+    if not has_body(op):
+        return
+    for case in BODY_CASES:
+        extra = {"bytes": OVERSIZED_BODY_BYTES} if case.name == "oversized-body" else {}
+        yield _scenario(
+            op,
+            context,
+            f"{case.name}-rejected",
+            case.name,
+            f"{case.what} is answered {'/'.join(map(str, case.statuses))} "
+            "with the spec 7 error body",
+            case.statuses,
+            **extra,
+        )
+
+
+def _sample_path(op: Operation) -> str:
+    values = {}
+    for parameter in op.path_parameters:
+        if parameter.name in op.fixed_path_values:
+            continue
+        enum = parameter.schema.get("enum")
+        values[parameter.name] = str(enum[0]) if isinstance(enum, list) and enum else "x"
+    return op.render_path(**values)
+
+
+def _wrong_method(
+    op: Operation, context: Context, seen: set[tuple[str, str]]
+) -> Iterator[Scenario]:
+    path = _sample_path(op)
+    allowed = context.contract.allowed_methods(path)
+    if not allowed:
+        return
+    method = next((m for m in _METHODS if m not in allowed), None)
+    if method is None:
+        return
+    if (path, method) in seen:
+        return  # another operation on the same path (E3 and E7) already sends this request
+    seen.add((path, method))
+    yield _scenario(
+        op,
+        context,
+        f"method-{method}-not-allowed",
+        "wrong-method",
+        f"{method} on this path is answered 405",
+        (405,),
+        method=method,
+    )
+    yield _scenario(
+        op,
+        context,
+        f"method-{method}-allow-header-listed",
+        "allow-header",
+        f"the 405 answer to {method} lists the allowed methods in Allow ({', '.join(allowed)})",
+        (405,),
+        method=method,
+        allowed=tuple(allowed),
+    )
+
+
+def _unknown_path(op: Operation, context: Context) -> Iterator[Scenario]:
+    yield _scenario(
+        op,
+        context,
+        "unknown-subpath-not-found",
+        "unknown-path",
+        f"an unknown segment appended to the path (/{UNKNOWN_SEGMENT}) is answered 404",
+        (404,),
+        segment=UNKNOWN_SEGMENT,
+    )
+    code = DOCUMENTED_NOT_FOUND.get(op.id)
+    for parameter in op.path_parameters:
+        pinned = "const" in parameter.schema or "enum" in parameter.schema
+        if pinned:
+            continue  # a wrong product is a constraint scenario
+        scenario = _scenario(
+            op,
+            context,
+            f"path.{parameter.name}-unknown-not-found",
+            "unknown-id",
+            f"an unknown {parameter.name} ({UNKNOWN_ID}) is answered 404"
+            + (f" {code} (spec 7)" if code else ""),
+            (404,),
+            parameter=parameter.name,
+            value=UNKNOWN_ID,
+        )
+        if code is not None:
+            scenario = replace(
+                scenario,
+                level="must",
+                spec="spec 7",
+                expect=Expectation((404,), code, BODY_SCHEMA_RESPONSE),
+            )
+        yield scenario
+
+
+def generate(context: Context) -> Iterator[Scenario]:
+    """Robustness scenarios of every operation."""
+    seen: set[tuple[str, str]] = set()
+    for op in context.operations():
+        yield from _body_cases(op, context)
+        yield from _unknown_path(op, context)
+        yield from _wrong_method(op, context, seen)

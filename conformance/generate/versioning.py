@@ -1,0 +1,234 @@
+"""Versioning scenarios (spec 9): the /v1 prefix, x-accept-fix values, deprecated fields.
+
+* Each value of ``x-accept-fix`` spec 9 shows (``types/headers.json`` ``x-knownValues``) changes
+  what spec 9 says it changes, checked on the operation where that shows
+  (:data:`EFFECTS`); a value added to ``x-knownValues`` without an entry there is still sent, on
+  every operation that requires the header, and must be accepted.
+* An unknown ``x-accept-fix`` value is ignored (``should``: breaking changes keep arriving behind
+  the header, spec 9, so a value the target does not know yet must not fail the request).
+* A request member marked ``deprecated`` in the request schema is still accepted
+  (``remittanceInformationStructured``: "to be deprecated", spec 9, 1.16.2).
+* The interface lives under ``/v1`` (spec 9): the same request without the prefix is not the
+  interface and is answered 404 (``should``: the status is convention).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.contract import Operation
+from conformance.generate._common import (
+    Context,
+    params,
+    requires_header,
+    scenario_id,
+    success,
+    takes_header,
+)
+from conformance.generate.variants import base_variant
+from conformance.mutations import id_safe
+from conformance.scenario import Expectation, Mutation, Scenario
+
+__all__ = ["ACCEPT_FIX", "EFFECTS", "UNKNOWN_FIX_VALUE", "Effect", "generate"]
+
+ACCEPT_FIX = "x-accept-fix"
+#: A value no release has used (spec 9 lists the known ones).
+UNKNOWN_FIX_VALUE = "conformance-unknown-fix"
+_PREFIX = "/v1"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What one x-accept-fix value changes, seen on one operation (``params["effect"]``)."""
+
+    operation: str
+    effect: str
+    title: str
+    level: str
+    setup: tuple[str, ...] = ()
+
+
+#: Spec 9's x-accept-fix values and where their effect is visible.
+EFFECTS: Mapping[str, tuple[Effect, ...]] = {
+    # spec 4.2 / spec 9: amounts serialised as strings with the currency's minor units (1.7.6)
+    "amount-as-string": (
+        Effect(
+            "E8",
+            "amounts-are-strings",
+            "transaction amounts are JSON strings with the currency's number of decimals",
+            "must",
+        ),
+    ),
+    # spec 8 / spec 9: account name up to 70 characters (1.7.6)
+    "longer-name": (
+        Effect(
+            "E12",
+            "account-name-up-to-70",
+            "an account name of 70 characters (SA) reads back whole from E12",
+            "must",
+            ("SCU", "SA"),
+        ),
+    ),
+    # spec 9: ISO-compliant cashAccountType (1.16.1, future breaking change)
+    "cash-account-type-iso": (
+        Effect(
+            "E12",
+            "cash-account-type-is-iso",
+            "cashAccountType is an ISO 20022 cash account type code",
+            "should",
+            ("SCU", "SA"),
+        ),
+    ),
+    # spec 9: originalAmount and transactionAmount switched on card transactions (1.6.3)
+    "cardaccount-switch-originalamount-and-transactionamount": (
+        Effect(
+            "E4",
+            "amounts-switched",
+            "originalAmount and transactionAmount of card transactions are switched compared "
+            "with the same read without the value",
+            "should",
+            ("SCU", "SCA", "E5"),
+        ),
+    ),
+}
+
+
+def _known_values(context: Context) -> tuple[str, ...]:
+    try:
+        schema = context.contract.header_schema(ACCEPT_FIX)
+    except KeyError:
+        return ()
+    return tuple(str(value) for value in schema.get("x-knownValues", ()))
+
+
+def _header(value: str) -> Mutation:
+    return Mutation(
+        target="header", pointer=(ACCEPT_FIX,), action="set", value=value, keyword="x-knownValues"
+    )
+
+
+def _fix_scenario(
+    op: Operation,
+    context: Context,
+    value: str,
+    slug: str,
+    title: str,
+    level: str,
+    *,
+    name: str | None = None,
+    **extra: Any,
+) -> Scenario:
+    """A request with ``x-accept-fix: value``; ``name`` replaces the value in the id and rule."""
+    name = name or id_safe(value, None)
+    return Scenario(
+        id=scenario_id(op.id, "accept-fix", name, slug),
+        operation=op.id,
+        rule=f"VER-{name}",
+        spec="spec 9",
+        level=level,
+        kind="version",
+        title=f"{op.id} {op.name}: with x-accept-fix {value}, {title}",
+        expect=success(op),
+        mutation=_header(value),
+        variant=base_variant(op, context),
+        params=params(value=value, **extra),
+    )
+
+
+def _known_value_scenarios(context: Context) -> Iterator[Scenario]:
+    operations = context.contract.operations
+    for value in _known_values(context):
+        effects = EFFECTS.get(value)
+        if effects is None:
+            for op in context.operations():
+                if requires_header(op, ACCEPT_FIX):
+                    yield _fix_scenario(
+                        op,
+                        context,
+                        value,
+                        "accepted",
+                        "the request is accepted",
+                        "should",
+                        effect="accepted",
+                    )
+            continue
+        for effect in effects:
+            if effect.operation in operations and all(s in operations for s in effect.setup):
+                yield _fix_scenario(
+                    operations[effect.operation],
+                    context,
+                    value,
+                    effect.effect,
+                    effect.title,
+                    effect.level,
+                    effect=effect.effect,
+                    steps=effect.setup,
+                )
+
+
+def _unknown_value(op: Operation, context: Context) -> Iterator[Scenario]:
+    if takes_header(op, ACCEPT_FIX):
+        yield _fix_scenario(
+            op,
+            context,
+            UNKNOWN_FIX_VALUE,
+            "ignored",
+            "a value no release defines, the request is answered as without it",
+            "should",
+            name="unknown-value",
+            effect="ignored",
+        )
+
+
+def _deprecated_members(op: Operation, context: Context) -> Iterator[Scenario]:
+    if op.request_schema is None:
+        return
+    body = context.resolver(op.request_schema)
+    properties: Mapping[str, Any] = body.get("properties", {})
+    for name, schema in properties.items():
+        if not isinstance(schema, Mapping) or not (
+            schema.get("deprecated") or context.resolver(schema).get("deprecated")
+        ):
+            continue
+        yield Scenario(
+            id=scenario_id(op.id, "deprecated", name, "accepted"),
+            operation=op.id,
+            rule=f"VER-deprecated-{name}",
+            spec=str(schema.get("x-spec") or "spec 9"),
+            level="must",
+            kind="version",
+            title=(
+                f"{op.id} {op.name}: a request using the deprecated member {name} is still accepted"
+            ),
+            expect=success(op),
+            variant=base_variant(op, context, (name,)),
+            params=params(member=name),
+        )
+
+
+def _without_prefix(op: Operation, context: Context) -> Iterator[Scenario]:
+    if not op.path.startswith(_PREFIX + "/"):
+        return
+    yield Scenario(
+        id=scenario_id(op.id, "without-v1-prefix", "not-found"),
+        operation=op.id,
+        rule="VER-v1-prefix",
+        spec="spec 9",
+        level="should",
+        kind="version",
+        title=f"{op.id} {op.name}: the same request without the /v1 prefix is answered 404",
+        expect=Expectation((404,)),
+        variant=base_variant(op, context),
+        params=params(strip_prefix=_PREFIX),
+    )
+
+
+def generate(context: Context) -> Iterator[Scenario]:
+    """Versioning scenarios of the contract."""
+    yield from _known_value_scenarios(context)
+    for op in context.operations():
+        yield from _unknown_value(op, context)
+        yield from _deprecated_members(op, context)
+        yield from _without_prefix(op, context)

@@ -1,0 +1,173 @@
+"""What one conformance scenario is: the request to make, the requirement it checks, the answer due.
+
+A scenario is a frozen value generated from the contract (``conformance.generate``); a runner
+(``conformance.runners``, chosen by :attr:`Scenario.kind`) turns it into requests. Keeping it pure
+data is what makes test ids stable: the same contract always yields the same scenarios, and a
+failure names the operation, the requirement id, the spec part and the level without the runner
+knowing any of them.
+
+Values are immutable all the way down so that scenarios can be hashed, compared and shared between
+xdist workers: a JSON array inside a mutation value or a parameter is a ``tuple`` and a JSON object
+is a :class:`JsonObject`; :func:`thaw` gives the ``list``/``dict`` form to send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ACTIONS",
+    "BODY_SCHEMA_ERROR",
+    "BODY_SCHEMA_RESPONSE",
+    "KINDS",
+    "LEVELS",
+    "TARGETS",
+    "Expectation",
+    "JsonObject",
+    "Mutation",
+    "Scenario",
+    "freeze",
+    "thaw",
+]
+
+#: Runner names, one per scenario family (SUITE_DESIGN.md).
+KINDS = ("positive", "constraint", "header", "auth", "rule", "flow", "version", "robustness")
+#: ``must``: the spec states it; ``should``: inferred from a convention where the spec is silent.
+LEVELS = ("must", "should")
+#: Where a :class:`Mutation` applies.
+TARGETS = ("body", "query", "path", "header")
+#: What a :class:`Mutation` does at its pointer.
+#:
+#: * ``remove``: delete the member (body), the parameter or the header;
+#: * ``set``: put :attr:`Mutation.value` there, creating missing intermediate objects (body), or
+#:   send it as the parameter's or header's text;
+#: * ``resize``: make the array at the pointer hold ``value`` items, repeating its first item, or
+#:   for identifiers that must be distinct (``paymentIds``) fresh ones the runner creates;
+#: * ``duplicate``: append a copy of the array's first item (breaks ``uniqueItems``).
+ACTIONS = ("remove", "set", "resize", "duplicate")
+#: :attr:`Expectation.body_schema`: validate against ``op.responses[status].schema``.
+BODY_SCHEMA_RESPONSE = "response"
+#: :attr:`Expectation.body_schema`: validate against the spec 7 error body (``errors.json``
+#: ``ErrorResponse``), for answers the operation does not document (404 on an unknown path, 405).
+BODY_SCHEMA_ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class JsonObject:
+    """An immutable JSON object: its members as ``(name, value)`` pairs in their order."""
+
+    items: tuple[tuple[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: thaw(value) for name, value in self.items}
+
+
+def freeze(value: Any) -> Any:
+    """The immutable form of a JSON value: lists become tuples, dicts :class:`JsonObject`."""
+    if isinstance(value, Mapping):
+        return JsonObject(tuple((str(name), freeze(item)) for name, item in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(freeze(item) for item in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """The JSON form to send of a frozen value: tuples become lists, :class:`JsonObject` dicts."""
+    if isinstance(value, JsonObject):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [thaw(item) for item in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """The answer a scenario requires.
+
+    ``statuses`` lists every acceptable HTTP status. ``error_code`` is the spec 7 ``code`` (for
+    payment operations it may instead appear in ``tppMessages[].code``) when the spec gives one.
+    ``body_schema`` says what the answer body must validate against: :data:`BODY_SCHEMA_RESPONSE`
+    (the operation's documented schema for the status received), :data:`BODY_SCHEMA_ERROR` (the
+    spec 7 error body) or ``None`` (not checked by this expectation; flows check each step).
+    """
+
+    statuses: tuple[int, ...]
+    error_code: str | None = None
+    body_schema: str | None = None
+
+    @property
+    def rejects(self) -> bool:
+        """Whether every acceptable status is a client or server error (a negative scenario)."""
+        return all(status >= 400 for status in self.statuses)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mutation:
+    """One change to a valid base request, breaking (or, in positive sweeps, exercising) one thing.
+
+    ``pointer`` locates the change: JSON-pointer parts into the body (an array body's items start
+    with an index: ``(0, "amount")``), or ``(name,)`` for a query or path parameter or a header.
+    ``value`` is JSON-ready and immutable (see :func:`thaw`); for ``query``, ``path`` and
+    ``header`` targets it is the exact text to send. ``keyword`` is the JSON Schema keyword broken
+    (``maxLength``, ``enum``, ``required`` ...), or the keyword a positive sweep walks (``enum``).
+    Keyword-only because ``keyword`` is required but follows the defaulted ``value``.
+    """
+
+    target: str
+    pointer: tuple[str | int, ...]
+    action: str
+    value: Any = None
+    keyword: str
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"mutation target {self.target!r} is not one of {TARGETS}")
+        if self.action not in ACTIONS:
+            raise ValueError(f"mutation action {self.action!r} is not one of {ACTIONS}")
+
+    @property
+    def json_value(self) -> Any:
+        """:attr:`value` as it is sent (lists and dicts)."""
+        return thaw(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One generated test: a request (or flow) against one operation and the answer it requires.
+
+    ``id`` is the pytest id, stable across runs and ending in the outcome (``-accepted``,
+    ``-rejected``, ``-is-...``). ``rule`` is the requirement id (a ``rules.json`` row id, or a
+    generated one: ``SCH-<keyword>``, ``HDR-...``, ``AUTH-<case>``, ``POS-<op>``, ``ROB-<case>``,
+    ``VER-<value>``, ``STATE-...``); ``spec`` the spec part it comes from; ``level`` ``must`` or
+    ``should``; ``kind`` the runner. ``variant`` names the base request a factory builds (empty:
+    the operation's default). ``params`` are runner-specific and immutable; ``assumptions`` are the
+    contract's assumption texts the verdict rests on.
+    """
+
+    id: str
+    operation: str
+    rule: str
+    spec: str
+    level: str
+    kind: str
+    title: str
+    expect: Expectation
+    mutation: Mutation | None = None
+    variant: str = ""
+    params: tuple[tuple[str, Any], ...] = ()
+    assumptions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"{self.id}: level {self.level!r} is not one of {LEVELS}")
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {KINDS}")
+
+    def param(self, name: str, default: Any = None) -> Any:
+        """The value of one of :attr:`params` (thawed to its JSON form), or ``default``."""
+        for key, value in self.params:
+            if key == name:
+                return thaw(value)
+        return default
