@@ -1,0 +1,22 @@
+"""``conformance serve``: run the bundled reference server (same options as
+``python -m reference_server``), a local sandbox to develop a TPP against or to point the suite at.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from reference_server.cli import add_arguments, run
+
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the reference server (a local sandbox of the interface)",
+        description="Run the reference server of the interface on the standard library's "
+        "http.server; prints the URL it listens on.",
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=run)

@@ -1,0 +1,245 @@
+"""The handler interface: what a resource handler receives, returns and raises.
+
+Every handler in ``reference_server.resources`` is a plain function ``(Call) -> Response``. The
+HTTP plumbing (``reference_server.http``) builds a :class:`Request`; the application
+(``reference_server.app``) routes it, authenticates it, validates it and hands the handler a
+:class:`Call` in which everything the contract can check has already been checked. A handler
+signals a refusal by raising :class:`ApiError`; the application renders it in the spec 7 form
+(with ``tppMessages`` for payment operations, spec 2.6).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cryptography import x509
+
+    from conformance.contract import Operation
+    from reference_server.app import Application
+
+__all__ = [
+    "ApiError",
+    "AuthContext",
+    "Call",
+    "Handler",
+    "Headers",
+    "Request",
+    "Response",
+    "Route",
+    "TppMessage",
+]
+
+#: JSON value as parsed by :func:`json.loads`.
+Json = Any
+
+
+class Headers(Mapping[str, str]):
+    """Case-insensitive, immutable request headers (first value wins for repeated names)."""
+
+    __slots__ = ("_items", "_lookup")
+
+    def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
+        self._items: tuple[tuple[str, str], ...] = tuple(items)
+        lookup: dict[str, str] = {}
+        for name, value in self._items:
+            lookup.setdefault(name.lower(), value)
+        self._lookup = lookup
+
+    def __getitem__(self, name: str) -> str:
+        return self._lookup[name.lower()]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._lookup
+
+    def __iter__(self) -> Iterator[str]:
+        seen: set[str] = set()
+        for name, _ in self._items:
+            if name.lower() not in seen:
+                seen.add(name.lower())
+                yield name
+
+    def __len__(self) -> int:
+        return len(self._lookup)
+
+    def raw(self) -> tuple[tuple[str, str], ...]:
+        """Every header line in arrival order, repeats included."""
+        return self._items
+
+    def __repr__(self) -> str:
+        return f"Headers({list(self._items)!r})"
+
+
+@dataclass(frozen=True)
+class Request:
+    """One HTTP request as received: nothing interpreted beyond the request line and headers."""
+
+    method: str
+    path: str  # the path as sent, without the query (the routers decode path values)
+    target: str  # the raw request target (path + query) as sent, for the signing string
+    query: Mapping[str, tuple[str, ...]]  # raw query values, every repetition kept
+    headers: Headers
+    body: bytes = b""
+    client: tuple[str, int] = ("127.0.0.1", 0)
+
+    @property
+    def request_id(self) -> str | None:
+        return self.headers.get("X-Request-ID")
+
+
+@dataclass(frozen=True)
+class AuthContext:
+    """Who is calling, as established by ``reference_server.auth`` (spec 5).
+
+    ``certificate`` is the verified TPP signing certificate (None only when the operation is not
+    authenticated, i.e. reference-server-only routes). ``roles`` are the PSD2 roles it carries
+    (None when it carries none). The PSU fields are the decoded header values (RFC 2047 decoded);
+    ``customer_id`` is the sandbox customer the PSU-ID (or X-PSU-IDENTITY) belongs to, if any.
+    """
+
+    certificate: x509.Certificate | None = None
+    roles: frozenset[str] | None = None
+    psu_id: str | None = None
+    psu_identity: str | None = None
+    psu_corporate_id: str | None = None
+    psu_context: str | None = None
+    customer_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """What a handler receives: the request after routing, authentication and validation.
+
+    ``operation`` is None for the reference-server-only routes (``/_control/...``, ``/sca/...``).
+    ``query`` holds the query parameters converted to their schema types (bool, int, date string)
+    for contract operations, and the raw first value of each parameter otherwise. ``body`` is the
+    parsed JSON body (validated against the operation's request schema), or None without a body.
+    """
+
+    app: Application
+    request: Request
+    operation: Operation | None
+    path_params: Mapping[str, str]
+    query: Mapping[str, Any]
+    body: Json
+    auth: AuthContext
+
+    @property
+    def headers(self) -> Headers:
+        return self.request.headers
+
+    def header(self, name: str) -> str | None:
+        """A header value, RFC 2047-decoded (spec 5 part 3)."""
+        from reference_server.auth import decoded_header
+
+        return decoded_header(self.request.headers, name)
+
+
+@dataclass(frozen=True)
+class Response:
+    """What a handler returns. Build it with :meth:`json`, :meth:`empty`, :meth:`html`."""
+
+    status: int
+    body: bytes = b""
+    content_type: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    document: Json = None  # the JSON document ``body`` was serialised from (tests check it)
+
+    @classmethod
+    def json(cls, status: int, document: Json, headers: Iterable[tuple[str, str]] = ()) -> Response:
+        body = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return cls(status, body, "application/json", tuple(headers), document)
+
+    @classmethod
+    def empty(cls, status: int = 204, headers: Iterable[tuple[str, str]] = ()) -> Response:
+        return cls(status, b"", None, tuple(headers))
+
+    @classmethod
+    def html(cls, status: int, text: str, headers: Iterable[tuple[str, str]] = ()) -> Response:
+        return cls(status, text.encode("utf-8"), "text/html; charset=utf-8", tuple(headers))
+
+    @classmethod
+    def redirect(cls, location: str, status: int = 302) -> Response:
+        return cls(status, b"", None, (("Location", location),))
+
+    def with_headers(self, *extra: tuple[str, str]) -> Response:
+        return Response(
+            self.status, self.body, self.content_type, self.headers + extra, self.document
+        )
+
+
+@dataclass(frozen=True)
+class TppMessage:
+    """One ``tppMessages`` entry (spec 2.6): category ERROR or WARNING, a spec 7 code."""
+
+    code: str
+    text: str | None = None
+    path: str | None = None
+    category: str = "ERROR"
+
+    def to_json(self) -> dict[str, str]:
+        document = {"category": self.category, "code": self.code}
+        if self.path is not None:
+            document["path"] = self.path
+        if self.text is not None:
+            document["text"] = self.text[:512]  # spec 2.6: text at most 512 characters
+        return document
+
+
+class ApiError(Exception):
+    """A refusal, rendered by the application as the spec 7 error body.
+
+    ``code`` goes to the body's ``code``; ``message`` to its ``message``. For payment and basket
+    operations the body also carries ``tppMessages``: ``messages`` when given, otherwise one
+    ERROR entry built from ``tpp_code or code``, ``message`` and ``path``. ``links`` becomes the
+    body's ``_links`` (the 401 ``scaRedirect`` answer, spec 5 part 6). ``headers`` are added to
+    the response (``Allow`` on 405).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str | None = None,
+        *,
+        path: str | None = None,
+        tpp_code: str | None = None,
+        messages: Iterable[TppMessage] = (),
+        links: Mapping[str, Any] | None = None,
+        headers: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.path = path
+        self.tpp_code = tpp_code
+        self.messages = tuple(messages)
+        self.links = links
+        self.headers = tuple(headers)
+
+    def tpp_messages(self) -> tuple[TppMessage, ...]:
+        if self.messages:
+            return self.messages
+        return (TppMessage(self.tpp_code or self.code, self.message, self.path),)
+
+
+#: A resource handler.
+Handler = Callable[[Call], Response]
+
+
+@dataclass(frozen=True)
+class Route:
+    """A reference-server-only route outside the contract (``/_control/...``, ``/sca/...``).
+
+    ``path`` is a template with ``{name}`` segments (one path segment each). ``loopback_only``
+    refuses callers not on 127.0.0.1/::1 with 403. These routes are never signed.
+    """
+
+    method: str
+    path: str
+    handler: Handler = field(compare=False)
+    loopback_only: bool = True

@@ -1,0 +1,217 @@
+"""The application: state (contract, store, clock, faults, trust) and the dispatch pipeline.
+
+``Application.dispatch(request) -> Response`` is the whole server minus the socket: route
+(reference-server-only routes first, then the contract), authenticate and check headers (spec 5,
+spec 4.2), validate parameters and body (the contract's schemas, then the cross-field checks of
+``conformance.crossfield``), call the handler, and turn every refusal into the spec 7 error body.
+Tests can call it directly without HTTP.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType, ModuleType
+from typing import TYPE_CHECKING
+
+from reference_server import auth, errors, validation
+from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
+from reference_server.clock import Clock
+from reference_server.faults import check_names
+from reference_server.routing import Router
+from reference_server.store import Store
+
+if TYPE_CHECKING:
+    from cryptography import x509
+
+    from conformance.contract import Contract, Operation
+
+__all__ = ["Application"]
+
+logger = logging.getLogger("reference_server")
+
+#: Families whose error answers carry ``tppMessages`` (spec 2.6, spec 7 codes list).
+PAYMENT_FAMILIES = frozenset({"payments", "baskets"})
+
+_LOOPBACK = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1", "localhost"})
+
+
+class Application:
+    """One server's state and behaviour. Build it, then call :meth:`dispatch` per request."""
+
+    def __init__(
+        self,
+        *,
+        contract: Contract | None = None,
+        store: Store | None = None,
+        clock: Clock | None = None,
+        faults: Iterable[str] = (),
+        trust_ca: x509.Certificate | None = None,
+        modules: Iterable[str] | None = None,
+    ) -> None:
+        if contract is None:
+            from conformance.contract import load_contract
+
+            contract = load_contract()
+        self.contract: Contract = contract
+        self.store = store or Store()
+        self.clock = clock or Clock()
+        self.faults = check_names(faults)
+        self.trust_ca = trust_ca
+        self.logger = logger
+        self.modules = _load_modules(modules)
+        handlers: dict[str, Handler] = {}
+        routes: list[Route] = []
+        self._request_hooks: list[Callable[[Application], None]] = []
+        self._reset_hooks: list[Callable[[Application], None]] = []
+        for module in self.modules:
+            for operation_id, handler in getattr(module, "OPERATIONS", {}).items():
+                if operation_id in handlers:
+                    raise ValueError(f"operation {operation_id} has two handlers")
+                handlers[operation_id] = handler
+            routes.extend(getattr(module, "ROUTES", ()))
+            if hasattr(module, "on_request"):
+                self._request_hooks.append(module.on_request)
+            if hasattr(module, "on_reset"):
+                self._reset_hooks.append(module.on_reset)
+        self.handlers: Mapping[str, Handler] = MappingProxyType(handlers)
+        self.router = Router(routes)
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def faulty(self, name: str) -> bool:
+        """Whether the deliberate fault ``name`` is switched on (``--fault NAME``)."""
+        return name in self.faults
+
+    def reset(self) -> None:
+        """Empty the store and set the clock back to real time (``/_control/reset``)."""
+        self.store.reset()
+        self.clock.reset()
+        for hook in self._reset_hooks:
+            hook(self)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- dispatch -------------------------------------------------------------------------------
+
+    def dispatch(self, request: Request) -> Response:
+        """Answer one request. Never raises: every failure becomes a spec 7 error answer."""
+        started = time.perf_counter()
+        operation: Operation | None = None
+        payment_style = False
+        try:
+            routed = self.router.match(request.method, request.path)
+            if routed is not None:
+                return self._call_route(request, routed.route, routed.path_params)
+            allowed = self.router.allowed_methods(request.path)
+            if allowed:
+                raise _method_not_allowed(request, allowed)
+            if request.method == "OPTIONS":
+                return self._options(request)
+            matched = self.contract.match(request.method, request.path)
+            if matched is None:
+                payment_style = self._looks_like_payment(request.path)
+                raise self._unrouted(request)
+            operation, path_params = matched
+            payment_style = operation.family in PAYMENT_FAMILIES
+            return self._call_operation(request, operation, path_params)
+        except ApiError as error:
+            return errors.render(
+                error, payment_style=payment_style, html=self.faulty("html-errors")
+            )
+        except Exception:
+            logger.exception(
+                "unhandled error in %s %s (X-Request-ID %s)",
+                request.method,
+                request.path,
+                request.request_id,
+            )
+            return errors.render(
+                ApiError(500, "SYSTEM_ERROR"),
+                payment_style=payment_style,
+                html=self.faulty("html-errors"),
+            )
+        finally:
+            logger.debug(
+                "dispatched %s %s in %.1f ms",
+                request.method,
+                request.path,
+                (time.perf_counter() - started) * 1000,
+            )
+
+    def _options(self, request: Request) -> Response:
+        """OPTIONS answers 204 with ``Allow`` for a known path (RFC 9110 §9.3.7), else 404."""
+        allowed = self.contract.allowed_methods(request.path)
+        if not allowed:
+            raise ApiError(404, "RESOURCE_UNKNOWN", f"no resource at {request.path}")
+        return Response.empty(204, (("Allow", ", ".join((*allowed, "OPTIONS"))),))
+
+    def _call_route(self, request: Request, route: Route, params: dict[str, str]) -> Response:
+        if route.loopback_only and request.client[0] not in _LOOPBACK:
+            raise ApiError(403, "FORBIDDEN", "reference-server controls answer loopback only")
+        query = {name: values[0] for name, values in request.query.items() if values}
+        # JSON bodies are parsed for the handler; others (the SCA page's HTML form) are left to
+        # it in ``call.request.body``.
+        content_type = request.headers.get("Content-Type")
+        json_body = content_type is None or validation.is_json_media_type(content_type)
+        body = validation.parse_body(request) if request.body and json_body else None
+        call = Call(self, request, None, params, query, body, AuthContext())
+        return route.handler(call)
+
+    def _call_operation(
+        self, request: Request, operation: Operation, path_params: dict[str, str]
+    ) -> Response:
+        for hook in self._request_hooks:
+            hook(self)
+        handler = self.handlers.get(operation.id)
+        identity = auth.authenticate(self, request, operation)
+        query = validation.parse_query(self, operation, request.query)
+        validation.check_path(self, operation, path_params)
+        body = validation.parse_body(request)
+        if operation.request_schema is not None:
+            validation.check_body(self, operation, body)
+        if handler is None:
+            raise ApiError(501, "SYSTEM_ERROR", f"{operation.id} is not implemented")
+        call = Call(self, request, operation, path_params, query, body, identity)
+        return handler(call)
+
+    # -- routing failures -----------------------------------------------------------------------
+
+    def _unrouted(self, request: Request) -> ApiError:
+        """Why no operation matched: unknown path (404), wrong method (405 + ``Allow``), or a
+        payment path naming a product the contract does not know (404 PRODUCT_UNKNOWN, spec 7)."""
+        templates = self.contract.templates_for(request.path)
+        allowed = tuple(sorted({op.method for op in templates}))
+        if not allowed:
+            return ApiError(404, "RESOURCE_UNKNOWN", f"no resource at {request.path}")
+        if request.method not in allowed:
+            return _method_not_allowed(request, allowed)
+        return ApiError(
+            404,
+            "PRODUCT_UNKNOWN",
+            f"{request.path} names a payment product this interface does not offer",
+            path="payment-product",
+        )
+
+    def _looks_like_payment(self, path: str) -> bool:
+        return any(op.family in PAYMENT_FAMILIES for op in self.contract.templates_for(path))
+
+
+def _method_not_allowed(request: Request, allowed: tuple[str, ...]) -> ApiError:
+    return ApiError(
+        405,
+        "BAD_REQUEST",
+        f"{request.method} is not allowed on {request.path}; allowed: {', '.join(allowed)}",
+        headers=(("Allow", ", ".join(allowed)),),
+    )
+
+
+def _load_modules(names: Iterable[str] | None) -> tuple[ModuleType, ...]:
+    if names is None:
+        from reference_server.resources import MODULES
+
+        names = MODULES
+    return tuple(importlib.import_module(f"reference_server.resources.{name}") for name in names)

@@ -1,0 +1,294 @@
+"""Authentication and header checks of a contract operation (spec 5, spec 4.2, spec 7 rules 3, 7).
+
+The order is fixed, so that one request gets one predictable answer:
+
+1. required headers present (spec 4.2) → 400 ``HTTP_HEADER_REQUIRED``;
+2. Signature, Digest and certificate (spec 5 parts 1–4, via ``conformance.signing``) → 400/401;
+3. certificate trust (``--trust``) and PSD2 role → 401 ``CERTIFICATE_INVALID`` / 403 ``FORBIDDEN``;
+4. header value formats (``types/headers.json``) → 400 ``FORMAT_ERROR`` (spec 7 rule 7);
+5. PSU rules: X-PSU-IDENTITY a national identity or D-number, a corporate PSU names its
+   PSU-Corporate-ID (spec 7 rule 3) → 400.
+
+The status and code of each refusal are choices where spec 5 and 7 are silent; they are listed in
+``assumptions.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from conformance.certs import read_psd2_roles, verify_chain
+from conformance.identifiers import is_valid_national_id
+from conformance.signing import (
+    SPEC5_SIGNED_HEADERS,
+    Verification,
+    VerificationFailure,
+    decode_header_value,
+    verify_request,
+)
+from reference_server import sandbox_data
+from reference_server.api import ApiError, AuthContext, Headers, Request
+
+if TYPE_CHECKING:
+    from cryptography import x509
+
+    from conformance.contract import Operation
+    from reference_server.app import Application
+
+__all__ = [
+    "REQUIRED_ROLE",
+    "authenticate",
+    "decoded_header",
+]
+
+#: PSD2 role a certificate must carry, when it carries roles at all, per operation family.
+REQUIRED_ROLE: Mapping[str, str] = {
+    "payments": "PSP_PI",
+    "baskets": "PSP_PI",
+    "accounts": "PSP_AI",
+    "consents": "PSP_AI",
+}
+
+#: Code in ``tppMessages`` of a payment operation for a rejected signature or certificate: spec 7
+#: lists no authentication code, FORBIDDEN is the closest of its list (assumption).
+_AUTH_TPP_CODE = "FORBIDDEN"
+
+#: Verification failures a fault lets through: failure → the fault that tolerates it.
+_TOLERATED: Mapping[VerificationFailure, str] = {
+    VerificationFailure.DIGEST_MISMATCH: "skip-digest-check",
+    VerificationFailure.BAD_SIGNATURE: "accept-any-signature",
+    VerificationFailure.KEYID_MISMATCH: "accept-keyid-mismatch",
+}
+
+_PSU_ID = "PSU-ID"
+_PSU_IDENTITY = "X-PSU-IDENTITY"
+_CORPORATE_ID = "PSU-Corporate-ID"
+_CONTEXT = "PSU-Context"
+
+
+def decoded_header(headers: Headers, name: str) -> str | None:
+    """A header value with RFC 2047 encoded words decoded (spec 5 part 3), or None."""
+    value = headers.get(name)
+    if value is None:
+        return None
+    try:
+        return decode_header_value(value.strip())
+    except ValueError as error:
+        raise ApiError(400, "FORMAT_ERROR", f"{name}: {error}", path=name) from None
+
+
+def authenticate(app: Application, request: Request, operation: Operation) -> AuthContext:
+    """Every check of spec 5 / spec 4.2 for ``operation``; raises :class:`ApiError`."""
+    headers = request.headers
+    check_required_headers(app, operation, headers)
+    certificate = verify_signature(app, request)
+    roles = check_certificate(app, operation, certificate)
+    check_header_formats(app, operation, headers)
+    return identify_psu(app, operation, headers, certificate, roles)
+
+
+# -- 1. required headers --------------------------------------------------------------------------
+
+
+def check_required_headers(app: Application, operation: Operation, headers: Headers) -> None:
+    """Spec 4.2: every required header present and non-empty. On operations that accept
+    X-PSU-IDENTITY, it stands in for PSU-ID (spec 4.2, spec 5 part 5)."""
+    if app.faulty("ignore-required-header"):
+        return
+    for name in operation.required_headers:
+        if _present(headers, name):
+            continue
+        if (
+            name.lower() == _PSU_ID.lower()
+            and _accepts_identity(operation)
+            and _present(headers, _PSU_IDENTITY)
+        ):
+            continue
+        raise ApiError(
+            400,
+            "HTTP_HEADER_REQUIRED",
+            f"{name} is required for {operation.id} (spec 4.2)",
+            path=name,
+        )
+
+
+def _present(headers: Headers, name: str) -> bool:
+    value = headers.get(name)
+    return value is not None and value.strip() != ""
+
+
+def _accepts_identity(operation: Operation) -> bool:
+    listed = {name.lower() for name in operation.required_headers + operation.optional_headers}
+    return _PSU_IDENTITY.lower() in listed
+
+
+# -- 2. signature -------------------------------------------------------------------------------
+
+
+def verify_signature(app: Application, request: Request) -> x509.Certificate | None:
+    """Spec 5 parts 1–4 through ``conformance.signing.verify_request``; the certificate."""
+    raw = {name: request.headers[name] for name in request.headers}
+    now = app.clock.now()
+    verdict = verify_request(
+        request.method,
+        request.target,
+        raw,
+        request.body,
+        required_signed=SPEC5_SIGNED_HEADERS,
+        now=now,
+    )
+    if (
+        not verdict.ok
+        and verdict.failure is VerificationFailure.HEADERS_INCOMPLETE
+        and app.faulty("ignore-headers-list")
+    ):
+        verdict = verify_request(
+            request.method, request.target, raw, request.body, required_signed=(), now=now
+        )
+    if verdict.ok:
+        return verdict.certificate
+    assert verdict.failure is not None
+    tolerated_by = _TOLERATED.get(verdict.failure)
+    if tolerated_by is not None and app.faulty(tolerated_by):
+        return verdict.certificate
+    raise _signature_error(verdict)
+
+
+def _signature_error(verdict: Verification) -> ApiError:
+    failure = verdict.failure
+    if failure is VerificationFailure.MISSING_HEADER:
+        header = verdict.header or "Signature"
+        return ApiError(400, "HTTP_HEADER_REQUIRED", f"{verdict.detail}", path=header)
+    if failure in (
+        VerificationFailure.MALFORMED_SIGNATURE,
+        VerificationFailure.UNSUPPORTED_DIGEST_ALGORITHM,
+    ):
+        header = "Signature" if failure is VerificationFailure.MALFORMED_SIGNATURE else "Digest"
+        return ApiError(400, "FORMAT_ERROR", verdict.detail, path=header)
+    if failure is VerificationFailure.BAD_CERTIFICATE:
+        return ApiError(
+            401,
+            "CERTIFICATE_INVALID",
+            verdict.detail,
+            path="TPP-Signature-Certificate",
+            tpp_code=_AUTH_TPP_CODE,
+        )
+    header = "Digest" if failure is VerificationFailure.DIGEST_MISMATCH else "Signature"
+    return ApiError(401, "SIGNATURE_INVALID", verdict.detail, path=header, tpp_code=_AUTH_TPP_CODE)
+
+
+# -- 3. certificate trust and role --------------------------------------------------------------
+
+
+def check_certificate(
+    app: Application, operation: Operation, certificate: x509.Certificate | None
+) -> frozenset[str] | None:
+    """``--trust``: the certificate chains to the CA (spec 5 part 1); PSD2 role by family."""
+    if certificate is None:
+        return None
+    if app.trust_ca is not None:
+        problem = verify_chain(certificate, app.trust_ca, now=app.clock.now())
+        if problem is not None:
+            raise ApiError(
+                401,
+                "CERTIFICATE_INVALID",
+                f"the signing certificate is not trusted: {problem}",
+                path="TPP-Signature-Certificate",
+                tpp_code=_AUTH_TPP_CODE,
+            )
+    roles = read_psd2_roles(certificate)
+    needed = REQUIRED_ROLE.get(operation.family)
+    if roles is not None and needed is not None and needed not in roles:
+        raise ApiError(
+            403,
+            "FORBIDDEN",
+            f"{operation.id} needs the PSD2 role {needed}; the certificate carries "
+            f"{', '.join(sorted(roles)) or 'none'}",
+            path="TPP-Signature-Certificate",
+        )
+    return roles
+
+
+# -- 4. header formats --------------------------------------------------------------------------
+
+
+def check_header_formats(app: Application, operation: Operation, headers: Headers) -> None:
+    """Each present header with a schema in ``types/headers.json`` matches it (RFC 2047-decoded).
+
+    A malformed PSU-ID is spec 7 rule 7's validation error; the same answer serves every header.
+    """
+    listed = {name.lower() for name in operation.required_headers + operation.optional_headers}
+    for name in headers:
+        if name.lower() not in listed:
+            continue
+        if name.lower() == _PSU_ID.lower() and app.faulty("no-psu-id-format-check"):
+            continue
+        if name.lower() in ("signature", "digest", "tpp-signature-certificate"):
+            continue  # checked by the signature verification
+        try:
+            schema = app.contract.header_schema(name)
+        except KeyError:
+            continue
+        value = decoded_header(headers, name)
+        error = next(iter(app.contract.validator(schema).iter_errors(value)), None)
+        if error is not None:
+            raise ApiError(
+                400,
+                "FORMAT_ERROR",
+                f"header {name}: {error.message}",
+                path=name,
+            )
+
+
+# -- 5. the PSU ---------------------------------------------------------------------------------
+
+
+def identify_psu(
+    app: Application,
+    operation: Operation,
+    headers: Headers,
+    certificate: x509.Certificate | None,
+    roles: frozenset[str] | None,
+) -> AuthContext:
+    """The PSU of the request (spec 5 part 5) and the rules on it."""
+    psu_id = decoded_header(headers, _PSU_ID) or None
+    identity = decoded_header(headers, _PSU_IDENTITY) or None
+    corporate_id = decoded_header(headers, _CORPORATE_ID) or None
+    context = decoded_header(headers, _CONTEXT) or None
+    if identity is not None and not is_valid_national_id(identity):
+        raise ApiError(
+            400,
+            "FORMAT_ERROR",
+            "X-PSU-IDENTITY is not a valid Norwegian national identity or D-number (spec 5 part 5)",
+            path=_PSU_IDENTITY,
+        )
+    customer = None
+    if psu_id is not None:
+        customer = sandbox_data.customer_for_psu(app.store, psu_id)
+    if customer is None and identity is not None:
+        customer = sandbox_data.customer_by_national_id(app.store, identity)
+    corporate = (context or "").upper() == "CORPORATE" or (
+        customer is not None and customer.corporate
+    )
+    if corporate and corporate_id is None and _lists(operation, _CORPORATE_ID):
+        raise ApiError(
+            400,
+            "HTTP_HEADER_REQUIRED",
+            "a corporate PSU must send PSU-Corporate-ID (spec 7 rule 3)",
+            path=_CORPORATE_ID,
+        )
+    return AuthContext(
+        certificate=certificate,
+        roles=roles,
+        psu_id=psu_id,
+        psu_identity=identity,
+        psu_corporate_id=corporate_id,
+        psu_context=context,
+        customer_id=customer.id if customer is not None else None,
+    )
+
+
+def _lists(operation: Operation, header: str) -> bool:
+    listed = {name.lower() for name in operation.required_headers + operation.optional_headers}
+    return header.lower() in listed

@@ -1,0 +1,136 @@
+"""Command line of the reference server (``python -m reference_server``, ``conformance serve``).
+
+Prints ``reference server listening on http://HOST:PORT`` (flushed, with the real port when
+``--port 0`` asked for a free one) so that a parent process can read where to connect, and stops
+cleanly on Ctrl-C or SIGTERM: the signal handler asks ``server.shutdown()`` from another thread
+(calling it from the serving thread would deadlock), then the store is closed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from cryptography import x509
+
+from reference_server.faults import FAULTS, UnknownFaultError
+
+__all__ = ["add_arguments", "build_parser", "main", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The server's options, shared with ``conformance serve``."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port to bind; 0 picks a free one (default 8000)"
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        metavar="PATH",
+        help="SQLite file that keeps the state across restarts (default: in memory)",
+    )
+    parser.add_argument(
+        "--trust",
+        type=Path,
+        metavar="CA.pem",
+        help="accept only signing certificates issued by this CA (spec 5 part 1)",
+    )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="switch on a deliberate fault (repeatable; see --list-faults)",
+    )
+    parser.add_argument(
+        "--list-faults", action="store_true", help="print the faults and the rule each breaks"
+    )
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="logging level (default INFO: one line per request)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m reference_server",
+        description="Reference server of the PSD2-style interface (spec 1.22.0), for the "
+        "conformance suite's self-check and as a local sandbox.",
+    )
+    add_arguments(parser)
+    return parser
+
+
+def list_faults() -> str:
+    width = max(len(name) for name in FAULTS) if FAULTS else 0
+    return "\n".join(
+        f"{fault.name:<{width}}  {fault.rule}: {fault.description}" for fault in FAULTS.values()
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; returns the exit code."""
+    if args.list_faults:
+        print(list_faults())
+        return 0
+    logging.basicConfig(
+        level=getattr(logging, args.log_level),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    from reference_server.app import Application
+    from reference_server.http import ReferenceServer
+    from reference_server.store import Store
+
+    try:
+        trust = _load_ca(args.trust) if args.trust else None
+        store = Store(args.data) if args.data else Store()
+        app = Application(store=store, faults=args.fault, trust_ca=trust)
+    except (UnknownFaultError, OSError, ValueError) as error:
+        print(f"reference server: {error}", file=sys.stderr)
+        return 2
+    try:
+        server = ReferenceServer((args.host, args.port), app)
+    except OSError as error:
+        app.close()
+        print(
+            f"reference server: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr
+        )
+        return 2
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        threading.Thread(target=server.shutdown, name="shutdown", daemon=True).start()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    print(f"reference server listening on {server.url}", flush=True)
+    if app.faults:
+        print(f"faults switched on: {', '.join(sorted(app.faults))}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+        app.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+def _load_ca(path: Path) -> x509.Certificate:
+    """The ``--trust`` CA certificate, PEM or DER."""
+    data = path.read_bytes()
+    try:
+        return x509.load_pem_x509_certificate(data)
+    except ValueError:
+        return x509.load_der_x509_certificate(data)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(build_parser().parse_args(argv))

@@ -1,0 +1,127 @@
+"""Deliberate faults of the payment side (owned by the payment-side work; merged by ``faults``).
+
+Each row breaks one rule; the rule is checked with ``if call.app.faulty("name"): ...`` where it is
+enforced. Most of those spots are in the payment-side modules. Four rules are enforced by the
+pipeline before a handler runs (the body schema and the cross-field checks of
+``reference_server.validation``); for them this module offers the decisions as functions, which
+the validation step consults:
+
+- :func:`skipped_check` — a cross-field check switched off by a fault;
+- :func:`tolerated_schema_error` — a schema error a fault lets through;
+- :func:`violation_status` — the HTTP status of a cross-field violation (``kid-error-401``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reference_server.app import Application
+    from reference_server.faults import Fault
+
+__all__ = [
+    "PAYMENT_FAULTS",  # noqa: F822 (served by the module __getattr__)
+    "SKIPPED_CHECKS",
+    "TOLERATED_SCHEMA_ERRORS",
+    "skipped_check",
+    "tolerated_schema_error",
+    "violation_status",
+]
+
+#: (name, rule, description) of each fault; :data:`PAYMENT_FAULTS` makes them ``Fault`` rows.
+#: Kept as plain tuples because ``reference_server.faults`` imports this module while it is itself
+#: being imported (``Fault`` is only looked up when ``PAYMENT_FAULTS`` is first read).
+_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("basket-best-case", "spec 2.4, spec 3 basket status",
+          "reports a basket's status as the best case of its payments instead of the worst"),
+    ("no-basket-limit", "spec 8 / spec 4.3 E1 (LIM-basket-max-10-payments)",
+          "accepts a signing basket with more than 10 payments"),
+    ("allow-periodic-in-basket", "spec 7 rule 1 (ERR-1-reference-mix-invalid)",
+          "accepts a periodic payment in a signing basket"),
+    ("kid-error-401", "spec 7 rule 2 (ERR-2-kid-*)",
+          "answers a missing or invalid KID with 401 instead of 400"),
+    ("duplicate-months-accepted", "spec 7 rule 4, spec 2.7 (ERR-4, XF-months-unique)",
+          "accepts a MonthlyVariable months list that names a month twice"),
+    ("delete-pdng-allowed", "spec 7 rule 6, spec 3 (ERR-6-pending-payment-not-deletable)",
+          "cancels a payment in status PDNG"),
+    ("account-gone-404", "spec 7 rule 8 (ERR-8-consent-account-gone-empty-list)",
+          "answers the account list with 404 when an account of the consent no longer exists"),
+    ("no-daily-limit", "spec 8 (LIM-transaction-details-daily-calls-without-ip)",
+          "does not limit transaction details calls without PSU-IP-Address to 4 a day"),
+    ("no-consent-age-check", "spec 8 (LIM-transaction-details-consent-max-90-days)",
+          "serves transaction details without PSU-IP-Address on a consent older than 90 days"),
+    ("page-size-100", "spec 8 (LIM-default-page-size-200, LIM-pagination-links-*)",
+          "pages account transactions by 100 instead of 200 by default and in its links"),
+    ("no-regulatory-check", "spec 2.7, spec 8 (XF-ncbct-regulatory-reporting)",
+          "accepts an NCBCT payment of NOK 100 000 or more without regulatory reporting"),
+    ("ignore-minor-units", "spec 2.1 (XF-amount-minor-units)",
+          "accepts payment amounts whose fraction digits differ from the currency's minor units"),
+    ("logical-duplicate-allowed", "spec 4.3 E16, E18 allowLogicalDuplicate",
+          "accepts a logical duplicate payment without allowLogicalDuplicate=true"),
+    ("sca-start-not-started", "spec 3, spec 4.3 E2",
+          "answers the start of a basket authorisation with scaStatus RECEIVED, not STARTED"),
+)
+
+
+@cache
+def _payment_faults() -> tuple[Fault, ...]:
+    from reference_server.faults import Fault
+
+    return tuple(Fault(name, rule, description) for name, rule, description in _ROWS)
+
+
+def __getattr__(name: str) -> Any:
+    """``PAYMENT_FAULTS`` (PEP 562): the rows as ``Fault`` objects, built on first use."""
+    if name == "PAYMENT_FAULTS":
+        return _payment_faults()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+#: Cross-field checks (``conformance.crossfield`` function names) a fault switches off.
+SKIPPED_CHECKS: Mapping[str, str] = MappingProxyType(
+    {
+        "check_amount_fraction_digits": "ignore-minor-units",
+        "check_regulatory_reporting_threshold": "no-regulatory-check",
+        "check_duplicate_months_rejected": "duplicate-months-accepted",
+    }
+)
+
+#: Schema errors a fault lets through: (operation id, error path, JSON Schema keyword) → fault.
+TOLERATED_SCHEMA_ERRORS: Mapping[tuple[str, str, str], str] = MappingProxyType(
+    {
+        ("E1", "paymentIds", "maxItems"): "no-basket-limit",
+        ("E17", "monthsOfExecution", "uniqueItems"): "duplicate-months-accepted",
+    }
+)
+
+#: Cross-field violation codes whose status a fault changes: code → (fault, status).
+_STATUS_FAULTS: Mapping[str, tuple[str, int]] = MappingProxyType(
+    {"KID_INVALID": ("kid-error-401", 401), "KID_MISSING": ("kid-error-401", 401)}
+)
+
+
+def skipped_check(app: Application, check_name: str) -> bool:
+    """Whether a fault switches the cross-field check ``check_name`` off."""
+    fault = SKIPPED_CHECKS.get(check_name)
+    return fault is not None and app.faulty(fault)
+
+
+def tolerated_schema_error(
+    app: Application, operation_id: str, path: str | None, keyword: str
+) -> bool:
+    """Whether a fault lets the schema error (``keyword`` failing at ``path``, as
+    ``validation.error_path`` writes it) of ``operation_id`` through."""
+    fault = TOLERATED_SCHEMA_ERRORS.get((operation_id, path or "", keyword))
+    return fault is not None and app.faulty(fault)
+
+
+def violation_status(app: Application, code: str, default: int = 400) -> int:
+    """The status of a cross-field violation with ``code``: 400 (spec 7 rule 2 for KIDs), or
+    what a switched-on fault makes of it."""
+    fault = _STATUS_FAULTS.get(code)
+    if fault is not None and app.faulty(fault[0]):
+        return fault[1]
+    return default

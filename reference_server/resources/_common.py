@@ -1,0 +1,26 @@
+"""Helpers shared by the sandbox resource modules (not a resource module: no handlers)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TypeVar
+
+from reference_server.api import ApiError
+from reference_server.store import Record, Store, Table
+
+__all__ = ["new_id", "require"]
+
+R = TypeVar("R", bound=Record)
+
+
+def require(store: Store, table: Table[R], record_id: str, what: str) -> R:
+    """The record, or 404 RESOURCE_UNKNOWN naming what was looked for (spec 7)."""
+    record = store.get(table, record_id)
+    if record is None:
+        raise ApiError(404, "RESOURCE_UNKNOWN", f"no {what} with id {record_id!r}")
+    return record
+
+
+def new_id() -> str:
+    """A fresh resource id (a UUID: customers' ids double as PSU-IDs, spec 4.2)."""
+    return str(uuid.uuid4())

@@ -1,0 +1,205 @@
+"""Server state in SQLite (DESIGN.md "server state"): one table of typed records.
+
+In memory by default; with ``--data PATH`` a file in WAL mode with ``synchronous=FULL``, so that a
+write the server answered 201 for has reached the disk before the answer leaves (every write
+commits before the handler returns). One connection guarded by one re-entrant lock: the server's
+threads take turns, which is plenty for a sandbox and keeps every read consistent.
+
+Records are frozen dataclasses that know how to turn themselves into a JSON document and back
+(:class:`Record`); a :class:`Table` names the kind and the record type. Nothing outside this
+module sees a row or a cursor.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
+
+__all__ = ["Record", "Store", "Table"]
+
+
+class Record(Protocol):
+    """A stored resource: an id, an optional parent id, and a JSON round trip."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def parent_id(self) -> str | None: ...
+
+    def to_doc(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Self: ...
+
+
+R = TypeVar("R", bound=Record)
+
+
+@dataclass(frozen=True)
+class Table(Generic[R]):
+    """A kind of record: ``Table("customer", Customer)``. Kinds must be unique per server."""
+
+    kind: str
+    record_type: type[R]
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    seq    INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind   TEXT NOT NULL,
+    id     TEXT NOT NULL,
+    parent TEXT,
+    doc    TEXT NOT NULL,
+    UNIQUE (kind, id)
+);
+CREATE INDEX IF NOT EXISTS records_parent ON records (kind, parent);
+CREATE TABLE IF NOT EXISTS counters (
+    name  TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+"""
+
+
+class Store:
+    """The record store. Thread-safe; every public method is atomic on its own.
+
+    Group several writes into one commit with ``with store.atomic(): ...`` (re-entrant: an inner
+    ``atomic`` joins the outer one). A failure inside rolls the whole group back.
+    """
+
+    MEMORY: ClassVar[str] = ":memory:"
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = str(path) if path is not None else self.MEMORY
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._connection = sqlite3.connect(
+            self.path, check_same_thread=False, isolation_level=None, timeout=10.0
+        )
+        if self.path != self.MEMORY:
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            self._connection.execute("PRAGMA synchronous=FULL")
+        self._connection.executescript(_SCHEMA)
+
+    # -- transactions ---------------------------------------------------------------------------
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        with self._lock:
+            outermost = self._depth == 0
+            if outermost:
+                self._connection.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if outermost:
+                    self._connection.execute("ROLLBACK")
+                raise
+            self._depth -= 1
+            if outermost:
+                self._connection.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+    def reset(self) -> None:
+        """Forget every record and counter (``/_control/reset``, the tests' per-test reset)."""
+        with self.atomic():
+            self._connection.execute("DELETE FROM records")
+            self._connection.execute("DELETE FROM counters")
+
+    # -- records --------------------------------------------------------------------------------
+
+    def add(self, table: Table[R], record: R) -> R:
+        """Insert a new record; a duplicate id raises ``sqlite3.IntegrityError``."""
+        with self.atomic():
+            self._connection.execute(
+                "INSERT INTO records (kind, id, parent, doc) VALUES (?, ?, ?, ?)",
+                (table.kind, record.id, record.parent_id, _dump(record)),
+            )
+        return record
+
+    def put(self, table: Table[R], record: R) -> R:
+        """Replace a record (keeping its insertion order), or insert it when new."""
+        with self.atomic():
+            updated = self._connection.execute(
+                "UPDATE records SET parent = ?, doc = ? WHERE kind = ? AND id = ?",
+                (record.parent_id, _dump(record), table.kind, record.id),
+            ).rowcount
+            if not updated:
+                self.add(table, record)
+        return record
+
+    def get(self, table: Table[R], record_id: str) -> R | None:
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT doc FROM records WHERE kind = ? AND id = ?", (table.kind, record_id)
+            ).fetchone()
+        return None if row is None else table.record_type.from_doc(json.loads(row[0]))
+
+    def all(self, table: Table[R]) -> list[R]:
+        """Every record of the kind, in insertion order."""
+        return self._select(table, "kind = ?", (table.kind,))
+
+    def children(self, table: Table[R], parent_id: str) -> list[R]:
+        """The records whose parent is ``parent_id``, in insertion order."""
+        return self._select(table, "kind = ? AND parent = ?", (table.kind, parent_id))
+
+    def find(self, table: Table[R], field: str, value: str | int | bool) -> list[R]:
+        """The records whose document has ``value`` at top-level key ``field``."""
+        if not field.replace("_", "").isalnum():
+            raise ValueError(f"not a plain field name: {field!r}")
+        return self._select(
+            table, f"kind = ? AND json_extract(doc, '$.{field}') = ?", (table.kind, value)
+        )
+
+    def delete(self, table: Table[R], record_id: str) -> bool:
+        with self.atomic():
+            deleted = self._connection.execute(
+                "DELETE FROM records WHERE kind = ? AND id = ?", (table.kind, record_id)
+            ).rowcount
+        return bool(deleted)
+
+    def clear(self, table: Table[R]) -> int:
+        """Delete every record of the kind; returns how many there were."""
+        with self.atomic():
+            return int(
+                self._connection.execute(
+                    "DELETE FROM records WHERE kind = ?", (table.kind,)
+                ).rowcount
+            )
+
+    def next_number(self, name: str, start: int = 1) -> int:
+        """A persistent counter (customer numbers and the like): returns the next value."""
+        with self.atomic():
+            row = self._connection.execute(
+                "SELECT value FROM counters WHERE name = ?", (name,)
+            ).fetchone()
+            value = start if row is None else max(int(row[0]) + 1, start)
+            self._connection.execute(
+                "INSERT INTO counters (name, value) VALUES (?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                (name, value),
+            )
+        return value
+
+    def _select(self, table: Table[R], where: str, args: tuple[Any, ...]) -> list[R]:
+        with self._lock:
+            rows = self._connection.execute(
+                f"SELECT doc FROM records WHERE {where} ORDER BY seq", args
+            ).fetchall()
+        return [table.record_type.from_doc(json.loads(row[0])) for row in rows]
+
+
+def _dump(record: Record) -> str:
+    return json.dumps(record.to_doc(), ensure_ascii=False, separators=(",", ":"))

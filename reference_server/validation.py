@@ -1,0 +1,269 @@
+"""Parameter and body validation of a contract operation, with the contract's own schemas.
+
+Query strings are text; the contract types them (spec 4.3: ``limit`` int32, ``withAccounts``
+boolean), so each value is converted to its schema's type first and then validated: ``limit=abc``
+and ``limit=0`` are both 400 FORMAT_ERROR (spec 8: limit at least 1). The body is decoded strictly
+(UTF-8, JSON), validated against the operation's request schema, then handed to the cross-field
+checks of ``conformance.crossfield`` (spec 2.7, spec 4.3 E5/E7). Every refusal is an
+:class:`~reference_server.api.ApiError`; payment operations list each problem in ``tppMessages``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+from jsonschema.exceptions import ValidationError, best_match, relevance
+
+from conformance.crossfield import CheckContext, checks_for
+from reference_server import faults_payments
+from reference_server.api import ApiError, Request, TppMessage
+
+if TYPE_CHECKING:
+    from conformance.contract import Operation, Parameter
+    from reference_server.app import Application
+
+__all__ = [
+    "BANK_ZONE",
+    "check_body",
+    "check_path",
+    "error_path",
+    "is_json_media_type",
+    "parse_body",
+    "parse_query",
+]
+
+#: The bank's time zone: "before now" and "today" in the sandbox date rules are the bank's.
+BANK_ZONE = ZoneInfo("Europe/Oslo")
+
+#: At most this many schema errors are listed in ``tppMessages``.
+_MAX_MESSAGES = 20
+
+_INTEGER = re.compile(r"^[+-]?[0-9]+$")
+
+
+def error_path(error: ValidationError) -> str | None:
+    """The JSON-pointer-like location of a schema error (``creditorAccount/bban``, ``0/amount``)."""
+    parts = [str(part).replace("~", "~0").replace("/", "~1") for part in error.absolute_path]
+    return "/".join(parts) if parts else None
+
+
+# -- query and path -----------------------------------------------------------------------------
+
+
+def parse_query(
+    app: Application, operation: Operation, raw: Mapping[str, tuple[str, ...]]
+) -> dict[str, Any]:
+    """The operation's query parameters, converted and validated; unknown ones are ignored."""
+    values: dict[str, Any] = {}
+    for parameter in operation.query_parameters:
+        given = raw.get(parameter.name)
+        if not given:
+            if parameter.required:
+                raise ApiError(
+                    400,
+                    "QUERY_PARAMETER_REQUIRED",
+                    f"query parameter {parameter.name} is required for {operation.id}",
+                    path=parameter.name,
+                )
+            continue
+        if len(given) > 1:
+            raise ApiError(
+                400,
+                "FORMAT_ERROR",
+                f"query parameter {parameter.name} is given {len(given)} times",
+                path=parameter.name,
+            )
+        value = _convert(app, parameter, given[0])
+        _validate_parameter(app, operation, parameter, value)
+        values[parameter.name] = value
+    return values
+
+
+def _schema_type(app: Application, parameter: Parameter) -> str | None:
+    schema = app.contract.resolve(parameter.schema)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((item for item in kind if item != "null"), None)
+    return kind if isinstance(kind, str) else None
+
+
+def _convert(app: Application, parameter: Parameter, text: str) -> Any:
+    kind = _schema_type(app, parameter)
+    if kind == "boolean":
+        if text in ("true", "false"):
+            return text == "true"
+        raise ApiError(
+            400,
+            "FORMAT_ERROR",
+            f"query parameter {parameter.name} must be true or false, not {text!r}",
+            path=parameter.name,
+        )
+    if kind == "integer":
+        if _INTEGER.match(text):
+            return int(text)
+        raise ApiError(
+            400,
+            "FORMAT_ERROR",
+            f"query parameter {parameter.name} must be an integer, not {text!r}",
+            path=parameter.name,
+        )
+    return text
+
+
+def _validate_parameter(
+    app: Application, operation: Operation, parameter: Parameter, value: Any
+) -> None:
+    if (
+        parameter.name == "limit"
+        and value == 0
+        and operation.id in ("E3", "E4")
+        and app.faulty("no-limit-minimum")
+    ):
+        return
+    error = best_match(app.contract.validator(parameter.schema).iter_errors(value))
+    if error is not None:
+        where = "query" if parameter.location == "query" else "path"
+        raise ApiError(
+            400,
+            "FORMAT_ERROR",
+            f"{where} parameter {parameter.name}={value!r}: {error.message} ({parameter.spec})",
+            path=parameter.name,
+        )
+
+
+def check_path(app: Application, operation: Operation, values: Mapping[str, str]) -> None:
+    """Path values against their schemas (the router already enforced ``const``/``enum``)."""
+    for parameter in operation.path_parameters:
+        if parameter.name in values:
+            _validate_parameter(app, operation, parameter, values[parameter.name])
+
+
+# -- body ---------------------------------------------------------------------------------------
+
+
+def is_json_media_type(content_type: str) -> bool:
+    """``application/json`` (with parameters) or any ``+json`` type; charset must be UTF-8."""
+    media, _, parameters = content_type.partition(";")
+    media = media.strip().lower()
+    if not (
+        media == "application/json"
+        or (media.startswith("application/") and media.endswith("+json"))
+    ):
+        return False
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in (
+            "utf-8",
+            "utf8",
+        ):
+            return False
+    return True
+
+
+def parse_body(request: Request) -> Any:
+    """The JSON body: 415 for a non-JSON Content-Type, 400 for bad UTF-8 or malformed JSON.
+
+    An absent Content-Type is read as JSON (spec 4.2 makes Content-Type optional; every body of
+    the interface is JSON). An empty body gives None.
+    """
+    if not request.body:
+        return None
+    content_type = request.headers.get("Content-Type")
+    if content_type is not None and not is_json_media_type(content_type):
+        raise ApiError(
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+            f"Content-Type {content_type!r} is not JSON; the interface takes application/json",
+            path="Content-Type",
+            tpp_code="FORMAT_ERROR",  # spec 7 lists no media-type code for tppMessages
+        )
+    try:
+        text = request.body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ApiError(
+            400, "FORMAT_ERROR", f"the body is not valid UTF-8 (byte {error.start})"
+        ) from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError as error:
+        raise ApiError(400, "FORMAT_ERROR", f"the body is not valid JSON: {error}") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def check_body(app: Application, operation: Operation, body: Any) -> None:
+    """Schema validation of the body, then the cross-field checks for the operation."""
+    assert operation.request_schema is not None
+    if body is None:
+        raise ApiError(400, "FORMAT_ERROR", f"{operation.id} needs a JSON body")
+    errors = sorted(
+        (
+            error
+            for error in app.contract.validator(operation.request_schema).iter_errors(body)
+            if not _tolerated(app, operation, error)
+        ),
+        key=relevance,
+    )
+    if errors:
+        best = best_match(errors)
+        assert best is not None
+        path = error_path(best)
+        messages = [
+            TppMessage("FORMAT_ERROR", _describe(error), error_path(error))
+            for error in errors[:_MAX_MESSAGES]
+        ]
+        raise ApiError(
+            400,
+            "FORMAT_ERROR",
+            _describe(best),
+            path=path,
+            messages=[TppMessage("FORMAT_ERROR", _describe(best), path)]
+            + [message for message in messages if message.text != _describe(best)],
+        )
+    context = CheckContext.at(app.clock.now().astimezone(BANK_ZONE), app.contract.minor_units)
+    violations = []
+    for check in checks_for(operation.id):
+        if "sandbox_dates" in check.__name__ and app.faulty("accept-future-sandbox-dates"):
+            continue
+        if faults_payments.skipped_check(app, check.__name__):
+            continue
+        violations.extend(check(body, context))
+    if violations:
+        first = violations[0]
+        raise ApiError(
+            faults_payments.violation_status(app, first.code),
+            first.code,
+            first.text,
+            path=first.path,
+            messages=[TppMessage(v.code, v.text, v.path) for v in violations[:_MAX_MESSAGES]],
+        )
+
+
+def _tolerated(app: Application, operation: Operation, error: ValidationError) -> bool:
+    """Schema errors a fault lets through (the server then breaks the rule on purpose)."""
+    if (
+        operation.id == "SCU"
+        and list(error.absolute_path) == ["customerType"]
+        and app.faulty("accept-invalid-customer-type")
+    ):
+        return True
+    return faults_payments.tolerated_schema_error(
+        app, operation.id, error_path(error), str(error.validator)
+    )
+
+
+def _describe(error: ValidationError) -> str:
+    path = error_path(error)
+    return f"{path}: {error.message}" if path else error.message
+
+
+def now_at_bank(app: Application) -> datetime:
+    """The server clock in the bank's time zone (sandbox date rules, spec 4.3 E5/E7)."""
+    return app.clock.now().astimezone(BANK_ZONE)

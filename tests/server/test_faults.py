@@ -1,0 +1,146 @@
+"""Each deliberate fault (``reference_server.faults``) changes exactly the behaviour it names:
+the faithful server refuses the request, the faulty one lets it through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from conformance.certs import default_identity
+from conformance.signing import (
+    IncompleteHeadersSigner,
+    KeyIdSerialMismatchSigner,
+    SignatureAuth,
+    StaleDigestSigner,
+    WrongKeySigner,
+)
+from reference_server.faults import _CORE_FAULTS, FAULTS, UnknownFaultError, check_names
+from reference_server.http import RunningServer
+from server import bodies
+
+Start = Callable[..., tuple[RunningServer, httpx.Client]]
+Scenario = Callable[[httpx.Client], httpx.Response]
+
+
+def _credentials():
+    return default_identity().signing_credentials()
+
+
+def _new_account(client: httpx.Client) -> dict:
+    customer = client.post("/v1/sandbox/customers", json=bodies.customer()).json()
+    return client.post(
+        "/v1/sandbox/accounts", json=bodies.account(customer["customerNumber"])
+    ).json()
+
+
+def _future_transaction(client: httpx.Client) -> httpx.Response:
+    account = _new_account(client)
+    item = bodies.account_transaction(account, bookingDate=bodies.days_ago(-3))
+    return client.post(f"/v1/sandbox/accounts/{account['id']}/transactions", json=[item])
+
+
+def _foreign_debtor(client: httpx.Client) -> httpx.Response:
+    account, other = _new_account(client), _new_account(client)
+    item = bodies.account_transaction(other)
+    return client.post(f"/v1/sandbox/accounts/{account['id']}/transactions", json=[item])
+
+
+def _limit_zero(client: httpx.Client) -> httpx.Response:
+    account = _new_account(client)
+    return client.get(f"/v1/sandbox/accounts/{account['id']}/transactions?limit=0")
+
+
+def _signer(kind: type[SignatureAuth], **options: object) -> Callable[[], SignatureAuth]:
+    return lambda: kind(_credentials(), digest_empty_body=True, **options)  # type: ignore[arg-type]
+
+
+#: fault → (signer factory or None for the default, the request, status faithful, status faulty)
+SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, int]] = {
+    "skip-digest-check": (
+        _signer(StaleDigestSigner),
+        lambda c: c.post("/v1/sandbox/customers", json=bodies.customer()),
+        401,
+        201,
+    ),
+    "accept-any-signature": (
+        _signer(WrongKeySigner),
+        lambda c: c.get("/v1/sandbox/customers"),
+        401,
+        200,
+    ),
+    "accept-keyid-mismatch": (
+        _signer(KeyIdSerialMismatchSigner),
+        lambda c: c.get("/v1/sandbox/customers"),
+        401,
+        200,
+    ),
+    "ignore-headers-list": (
+        _signer(IncompleteHeadersSigner),
+        lambda c: c.get("/v1/sandbox/customers"),
+        401,
+        200,
+    ),
+    # E13 requires Digest although it is a GET (spec 4.2); this signer sends none on GETs.
+    "ignore-required-header": (
+        lambda: SignatureAuth(_credentials()),
+        lambda c: c.get("/v1/sandbox/agreements/a/engagements/b"),
+        400,
+        404,
+    ),
+    "no-limit-minimum": (None, _limit_zero, 400, 200),
+    "accept-future-sandbox-dates": (None, _future_transaction, 400, 201),
+    "accept-foreign-debtor": (None, _foreign_debtor, 400, 201),
+    "accept-invalid-customer-type": (
+        None,
+        lambda c: c.post("/v1/sandbox/customers", json=bodies.customer("BUSINESS")),
+        400,
+        201,
+    ),
+    "no-psu-id-format-check": (
+        None,
+        lambda c: c.get("/v1/sandbox/customers", headers={"PSU-ID": "not-a-uuid"}),
+        400,
+        200,
+    ),
+}
+
+
+def test_every_core_fault_has_a_scenario() -> None:
+    assert {fault.name for fault in _CORE_FAULTS} == set(SCENARIOS) | {"html-errors"}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_fault_lets_through_what_the_faithful_server_refuses(
+    faulty_server: Start, name: str
+) -> None:
+    signer, scenario, faithful_status, faulty_status = SCENARIOS[name]
+    auth = signer() if signer else None
+    _, faithful = faulty_server(auth=auth)
+    _, faulty = faulty_server(name, auth=auth)
+    assert scenario(faithful).status_code == faithful_status
+    assert scenario(faulty).status_code == faulty_status
+
+
+def test_html_errors_fault_answers_html(faulty_server: Start) -> None:
+    _, faithful = faulty_server()
+    _, faulty = faulty_server("html-errors")
+    assert faithful.get("/v1/nothing").headers["content-type"] == "application/json"
+    response = faulty.get("/v1/nothing")
+    assert response.status_code == 404
+    assert response.headers["content-type"].startswith("text/html")
+    assert response.text.startswith("<!DOCTYPE html>")
+
+
+def test_fault_table_names_the_rule_each_breaks() -> None:
+    for name, fault in FAULTS.items():
+        assert fault.name == name
+        assert fault.rule.startswith("spec "), name
+        assert fault.description
+
+
+def test_unknown_fault_is_refused() -> None:
+    assert check_names(["html-errors"]) == {"html-errors"}
+    with pytest.raises(UnknownFaultError, match="no-such-fault"):
+        check_names(["html-errors", "no-such-fault"])
