@@ -1,0 +1,343 @@
+"""Typed records of the payment side: payments, signing baskets, authorisations, consents.
+
+Each record is a frozen dataclass stored through :mod:`reference_server.store` (one ``Table`` per
+kind, kinds prefixed ``payments.``). The records hold what the server needs to answer later
+requests and to move statuses (spec 3): a payment keeps the request body it was created with, so
+that a logical duplicate (spec 4.3 E16 ``allowLogicalDuplicate``) can be recognised and a booked
+payment can become a sandbox account transaction (spec 4.3 E3).
+
+The status vocabularies are spec 2.4–2.6 and spec 3; which moves happen when is a choice listed in
+``assumptions-payments.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from typing import Any, Self
+
+from reference_server.store import Store, Table
+
+__all__ = [
+    "AUTHORISATIONS",
+    "BASKETS",
+    "BATCH_STATE",
+    "CONSENTS",
+    "NCBCT",
+    "NDCT",
+    "PAYMENTS",
+    "Authorisation",
+    "Basket",
+    "BatchState",
+    "Consent",
+    "ConsentStatus",
+    "Payment",
+    "PaymentKind",
+    "ScaStatus",
+    "Status",
+    "SubjectKind",
+    "payments_of_basket",
+]
+
+#: Payment product identifiers (spec 4.1; the NCBCT one is assumed, see ``operations/E18.json``).
+NDCT = "norwegian-domestic-credit-transfers"
+NCBCT = "norwegian-cross-border-credit-transfers"
+
+
+class PaymentKind:
+    """What was created: a single payment (E16 NDCT, E18 NCBCT) or a periodic one (E17)."""
+
+    SINGLE = "single"
+    PERIODIC = "periodic"
+
+
+class Status:
+    """Payment ``transactionStatus`` values the server uses (spec 2.6, spec 3)."""
+
+    RCVD = "RCVD"  # received, not yet authorised
+    ACTC = "ACTC"  # SCA finalised, technically accepted
+    PDNG = "PDNG"  # waiting for its requested execution date (a batch run put it there)
+    ACSP = "ACSP"  # in settlement (one batch run after ACTC or PDNG)
+    ACSC = "ACSC"  # settled and booked on the debtor account (one batch run after ACSP)
+    RJCT = "RJCT"  # SCA failed or cancelled by the PSU
+    CANC = "CANC"  # cancelled by the TPP (PC)
+
+    #: Statuses in which nothing will happen to the payment any more.
+    FINAL = frozenset({ACSC, RJCT, CANC})
+    #: Statuses a payment can be cancelled from (spec 7 rule 6: not PDNG).
+    CANCELLABLE = frozenset({RCVD, ACTC})
+
+
+class ScaStatus:
+    """Authorisation ``scaStatus`` values the server uses (spec 2.5, spec 3)."""
+
+    RECEIVED = "RECEIVED"  # started for a PSU the sandbox does not know: identify first
+    STARTED = "STARTED"  # spec 3: starting the basket authorisation returns STARTED
+    FINALISED = "FINALISED"
+    FAILED = "FAILED"
+
+    OPEN = frozenset({RECEIVED, STARTED})
+
+
+class ConsentStatus:
+    """Consent ``consentStatus`` values the server uses (NextGenPSD2, ``common.json``)."""
+
+    RECEIVED = "received"
+    VALID = "valid"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+
+
+@dataclass(frozen=True)
+class Payment:
+    """A payment created with E16, E17 or E18.
+
+    ``product`` is the product of the path the payment is reached under (PS, PC, PA): NDCT for
+    NDCT and periodic payments, NCBCT for NCBCT (``operations/PS.json``). ``request`` is the body
+    as sent. ``psu_key`` identifies the PSU who created it (PSU-ID, else X-PSU-IDENTITY).
+    """
+
+    id: str
+    product: str
+    kind: str
+    request: Mapping[str, Any]
+    status: str
+    psu_key: str | None
+    customer_id: str | None
+    created_at: str
+    status_changed_at: str
+    basket_id: str | None = None
+    transaction_id: str | None = None  # the sandbox account transaction booked at ACSC
+
+    @property
+    def parent_id(self) -> str | None:
+        return self.basket_id
+
+    @property
+    def periodic(self) -> bool:
+        return self.kind == PaymentKind.PERIODIC
+
+    @property
+    def amount(self) -> Decimal:
+        return Decimal(str(self.request["instructedAmount"]["amount"]))
+
+    @property
+    def currency(self) -> str:
+        return str(self.request["instructedAmount"]["currency"])
+
+    @property
+    def execution_date(self) -> date | None:
+        """``requestedExecutionDate`` of a single payment, ``startDate`` of a periodic one."""
+        key = "startDate" if self.periodic else "requestedExecutionDate"
+        value = self.request.get(key)
+        return date.fromisoformat(value) if isinstance(value, str) else None
+
+    @property
+    def debtor_account(self) -> Mapping[str, Any]:
+        account = self.request.get("debtorAccount")
+        return account if isinstance(account, Mapping) else {}
+
+    def to_doc(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "product": self.product,
+            "kind": self.kind,
+            "request": dict(self.request),
+            "status": self.status,
+            "psuKey": self.psu_key,
+            "customerId": self.customer_id,
+            "createdAt": self.created_at,
+            "statusChangedAt": self.status_changed_at,
+            "basketId": self.basket_id,
+            "transactionId": self.transaction_id,
+        }
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Self:
+        return cls(
+            id=doc["id"],
+            product=doc["product"],
+            kind=doc["kind"],
+            request=doc["request"],
+            status=doc["status"],
+            psu_key=doc["psuKey"],
+            customer_id=doc["customerId"],
+            created_at=doc["createdAt"],
+            status_changed_at=doc["statusChangedAt"],
+            basket_id=doc["basketId"],
+            transaction_id=doc["transactionId"],
+        )
+
+
+@dataclass(frozen=True)
+class Basket:
+    """A signing basket (E1): the payments it groups, in the order given."""
+
+    id: str
+    payment_ids: tuple[str, ...]
+    psu_key: str | None
+    created_at: str
+
+    @property
+    def parent_id(self) -> str | None:
+        return None
+
+    def to_doc(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "paymentIds": list(self.payment_ids),
+            "psuKey": self.psu_key,
+            "createdAt": self.created_at,
+        }
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Self:
+        return cls(doc["id"], tuple(doc["paymentIds"]), doc["psuKey"], doc["createdAt"])
+
+
+class SubjectKind:
+    """What an authorisation authorises."""
+
+    BASKET = "basket"
+    PAYMENT = "payment"
+    CONSENT = "consent"
+
+
+@dataclass(frozen=True)
+class Authorisation:
+    """One SCA by redirect (spec 5 item 6) for a basket (E2), a payment (PA, or implicitly at
+    creation) or a consent (CA). ``customer_id`` is the sandbox customer expected at the SCA page
+    (None: the PSU was not known and identifies there). ``redirect_uri`` is the TPP-Redirect-URI
+    the flow returns to."""
+
+    id: str
+    subject_kind: str
+    subject_id: str
+    status: str
+    psu_key: str | None
+    customer_id: str | None
+    redirect_uri: str | None
+    created_at: str
+    updated_at: str
+
+    @property
+    def parent_id(self) -> str | None:
+        return self.subject_id
+
+    def to_doc(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "subjectKind": self.subject_kind,
+            "subjectId": self.subject_id,
+            "status": self.status,
+            "psuKey": self.psu_key,
+            "customerId": self.customer_id,
+            "redirectUri": self.redirect_uri,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+        }
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Self:
+        return cls(
+            id=doc["id"],
+            subject_kind=doc["subjectKind"],
+            subject_id=doc["subjectId"],
+            status=doc["status"],
+            psu_key=doc["psuKey"],
+            customer_id=doc["customerId"],
+            redirect_uri=doc["redirectUri"],
+            created_at=doc["createdAt"],
+            updated_at=doc["updatedAt"],
+        )
+
+
+@dataclass(frozen=True)
+class Consent:
+    """An account-information consent (CC; spec 8 presupposes it, NextGenPSD2 shape assumed).
+
+    ``account_ids`` are the sandbox accounts it covers, fixed when the PSU authorises it (the
+    accounts offered for consent, spec 4.3 E6, that the request names). ``authorised_at`` is the
+    moment of the SCA: spec 8's consent age and SCA renewal count from it.
+    """
+
+    id: str
+    psu_key: str | None
+    customer_id: str | None
+    access: Mapping[str, Any]
+    valid_until: str
+    recurring: bool
+    frequency_per_day: int
+    status: str
+    created_at: str
+    authorised_at: str | None = None
+    account_ids: tuple[str, ...] = field(default=())
+
+    @property
+    def parent_id(self) -> str | None:
+        return self.customer_id
+
+    def to_doc(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "psuKey": self.psu_key,
+            "customerId": self.customer_id,
+            "access": dict(self.access),
+            "validUntil": self.valid_until,
+            "recurring": self.recurring,
+            "frequencyPerDay": self.frequency_per_day,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "authorisedAt": self.authorised_at,
+            "accountIds": list(self.account_ids),
+        }
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Self:
+        return cls(
+            id=doc["id"],
+            psu_key=doc["psuKey"],
+            customer_id=doc["customerId"],
+            access=doc["access"],
+            valid_until=doc["validUntil"],
+            recurring=doc["recurring"],
+            frequency_per_day=doc["frequencyPerDay"],
+            status=doc["status"],
+            created_at=doc["createdAt"],
+            authorised_at=doc["authorisedAt"],
+            account_ids=tuple(doc["accountIds"]),
+        )
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """When the simulated batch (spec 3) last caught up with the clock; one record, id ``batch``."""
+
+    last_run: str
+    id: str = "batch"
+
+    @property
+    def parent_id(self) -> str | None:
+        return None
+
+    def to_doc(self) -> dict[str, Any]:
+        return {"id": self.id, "lastRun": self.last_run}
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Self:
+        return cls(doc["lastRun"], doc["id"])
+
+
+PAYMENTS: Table[Payment] = Table("payments.payment", Payment)
+BASKETS: Table[Basket] = Table("payments.basket", Basket)
+AUTHORISATIONS: Table[Authorisation] = Table("payments.authorisation", Authorisation)
+CONSENTS: Table[Consent] = Table("payments.consent", Consent)
+BATCH_STATE: Table[BatchState] = Table("payments.batch-state", BatchState)
+
+
+def payments_of_basket(store: Store, basket: Basket) -> list[Payment]:
+    """The basket's payments in the basket's order (a payment deleted meanwhile is left out)."""
+    found = (store.get(PAYMENTS, payment_id) for payment_id in basket.payment_ids)
+    return [payment for payment in found if payment is not None]

@@ -1,0 +1,102 @@
+"""How payment and basket statuses move (spec 2.4, spec 3) — the rules in one place.
+
+Payment statuses (spec 3 lists them, "transitions: not shown"; the moves are choices recorded in
+``assumptions-payments.md``)::
+
+    RCVD --SCA finalised--> ACTC --batch--> ACSP --batch--> ACSC (booked on the debtor account)
+                             |                ^
+                             +--batch--> PDNG-+ (requestedExecutionDate still ahead; the batch
+                                                 of that date moves it on)
+    RCVD --SCA failed or cancelled by the PSU--> RJCT
+    RCVD, ACTC --PC--> CANC                     (PDNG refuses, spec 7 rule 6)
+
+Periodic payments stop at ACTC: the batch does not advance them (spec 3). One batch run moves a
+payment one step, so the suite can stop at every status.
+
+The basket status is computed on every read from its payments (spec 2.4: "the worst case among
+all payments in the basket"), never stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import date, datetime
+
+from reference_server.payment_data import PAYMENTS, Payment, Status
+from reference_server.store import Store
+
+__all__ = [
+    "ACCEPTED",
+    "REJECTED",
+    "basket_status",
+    "batch_step",
+    "move",
+]
+
+#: Payment statuses that count as accepted for the basket status (technically accepted or beyond).
+ACCEPTED = frozenset({"ACCP", "ACSC", "ACSP", "ACTC", "ACWC", "ACWP", "PDNG", "PART"})
+#: Payment statuses that count as rejected for the basket status (a cancelled payment will not be
+#: executed either).
+REJECTED = frozenset({"RJCT", "CANC"})
+
+BASKET_RCVD = "RCVD"
+BASKET_ACTC = "ACTC"
+BASKET_PATC = "PATC"
+BASKET_RJCT = "RJCT"
+
+
+def _basket_class(status: str) -> str:
+    if status in REJECTED:
+        return BASKET_RJCT
+    if status in ACCEPTED:
+        return BASKET_ACTC
+    return BASKET_RCVD
+
+
+def basket_status(payment_statuses: Iterable[str], *, best_case: bool = False) -> str:
+    """The basket ``transactionStatus`` for its payments' statuses (spec 2.4).
+
+    Worst case, from worst to best: RJCT (a payment is rejected or cancelled), PATC (partially
+    accepted: some payments accepted, others still waiting for SCA), RCVD (none accepted yet),
+    ACTC (all accepted). ``best_case`` is the ``basket-best-case`` fault: the best payment decides.
+    """
+    classes = {_basket_class(status) for status in payment_statuses}
+    if not classes:
+        return BASKET_RCVD
+    if best_case:
+        for candidate in (BASKET_ACTC, BASKET_RCVD, BASKET_RJCT):
+            if candidate in classes:
+                return candidate
+    if BASKET_RJCT in classes:
+        return BASKET_RJCT
+    if classes == {BASKET_ACTC}:
+        return BASKET_ACTC
+    if classes == {BASKET_RCVD}:
+        return BASKET_RCVD
+    return BASKET_PATC
+
+
+def move(store: Store, payment: Payment, status: str, moment: datetime) -> Payment:
+    """Store ``payment`` with its new ``status`` (and when it changed)."""
+    updated = replace(payment, status=status, status_changed_at=moment.isoformat())
+    store.put(PAYMENTS, updated)
+    return updated
+
+
+def batch_step(payment: Payment, run_day: date) -> str | None:
+    """The status one batch run on ``run_day`` gives ``payment``, or None if it stays.
+
+    ACTC goes to PDNG while its requested execution date lies after the run's day, else to ACSP;
+    PDNG goes to ACSP on or after that date; ACSP goes to ACSC. Periodic payments stay (spec 3).
+    """
+    if payment.periodic:
+        return None
+    due = payment.execution_date
+    if payment.status == Status.ACTC:
+        return Status.PDNG if due is not None and due > run_day else Status.ACSP
+    if payment.status == Status.PDNG:
+        return Status.ACSP if due is None or due <= run_day else None
+    if payment.status == Status.ACSP:
+        return Status.ACSC
+    return None

@@ -1,0 +1,193 @@
+"""Signing baskets: creation (E1) and authorisation start (E2) — spec 2.4, 4.3 E1/E2, 7, 8.
+
+A basket groups up to 10 payments (spec 8; the request schema's ``maxItems``) created earlier
+and not yet authorised, and one SCA authorises them all. Periodic payments cannot join (spec 7
+rule 1: 400 REFERENCE_MIX_INVALID); neither can a payment that is no longer RCVD or already sits in
+another basket (400 RESOURCE_BLOCKED). The basket's ``transactionStatus`` is computed on every
+read as the worst case of its payments (spec 2.4, :func:`payment_status.basket_status`).
+
+The contract has no operation reading a basket; ``GET /_control/signing-baskets/{basketId}`` (a
+reference-server route) serves it so that tests and TPP developers can watch the status.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from typing import Any
+
+from reference_server import sca_flow
+from reference_server.api import ApiError, Call, Response, Route
+from reference_server.payment_data import (
+    AUTHORISATIONS,
+    BASKETS,
+    PAYMENTS,
+    Basket,
+    Payment,
+    ScaStatus,
+    Status,
+    SubjectKind,
+    payments_of_basket,
+)
+from reference_server.payment_status import basket_status
+from reference_server.store import Store
+
+__all__ = [
+    "OPERATIONS",
+    "ROUTES",
+    "authorise_basket",
+    "basket_document",
+    "create_basket",
+    "show_basket",
+]
+
+
+def basket_path(basket_id: str) -> str:
+    return f"/v1/signing-baskets/{basket_id}"
+
+
+def basket_document(call: Call, basket: Basket) -> dict[str, Any]:
+    """The signing basket (spec 2.4) with its status computed now."""
+    statuses = [payment.status for payment in payments_of_basket(call.app.store, basket)]
+    return {
+        "basketId": basket.id,
+        "transactionStatus": basket_status(
+            statuses, best_case=call.app.faulty("basket-best-case")
+        ),
+        "_links": {
+            "startAuthorisation": {
+                "href": f"{basket_path(basket.id)}/authorisations",
+                "verbs": ["POST"],
+            },
+        },
+    }
+
+
+def _distinct(ids: list[str]) -> list[str]:
+    """The ids without repeats, first occurrence kept (a repeated id is one payment)."""
+    return list(dict.fromkeys(ids))
+
+
+def _payments(store: Store, ids: list[str]) -> list[Payment]:
+    found: list[Payment] = []
+    unknown: list[str] = []
+    for payment_id in ids:
+        payment = store.get(PAYMENTS, payment_id)
+        if payment is None:
+            unknown.append(payment_id)
+        else:
+            found.append(payment)
+    if unknown:
+        raise ApiError(
+            404,
+            "RESOURCE_UNKNOWN",
+            f"no payment with id {', '.join(unknown)}",
+            path="paymentIds",
+        )
+    return found
+
+
+def _check_joinable(call: Call, payments: list[Payment]) -> None:
+    periodic = [payment.id for payment in payments if payment.periodic]
+    if periodic and not call.app.faulty("allow-periodic-in-basket"):
+        raise ApiError(
+            400,
+            "REFERENCE_MIX_INVALID",
+            f"periodic payments cannot be added to a signing basket: {', '.join(periodic)} "
+            "(spec 7 rule 1, spec 4.3 E1)",
+            path="paymentIds",
+            tpp_code="BAD_REQUEST",
+        )
+    for payment in payments:
+        if payment.basket_id is not None:
+            reason = f"payment {payment.id} is already in signing basket {payment.basket_id}"
+        elif payment.status != Status.RCVD:
+            reason = f"payment {payment.id} is {payment.status}, not RCVD: it cannot be signed"
+        else:
+            continue
+        raise ApiError(400, "RESOURCE_BLOCKED", reason, path="paymentIds", tpp_code="BAD_REQUEST")
+
+
+def create_basket(call: Call) -> Response:
+    """E1: 201 with the basket (spec 2.4) and ``Location``."""
+    store = call.app.store
+    ids = _distinct([str(item) for item in call.body["paymentIds"]])
+    with store.atomic():
+        payments = _payments(store, ids)
+        _check_joinable(call, payments)
+        basket = Basket(
+            id=str(uuid.uuid4()),
+            payment_ids=tuple(ids),
+            psu_key=sca_flow.psu_key(call),
+            created_at=call.app.clock.now().isoformat(),
+        )
+        store.add(BASKETS, basket)
+        for payment in payments:
+            store.put(PAYMENTS, replace(payment, basket_id=basket.id))
+    return Response.json(
+        201, basket_document(call, basket), headers=(("Location", basket_path(basket.id)),)
+    )
+
+
+def authorise_basket(call: Call) -> Response:
+    """E2: start the basket's SCA (spec 4.3 E2, spec 7 E2 row).
+
+    404 RESOURCE_UNKNOWN for an unknown basket; 400 RESOURCE_BLOCKED when the basket was already
+    authorised or none of its payments is RCVD any more; 401 with ``scaRedirect`` when the PSU is
+    not a sandbox customer; else 201 with the SCA status record, scaStatus STARTED (spec 3).
+    """
+    app = call.app
+    store = app.store
+    basket_id = call.path_params["basketId"]
+    with store.atomic():
+        basket = store.get(BASKETS, basket_id)
+        if basket is None:
+            raise ApiError(
+                404, "RESOURCE_UNKNOWN", f"no signing basket {basket_id!r}", path="basketId"
+            )
+        finalised = any(
+            authorisation.status == ScaStatus.FINALISED
+            for authorisation in store.children(AUTHORISATIONS, basket.id)
+        )
+        waiting = [p for p in payments_of_basket(store, basket) if p.status == Status.RCVD]
+        if finalised or not waiting:
+            raise ApiError(
+                400,
+                "RESOURCE_BLOCKED",
+                f"signing basket {basket.id} has no payment left to authorise",
+                path="basketId",
+                tpp_code="BAD_REQUEST",
+            )
+        authorisation = sca_flow.start(app, call, SubjectKind.BASKET, basket.id)
+    if authorisation.customer_id is None:
+        raise sca_flow.unknown_psu_error(authorisation)
+    shown = ScaStatus.RECEIVED if app.faulty("sca-start-not-started") else None
+    document = sca_flow.sca_status_document(authorisation, shown)
+    return Response.json(
+        201, document, headers=(("Location", document["_links"]["self"]["href"]),)
+    )
+
+
+def show_basket(call: Call) -> Response:
+    """``GET /_control/signing-baskets/{basketId}``: the basket with its current status and the
+    status of each payment (reference-server only; the contract has no basket read)."""
+    store = call.app.store
+    basket_id = call.path_params["basketId"]
+    basket = store.get(BASKETS, basket_id)
+    if basket is None:
+        raise ApiError(404, "RESOURCE_UNKNOWN", f"no signing basket {basket_id!r}")
+    document = basket_document(call, basket)
+    document["payments"] = [
+        {"paymentId": payment.id, "transactionStatus": payment.status}
+        for payment in payments_of_basket(store, basket)
+    ]
+    document["authorisations"] = [
+        sca_flow.sca_status_document(authorisation)
+        for authorisation in store.children(AUTHORISATIONS, basket.id)
+    ]
+    return Response.json(200, document)
+
+
+OPERATIONS = {"E1": create_basket, "E2": authorise_basket}
+
+ROUTES = (Route("GET", "/_control/signing-baskets/{basketId}", show_basket),)

@@ -1,0 +1,142 @@
+"""Account-information consents: creation (CC), status (CS), authorisation start (CA).
+
+Spec 8 presupposes a PSU consent (its age, SCA renewal, the daily call limit) but shows no consent
+operation; these are the minimal NextGenPSD2-like operations of the contract (``operations/CC.json``
+and siblings). A consent is created for the PSU of PSU-ID and covers the accounts offered to that
+PSU for consent (spec 4.3 E6: engagements with both REGISTER and VIEW) that its ``access`` names —
+all of them when it names none. It becomes valid when the PSU approves it on the SCA page
+(:mod:`reference_server.resources.sca`), and its age is counted from that moment on the server's
+clock (:mod:`reference_server.consent_access`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+from typing import Any
+
+from reference_server import sca_flow
+from reference_server.api import ApiError, Call, Response
+from reference_server.consent_access import effective_status
+from reference_server.payment_data import CONSENTS, Consent, ConsentStatus, SubjectKind
+from reference_server.validation import BANK_ZONE
+
+__all__ = ["OPERATIONS", "authorise_consent", "consent_status", "create_consent"]
+
+
+def _link(href: str, *verbs: str) -> dict[str, Any]:
+    return {"href": href, "verbs": list(verbs)}
+
+
+def consent_path(consent_id: str) -> str:
+    return f"/v1/consents/{consent_id}"
+
+
+def _references(access: Any) -> list[Any]:
+    if not isinstance(access, dict):
+        return []
+    keys = ("accounts", "balances", "transactions")
+    return [item for key in keys for item in access.get(key) or ()]
+
+
+def create_consent(call: Call) -> Response:
+    """CC: 201 ``{consentId, consentStatus: received, _links}``.
+
+    For a PSU that is a sandbox customer, every account the ``access`` names must be offered to
+    that PSU for consent (else 400 CONSENT_INVALID, naming them); a ``validUntil`` before today
+    is 400 FORMAT_ERROR.
+    """
+    app = call.app
+    body = call.body
+    today = app.clock.now().astimezone(BANK_ZONE).date()
+    if date.fromisoformat(body["validUntil"]) < today:
+        raise ApiError(
+            400, "FORMAT_ERROR", f"validUntil {body['validUntil']} lies in the past",
+            path="validUntil",
+        )
+    consent = Consent(
+        id=str(uuid.uuid4()),
+        psu_key=sca_flow.psu_key(call),
+        customer_id=call.auth.customer_id,
+        access=dict(body["access"]),
+        valid_until=body["validUntil"],
+        recurring=bool(body["recurringIndicator"]),
+        frequency_per_day=int(body["frequencyPerDay"]),
+        status=ConsentStatus.RECEIVED,
+        created_at=app.clock.now().isoformat(),
+    )
+    if consent.customer_id is not None:
+        offered = sca_flow.consent_accounts(app.store, consent, consent.customer_id)
+        missing = [
+            reference
+            for reference in _references(consent.access)
+            if not any(
+                isinstance(reference, dict)
+                and (reference.get("iban") == account.iban or reference.get("bban") == account.bban)
+                for account in offered
+            )
+        ]
+        if missing or not offered:
+            raise ApiError(
+                400,
+                "CONSENT_INVALID",
+                "these accounts are not offered to the PSU for consent (spec 4.3 E6: an "
+                f"engagement with REGISTER and VIEW is needed): {missing or 'none offered'}",
+                path="access",
+            )
+    app.store.add(CONSENTS, consent)
+    path = consent_path(consent.id)
+    return Response.json(
+        201,
+        {
+            "consentId": consent.id,
+            "consentStatus": consent.status,
+            "_links": {
+                "status": _link(f"{path}/status", "GET"),
+                "startAuthorisation": _link(f"{path}/authorisations", "POST"),
+            },
+        },
+        headers=(("Location", path),),
+    )
+
+
+def _require(call: Call) -> Consent:
+    consent_id = call.path_params["consentId"]
+    consent = call.app.store.get(CONSENTS, consent_id)
+    if consent is None:
+        raise ApiError(404, "CONSENT_UNKNOWN", f"no consent {consent_id!r}", path="consentId")
+    return consent
+
+
+def consent_status(call: Call) -> Response:
+    """CS: ``{consentStatus}``; a valid consent past its validUntil or its SCA renewal period
+    reads ``expired`` (spec 8)."""
+    consent = _require(call)
+    return Response.json(200, {"consentStatus": effective_status(call.app, consent)})
+
+
+def authorise_consent(call: Call) -> Response:
+    """CA: start the consent's SCA, like E2 (spec 5 item 6): 201 STARTED, 401 with
+    ``scaRedirect`` for a PSU the sandbox does not know, 400 RESOURCE_BLOCKED once the consent is
+    no longer ``received``."""
+    app = call.app
+    with app.store.atomic():
+        consent = _require(call)
+        if consent.status != ConsentStatus.RECEIVED:
+            raise ApiError(
+                400,
+                "RESOURCE_BLOCKED",
+                f"consent {consent.id} is {consent.status}: only a received consent can be "
+                "authorised",
+                path="consentId",
+            )
+        authorisation = sca_flow.start(app, call, SubjectKind.CONSENT, consent.id)
+    if authorisation.customer_id is None:
+        raise sca_flow.unknown_psu_error(authorisation)
+    document = sca_flow.sca_status_document(authorisation)
+    return Response.json(
+        201, document, headers=(("Location", document["_links"]["self"]["href"]),)
+    )
+
+
+OPERATIONS = {"CC": create_consent, "CS": consent_status, "CA": authorise_consent}

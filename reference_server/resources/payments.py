@@ -1,0 +1,323 @@
+"""Payments: creation (E16 NDCT, E17 periodic NDCT, E18 NCBCT), status (PS), cancellation (PC)
+and authorisation start (PA) — spec 2.6, 2.7, 3, 4.3 E16–E18, 7.
+
+The pipeline has already checked headers, signature, the body schema and the cross-field rules of
+spec 2.7 (KID check digits, minor units, regulatory reporting, …) when a handler runs; what is left
+here is what needs the server's state or clock: execution dates against today
+(EXECUTION_DATE_INVALID), logical duplicates (``allowLogicalDuplicate``), the status model of
+spec 3 and the cancellation rule of spec 7 rule 6.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from reference_server import sandbox_data, sca_flow
+from reference_server.api import ApiError, Call, Response, TppMessage
+from reference_server.payment_data import (
+    NCBCT,
+    NDCT,
+    PAYMENTS,
+    Payment,
+    PaymentKind,
+    Status,
+    SubjectKind,
+)
+from reference_server.payment_status import move
+from reference_server.validation import BANK_ZONE
+from reference_server.versioning import amount_string
+
+__all__ = [
+    "EXECUTION_HORIZON",
+    "NCBCT_FEE",
+    "OPERATIONS",
+    "authorise_payment",
+    "cancel_payment",
+    "create_payment",
+    "payment_links",
+    "payment_status",
+    "require_payment",
+]
+
+#: A requested execution date (or periodic start date) at most this far ahead (a choice; the spec
+#: gives no bound).
+EXECUTION_HORIZON = timedelta(days=365)
+
+#: Fee of an NCBCT payment in NOK (a sandbox value; NDCT is free): spec 2.6 transactionFees.
+NCBCT_FEE = Decimal("50")
+
+#: Fields that make two payments "logically" the same (spec 4.3 E16 ``allowLogicalDuplicate``).
+_DUPLICATE_FIELDS = (
+    "debtorAccount",
+    "creditorAccount",
+    "creditorName",
+    "instructedAmount",
+    "remittanceInformationUnstructured",
+    "remittanceInformationStructured",
+    "remittanceInformationStructuredArray",
+    "requestedExecutionDate",
+)
+
+_PRODUCT_PARAM = "payment-product"
+_ID_PARAM = "payment-id"
+
+
+def _link(href: str, *verbs: str) -> dict[str, Any]:
+    return {"href": href, "verbs": list(verbs)}
+
+
+def payment_path(payment: Payment) -> str:
+    """The payment's resource path (PC answers there; periodic payments live under NDCT)."""
+    return f"/v1/payments/{payment.product}/{payment.id}"
+
+
+def payment_links(payment: Payment) -> dict[str, Any]:
+    """The next steps for the TPP (spec 2.6 ``_links``): ``self`` (cancel, PC), ``status`` (PS),
+    ``startAuthorisation`` (PA)."""
+    path = payment_path(payment)
+    return {
+        "self": _link(path, "DELETE"),
+        "status": _link(f"{path}/status", "GET"),
+        "startAuthorisation": _link(f"{path}/authorisations", "POST"),
+    }
+
+
+def _bank_today(call: Call) -> date:
+    return call.app.clock.now().astimezone(BANK_ZONE).date()
+
+
+def _date_error(field: str, text: str) -> ApiError:
+    return ApiError(400, "EXECUTION_DATE_INVALID", text, path=field)
+
+
+def check_execution_dates(body: Mapping[str, Any], periodic: bool, today: date) -> None:
+    """Dates against the bank's today (Europe/Oslo): not in the past, not beyond one year; a
+    periodic payment's endDate not before its startDate (spec 2.7; code EXECUTION_DATE_INVALID
+    from spec 7's list)."""
+    horizon = today + EXECUTION_HORIZON
+    first = "startDate" if periodic else "requestedExecutionDate"
+    raw = body.get(first)
+    if isinstance(raw, str):
+        day = date.fromisoformat(raw)
+        if day < today:
+            raise _date_error(first, f"{first} {raw} lies in the past (today is {today})")
+        if day > horizon:
+            raise _date_error(
+                first, f"{first} {raw} lies more than {EXECUTION_HORIZON.days} days ahead"
+            )
+    if periodic and isinstance(raw, str) and isinstance(body.get("endDate"), str):
+        end = date.fromisoformat(body["endDate"])
+        if end < date.fromisoformat(raw):
+            raise _date_error("endDate", f"endDate {end} lies before startDate {raw}")
+
+
+def _duplicate_key(product: str, psu_key: str | None, body: Mapping[str, Any]) -> str:
+    fields = {name: body.get(name) for name in _DUPLICATE_FIELDS}
+    return json.dumps([product, psu_key, fields], sort_keys=True, separators=(",", ":"))
+
+
+def find_logical_duplicate(
+    call: Call, product: str, psu_key: str | None, body: Mapping[str, Any]
+) -> Payment | None:
+    """An earlier single payment of the same PSU and product with the same debtor, creditor,
+    amount, remittance and execution date, not rejected or cancelled."""
+    key = _duplicate_key(product, psu_key, body)
+    for payment in call.app.store.find(PAYMENTS, "psuKey", psu_key or ""):
+        if payment.periodic or payment.product != product or payment.status in ("RJCT", "CANC"):
+            continue
+        if _duplicate_key(payment.product, payment.psu_key, payment.request) == key:
+            return payment
+    return None
+
+
+def _fees(product: str, minor_units: Mapping[str, int]) -> dict[str, Any]:
+    if product == NCBCT:
+        return {
+            "transactionFeeIndicator": True,
+            "transactionFees": {
+                "amount": amount_string(NCBCT_FEE, "NOK", minor_units),
+                "currency": "NOK",
+            },
+        }
+    return {"transactionFeeIndicator": False}
+
+
+def _warnings(body: Mapping[str, Any]) -> list[dict[str, str]]:
+    if "remittanceInformationStructured" in body:
+        return [
+            TppMessage(
+                "FORMAT_ERROR",
+                "remittanceInformationStructured is deprecated (spec 9, 1.16.2): send "
+                "remittanceInformationStructuredArray instead",
+                "remittanceInformationStructured",
+                category="WARNING",
+            ).to_json()
+        ]
+    return []
+
+
+def create_payment(call: Call) -> Response:
+    """E16, E17, E18: a payment in status RCVD (spec 2.6), 201 with ``Location``.
+
+    With PSU-Context (spec 4.2: "required for single-SCA initiation") the authorisation of this
+    one payment starts at once and ``_links`` carries its ``scaRedirect``; without it the payment
+    waits for PA or for a signing basket (E1, E2).
+    """
+    assert call.operation is not None
+    app = call.app
+    body: Mapping[str, Any] = call.body
+    periodic = call.operation.id == "E17"
+    product = NCBCT if call.path_params[_PRODUCT_PARAM] == NCBCT else NDCT
+    check_execution_dates(body, periodic, _bank_today(call))
+    psu_key = sca_flow.psu_key(call)
+    now = app.clock.now().isoformat()
+    with app.store.atomic():
+        allow_duplicate = call.query.get("allowLogicalDuplicate", False) or app.faulty(
+            "logical-duplicate-allowed"
+        )
+        if not periodic and not allow_duplicate:
+            earlier = find_logical_duplicate(call, product, psu_key, body)
+            if earlier is not None:
+                raise ApiError(
+                    400,
+                    "CONFLICT",
+                    f"payment {earlier.id} of this PSU has the same debtor, creditor, amount, "
+                    "remittance and execution date; send allowLogicalDuplicate=true to create "
+                    "it anyway (spec 4.3 E16)",
+                )
+        payment = Payment(
+            id=str(uuid.uuid4()),
+            product=product,
+            kind=PaymentKind.PERIODIC if periodic else PaymentKind.SINGLE,
+            request=dict(body),
+            status=Status.RCVD,
+            psu_key=psu_key,
+            customer_id=call.auth.customer_id,
+            created_at=now,
+            status_changed_at=now,
+        )
+        app.store.add(PAYMENTS, payment)
+        links = payment_links(payment)
+        if call.auth.psu_context is not None:
+            authorisation = sca_flow.start(app, call, SubjectKind.PAYMENT, payment.id)
+            links.update(sca_flow.redirect_links(authorisation))
+    document: dict[str, Any] = {
+        "paymentId": payment.id,
+        "transactionStatus": payment.status,
+        **_fees(product, app.contract.minor_units),
+        "_links": links,
+    }
+    warnings = _warnings(body)
+    if warnings:
+        document["tppMessages"] = warnings
+    return Response.json(201, document, headers=(("Location", payment_path(payment)),))
+
+
+def require_payment(call: Call) -> Payment:
+    """The payment named by the path, under the product it was created with; else 404."""
+    payment_id = call.path_params[_ID_PARAM]
+    payment = call.app.store.get(PAYMENTS, payment_id)
+    if payment is None or payment.product != call.path_params[_PRODUCT_PARAM]:
+        raise ApiError(
+            404,
+            "RESOURCE_UNKNOWN",
+            f"no payment {payment_id!r} under product {call.path_params[_PRODUCT_PARAM]}",
+            path=_ID_PARAM,
+        )
+    return payment
+
+
+def _funds_available(call: Call, payment: Payment) -> bool | None:
+    """Whether the sandbox debtor account covers the amount (closingBooked or expected balance
+    plus credit line, in the payment's currency); None when it cannot be told."""
+    store = call.app.store
+    debtor = payment.debtor_account
+    account = None
+    if isinstance(debtor.get("bban"), str):
+        account = sandbox_data.account_by_bban(store, debtor["bban"])
+    if account is None and isinstance(debtor.get("iban"), str):
+        account = sandbox_data.account_by_iban(store, debtor["iban"])
+    if account is None or account.currency != payment.currency or not account.balances:
+        return None
+    balance = max(item.amount for item in account.balances)
+    return Decimal(balance + account.credit_line) >= payment.amount
+
+
+def payment_status(call: Call) -> Response:
+    """PS: ``transactionStatus`` and, when the debtor is a sandbox account, ``fundsAvailable``."""
+    payment = require_payment(call)
+    document: dict[str, Any] = {"transactionStatus": payment.status}
+    funds = _funds_available(call, payment)
+    if funds is not None:
+        document["fundsAvailable"] = funds
+    return Response.json(200, document)
+
+
+def cancel_payment(call: Call) -> Response:
+    """PC: RCVD and ACTC payments become CANC (204); PDNG refuses (spec 7 rule 6, spec 3), as
+    does every status past it (400 CANCELLATION_INVALID)."""
+    app = call.app
+    with app.store.atomic():
+        payment = require_payment(call)
+        cancellable = payment.status in Status.CANCELLABLE or (
+            payment.status == Status.PDNG and app.faulty("delete-pdng-allowed")
+        )
+        if not cancellable:
+            reason = (
+                "a pending payment (PDNG) cannot be deleted (spec 7 rule 6)"
+                if payment.status == Status.PDNG
+                else f"a payment in status {payment.status} can no longer be cancelled"
+            )
+            raise ApiError(400, "CANCELLATION_INVALID", reason, tpp_code="BAD_REQUEST")
+        move(app.store, payment, Status.CANC, app.clock.now())
+    return Response.empty(204)
+
+
+def authorise_payment(call: Call) -> Response:
+    """PA: start the SCA of one payment, like E2 for a basket (spec 4.3 E2).
+
+    400 RESOURCE_BLOCKED when the payment is no longer RCVD or belongs to a signing basket (the
+    basket is authorised instead); 401 with ``scaRedirect`` when the PSU is not a sandbox
+    customer; else 201 with the SCA status record (STARTED).
+    """
+    app = call.app
+    with app.store.atomic():
+        payment = require_payment(call)
+        if payment.basket_id is not None:
+            raise ApiError(
+                400,
+                "RESOURCE_BLOCKED",
+                f"payment {payment.id} belongs to signing basket {payment.basket_id}: "
+                "authorise the basket (E2)",
+                tpp_code="BAD_REQUEST",
+            )
+        if payment.status != Status.RCVD:
+            raise ApiError(
+                400,
+                "RESOURCE_BLOCKED",
+                f"payment {payment.id} is {payment.status}: only a received payment (RCVD) "
+                "can be authorised",
+                tpp_code="BAD_REQUEST",
+            )
+        authorisation = sca_flow.start(app, call, SubjectKind.PAYMENT, payment.id)
+    if authorisation.customer_id is None:
+        raise sca_flow.unknown_psu_error(authorisation)
+    document = sca_flow.sca_status_document(authorisation)
+    return Response.json(
+        201, document, headers=(("Location", document["_links"]["self"]["href"]),)
+    )
+
+
+OPERATIONS = {
+    "E16": create_payment,
+    "E17": create_payment,
+    "E18": create_payment,
+    "PS": payment_status,
+    "PC": cancel_payment,
+    "PA": authorise_payment,
+}

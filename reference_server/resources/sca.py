@@ -1,0 +1,194 @@
+"""The SCA redirect pages (spec 5 items 6 and 7): where the PSU is sent by ``scaRedirect``.
+
+Reference-server routes, outside ``/v1`` and unsigned (a browser opens them), reachable from
+other hosts (``loopback_only=False``) so that a TPP can run the flow against a sandbox elsewhere:
+
+- ``GET /sca/{authorisationId}``: an HTML page saying what is authorised, with a form asking for
+  the sandbox customer's ``customerNumber`` (spec 5 item 7) and two buttons, approve and cancel.
+- ``POST /sca/{authorisationId}`` (form-encoded ``customerNumber``, ``action=approve|cancel``;
+  a JSON object or query parameters with the same names are read too): finishes the authorisation
+  (:func:`reference_server.sca_flow.complete`) and answers 303 to the TPP-Redirect-URI given when
+  the authorisation started, with ``authorisationId`` and ``scaStatus`` added to its query. A
+  customerNumber that is unknown, or not the PSU the authorisation was started for, shows the
+  page again with the error PSU_CREDENTIALS_INVALID and changes nothing.
+- ``GET /sca/{authorisationId}/status``: the SCA status record (spec 2.5) as JSON; it is the
+  ``self`` link of the record E2, PA and CA answer with (the contract has no such operation).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from urllib.parse import parse_qs
+
+from reference_server import sandbox_data, sca_flow
+from reference_server.api import ApiError, Call, Response, Route
+from reference_server.payment_data import (
+    AUTHORISATIONS,
+    CONSENTS,
+    Authorisation,
+    ScaStatus,
+    SubjectKind,
+)
+from reference_server.sca_flow import SCA_PREFIX
+
+__all__ = ["ROUTES", "sca_page", "sca_status", "submit_sca"]
+
+APPROVE = "approve"
+CANCEL = "cancel"
+
+_STYLE = (
+    "body{font-family:sans-serif;max-width:36em;margin:2em auto;padding:0 1em}"
+    ".error{color:#a00;border:1px solid #a00;padding:.5em}"
+    "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.2em .5em}"
+)
+
+
+def _authorisation(call: Call) -> Authorisation | None:
+    return call.app.store.get(AUTHORISATIONS, call.path_params["authorisationId"])
+
+
+def _describe(call: Call, authorisation: Authorisation) -> str:
+    """What the PSU is asked to authorise, as HTML."""
+    store = call.app.store
+    if authorisation.subject_kind == SubjectKind.CONSENT:
+        consent = store.get(CONSENTS, authorisation.subject_id)
+        valid_until = html.escape(consent.valid_until) if consent is not None else "?"
+        return (
+            "<p>Give the TPP access to your account information (consent "
+            f"<code>{html.escape(authorisation.subject_id)}</code>, valid until {valid_until}).</p>"
+        )
+    payments = sca_flow.subject_payments(store, authorisation)
+    what = (
+        "the payments of signing basket"
+        if authorisation.subject_kind == SubjectKind.BASKET
+        else "payment"
+    )
+    rows = "".join(
+        "<tr>"
+        f"<td>{html.escape(str(p.request.get('creditorName', '')))}</td>"
+        f"<td>{html.escape(str(p.request['instructedAmount']['amount']))} "
+        f"{html.escape(p.currency)}</td>"
+        f"<td>{html.escape(p.status)}</td>"
+        "</tr>"
+        for p in payments
+    )
+    return (
+        f"<p>Authorise {what} <code>{html.escape(authorisation.subject_id)}</code>:</p>"
+        "<table><tr><th>creditor</th><th>amount</th><th>status</th></tr>"
+        f"{rows}</table>"
+    )
+
+
+def _page(
+    call: Call, authorisation: Authorisation, *, error: str | None = None, status: int = 200
+) -> Response:
+    action = f"{SCA_PREFIX}/{html.escape(authorisation.id)}"
+    problem = f'<p class="error" id="error">{html.escape(error)}</p>' if error else ""
+    if authorisation.status in ScaStatus.OPEN:
+        form = (
+            f'<form method="post" action="{action}">'
+            '<p><label>Customer number <input name="customerNumber" autocomplete="off" '
+            'autofocus></label></p>'
+            f'<p><button name="action" value="{APPROVE}">Approve</button> '
+            f'<button name="action" value="{CANCEL}">Cancel</button></p>'
+            "</form>"
+        )
+    else:
+        form = (
+            "<p>This authorisation has ended: scaStatus "
+            f'<strong id="scaStatus">{html.escape(authorisation.status)}</strong>.</p>'
+        )
+    text = (
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>Sandbox SCA</title><style>{_STYLE}</style></head><body>"
+        "<h1>Strong customer authentication (sandbox)</h1>"
+        f"{problem}{_describe(call, authorisation)}{form}"
+        "<p><small>Identify with the customerNumber of a sandbox customer "
+        "(spec 5 item 7).</small></p></body></html>"
+    )
+    return Response.html(status, text)
+
+
+def _not_found(call: Call) -> Response:
+    name = html.escape(call.path_params["authorisationId"])
+    return Response.html(
+        404,
+        "<!DOCTYPE html><html><head><title>Unknown authorisation</title></head><body>"
+        f"<h1>RESOURCE_UNKNOWN</h1><p>No authorisation {name}.</p></body></html>",
+    )
+
+
+def sca_page(call: Call) -> Response:
+    """``GET /sca/{authorisationId}``: the page the PSU is redirected to."""
+    authorisation = _authorisation(call)
+    if authorisation is None:
+        return _not_found(call)
+    return _page(call, authorisation)
+
+
+def _form_fields(call: Call) -> dict[str, str]:
+    """``customerNumber`` and ``action`` from the query, a JSON object body or a form body."""
+    fields = {name: str(value) for name, value in call.query.items()}
+    if isinstance(call.body, Mapping):
+        fields.update({str(k): str(v) for k, v in call.body.items()})
+    content_type = (call.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    if content_type == "application/x-www-form-urlencoded" and call.request.body:
+        parsed = parse_qs(call.request.body.decode("utf-8", "replace"), keep_blank_values=True)
+        fields.update({name: values[0] for name, values in parsed.items() if values})
+    return fields
+
+
+def submit_sca(call: Call) -> Response:
+    """``POST /sca/{authorisationId}``: approve or cancel, then back to the TPP (303)."""
+    authorisation = _authorisation(call)
+    if authorisation is None:
+        return _not_found(call)
+    if authorisation.status not in ScaStatus.OPEN:
+        return _page(call, authorisation, error="SCA_INVALID: this authorisation has ended",
+                     status=409)
+    fields = _form_fields(call)
+    action = fields.get("action", "").strip().lower()
+    if action not in (APPROVE, CANCEL):
+        return _page(call, authorisation, error="FORMAT_ERROR: choose approve or cancel",
+                     status=400)
+    store = call.app.store
+    customer = None
+    if action == APPROVE:
+        number = fields.get("customerNumber", "").strip()
+        customer = sandbox_data.customer_by_number(store, number) if number else None
+        if customer is None or (
+            authorisation.customer_id is not None and customer.id != authorisation.customer_id
+        ):
+            return _page(
+                call,
+                authorisation,
+                error="PSU_CREDENTIALS_INVALID: the customer number is not the one of the PSU "
+                "this authorisation was started for",
+            )
+    finished = sca_flow.complete(
+        call.app, authorisation, approved=action == APPROVE, customer=customer
+    )
+    location = sca_flow.final_redirect(finished)
+    if location is None:
+        return _page(call, finished)
+    return Response.redirect(location, status=303)
+
+
+def sca_status(call: Call) -> Response:
+    """``GET /sca/{authorisationId}/status``: the SCA status record (spec 2.5) as JSON."""
+    authorisation = _authorisation(call)
+    if authorisation is None:
+        raise ApiError(
+            404,
+            "RESOURCE_UNKNOWN",
+            f"no authorisation {call.path_params['authorisationId']!r}",
+        )
+    return Response.json(200, sca_flow.sca_status_document(authorisation))
+
+
+ROUTES = (
+    Route("GET", f"{SCA_PREFIX}/{{authorisationId}}", sca_page, loopback_only=False),
+    Route("POST", f"{SCA_PREFIX}/{{authorisationId}}", submit_sca, loopback_only=False),
+    Route("GET", f"{SCA_PREFIX}/{{authorisationId}}/status", sca_status, loopback_only=False),
+)

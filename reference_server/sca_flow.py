@@ -1,0 +1,229 @@
+"""SCA by redirect (spec 5 items 6 and 7): starting an authorisation and what finishing it does.
+
+An authorisation is started for a signing basket (E2), a single payment (PA, or implicitly at
+creation when PSU-Context asks for single-SCA initiation, spec 4.2) or a consent (CA). The PSU is
+sent to ``/sca/{authorisationId}`` (the ``scaRedirect`` link), identifies there with the sandbox
+customer's ``customerNumber`` (spec 5 item 7) and approves or cancels; the flow then returns to
+the TPP-Redirect-URI given when the authorisation started.
+
+Finishing moves everything the authorisation covers (spec 3): approved → the authorisation
+FINALISED, its payments still RCVD become ACTC, a consent becomes valid; cancelled → FAILED, the
+payments still RCVD become RJCT, a consent is rejected. Payments that moved meanwhile (cancelled by
+the TPP, say) are left as they are.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from reference_server import sandbox_data
+from reference_server.api import ApiError, Call
+from reference_server.payment_data import (
+    AUTHORISATIONS,
+    BASKETS,
+    CONSENTS,
+    PAYMENTS,
+    Authorisation,
+    Consent,
+    ConsentStatus,
+    Payment,
+    ScaStatus,
+    Status,
+    SubjectKind,
+    payments_of_basket,
+)
+from reference_server.payment_status import move
+from reference_server.store import Store
+
+if TYPE_CHECKING:
+    from reference_server.app import Application
+
+__all__ = [
+    "SCA_PREFIX",
+    "complete",
+    "consent_accounts",
+    "final_redirect",
+    "psu_key",
+    "redirect_links",
+    "sca_status_document",
+    "start",
+    "subject_payments",
+    "unknown_psu_error",
+]
+
+#: Where the SCA pages live: outside ``/v1`` (reference-server only, unsigned).
+SCA_PREFIX = "/sca"
+
+
+def psu_key(call: Call) -> str | None:
+    """Who the PSU is, as the request names it: PSU-ID, else X-PSU-IDENTITY (spec 5 item 5)."""
+    return call.auth.psu_id or call.auth.psu_identity
+
+
+def _link(href: str, *verbs: str) -> dict[str, Any]:
+    return {"href": href, "verbs": list(verbs)}
+
+
+def redirect_links(authorisation: Authorisation) -> dict[str, Any]:
+    """``scaRedirect`` (the page, GET) and ``scaStatus`` (its status, GET)."""
+    page = f"{SCA_PREFIX}/{authorisation.id}"
+    return {"scaRedirect": _link(page, "GET"), "scaStatus": _link(f"{page}/status", "GET")}
+
+
+def sca_status_document(authorisation: Authorisation, status: str | None = None) -> dict[str, Any]:
+    """The SCA status record (spec 2.5): ``scaStatus`` and ``_links`` with ``self`` (GET).
+
+    The contract has no operation reading an authorisation, so ``self`` points at the
+    reference-server route ``/sca/{authorisationId}/status`` (assumption).
+    """
+    links = redirect_links(authorisation)
+    links["self"] = links["scaStatus"]
+    return {
+        "authorisationId": authorisation.id,
+        "scaStatus": status or authorisation.status,
+        "_links": links,
+    }
+
+
+def start(
+    app: Application, call: Call, subject_kind: str, subject_id: str
+) -> Authorisation:
+    """A new authorisation for the subject: STARTED when the PSU is a sandbox customer,
+    RECEIVED when the PSU must first identify on the SCA page."""
+    now = app.clock.now().isoformat()
+    customer_id = call.auth.customer_id
+    authorisation = Authorisation(
+        id=str(uuid.uuid4()),
+        subject_kind=subject_kind,
+        subject_id=subject_id,
+        status=ScaStatus.STARTED if customer_id is not None else ScaStatus.RECEIVED,
+        psu_key=psu_key(call),
+        customer_id=customer_id,
+        redirect_uri=call.header("TPP-Redirect-URI"),
+        created_at=now,
+        updated_at=now,
+    )
+    app.store.add(AUTHORISATIONS, authorisation)
+    return authorisation
+
+
+def unknown_psu_error(authorisation: Authorisation) -> ApiError:
+    """The 401 of spec 4.3 E2 / spec 5 item 6: the PSU is not known, authenticate first."""
+    return ApiError(
+        401,
+        "PSU_CREDENTIALS_INVALID",
+        "the PSU is not known to the sandbox: send the PSU to _links.scaRedirect to identify "
+        "with the customerNumber and authorise (spec 5 items 6, 7)",
+        links={"scaRedirect": redirect_links(authorisation)["scaRedirect"]},
+    )
+
+
+def subject_payments(store: Store, authorisation: Authorisation) -> list[Payment]:
+    """The payments an authorisation covers (none for a consent)."""
+    if authorisation.subject_kind == SubjectKind.BASKET:
+        basket = store.get(BASKETS, authorisation.subject_id)
+        return payments_of_basket(store, basket) if basket is not None else []
+    if authorisation.subject_kind == SubjectKind.PAYMENT:
+        payment = store.get(PAYMENTS, authorisation.subject_id)
+        return [payment] if payment is not None else []
+    return []
+
+
+def _matches(account: sandbox_data.Account, reference: Any) -> bool:
+    if not isinstance(reference, dict):
+        return False
+    return reference.get("iban") == account.iban or reference.get("bban") == account.bban
+
+
+def consent_accounts(
+    store: Store, consent: Consent, customer_id: str
+) -> list[sandbox_data.Account]:
+    """The accounts a consent covers for a customer: the accounts offered to that customer for
+    consent (spec 4.3 E6) that the consent's ``access`` names; all of them when it names none."""
+    offered = sandbox_data.consentable_accounts(store, customer_id)
+    references = [
+        reference
+        for key in ("accounts", "balances", "transactions")
+        for reference in consent.access.get(key) or ()
+    ]
+    if not references:
+        return offered
+    return [account for account in offered if any(_matches(account, r) for r in references)]
+
+
+def complete(
+    app: Application,
+    authorisation: Authorisation,
+    *,
+    approved: bool,
+    customer: sandbox_data.Customer | None,
+) -> Authorisation:
+    """Finish an open authorisation: the PSU approved (identified as ``customer``) or cancelled.
+
+    A consent approved by a customer to whom none of the named accounts is offered is rejected
+    and its authorisation FAILED (nothing could be consented to).
+    """
+    store = app.store
+    moment: datetime = app.clock.now()
+    with store.atomic():
+        status = ScaStatus.FINALISED if approved else ScaStatus.FAILED
+        if authorisation.subject_kind == SubjectKind.CONSENT:
+            status = _complete_consent(store, authorisation, approved, customer, moment)
+        else:
+            target = Status.ACTC if approved else Status.RJCT
+            for payment in subject_payments(store, authorisation):
+                if payment.status == Status.RCVD:
+                    move(store, payment, target, moment)
+        finished = replace(
+            authorisation,
+            status=status,
+            customer_id=customer.id if customer is not None else authorisation.customer_id,
+            updated_at=moment.isoformat(),
+        )
+        store.put(AUTHORISATIONS, finished)
+    return finished
+
+
+def _complete_consent(
+    store: Store,
+    authorisation: Authorisation,
+    approved: bool,
+    customer: sandbox_data.Customer | None,
+    moment: datetime,
+) -> str:
+    consent = store.get(CONSENTS, authorisation.subject_id)
+    if consent is None or consent.status != ConsentStatus.RECEIVED:
+        return ScaStatus.FAILED
+    if not approved or customer is None:
+        store.put(CONSENTS, replace(consent, status=ConsentStatus.REJECTED))
+        return ScaStatus.FAILED
+    accounts = consent_accounts(store, consent, customer.id)
+    if not accounts:
+        rejected = replace(consent, status=ConsentStatus.REJECTED, customer_id=customer.id)
+        store.put(CONSENTS, rejected)
+        return ScaStatus.FAILED
+    store.put(
+        CONSENTS,
+        replace(
+            consent,
+            status=ConsentStatus.VALID,
+            customer_id=customer.id,
+            authorised_at=moment.isoformat(),
+            account_ids=tuple(account.id for account in accounts),
+        ),
+    )
+    return ScaStatus.FINALISED
+
+
+def final_redirect(authorisation: Authorisation) -> str | None:
+    """The TPP-Redirect-URI with ``authorisationId`` and ``scaStatus`` added to its query."""
+    if not authorisation.redirect_uri:
+        return None
+    parts = urlsplit(authorisation.redirect_uri)
+    extra = urlencode({"authorisationId": authorisation.id, "scaStatus": authorisation.status})
+    query = f"{parts.query}&{extra}" if parts.query else extra
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
