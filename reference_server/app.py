@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from reference_server import auth, errors, validation
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
@@ -182,18 +183,46 @@ class Application:
 
     def _unrouted(self, request: Request) -> ApiError:
         """Why no operation matched: unknown path (404), wrong method (405 + ``Allow``), or a
-        payment path naming a product the contract does not know (404 PRODUCT_UNKNOWN, spec 7)."""
+        path value the template's operations do not take (the ``payment-product``):
+
+        - a product another operation of the same family takes (NCBCT under
+          ``/v1/periodic-payments``) → 403 PRODUCT_INVALID (spec 7, the E17 row);
+        - a product no operation of that family takes → 404 PRODUCT_UNKNOWN (spec 7).
+        """
         templates = self.contract.templates_for(request.path)
         allowed = tuple(sorted({op.method for op in templates}))
         if not allowed:
             return ApiError(404, "RESOURCE_UNKNOWN", f"no resource at {request.path}")
         if request.method not in allowed:
             return _method_not_allowed(request, allowed)
+        for operation in templates:
+            if operation.method != request.method:
+                continue
+            for name, value in _refused_path_values(operation, request.path):
+                if value in self._known_path_values(operation.family, name):
+                    return ApiError(
+                        403,
+                        "PRODUCT_INVALID",
+                        f"the payment product {value} is not offered by {operation.id} "
+                        f"({operation.method} {operation.path} takes "
+                        f"{', '.join(_pinned(operation, name))})",
+                        path=name,
+                    )
         return ApiError(
             404,
             "PRODUCT_UNKNOWN",
             f"{request.path} names a payment product this interface does not offer",
             path="payment-product",
+        )
+
+    def _known_path_values(self, family: str, name: str) -> frozenset[str]:
+        """Every value the operations of ``family`` pin for the path parameter ``name``: the
+        products the contract knows in that family, whichever endpoint takes them."""
+        return frozenset(
+            value
+            for operation in self.contract.operations.values()
+            if operation.family == family
+            for value in _pinned(operation, name)
         )
 
     def _looks_like_payment(self, path: str) -> bool:
@@ -207,6 +236,30 @@ def _method_not_allowed(request: Request, allowed: tuple[str, ...]) -> ApiError:
         f"{request.method} is not allowed on {request.path}; allowed: {', '.join(allowed)}",
         headers=(("Allow", ", ".join(allowed)),),
     )
+
+
+def _pinned(operation: Operation, name: str) -> tuple[str, ...]:
+    """The values ``operation`` pins for its path parameter ``name`` (empty when free or absent)."""
+    for parameter in operation.path_parameters:
+        if parameter.name == name:
+            return parameter.pinned_values or ()
+    return ()
+
+
+def _refused_path_values(operation: Operation, path: str) -> list[tuple[str, str]]:
+    """The (parameter, value) pairs of ``path`` that ``operation``'s pinned path parameters do
+    not take; ``path`` is known to fit ``operation.path`` segment by segment."""
+    segments = path.partition("?")[0].split("/")
+    refused: list[tuple[str, str]] = []
+    for index, part in enumerate(operation.path.split("/")):
+        if not (part.startswith("{") and part.endswith("}")) or index >= len(segments):
+            continue
+        name = part[1:-1]
+        pinned = _pinned(operation, name)
+        value = unquote(segments[index])
+        if pinned and value not in pinned:
+            refused.append((name, value))
+    return refused
 
 
 def _load_modules(names: Iterable[str] | None) -> tuple[ModuleType, ...]:

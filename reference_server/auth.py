@@ -271,7 +271,12 @@ def identify_psu(
     corporate = (context or "").upper() == "CORPORATE" or (
         customer is not None and customer.corporate
     )
-    if corporate and corporate_id is None and _lists(operation, _CORPORATE_ID):
+    if (
+        corporate
+        and corporate_id is None
+        and _lists(operation, _CORPORATE_ID)
+        and not app.faulty("corporate-without-id-accepted")
+    ):
         raise ApiError(
             400,
             "HTTP_HEADER_REQUIRED",

@@ -75,6 +75,11 @@ _CORE_FAULTS: tuple[Fault, ...] = (
         "answers errors with an HTML page instead of the JSON error body",
     ),
     Fault(
+        "corporate-without-id-accepted",
+        "spec 7 rule 3",
+        "accepts a request of a corporate PSU that does not send PSU-Corporate-ID",
+    ),
+    Fault(
         "no-psu-id-format-check",
         "spec 7 rule 7 / spec 4.2 PSU-ID",
         "accepts a PSU-ID that is not a UUID",

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from reference_server import sandbox_data as data
+from reference_server import versioning
 from reference_server.sandbox_data import (
     Account,
     AccountTransaction,
@@ -221,13 +222,21 @@ def card_transactions(
     *,
     booked: bool = True,
     pending: bool = True,
+    fixes: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """Spec 2.9 card transactions: booked items in full, pending ones as their
-    ``cardTransactionId`` strings; a list not asked for (E4 ``bookingStatus``) is left out."""
+    ``cardTransactionId`` strings; a list not asked for (E4 ``bookingStatus``) is left out.
+
+    ``fixes`` are the request's ``x-accept-fix`` values (spec 9): with
+    ``cardaccount-switch-originalamount-and-transactionamount`` each booked item shows its two
+    amounts the other way round (``versioning.card_transaction``); the stored item is unchanged.
+    """
     items = list(transactions)
     shown: dict[str, Any] = {}
     if booked:
-        shown["booked"] = [dict(item.data) for item in items if not item.pending]
+        shown["booked"] = [
+            versioning.card_transaction(item.data, fixes) for item in items if not item.pending
+        ]
     if pending:
         shown["pending"] = [item.card_transaction_id for item in items if item.pending]
     return {"cardAccount": {"maskedPan": record.masked_pan}, "cardTransactions": shown}

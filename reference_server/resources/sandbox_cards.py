@@ -4,6 +4,8 @@ A card transaction is *pending* while it is not invoiced (``invoiced`` "false") 
 invoiced ("true"): spec 2.9 gives pending entries as strings and every creation item a booking
 date, so the invoiced flag is what tells them apart (assumption); a pending entry is shown as its
 ``cardTransactionId``. E4 shows only transactions created through E5 (spec 4.3 E4).
+Both E4 and E5 honour ``x-accept-fix: cardaccount-switch-originalamount-and-transactionamount``
+(spec 9): booked items show ``originalAmount`` and ``transactionAmount`` swapped.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from reference_server import sandbox_data as data
 from reference_server import sandbox_views as views
+from reference_server import versioning
 from reference_server.api import ApiError, Call, Response
 from reference_server.resources._common import new_id, require
 from reference_server.store import Store
@@ -27,6 +30,12 @@ __all__ = [
 
 def _card_view(store: Store, card: data.CardAccount) -> dict[str, Any]:
     return views.card_account(card, store.children(data.CARD_TRANSACTIONS, card.id))
+
+
+def _accept_fix(call: Call) -> frozenset[str]:
+    """The request's ``x-accept-fix`` values (spec 9); E4 and E5 act on
+    ``cardaccount-switch-originalamount-and-transactionamount``."""
+    return versioning.parse_accept_fix(call.header("x-accept-fix"))
 
 
 def create_card_account(call: Call) -> Response:
@@ -106,7 +115,7 @@ def create_card_transactions(call: Call) -> Response:
             )
             for item in call.body
         ]
-    return Response.json(201, views.card_transactions(card, created))
+    return Response.json(201, views.card_transactions(card, created, fixes=_accept_fix(call)))
 
 
 def list_card_transactions(call: Call) -> Response:
@@ -127,7 +136,11 @@ def list_card_transactions(call: Call) -> Response:
     return Response.json(
         200,
         views.card_transactions(
-            card, chosen, booked=status in ("booked", "both"), pending=status in ("pending", "both")
+            card,
+            chosen,
+            booked=status in ("booked", "both"),
+            pending=status in ("pending", "both"),
+            fixes=_accept_fix(call),
         ),
     )
 

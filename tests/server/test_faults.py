@@ -52,6 +52,14 @@ def _limit_zero(client: httpx.Client) -> httpx.Response:
     return client.get(f"/v1/sandbox/accounts/{account['id']}/transactions?limit=0")
 
 
+def _corporate_without_id(client: httpx.Client) -> httpx.Response:
+    """Spec 7 rule 3: the PSU-ID of a CORPORATE customer, no PSU-Corporate-ID."""
+    corporate = client.post(
+        "/v1/sandbox/customers", json=bodies.customer("CORPORATE", "Firma AS")
+    ).json()
+    return client.get("/v1/sandbox/customers", headers={"PSU-ID": corporate["customerId"]})
+
+
 def _signer(kind: type[SignatureAuth], **options: object) -> Callable[[], SignatureAuth]:
     return lambda: kind(_credentials(), digest_empty_body=True, **options)  # type: ignore[arg-type]
 
@@ -98,6 +106,7 @@ SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, in
         400,
         201,
     ),
+    "corporate-without-id-accepted": (None, _corporate_without_id, 400, 200),
     "no-psu-id-format-check": (
         None,
         lambda c: c.get("/v1/sandbox/customers", headers={"PSU-ID": "not-a-uuid"}),
@@ -121,6 +130,22 @@ def test_fault_lets_through_what_the_faithful_server_refuses(
     _, faulty = faulty_server(name, auth=auth)
     assert scenario(faithful).status_code == faithful_status
     assert scenario(faulty).status_code == faulty_status
+
+
+def test_corporate_context_without_corporate_id_is_accepted_only_with_the_fault(
+    faulty_server: Start,
+) -> None:
+    """Spec 7 rule 3 through ``PSU-Context: CORPORATE``: the faithful server names the missing
+    header; the faulty one answers as if the PSU had sent it."""
+    headers = {"PSU-Context": "CORPORATE"}
+    _, faithful = faulty_server()
+    _, faulty = faulty_server("corporate-without-id-accepted")
+    refused = faithful.get("/v1/sandbox/customers", headers=headers)
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "HTTP_HEADER_REQUIRED"
+    assert "PSU-Corporate-ID" in refused.json()["message"]
+    accepted = faulty.get("/v1/sandbox/customers", headers=headers)
+    assert accepted.status_code == 200, accepted.text
 
 
 def test_html_errors_fault_answers_html(faulty_server: Start) -> None:

@@ -6,14 +6,12 @@ Every 2xx body is checked against the contract by the client's response hook
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 
 from conformance.contract import Contract
-from reference_server import app as app_module
 from server import payment_support as support
 from server.conftest import ErrorCapture
 from server.payment_support import NCBCT, NDCT, World
@@ -227,25 +225,33 @@ def test_unknown_product_is_404_product_unknown(world: World, psu: support.Psu) 
     assert error_code(answer) == "PRODUCT_UNKNOWN"
 
 
-#: Whether the core's routing tells a known product on the wrong endpoint apart (spec 7 E17 row).
-PRODUCT_INVALID_ROUTED = "PRODUCT_INVALID" in inspect.getsource(app_module)
-
-
-@pytest.mark.xfail(
-    not PRODUCT_INVALID_ROUTED,
-    reason="routing refusals are the core's (app._unrouted answers 404 PRODUCT_UNKNOWN for every "
-    "product a template does not take); 403 PRODUCT_INVALID for a known product on the wrong "
-    "endpoint is requested from it",
-    strict=True,
-)
 def test_known_product_on_the_periodic_endpoint_is_403_product_invalid(
     world: World, psu: support.Psu
 ) -> None:
+    """Spec 7, the E17 row: NCBCT is a product the interface offers (E18), not a periodic one."""
     answer = world.client.post(
         f"/v1/periodic-payments/{NCBCT}", json=world.periodic_body(psu), headers=psu.headers()
     )
-    assert answer.status_code == 403
+    assert answer.status_code == 403, answer.text
+    document = answer.json()
     assert error_code(answer) == "PRODUCT_INVALID"
+    assert document["status"] == 403
+    assert [(m["code"], m["path"]) for m in document["tppMessages"]] == [
+        ("PRODUCT_INVALID", "payment-product")
+    ]
+
+
+def test_unknown_product_on_the_periodic_endpoint_stays_404_product_unknown(
+    world: World, psu: support.Psu
+) -> None:
+    answer = world.client.post(
+        "/v1/periodic-payments/sepa-credit-transfers",
+        json=world.periodic_body(psu),
+        headers=psu.headers(),
+    )
+    assert answer.status_code == 404, answer.text
+    assert error_code(answer) == "PRODUCT_UNKNOWN"
+    assert answer.json()["tppMessages"][0]["path"] == "payment-product"
 
 
 # -- PS ------------------------------------------------------------------------------------------

@@ -175,3 +175,47 @@ def test_card_transaction_ids_are_unique_per_card(client: httpx.Client, card: di
     assert add(client, card, bodies.card_transaction("U")).status_code == 400
     twice = add(client, card, bodies.card_transaction("W"), bodies.card_transaction("W"))
     assert twice.status_code == 400
+
+
+SWITCH = "cardaccount-switch-originalamount-and-transactionamount"
+
+
+def _amounts(item: dict) -> tuple[int, int]:
+    return item["transactionAmount"]["amount"], item["originalAmount"]["amount"]
+
+
+@pytest.mark.parametrize(
+    ("accept_fix", "switched"),
+    [
+        (None, False),
+        ("amount-as-string", False),
+        (SWITCH, True),
+        (f"longer-name, {SWITCH.upper()}", True),
+    ],
+)
+def test_accept_fix_switches_the_card_amounts(
+    client: httpx.Client, card: dict, accept_fix: str | None, switched: bool
+) -> None:
+    """Spec 9: with ``cardaccount-switch-originalamount-and-transactionamount`` E5 and E4 show
+    the two amounts of a booked card transaction the other way round; without it as created."""
+    headers = {"x-accept-fix": accept_fix} if accept_fix else {}
+    item = bodies.card_transaction(
+        "CT-1",
+        transactionAmount={"currency": "NOK", "amount": 150},
+        originalAmount={"currency": "NOK", "amount": 14},
+    )
+    pending = bodies.card_transaction("CT-2", invoiced=False)
+    expected = (14, 150) if switched else (150, 14)
+    created = client.post(f"{path(card)}/transactions", json=[item, pending], headers=headers)
+    assert created.status_code == 201, created.text
+    assert [_amounts(booked) for booked in created.json()["cardTransactions"]["booked"]] == [
+        expected
+    ]
+    listed = client.get(f"{path(card)}/transactions?bookingStatus=both", headers=headers)
+    assert listed.status_code == 200, listed.text
+    transactions = listed.json()["cardTransactions"]
+    assert [_amounts(booked) for booked in transactions["booked"]] == [expected]
+    assert transactions["pending"] == ["CT-2"]
+    # The stored transaction is untouched: a read without the value shows it as created.
+    plain = client.get(f"{path(card)}/transactions?bookingStatus=booked").json()
+    assert [_amounts(booked) for booked in plain["cardTransactions"]["booked"]] == [(150, 14)]
