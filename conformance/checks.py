@@ -1,0 +1,621 @@
+"""Checks: one requirement each, judged on one recorded exchange (schemathesis, OpenID model).
+
+Every check is a plain function whose first argument is the :class:`~conformance.client.Exchange`
+it judges; it returns quietly when the target conforms and raises :class:`ConformanceFailure`
+otherwise. A check does not know the rule id or level it serves: the runner that calls it
+attaches the scenario (:meth:`ConformanceFailure.for_scenario`), so one check serves many rules
+(STYLE.md). Where one answer can break a requirement in several places (a response schema), the
+check collects every place before failing, and :func:`check_all` runs several independent
+checks and reports them together.
+
+A failure message speaks to a bank engineer: the requirement and its spec part, what the spec
+says, what came back, then the whole exchange (:meth:`Exchange.render`) and the command that
+replays it (:meth:`Exchange.reproduce_command`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urldefrag, urljoin
+
+from jsonschema import ValidationError
+
+if TYPE_CHECKING:
+    from conformance.client import Exchange
+    from conformance.contract import Contract, Operation
+    from conformance.scenario import Scenario
+
+__all__ = [
+    "ERROR_BODY_SCHEMA",
+    "PAYMENT_ERROR_BODY_SCHEMA",
+    "ConformanceFailure",
+    "ScenarioLabel",
+    "accept_fixes",
+    "check_all",
+    "check_client_error",
+    "check_equal",
+    "check_error_body",
+    "check_error_code",
+    "check_error_status",
+    "check_headers",
+    "check_json_body",
+    "check_max_length",
+    "check_not_server_error",
+    "check_response_schema",
+    "check_sca_redirect",
+    "check_schema",
+    "check_status",
+    "check_tpp_message_path",
+    "inlined_schema",
+    "json_document",
+    "schema_for_fixes",
+]
+
+#: The spec 7 error body, and its payment variant with ``tppMessages`` (types/errors.json).
+ERROR_BODY_SCHEMA = {
+    "$ref": "https://psd2-conformance.invalid/schemas/types/errors.json#/$defs/ErrorResponse"
+}
+PAYMENT_ERROR_BODY_SCHEMA = {
+    "$ref": "https://psd2-conformance.invalid/schemas/types/errors.json#/$defs/PaymentErrorResponse"
+}
+
+#: How many schema errors a message lists before saying "and N more".
+_SHOWN_ERRORS = 5
+#: How much of a response body the one-line "received" summary quotes.
+_BODY_EXCERPT = 300
+
+
+@dataclass(frozen=True)
+class ScenarioLabel:
+    """The requirement a failure is reported under (attached by the runner, not the check)."""
+
+    scenario_id: str
+    rule: str
+    spec: str
+    level: str
+    title: str
+
+
+class ConformanceFailure(AssertionError):
+    """The target broke a requirement: what was sent, what came back, what the spec says.
+
+    ``title`` is one line naming what is wrong; ``spec`` the spec part the check reads
+    ("spec 7"); ``sent`` the exchange judged (None when the failure is about several, such as a
+    read-back that differs); ``received`` what came back, in words; ``expected`` what the spec
+    says should have. ``scenario`` is filled in by the runner.
+    """
+
+    def __init__(
+        self,
+        title: str,
+        *,
+        spec: str,
+        sent: Exchange | None,
+        received: str | None = None,
+        expected: str,
+        scenario: ScenarioLabel | None = None,
+        related: Sequence[Exchange] = (),
+    ) -> None:
+        self.title = title
+        self.spec = spec
+        self.sent = sent
+        self.received = received if received is not None else _summary(sent)
+        self.expected = expected
+        self.scenario = scenario
+        self.related = tuple(related)
+        super().__init__(title)
+
+    def for_scenario(self, scenario: Scenario) -> ConformanceFailure:
+        """This failure reported under ``scenario``'s requirement (rule id, spec part, level)."""
+        if self.scenario is not None:
+            return self
+        self.scenario = ScenarioLabel(
+            scenario.id, scenario.rule, scenario.spec, scenario.level, scenario.title
+        )
+        return self
+
+    def __str__(self) -> str:
+        lines = [self.title, ""]
+        if self.scenario is not None:
+            label = self.scenario
+            lines.append(f"Requirement: {label.rule} ({label.spec}, {label.level}): {label.title}")
+        lines.append(f"The spec says ({self.spec}): {self.expected}")
+        lines.append(f"The target answered: {self.received}")
+        for exchange in (*self.related, *((self.sent,) if self.sent is not None else ())):
+            lines += ["", "Exchange:", _indent(exchange.render()), "", "Reproduce with:"]
+            lines.append("    " + _reproduce(exchange))
+        return "\n".join(lines)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line if line else "" for line in text.split("\n"))
+
+
+def _reproduce(exchange: Exchange) -> str:
+    try:
+        return exchange.reproduce_command()
+    except ValueError:
+        return (
+            exchange.reproduce_command(data_file="body.bin")
+            + "   # body.bin: the request body above, byte for byte"
+        )
+
+
+def _summary(exchange: Exchange | None) -> str:
+    """``HTTP 400 with {...}`` in one line (the full body is in the rendered exchange)."""
+    if exchange is None:
+        return "(no exchange)"
+    body = exchange.response_body
+    if not body:
+        return f"HTTP {exchange.status} with an empty body"
+    try:
+        text = json.dumps(json.loads(body), ensure_ascii=False, separators=(",", ":"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        content_type = exchange.response_header("content-type") or "no Content-Type"
+        text = f"a non-JSON body ({content_type}): " + body[:80].decode("utf-8", "replace")
+    if len(text) > _BODY_EXCERPT:
+        text = text[:_BODY_EXCERPT] + "…"
+    return f"HTTP {exchange.status} with {text}"
+
+
+def _statuses(statuses: Iterable[int]) -> str:
+    listed = sorted(set(statuses))
+    if len(listed) == 1:
+        return f"HTTP {listed[0]}"
+    return "HTTP " + ", ".join(str(status) for status in listed[:-1]) + f" or {listed[-1]}"
+
+
+# --- status -------------------------------------------------------------------------------------
+
+
+def check_status(
+    exchange: Exchange, statuses: Collection[int], *, spec: str = "spec 4.3", why: str = ""
+) -> None:
+    """The answer has one of ``statuses``; ``why`` says what the spec says the request is."""
+    if exchange.status in statuses:
+        return
+    expected = _statuses(statuses)
+    raise ConformanceFailure(
+        f"{exchange.method} {exchange.path} answered HTTP {exchange.status}, expected {expected}",
+        spec=spec,
+        sent=exchange,
+        expected=f"{expected}{': ' + why if why else ''}",
+    )
+
+
+def check_not_server_error(exchange: Exchange, *, spec: str = "spec 7") -> None:
+    """No 5xx: a request the target cannot accept is the client's error, never the server's."""
+    if exchange.status < 500:
+        return
+    raise ConformanceFailure(
+        f"{exchange.method} {exchange.path} answered HTTP {exchange.status} (a server error)",
+        spec=spec,
+        sent=exchange,
+        expected="a 4xx answer with the spec 7 error body: the request is wrong, the server "
+        "is not broken",
+    )
+
+
+def check_client_error(exchange: Exchange, *, spec: str = "spec 7") -> None:
+    """A 4xx answer (rejected as the client's fault), never 2xx/3xx and never a 5xx."""
+    check_not_server_error(exchange, spec=spec)
+    if 400 <= exchange.status < 500:
+        return
+    raise ConformanceFailure(
+        f"{exchange.method} {exchange.path} was accepted (HTTP {exchange.status}) "
+        "but must be rejected",
+        spec=spec,
+        sent=exchange,
+        expected="a 4xx answer with the spec 7 error body",
+    )
+
+
+# --- bodies -------------------------------------------------------------------------------------
+
+
+def json_document(exchange: Exchange) -> Any:
+    """The response body as JSON, or None when it is not JSON (for runners that only read)."""
+    try:
+        return json.loads(exchange.response_body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def check_json_body(exchange: Exchange, *, spec: str = "spec 1") -> Any:
+    """The body is JSON (spec introduction: "Request and response bodies are JSON"); returns it."""
+    try:
+        return json.loads(exchange.response_body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        content_type = exchange.response_header("content-type") or "no Content-Type"
+        what = "an empty body" if not exchange.response_body else f"a body in {content_type}"
+        raise ConformanceFailure(
+            f"{exchange.method} {exchange.path} answered HTTP {exchange.status} with {what}, "
+            "not JSON",
+            spec=spec,
+            sent=exchange,
+            expected="request and response bodies are JSON",
+        ) from None
+
+
+def _error_lines(errors: Iterable[ValidationError]) -> list[str]:
+    ordered = sorted(errors, key=lambda error: (list(error.absolute_path), error.message))
+    lines = [f"  at {error.json_path}: {error.message}" for error in ordered[:_SHOWN_ERRORS]]
+    if len(ordered) > _SHOWN_ERRORS:
+        lines.append(f"  … and {len(ordered) - _SHOWN_ERRORS} more")
+    return lines
+
+
+def check_schema(
+    exchange: Exchange,
+    document: Any,
+    schema: Mapping[str, Any],
+    contract: Contract,
+    *,
+    what: str,
+    spec: str,
+) -> None:
+    """``document`` (read from ``exchange``) is valid against ``schema``; every error is listed.
+
+    The validator is the contract's cached one (format checker on, shared types resolvable).
+    """
+    errors = list(contract.validator(inlined_schema(schema, contract)).iter_errors(document))
+    if not errors:
+        return
+    count = len(errors)
+    raise ConformanceFailure(
+        f"{what} of {exchange.method} {exchange.path} (HTTP {exchange.status}) breaks its schema "
+        f"in {count} place{'s' if count != 1 else ''}",
+        spec=spec,
+        sent=exchange,
+        received="\n".join([_summary(exchange), *_error_lines(errors)]),
+        expected=f"{what} follows the schema of {spec}",
+    )
+
+
+def check_response_schema(exchange: Exchange, operation: Operation, contract: Contract) -> None:
+    """The body is valid against the operation's documented response for its status.
+
+    A status the operation does not document fails (the contract lists every answer the spec
+    shows or the contract assumes); a documented status without a body schema (204, E7's 201)
+    passes without reading the body.
+    """
+    response = operation.responses.get(exchange.status)
+    if response is None:
+        documented = _statuses(operation.responses)
+        raise ConformanceFailure(
+            f"{operation.id} answered HTTP {exchange.status}, which the contract does not "
+            "document for it",
+            spec=operation.spec,
+            sent=exchange,
+            expected=f"one of the documented answers: {documented}",
+        )
+    if response.schema is None:
+        return
+    document = check_json_body(exchange, spec=response.spec)
+    check_schema(
+        exchange,
+        document,
+        schema_for_fixes(response.schema, accept_fixes(exchange)),
+        contract,
+        what=f"the HTTP {exchange.status} body",
+        spec=response.spec,
+    )
+
+
+def accept_fixes(exchange: Exchange) -> frozenset[str]:
+    """The x-accept-fix values the request opted in to (comma-separated, any case; spec 9)."""
+    value = exchange.request_header("x-accept-fix") or ""
+    return frozenset(part.strip().lower() for part in value.split(",") if part.strip())
+
+
+#: Schemas with their x-acceptFixVariants applied, per (schema identity, fix values).
+_FIXED_SCHEMAS: dict[tuple[int, frozenset[str]], tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+
+
+def schema_for_fixes(schema: Mapping[str, Any], fixes: frozenset[str]) -> Mapping[str, Any]:
+    """``schema`` as it applies under the x-accept-fix values ``fixes`` (spec 9).
+
+    A schema node may carry ``x-acceptFixVariants: {value: {keywords}}``: with that value in
+    effect, those keywords replace the node's own (AL's account ``name``: 35 characters by
+    default, 70 with longer-name). Computed once per schema and set of values; the schema itself
+    is returned when no variant applies.
+    """
+    if not fixes:
+        return schema
+    key = (id(schema), fixes)
+    cached = _FIXED_SCHEMAS.get(key)
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    changed = _apply_variants(schema, fixes)
+    _FIXED_SCHEMAS[key] = (schema, changed)
+    return changed
+
+
+def _apply_variants(node: Any, fixes: frozenset[str]) -> Any:
+    if isinstance(node, list):
+        items = [_apply_variants(item, fixes) for item in node]
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    if not isinstance(node, Mapping):
+        return node
+    result = {key: _apply_variants(value, fixes) for key, value in node.items()}
+    variants = node.get("x-acceptFixVariants")
+    if isinstance(variants, Mapping):
+        for value, keywords in variants.items():
+            if value.lower() in fixes and isinstance(keywords, Mapping):
+                result.update(keywords)
+    unchanged = all(result[key] is node[key] for key in node) and len(result) == len(node)
+    return node if unchanged else result
+
+
+#: Schemas with their references inlined, per schema identity (kept with the schema itself).
+_INLINED: dict[int, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+#: Keywords whose values are data, not subschemas: copied as they are.
+_DATA_KEYWORDS = frozenset({"enum", "const", "examples", "default", "required", "type"})
+#: Keywords whose values map names to subschemas.
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})
+
+
+def inlined_schema(schema: Mapping[str, Any], contract: Contract) -> Mapping[str, Any]:
+    """``schema`` with every ``$ref`` replaced by the schema it names, once per schema.
+
+    Validation then follows no reference at run time (``referencing`` resolves each ``$ref`` on
+    every validation, which costs more than the validation itself). In Draft 2020-12 a ``$ref``
+    applies in place like an ``allOf`` member, so ``{"$ref": X, ...}`` becomes
+    ``{..., "allOf": [X]}``: the same verdicts and the same instance paths. A reference that
+    would recurse, or that cannot be looked up, is kept (absolute) for ``referencing``.
+    """
+    cached = _INLINED.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    try:
+        result = _inline(schema, "", (), contract)
+    except KeyError:
+        result = schema
+    _INLINED[id(schema)] = (schema, result)
+    return result
+
+
+def _inline(node: Any, base: str, seen: tuple[str, ...], contract: Contract) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, base, seen, contract) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    if isinstance(node.get("$id"), str):
+        base = urljoin(base, node["$id"])
+    result: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "$ref" or key == "$id":
+            continue
+        if key in _DATA_KEYWORDS or key.startswith("x-"):
+            result[key] = value
+        elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
+            result[key] = {name: _inline(sub, base, seen, contract) for name, sub in value.items()}
+        else:
+            result[key] = _inline(value, base, seen, contract)
+    reference = node.get("$ref")
+    if isinstance(reference, str):
+        uri = urljoin(base, reference)
+        if uri in seen:
+            result["$ref"] = uri
+        else:
+            target = contract.lookup(uri)
+            document = urldefrag(uri).url
+            result["allOf"] = [
+                *result.get("allOf", ()),
+                _inline(target, document, (*seen, uri), contract),
+            ]
+    return result
+
+
+def check_error_body(exchange: Exchange, contract: Contract, *, payments: bool) -> None:
+    """The spec 7 error body: ``status`` and ``code`` present, ``status`` equal to the HTTP status;
+    payment operations' bodies may carry ``tppMessages`` (spec 2.6) whose items are checked too."""
+    document = check_json_body(exchange, spec="spec 7")
+    schema = PAYMENT_ERROR_BODY_SCHEMA if payments else ERROR_BODY_SCHEMA
+    check_schema(exchange, document, schema, contract, what="the error body", spec="spec 7")
+    check_error_status(exchange)
+
+
+def check_error_status(exchange: Exchange) -> None:
+    """The error body's ``status`` is the HTTP status of the answer (spec 7: "HTTP status
+    code"); a body without ``status`` is the schema's business."""
+    document = json_document(exchange)
+    if not isinstance(document, Mapping) or "status" not in document:
+        return
+    if document.get("status") != exchange.status:
+        raise ConformanceFailure(
+            f"the error body says status {document.get('status')!r} but the answer is "
+            f"HTTP {exchange.status}",
+            spec="spec 7",
+            sent=exchange,
+            expected="the error body's status is the HTTP status code",
+        )
+
+
+def _codes(document: Any) -> list[str]:
+    if not isinstance(document, Mapping):
+        return []
+    codes = [document["code"]] if isinstance(document.get("code"), str) else []
+    messages = document.get("tppMessages")
+    if isinstance(messages, list):
+        codes += [item["code"] for item in messages if isinstance(item, Mapping) and "code" in item]
+    return codes
+
+
+def check_error_code(exchange: Exchange, code: str, *, spec: str = "spec 7") -> None:
+    """The error body's ``code``, or the code of one of its ``tppMessages``, is ``code``."""
+    document = check_json_body(exchange, spec=spec)
+    found = _codes(document)
+    if code in found:
+        return
+    shown = ", ".join(found) if found else "no code at all"
+    raise ConformanceFailure(
+        f"the error answer carries {shown}, not {code}",
+        spec=spec,
+        sent=exchange,
+        expected=f"code {code} (in the error body's code or in tppMessages[].code)",
+    )
+
+
+def check_tpp_message_path(exchange: Exchange, field: str, *, spec: str = "spec 2.6") -> None:
+    """A ``tppMessages`` entry points at ``field`` (its ``path`` names it, or its text does)."""
+    document = check_json_body(exchange, spec=spec)
+    messages = document.get("tppMessages") if isinstance(document, Mapping) else None
+    if isinstance(messages, list):
+        for item in messages:
+            if not isinstance(item, Mapping):
+                continue
+            path = str(item.get("path", ""))
+            if field in path.replace(".", "/").split("/") or path == field:
+                return
+            if field in str(item.get("text", "")):
+                return
+    raise ConformanceFailure(
+        f"no tppMessages entry names {field}",
+        spec=spec,
+        sent=exchange,
+        expected=f"a tppMessages entry whose path is {field} (the field the TPP must fix)",
+    )
+
+
+# --- headers and links --------------------------------------------------------------------------
+
+
+def check_headers(exchange: Exchange, names: Iterable[str], *, spec: str = "spec 4.2") -> None:
+    """Every response header of ``names`` is present and non-empty (all missing ones listed)."""
+    missing = [name for name in names if not (exchange.response_header(name) or "").strip()]
+    if not missing:
+        return
+    raise ConformanceFailure(
+        f"the answer lacks the header{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
+        spec=spec,
+        sent=exchange,
+        expected=f"the answer carries {', '.join(missing)}",
+    )
+
+
+def check_sca_redirect(exchange: Exchange, *, spec: str = "spec 5 item 6") -> str:
+    """The answer carries ``_links.scaRedirect.href`` (spec 5 item 6); returns the link."""
+    document = check_json_body(exchange, spec=spec)
+    links = document.get("_links") if isinstance(document, Mapping) else None
+    redirect = links.get("scaRedirect") if isinstance(links, Mapping) else None
+    href = redirect.get("href") if isinstance(redirect, Mapping) else None
+    if isinstance(href, str) and href:
+        return href
+    raise ConformanceFailure(
+        "the answer has no _links.scaRedirect link",
+        spec=spec,
+        sent=exchange,
+        expected="SCA by redirect: the answer carries _links.scaRedirect (a Link with GET) "
+        "to which the PSU is sent",
+    )
+
+
+# --- values -------------------------------------------------------------------------------------
+
+
+def check_max_length(
+    exchange: Exchange, document: Any, pointer: str, limit: int, *, spec: str
+) -> None:
+    """Every string found at ``pointer`` (``a/*/b``: ``*`` walks arrays) has at most ``limit``
+    characters; all too-long values are listed."""
+    too_long = [
+        (path, value)
+        for path, value in _walk(document, pointer.split("/"), ())
+        if isinstance(value, str) and len(value) > limit
+    ]
+    if not too_long:
+        return
+    listed = "; ".join(f"{path} has {len(value)} characters" for path, value in too_long[:5])
+    raise ConformanceFailure(
+        f"{pointer} is longer than {limit} characters",
+        spec=spec,
+        sent=exchange,
+        received=f"{_summary(exchange)}\n  {listed}",
+        expected=f"{pointer} has at most {limit} characters",
+    )
+
+
+def _walk(node: Any, parts: list[str], path: tuple[str, ...]) -> Iterable[tuple[str, Any]]:
+    if not parts:
+        yield "/".join(path) or "/", node
+        return
+    head, rest = parts[0], parts[1:]
+    if head == "*":
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                yield from _walk(item, rest, (*path, str(index)))
+        elif isinstance(node, Mapping):
+            for key, item in node.items():
+                yield from _walk(item, rest, (*path, str(key)))
+    elif isinstance(node, Mapping) and head in node:
+        yield from _walk(node[head], rest, (*path, head))
+
+
+def check_equal(
+    exchange: Exchange,
+    what: str,
+    expected: Any,
+    actual: Any,
+    *,
+    spec: str,
+    related: Sequence[Exchange] = (),
+) -> None:
+    """``actual`` (read from ``exchange``) equals ``expected`` (what was sent or read before)."""
+    if actual == expected:
+        return
+    raise ConformanceFailure(
+        f"{what}: the target answered {_short(actual)}, expected {_short(expected)}",
+        spec=spec,
+        sent=exchange,
+        expected=f"{what} is {_short(expected)}",
+        related=related,
+    )
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+# --- several at once ----------------------------------------------------------------------------
+
+
+def check_all(*checks: Callable[[], object]) -> None:
+    """Run every check, then fail once with all failures (the first one's title leads).
+
+    For independent requirements on one answer (schemathesis: all checks run, failures are
+    collected); a check that only makes sense after another passed belongs after it instead.
+    """
+    failures: list[ConformanceFailure] = []
+    for check in checks:
+        try:
+            check()
+        except ConformanceFailure as failure:
+            failures.append(failure)
+    if not failures:
+        return
+    if len(failures) == 1:
+        raise failures[0]
+    first = failures[0]
+    raise ConformanceFailure(
+        f"{first.title} (and {len(failures) - 1} more problem{'s' if len(failures) > 2 else ''})",
+        spec=first.spec,
+        sent=first.sent,
+        received="\n".join([_summary(first.sent), *(_detail(failure) for failure in failures)]),
+        expected="\n".join(
+            [f"{len(failures)} requirements:"]
+            + [f"  - ({failure.spec}) {failure.expected}" for failure in failures]
+        ),
+    )
+
+
+def _detail(failure: ConformanceFailure) -> str:
+    """One failure inside a combined one: its title and what it found beyond the answer line."""
+    lines = failure.received.split("\n")
+    if lines and lines[0] == _summary(failure.sent):
+        lines = lines[1:]
+    return "\n".join([f"  - {failure.title}", *(f"  {line}" for line in lines)])

@@ -1,0 +1,97 @@
+"""Runners: one per scenario kind, each turning a :class:`~conformance.scenario.Scenario` into
+requests to the target and a verdict (SUITE_DESIGN.md).
+
+The plugin calls :func:`run_scenario` once per test item with a :class:`RunContext` built once
+per worker (one client, one data factory, one SCA step). A runner either returns (the target
+conforms), raises :class:`NotApplicable` (the target declares the operation or product
+unsupported, or the scenario needs a control the target lacks: the report says "not
+applicable", never "passed"), or raises :class:`~conformance.checks.ConformanceFailure` (what
+was sent, what came back, what the spec says, under the scenario's requirement).
+
+Every exchange of a scenario, set-up included, ends up in ``RunContext.exchanges`` for the
+report, whatever the verdict.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from conformance.checks import ConformanceFailure
+from conformance.runners._context import NotApplicable, RunContext, Runner, scenario_seed
+
+if TYPE_CHECKING:
+    from conformance.scenario import Scenario
+
+__all__ = [
+    "RUNNERS",
+    "ConformanceFailure",
+    "NotApplicable",
+    "RunContext",
+    "Runner",
+    "run_scenario",
+    "scenario_seed",
+]
+
+
+@functools.cache
+def _runners() -> Mapping[str, Runner]:
+    """The kind → runner table, built on first use: the runner modules import the data factory,
+    which imports this package's vocabulary (``_context``, ``_request``)."""
+    from conformance.runners import (
+        auth,
+        constraint,
+        flow,
+        header,
+        positive,
+        robustness,
+        rule,
+        version,
+    )
+
+    return MappingProxyType(
+        {
+            "positive": positive.run,
+            "constraint": constraint.run,
+            "header": header.run,
+            "auth": auth.run,
+            "rule": rule.run,
+            "flow": flow.run,
+            "version": version.run,
+            "robustness": robustness.run,
+        }
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """``RUNNERS``: the immutable mapping of scenario kind → runner (PEP 562, built lazily)."""
+    if name == "RUNNERS":
+        return _runners()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
+    """Run one scenario against the target; raise NotApplicable or ConformanceFailure.
+
+    An operation the profile does not support (the scenario's own, or one of the steps a flow
+    names in ``params["steps"]``) makes it NotApplicable with the profile's reason.
+    A failure is reported under the scenario's requirement (rule id, spec part, level). Every
+    exchange made meanwhile (set-up included) is appended to ``ctx.exchanges``.
+    """
+    try:
+        runner = _runners()[scenario.kind]
+    except KeyError:
+        raise ValueError(f"scenario {scenario.id} has an unknown kind {scenario.kind!r}") from None
+    ctx.client.take_exchanges()
+    try:
+        for op_id in (scenario.operation, *scenario.param("steps", ())):
+            reason = ctx.profile.unsupported_reason(op_id)
+            if reason is not None:
+                raise NotApplicable(reason)
+        runner(scenario, ctx)
+    except ConformanceFailure as failure:
+        raise failure.for_scenario(scenario) from None
+    finally:
+        ctx.exchanges.extend(ctx.client.take_exchanges())

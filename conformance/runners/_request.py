@@ -1,0 +1,358 @@
+"""One request to an operation, as a value: built from a valid base, changed one thing at a time.
+
+Runners never assemble headers or paths by hand: a :class:`OperationRequest` knows its operation,
+fills the path from the profile (its overrides of the "not shown" paths, spec 4.1), adds the
+headers spec 4.2 requires of that operation (the signer adds Digest, Signature and
+TPP-Signature-Certificate, spec 5), and sends through the worker's one client. A mutation
+(:func:`apply_mutation`) or a runner's own change returns a new value, so a base request built
+once can be sent several ways.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
+
+import httpx
+
+from conformance.client import DEFAULT_AUTH
+
+if TYPE_CHECKING:
+    from conformance.client import Exchange, TargetClient
+    from conformance.contract import Contract, Operation
+    from conformance.profile import TargetProfile
+    from conformance.scenario import Mutation
+
+__all__ = [
+    "NO_BODY",
+    "OperationRequest",
+    "Psu",
+    "Target",
+    "apply_mutation",
+    "standard_headers",
+]
+
+
+class Target(Protocol):
+    """What building and sending a request needs (a RunContext, or the DataFactory)."""
+
+    @property
+    def contract(self) -> Contract: ...
+
+    @property
+    def profile(self) -> TargetProfile: ...
+
+    @property
+    def client(self) -> TargetClient: ...
+
+
+class _NoBody:
+    def __repr__(self) -> str:
+        return "NO_BODY"
+
+
+#: ``OperationRequest.body`` of a request without a body (``None`` would be the JSON null).
+NO_BODY: Any = _NoBody()
+
+
+@dataclass(frozen=True)
+class Psu:
+    """The PSU a request is made for (spec 5 item 5), as the target knows it.
+
+    ``psu_id`` is the PSU-ID (a UUID, spec 4.2); ``customer_number`` the identifier used in SCA
+    in the test environment (spec 5 item 7); a corporate PSU also has ``corporate_id``
+    (PSU-Corporate-ID, spec 7 rule 3). ``national_id`` is the X-PSU-IDENTITY alternative.
+    PSU-Context is sent for a corporate PSU always (spec 7 rule 3) and for a private one only with
+    ``context``: on payment creation it asks for single-SCA initiation (spec 4.2), which a payment
+    meant for a signing basket must not do. ``ip_address`` None sends no PSU-IP-Address (spec 8
+    counts transaction details calls without it).
+    """
+
+    psu_id: str | None
+    customer_number: str | None = None
+    corporate_id: str | None = None
+    corporate: bool = False
+    national_id: str | None = None
+    ip_address: str | None = "198.51.100.24"
+    context: bool = False
+
+    def headers(self, operation: Operation) -> dict[str, str]:
+        """The PSU headers ``operation`` lists (required or optional), for this PSU."""
+        listed = _listed(operation)
+        headers: dict[str, str] = {}
+        if self.psu_id is not None and "psu-id" in listed:
+            headers["PSU-ID"] = self.psu_id
+        elif self.national_id is not None and "x-psu-identity" in listed:
+            headers["X-PSU-IDENTITY"] = self.national_id
+        if "psu-ip-address" in listed and self.ip_address is not None:
+            headers["PSU-IP-Address"] = self.ip_address
+        if "psu-context" in listed and (self.corporate or self.context):
+            headers["PSU-Context"] = "CORPORATE" if self.corporate else "PRIVATE"
+        if self.corporate and self.corporate_id is not None and "psu-corporate-id" in listed:
+            headers["PSU-Corporate-ID"] = self.corporate_id
+        return headers
+
+
+#: The headers that say who the PSU is (replaced together by :meth:`OperationRequest.as_psu`).
+_PSU_IDENTITY_HEADERS = frozenset(
+    {"psu-id", "x-psu-identity", "psu-context", "psu-corporate-id", "psu-ip-address"}
+)
+
+
+def _listed(operation: Operation) -> frozenset[str]:
+    return frozenset(
+        name.lower() for name in (*operation.required_headers, *operation.optional_headers)
+    )
+
+
+def standard_headers(
+    operation: Operation, profile: TargetProfile, psu: Psu | None
+) -> dict[str, str]:
+    """The headers a well-behaved TPP sends on ``operation`` (spec 4.2), signer's aside.
+
+    Required TPP headers get the profile's values (x-accept-fix of spec 9, TPP-Redirect-URI),
+    a fresh TPP-Session-ID; the PSU headers come from ``psu``. An operation that requires PSU-ID
+    without a PSU given is a programming error in the runner.
+    """
+    required = frozenset(name.lower() for name in operation.required_headers)
+    headers: dict[str, str] = {}
+    if "x-accept-fix" in required:
+        headers["x-accept-fix"] = profile.x_accept_fix
+    if "tpp-session-id" in required:
+        headers["TPP-Session-ID"] = str(uuid.uuid4())
+    if "tpp-redirect-uri" in required:
+        headers["TPP-Redirect-URI"] = profile.redirect_uri
+    if psu is not None:
+        headers.update(psu.headers(operation))
+    elif "psu-id" in required:
+        raise ValueError(f"{operation.id} requires PSU-ID: build its request with a PSU")
+    return headers
+
+
+@dataclass(frozen=True)
+class OperationRequest:
+    """A request to ``operation``: path values, query, headers and a JSON (or raw) body.
+
+    ``headers`` are sent on top of the client's defaults; a ``None`` value removes a header
+    (a default one too). ``content`` (raw bytes) replaces the JSON ``body`` when given.
+    ``method`` and ``path`` override the operation's (wrong method, unknown path).
+    """
+
+    operation: Operation
+    path_values: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    query: tuple[tuple[str, Any], ...] = ()
+    headers: tuple[tuple[str, str | None], ...] = ()
+    body: Any = NO_BODY
+    content: bytes | None = None
+    method: str | None = None
+    path: str | None = None
+
+    # --- building ------------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        ctx: Target,
+        operation: Operation | str,
+        *,
+        psu: Psu | None = None,
+        path_values: Mapping[str, str] | None = None,
+        query: Mapping[str, Any] | Sequence[tuple[str, Any]] = (),
+        body: Any = NO_BODY,
+        headers: Mapping[str, str | None] | None = None,
+    ) -> OperationRequest:
+        """The valid request: standard headers for ``psu`` plus ``headers`` on top."""
+        op = ctx.contract.operations[operation] if isinstance(operation, str) else operation
+        chosen = standard_headers(op, ctx.profile, psu)
+        if headers:
+            chosen.update(headers)
+        pairs = tuple(query.items()) if isinstance(query, Mapping) else tuple(query)
+        return cls(
+            operation=op,
+            path_values=MappingProxyType(dict(path_values or {})),
+            query=pairs,
+            headers=tuple(chosen.items()),
+            body=body,
+        )
+
+    def with_header(self, name: str, value: str | None) -> OperationRequest:
+        """This request with header ``name`` set to ``value`` (None: not sent at all)."""
+        kept = tuple((key, val) for key, val in self.headers if key.lower() != name.lower())
+        return replace(self, headers=(*kept, (name, value)))
+
+    def without_header(self, name: str) -> OperationRequest:
+        return self.with_header(name, None)
+
+    def as_psu(self, psu: Psu) -> OperationRequest:
+        """This request sent for another PSU: every PSU identity header replaced (spec 4.2)."""
+        kept = tuple(
+            (key, val) for key, val in self.headers if key.lower() not in _PSU_IDENTITY_HEADERS
+        )
+        return replace(self, headers=(*kept, *psu.headers(self.operation).items()))
+
+    def header(self, name: str) -> str | None:
+        return next((val for key, val in self.headers if key.lower() == name.lower()), None)
+
+    def with_query(self, name: str, value: Any | None) -> OperationRequest:
+        """This request with query parameter ``name`` set (None: removed)."""
+        kept = tuple((key, val) for key, val in self.query if key != name)
+        return replace(self, query=kept if value is None else (*kept, (name, value)))
+
+    def with_path_value(self, name: str, value: str) -> OperationRequest:
+        return replace(self, path_values=MappingProxyType({**self.path_values, name: value}))
+
+    def with_body(self, body: Any) -> OperationRequest:
+        return replace(self, body=body, content=None)
+
+    def with_content(self, content: bytes, content_type: str | None = None) -> OperationRequest:
+        """A raw body (malformed on purpose); ``content_type`` replaces application/json."""
+        changed = replace(self, content=content, body=NO_BODY)
+        return changed.with_header("Content-Type", content_type) if content_type else changed
+
+    # --- sending -------------------------------------------------------------------------------
+
+    def target_path(self, profile: TargetProfile) -> str:
+        """The path sent: the override, or the profile's template filled (spec 4.1)."""
+        if self.path is not None:
+            return self.path
+        return profile.render_path(self.operation, **self.path_values)
+
+    @property
+    def digests_empty_body(self) -> bool:
+        """Whether the signer must send a Digest although there is no body: the operation
+        requires the header (spec 4.2 lists Digest for E13, a GET)."""
+        has_body = self.content is not None or self.body is not NO_BODY
+        required = {name.lower() for name in self.operation.required_headers}
+        return not has_body and "digest" in required
+
+    def send(self, ctx: Target, *, auth: httpx.Auth | Any = DEFAULT_AUTH) -> Exchange:
+        """Send through the worker's client (signed unless ``auth`` says otherwise)."""
+        if auth is DEFAULT_AUTH and self.digests_empty_body:
+            auth = _empty_body_signer(ctx.client)
+        kwargs: dict[str, Any] = {}
+        if self.content is not None:
+            kwargs["content"] = self.content
+        elif self.body is not NO_BODY:
+            kwargs["json"] = self.body
+            if self.body is None:  # the JSON null itself
+                kwargs = {"content": b"null"}
+        return ctx.client.request(
+            self.method or self.operation.method,
+            self.target_path(ctx.profile),
+            params=list(self.query) or None,
+            headers=list(self.headers),
+            auth=auth,
+            **kwargs,
+        )
+
+
+_EMPTY_BODY_SIGNERS: weakref.WeakKeyDictionary[TargetClient, httpx.Auth] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _empty_body_signer(client: TargetClient) -> httpx.Auth:
+    """The client's own signer, digesting an empty body too (one per client)."""
+    signer = _EMPTY_BODY_SIGNERS.get(client)
+    if signer is None:
+        signer = _EMPTY_BODY_SIGNERS[client] = client.make_signer(digest_empty_body=True)
+    return signer
+
+
+# --- mutations ----------------------------------------------------------------------------------
+
+
+def apply_mutation(
+    request: OperationRequest, mutation: Mutation, *, fresh_items: Sequence[Any] = ()
+) -> OperationRequest:
+    """``request`` with ``mutation`` applied (scenario.ACTIONS); the base is left unchanged.
+
+    ``fresh_items`` serve a ``resize`` of an array whose items must be distinct (paymentIds:
+    real, created ids): they are used in order before repeating the first item.
+    """
+    value = mutation.json_value
+    name = str(mutation.pointer[0]) if mutation.pointer else ""
+    if mutation.target == "header":
+        return request.with_header(name, None if mutation.action == "remove" else str(value))
+    if mutation.target == "query":
+        if mutation.action == "remove":
+            return request.with_query(name, None)
+        return request.with_query(name, _query_text(value))
+    if mutation.target == "path":
+        return request.with_path_value(name, _query_text(value))
+    body = copy.deepcopy(request.body)
+    return request.with_body(
+        _mutate(body, list(mutation.pointer), mutation.action, value, fresh_items)
+    )
+
+
+def _query_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _mutate(
+    body: Any, pointer: list[str | int], action: str, value: Any, fresh: Sequence[Any]
+) -> Any:
+    if not pointer:
+        return _at_target(body, action, value, fresh)
+    *parents, last = pointer
+    node = body
+    for part in parents:
+        node = _child(node, part, create=action == "set")
+    if action == "remove":
+        if isinstance(node, dict):
+            node.pop(str(last), None)
+        elif isinstance(node, list) and isinstance(last, int) and last < len(node):
+            del node[last]
+        return body
+    if action == "set":
+        if isinstance(node, list) and isinstance(last, int):
+            while len(node) <= last:
+                node.append(None)
+            node[last] = value
+        else:
+            node[str(last)] = value
+        return body
+    current = node[last] if isinstance(node, list) else node.get(str(last))
+    replaced = _at_target(current, action, value, fresh)
+    if isinstance(node, list):
+        node[last] = replaced
+    else:
+        node[str(last)] = replaced
+    return body
+
+
+def _child(node: Any, part: str | int, *, create: bool) -> Any:
+    if isinstance(node, list):
+        return node[int(part)]
+    key = str(part)
+    if key not in node or not isinstance(node[key], dict | list):
+        if not create:
+            raise KeyError(f"the base body has no {key!r} to change")
+        node[key] = {}
+    return node[key]
+
+
+def _at_target(current: Any, action: str, value: Any, fresh: Sequence[Any]) -> Any:
+    """``resize`` and ``duplicate`` act on the array itself; ``set`` replaces it."""
+    if action == "set":
+        return value
+    if action == "remove":
+        return None
+    items = list(current) if isinstance(current, list) else []
+    if action == "duplicate":
+        return [*items, items[0]] if items else items
+    size = int(value)
+    if size <= len(items):
+        return items[:size]
+    pool = [item for item in fresh if item not in items]
+    while len(items) < size:
+        items.append(pool.pop(0) if pool else (items[0] if items else None))
+    return items

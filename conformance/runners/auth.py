@@ -1,0 +1,234 @@
+"""Authentication scenarios (spec 5): signatures, digests and certificates, refused or accepted.
+
+``params["case"]`` names the case. Refused cases send the valid base request through one of the
+deliberately broken signers of :mod:`conformance.signing` (each breaks one step of spec 5), or
+signed with a certificate that must not be accepted (expired, without the PSD2 role the
+operation's family needs, from a CA the target does not trust). Accepted cases send it in a way
+spec 5 allows and a target might forget: a SHA-512 Digest, RFC 2047-encoded values, X-PSU-IDENTITY.
+
+Certificates the suite mints itself are only meaningful when the target trusts their issuer: the
+issuer is ``RunContext.trust_anchor`` when the run declares one, else the suite's default CA when
+the client signs with the default identity (the target then trusts that CA, or nothing is
+accepted at all). A CA the target does not trust can only be told apart from "any CA goes" when a
+trust anchor is declared; otherwise that case is not applicable.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from conformance.certs import PSD2_ROLES, default_ca, generate_ca, generate_tpp_identity
+from conformance.client import DEFAULT_AUTH
+from conformance.runners._bases import base_request
+from conformance.runners._context import NotApplicable, scenario_seed
+from conformance.runners._verdict import judge
+from conformance.signing import (
+    BodyChangedAfterSigningSigner,
+    IncompleteHeadersSigner,
+    KeyIdIssuerMismatchSigner,
+    KeyIdSerialMismatchSigner,
+    NoDigestSigner,
+    NoSignatureSigner,
+    SignatureAuth,
+    StaleDigestSigner,
+    WrongAlgorithmSigner,
+    WrongKeySigner,
+)
+
+if TYPE_CHECKING:
+    from conformance.certs import CertificateAuthority, TppIdentity
+    from conformance.runners._context import RunContext
+    from conformance.runners._request import OperationRequest
+    from conformance.scenario import Scenario
+
+__all__ = ["CASES", "NoCertificateSigner", "run"]
+
+#: A name with a character outside ASCII, for the CA of the RFC 2047 case (spec 5 item 3).
+UTF8_CA_NAME = "Conformance Test CA Ærlig Østfold"
+#: A value with characters outside ASCII for a signed header (spec 5 item 3).
+UTF8_REQUEST_ID_PREFIX = "forespørsel-"
+
+
+class NoCertificateSigner(SignatureAuth):
+    """Signs, then leaves TPP-Signature-Certificate out: expect a refusal (spec 5 item 1)."""
+
+    def outgoing(self, request: httpx.Request) -> httpx.Request:
+        del request.headers["TPP-Signature-Certificate"]
+        return request
+
+
+#: Refused cases that need only a broken signer: case → signer class.
+_SIGNERS: Mapping[str, type[SignatureAuth]] = MappingProxyType(
+    {
+        "no-certificate": NoCertificateSigner,
+        "no-signature": NoSignatureSigner,
+        "keyid-serial-mismatch": KeyIdSerialMismatchSigner,
+        "keyid-ca-mismatch": KeyIdIssuerMismatchSigner,
+        "wrong-algorithm": WrongAlgorithmSigner,
+        "headers-list-incomplete": IncompleteHeadersSigner,
+        "wrong-key": WrongKeySigner,
+        "no-digest": NoDigestSigner,
+        "stale-digest": StaleDigestSigner,
+        "body-changed-after-signing": BodyChangedAfterSigningSigner,
+    }
+)
+
+
+def run(scenario: Scenario, ctx: RunContext) -> None:
+    case = str(scenario.param("case", ""))
+    try:
+        prepare = CASES[case]
+    except KeyError:
+        raise ValueError(f"auth scenario {scenario.id} has an unknown case {case!r}") from None
+    seed = scenario_seed(ctx.seed, scenario.id)
+    base = base_request(ctx, scenario.operation, scenario.variant, seed)
+    request, auth = prepare(scenario, ctx, base)
+    judge(request.send(ctx, auth=auth), scenario, ctx)
+
+
+Prepared = tuple["OperationRequest", Any]
+Case = Callable[["Scenario", "RunContext", "OperationRequest"], Prepared]
+
+
+def _broken_signer(case: str) -> Case:
+    def prepare(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+        return request, _signer(ctx, request, _SIGNERS[case])
+
+    return prepare
+
+
+# --- certificates ---------------------------------------------------------------------------
+
+
+def _issuer(ctx: RunContext, what: str) -> CertificateAuthority:
+    """The CA whose certificates the target trusts, or NotApplicable."""
+    if ctx.trust_anchor is not None:
+        return ctx.trust_anchor
+    if ctx.profile.certificate is None:
+        return default_ca()
+    raise NotApplicable(
+        f"the scenario needs {what} issued by a CA the target trusts; the run signs with the "
+        "profile's own certificate and declares no trust anchor whose key the suite holds"
+    )
+
+
+def _key(ctx: RunContext) -> Any:
+    """One RSA key for every certificate the suite mints here: a certificate's validity, roles
+    and issuer are what these cases change, and a new RSA key costs ~100 ms."""
+    return ctx.client.make_signer().credentials.private_key
+
+
+@functools.cache
+def _expired_identity(ca: CertificateAuthority, key: Any) -> TppIdentity:
+    now = datetime.now(UTC)
+    return generate_tpp_identity(
+        ca, not_before=now - timedelta(days=400), not_after=now - timedelta(days=30), key=key
+    )
+
+
+@functools.cache
+def _identity_without(ca: CertificateAuthority, role: str, key: Any) -> TppIdentity:
+    return generate_tpp_identity(ca, roles=[name for name in PSD2_ROLES if name != role], key=key)
+
+
+@functools.cache
+def _untrusted_identity(key: Any) -> TppIdentity:
+    return generate_tpp_identity(generate_ca("Conformance Untrusted CA", key=key), key=key)
+
+
+@functools.cache
+def _utf8_identity(key: Any) -> TppIdentity:
+    return generate_tpp_identity(generate_ca(UTF8_CA_NAME, key=key), key=key)
+
+
+def _signer(
+    ctx: RunContext,
+    request: OperationRequest,
+    kind: type[SignatureAuth] = SignatureAuth,
+    **options: Any,
+) -> httpx.Auth:
+    """A signer of ``kind`` for this request; it digests an empty body where spec 4.2 requires
+    Digest on an operation without one (E13), so only the case's own fault remains."""
+    if request.digests_empty_body:
+        options.setdefault("digest_empty_body", True)
+    return ctx.client.make_signer(kind, **options)
+
+
+def _expired(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    identity = _expired_identity(_issuer(ctx, "an expired certificate"), _key(ctx))
+    return request, _signer(ctx, request, identity=identity)
+
+
+def _missing_role(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    role = str(scenario.param("role", ""))
+    if role not in PSD2_ROLES:
+        raise ValueError(f"auth scenario {scenario.id} names no PSD2 role to leave out")
+    identity = _identity_without(_issuer(ctx, f"a certificate without {role}"), role, _key(ctx))
+    return request, _signer(ctx, request, identity=identity)
+
+
+def _other_ca(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    if ctx.trust_anchor is None:
+        raise NotApplicable(
+            "a certificate from an untrusted CA can only be judged against a target that "
+            "declares which CA it trusts (no trust anchor is declared for this run)"
+        )
+    return request, _signer(ctx, request, identity=_untrusted_identity(_key(ctx)))
+
+
+# --- accepted cases -------------------------------------------------------------------------
+
+
+def _sha512(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    return request, _signer(ctx, request, digest_algorithm="SHA-512")
+
+
+def _rfc2047_signature(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    """A keyId naming a CA with a UTF-8 name: the Signature header is sent MIME-encoded."""
+    anchor = ctx.trust_anchor
+    if anchor is not None:
+        if anchor.certificate.subject.rfc4514_string().isascii():
+            raise NotApplicable(
+                "the declared trust anchor has an ASCII name, so no certificate the target "
+                "trusts makes the Signature header non-ASCII (spec 5 item 3)"
+            )
+        return request, _signer(ctx, request, identity=generate_tpp_identity(anchor, key=_key(ctx)))
+    _issuer(ctx, "a certificate from a CA with a UTF-8 name")
+    return request, _signer(ctx, request, identity=_utf8_identity(_key(ctx)))
+
+
+def _rfc2047_header(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    name = str(scenario.param("header", "X-Request-ID"))
+    seed = scenario_seed(ctx.seed, scenario.id)
+    return request.with_header(name, f"{UTF8_REQUEST_ID_PREFIX}{seed:08x}"), DEFAULT_AUTH
+
+
+def _psu_identity(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    """X-PSU-IDENTITY instead of PSU-ID (spec 5 item 5): a customer known by national identity."""
+    seed = scenario_seed(ctx.seed, scenario.id)
+    customer = ctx.data.identity_customer(seed)
+    if customer.national_id is None:
+        raise NotApplicable("the target's PSU has no national identity number to send")
+    changed = request.without_header("PSU-ID").with_header("X-PSU-IDENTITY", customer.national_id)
+    return changed, DEFAULT_AUTH
+
+
+#: Every case: name → how the request is prepared (immutable).
+CASES: Mapping[str, Case] = MappingProxyType(
+    {
+        **{case: _broken_signer(case) for case in _SIGNERS},
+        "expired-certificate": _expired,
+        "missing-role": _missing_role,
+        "certificate-other-ca": _other_ca,
+        "sha512-digest": _sha512,
+        "rfc2047-signature": _rfc2047_signature,
+        "rfc2047-signed-header": _rfc2047_header,
+        "psu-identity": _psu_identity,
+    }
+)

@@ -1,0 +1,29 @@
+"""Positive scenarios (spec 4.3): a valid request is answered with the documented success.
+
+The base request of the scenario's variant is built (set-up data through the sandbox), the
+scenario's mutation applied when it sweeps a value the spec lists (an enum value, a boolean query
+parameter), sent once, and judged: status, JSON body, documented response schema.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from conformance.runners._bases import base_request
+from conformance.runners._context import scenario_seed
+from conformance.runners._request import apply_mutation
+from conformance.runners._verdict import judge
+
+if TYPE_CHECKING:
+    from conformance.runners._context import RunContext
+    from conformance.scenario import Scenario
+
+__all__ = ["run"]
+
+
+def run(scenario: Scenario, ctx: RunContext) -> None:
+    seed = scenario_seed(ctx.seed, scenario.id)
+    request = base_request(ctx, scenario.operation, scenario.variant, seed)
+    if scenario.mutation is not None:
+        request = apply_mutation(request, scenario.mutation)
+    judge(request.send(ctx), scenario, ctx)

@@ -1,0 +1,287 @@
+"""The SCA step of spec 5 item 6, pluggable: how the suite gets a PSU through the redirect.
+
+Payment creation, basket and consent authorisation send the PSU to ``_links.scaRedirect``;
+afterwards the flow returns to the TPP-Redirect-URI. The suite cannot authenticate at a real bank,
+so who plays the PSU is the profile's choice (``[sca] mode``):
+
+- :class:`ReferenceSca` fills in the reference server's own page (HTML form: the customer's
+  ``customerNumber``, spec 5 item 7, and an ``action`` of approve or cancel) and stops at the
+  redirect to the TPP-Redirect-URI, which it never fetches;
+- :class:`ManualSca` prints the link on the terminal and waits for a person to press Enter; it
+  needs a terminal and one process (not under pytest-xdist), else the scenario is not applicable;
+- :class:`CommandSca` runs the profile's command with the link as its argument and waits for it.
+
+Each returns a :class:`ScaOutcome`; the runner then reads the resource's status, which is the
+verdict either way (a bank's SCA page is not part of the interface).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import IO, TYPE_CHECKING, Protocol
+from urllib.parse import urlencode, urljoin
+
+from conformance.errors import ConformanceError
+from conformance.runners._context import NotApplicable
+
+if TYPE_CHECKING:
+    from conformance.client import TargetClient
+    from conformance.profile import TargetProfile
+
+__all__ = [
+    "CommandSca",
+    "ManualSca",
+    "ReferenceSca",
+    "ScaError",
+    "ScaOutcome",
+    "ScaStep",
+    "sca_step_for",
+]
+
+#: Redirects followed on the bank's side before the TPP-Redirect-URI is reached.
+_MAX_HOPS = 5
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+class ScaError(ConformanceError):
+    """The SCA step could not be completed: the page, the command or the terminal failed."""
+
+
+@dataclass(frozen=True)
+class ScaOutcome:
+    """How the redirect ended: ``redirect_url`` is where the PSU was sent back to (the
+    TPP-Redirect-URI with the bank's query), None when the step does not learn it."""
+
+    approved: bool
+    redirect_url: str | None = None
+
+
+class ScaStep(Protocol):
+    """Takes a PSU through one SCA redirect (spec 5 item 6)."""
+
+    def complete(
+        self, link: str, *, customer_number: str | None, approve: bool = True
+    ) -> ScaOutcome:
+        """Authenticate (``approve``) or cancel at ``link`` as the customer ``customer_number``
+        (spec 5 item 7: the sandbox customer's customerNumber is the SCA identifier)."""
+        ...
+
+
+# --- the reference server's page -----------------------------------------------------------------
+
+
+@dataclass
+class _Form:
+    action: str = ""
+    method: str = "get"
+    fields: dict[str, str] | None = None
+    buttons: dict[str, list[str]] | None = None
+
+
+class _FormParser(HTMLParser):
+    """The first ``<form>`` of a page: its action, method, inputs and submit buttons."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.form: _Form | None = None
+        self._inside = False
+        self._done = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._done:
+            return
+        values = {name: value or "" for name, value in attrs}
+        if tag == "form" and self.form is None:
+            self.form = _Form(values.get("action", ""), values.get("method", "get").lower(), {}, {})
+            self._inside = True
+            return
+        if not self._inside or self.form is None or "name" not in values:
+            return
+        kind = values.get("type", "text" if tag == "input" else "submit").lower()
+        assert self.form.fields is not None and self.form.buttons is not None
+        if tag == "button" or kind == "submit":
+            self.form.buttons.setdefault(values["name"], []).append(values.get("value", ""))
+        elif tag in ("input", "select", "textarea") and kind not in ("checkbox", "radio"):
+            self.form.fields[values["name"]] = values.get("value", "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form" and self._inside:
+            self._inside = False
+            self._done = True
+
+
+def _read_form(html: str) -> _Form | None:
+    parser = _FormParser()
+    parser.feed(html)
+    parser.close()
+    return parser.form
+
+
+class ReferenceSca:
+    """Completes SCA on the reference server's HTML page, through the suite's own client.
+
+    GET the scaRedirect link (unsigned: it is the PSU's browser, not the TPP, that goes there),
+    POST its form with ``customerNumber`` and ``action`` (approve or cancel), follow the bank's
+    own redirects and stop at the first one leading to the TPP-Redirect-URI, which is returned
+    and never fetched. The exchanges are recorded like every other.
+    """
+
+    def __init__(self, client: TargetClient, redirect_uri: str) -> None:
+        self.client = client
+        self.redirect_uri = redirect_uri
+
+    def complete(
+        self, link: str, *, customer_number: str | None, approve: bool = True
+    ) -> ScaOutcome:
+        page = self.client.request("GET", link, headers={"Accept": "text/html"}, auth=None)
+        if page.status != 200:
+            raise ScaError(f"the SCA page {link} answered HTTP {page.status}, not 200")
+        form = _read_form(page.response_body.decode("utf-8", "replace"))
+        if form is None or form.fields is None or form.buttons is None:
+            raise ScaError(f"the SCA page {link} has no form to fill in")
+        fields = dict(form.fields)
+        if customer_number is not None:
+            fields["customerNumber"] = customer_number
+        wanted = "approve" if approve else "cancel"
+        fields["action"] = wanted
+        action = urljoin(page.url, form.action or page.url)
+        answer = self.client.request(
+            form.method.upper() if form.method in ("get", "post") else "POST",
+            action,
+            content=urlencode(fields).encode("ascii"),
+            headers={
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Accept": "text/html",
+            },
+            auth=None,
+        )
+        for _ in range(_MAX_HOPS):
+            if answer.status not in _REDIRECTS:
+                raise ScaError(
+                    f"the SCA form at {action} answered HTTP {answer.status}, not a redirect "
+                    "back to the TPP-Redirect-URI"
+                )
+            location = urljoin(answer.url, answer.response_header("location") or "")
+            if location.startswith(self.redirect_uri):
+                return ScaOutcome(approved=approve, redirect_url=location)
+            answer = self.client.request(
+                "GET", location, headers={"Accept": "text/html"}, auth=None
+            )
+        raise ScaError(f"the SCA flow at {link} did not return to {self.redirect_uri}")
+
+
+# --- a person at the terminal --------------------------------------------------------------------
+
+
+def _open_terminal() -> IO[str]:
+    return open("/dev/tty", "r+", encoding="utf-8")
+
+
+class ManualSca:
+    """Prints the link on the terminal (``/dev/tty``, past pytest's capture) and waits for Enter.
+
+    A person completes SCA in a browser as the PSU. Without a terminal, or under pytest-xdist
+    (several workers cannot share one person), the scenario is not applicable.
+    """
+
+    def __init__(
+        self,
+        *,
+        terminal: Callable[[], IO[str]] = _open_terminal,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.terminal = terminal
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
+
+    def complete(
+        self, link: str, *, customer_number: str | None, approve: bool = True
+    ) -> ScaOutcome:
+        if self.environ.get("PYTEST_XDIST_WORKER"):
+            raise NotApplicable(
+                "manual SCA needs one interactive process: run without pytest-xdist (-n)"
+            )
+        try:
+            stream = self.terminal()
+        except OSError:
+            raise NotApplicable("manual SCA needs a terminal, and none is attached") from None
+        with stream:
+            what = "APPROVE" if approve else "CANCEL"
+            who = f" as customer {customer_number}" if customer_number else ""
+            stream.write(
+                f"\n[conformance] Open this link and {what} the authorisation{who}:\n"
+                f"    {link}\nPress Enter when done. "
+            )
+            stream.flush()
+            stream.readline()
+        return ScaOutcome(approved=approve)
+
+
+# --- a command -----------------------------------------------------------------------------------
+
+
+class CommandSca:
+    """Runs the profile's command with the link as its last argument and waits for it.
+
+    The command also gets ``CONFORMANCE_SCA_ACTION`` (approve or cancel),
+    ``CONFORMANCE_SCA_CUSTOMER_NUMBER`` and ``CONFORMANCE_REDIRECT_URI`` in its environment; the
+    last line it prints that starts with the TPP-Redirect-URI is taken as the redirect back.
+    """
+
+    def __init__(self, command: str, redirect_uri: str, *, timeout: float = 300.0) -> None:
+        self.command = shlex.split(command)
+        self.redirect_uri = redirect_uri
+        self.timeout = timeout
+
+    def complete(
+        self, link: str, *, customer_number: str | None, approve: bool = True
+    ) -> ScaOutcome:
+        environment = {
+            **os.environ,
+            "CONFORMANCE_SCA_ACTION": "approve" if approve else "cancel",
+            "CONFORMANCE_SCA_CUSTOMER_NUMBER": customer_number or "",
+            "CONFORMANCE_REDIRECT_URI": self.redirect_uri,
+        }
+        try:
+            finished = subprocess.run(
+                [*self.command, link],
+                env=environment,
+                capture_output=True,
+                text=True,
+                timeout=self.timeout,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise ScaError(f"the SCA command {self.command[0]!r} was not found") from None
+        except subprocess.TimeoutExpired:
+            raise ScaError(
+                f"the SCA command {shlex.join(self.command)} did not finish within "
+                f"{self.timeout:g} s"
+            ) from None
+        if finished.returncode != 0:
+            detail = (finished.stderr or finished.stdout).strip().splitlines()[-1:] or [""]
+            raise ScaError(
+                f"the SCA command {shlex.join(self.command)} failed with exit code "
+                f"{finished.returncode}: {detail[0]}"
+            )
+        back = [
+            line.strip()
+            for line in finished.stdout.splitlines()
+            if line.strip().startswith(self.redirect_uri)
+        ]
+        return ScaOutcome(approved=approve, redirect_url=back[-1] if back else None)
+
+
+def sca_step_for(profile: TargetProfile, client: TargetClient) -> ScaStep:
+    """The SCA step the profile asks for (``[sca] mode``)."""
+    mode = profile.sca.mode
+    if mode == "manual":
+        return ManualSca()
+    if mode == "command":
+        assert profile.sca.command is not None  # the profile loader insists on it
+        return CommandSca(profile.sca.command, profile.redirect_uri)
+    return ReferenceSca(client, profile.redirect_uri)

@@ -1,0 +1,337 @@
+"""The runners against the reference server: one scenario of each kind passes on the faithful
+server; with a deliberate fault the matching scenario fails, and its message names the spec part,
+what was sent and what came back; scenarios the target cannot be judged on are not applicable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from types import MappingProxyType
+
+import pytest
+
+from conformance.certs import default_ca
+from conformance.checks import ConformanceFailure
+from conformance.contract import Contract
+from conformance.runners import (
+    RUNNERS,
+    NotApplicable,
+    RunContext,
+    run_scenario,
+    scenario_seed,
+)
+from conformance.runners._bases import minimal_body
+from conformance.runners._request import OperationRequest, Psu, apply_mutation
+from conformance.runners.auth import CASES as AUTH_CASES
+from conformance.runners.flow import FLOWS
+from conformance.runners.robustness import CASES as ROBUSTNESS_CASES
+from conformance.runners.rules import RULE_CHECKS
+from conformance.runners.version import EFFECTS
+from conformance.scenario import KINDS, Expectation, Mutation, Scenario
+
+ONE_OF_EACH_KIND = (
+    "E12-valid-request-accepted",  # positive
+    "E16-ndct-unstructured-accepted",  # positive, a payment
+    "E16-creditorName-maxLength-71-rejected",  # constraint
+    "E16-header-PSU-ID-missing-rejected",  # header
+    "E16-auth-stale-digest-rejected",  # auth, refused
+    "E16-auth-sha512-digest-accepted",  # auth, accepted
+    "E1-LIM-basket-max-10-payments-rejected",  # rule
+    "E2-basket-authorisation-is-started",  # flow
+    "E12-accept-fix-longer-name-account-name-up-to-70",  # version
+    "E16-malformed-json-rejected",  # robustness
+)
+
+
+def scenario(scenarios: dict[str, Scenario], scenario_id: str) -> Scenario:
+    assert scenario_id in scenarios, f"the generator no longer makes {scenario_id}"
+    return scenarios[scenario_id]
+
+
+@pytest.mark.parametrize("scenario_id", ONE_OF_EACH_KIND)
+def test_one_scenario_of_each_kind_passes_on_the_reference_server(
+    scenarios: dict[str, Scenario], context: RunContext, scenario_id: str
+) -> None:
+    chosen = scenario(scenarios, scenario_id)
+    run_scenario(chosen, context)
+    assert context.exchanges, "the scenario's exchanges are kept for the report"
+    assert all(exchange.url.startswith(context.profile.base_url) for exchange in context.exchanges)
+
+
+def test_every_kind_is_covered_by_the_list_above(scenarios: dict[str, Scenario]) -> None:
+    assert {scenarios[scenario_id].kind for scenario_id in ONE_OF_EACH_KIND} == set(KINDS)
+
+
+FAULTS = (
+    ("skip-digest-check", "E16-auth-stale-digest-rejected", ("spec 5 item 4", "Digest:")),
+    ("no-basket-limit", "E1-LIM-basket-max-10-payments-rejected", ("spec 8", "paymentIds")),
+    ("html-errors", "E16-creditorName-maxLength-71-rejected", ("text/html", "not JSON")),
+    ("allow-periodic-in-basket", "E1-ERR-1-reference-mix-invalid-rejected", ("spec 7 rule 1",)),
+    ("kid-error-401", "E16-ERR-2-kid-invalid-rejected", ("spec 7 rule 2", "HTTP 401")),
+    ("basket-best-case", "E1-basket-with-cancelled-payment-is-worst-case", ("RJCT",)),
+    ("ignore-required-header", "E16-header-PSU-ID-missing-rejected", ("spec 4.2",)),
+    ("accept-foreign-debtor", "E7-ERR-5-foreign-debtor-account-rejected", ("spec 7 rule 5",)),
+)
+
+
+@pytest.mark.parametrize(("fault", "scenario_id", "fragments"), FAULTS)
+def test_a_fault_fails_the_matching_scenario_with_a_clear_message(
+    scenarios: dict[str, Scenario],
+    faulty: Callable[..., RunContext],
+    fault: str,
+    scenario_id: str,
+    fragments: tuple[str, ...],
+) -> None:
+    chosen = scenario(scenarios, scenario_id)
+    context = faulty(fault)
+    with pytest.raises(ConformanceFailure) as failed:
+        run_scenario(chosen, context)
+    text = str(failed.value)
+    assert f"Requirement: {chosen.rule} ({chosen.spec}, {chosen.level})" in text
+    assert "The spec says (" in text
+    assert "The target answered: HTTP " in text
+    assert ">>> " in text and "<<< HTTP " in text  # what was sent, what came back
+    assert "Reproduce with:" in text and "conformance call" in text
+    for fragment in fragments:
+        assert fragment in text
+    assert context.exchanges  # kept for the report even when failing
+
+
+@pytest.mark.parametrize(
+    ("fault", "scenario_id"),
+    [
+        ("no-daily-limit", "E8-LIM-transaction-details-daily-calls-without-ip-rejected"),
+        ("no-consent-age-check", "E8-LIM-transaction-details-consent-max-90-days-rejected"),
+        ("delete-pdng-allowed", "PC-ERR-6-pending-payment-not-deletable-rejected"),
+        ("account-gone-404", "AL-ERR-8-consent-account-gone-empty-list-holds"),
+    ],
+)
+def test_faults_behind_consents_and_the_batch_are_caught(
+    scenarios: dict[str, Scenario],
+    faulty: Callable[..., RunContext],
+    fault: str,
+    scenario_id: str,
+) -> None:
+    chosen = scenario(scenarios, scenario_id)
+    run_scenario(chosen, faulty())  # the faithful server passes
+    with pytest.raises(ConformanceFailure):
+        run_scenario(chosen, faulty(fault))
+
+
+def test_logical_duplicates_are_checked_for_a_future_rule_row(
+    faulty: Callable[..., RunContext],
+) -> None:
+    """No rule row names the check yet; a row like this one makes it a scenario."""
+    duplicate = Scenario(
+        id="E16-logical-duplicate-rejected",
+        operation="E16",
+        rule="ERR-logical-duplicate",
+        spec="spec 4.3 E16",
+        level="should",
+        kind="rule",
+        title="E16: the same payment again without allowLogicalDuplicate is refused",
+        expect=Expectation((400, 409), None, "response"),
+        variant="ndct-unstructured",
+        params=(("check", "check_logical_duplicate_refused"),),
+    )
+    run_scenario(duplicate, faulty())
+    with pytest.raises(ConformanceFailure, match="expected HTTP 400 or 409"):
+        run_scenario(duplicate, faulty("logical-duplicate-allowed"))
+
+
+# --- not applicable -----------------------------------------------------------------------------
+
+
+def test_an_untrusted_ca_needs_a_declared_trust_anchor(
+    scenarios: dict[str, Scenario], context: RunContext
+) -> None:
+    with pytest.raises(NotApplicable, match="trust anchor"):
+        run_scenario(scenario(scenarios, "E12-auth-certificate-other-ca-rejected"), context)
+
+
+def test_with_a_trust_anchor_untrusted_and_expired_certificates_are_refused(
+    scenarios: dict[str, Scenario], faulty: Callable[..., RunContext]
+) -> None:
+    context = faulty(trust_ca=default_ca().certificate)
+    context.trust_anchor = default_ca()
+    for scenario_id in (
+        "E12-auth-certificate-other-ca-rejected",
+        "E12-auth-expired-certificate-rejected",
+        "E16-auth-missing-role-rejected",
+    ):
+        run_scenario(scenario(scenarios, scenario_id), context)
+
+
+def test_a_target_without_sandbox_makes_sandbox_scenarios_not_applicable(
+    scenarios: dict[str, Scenario], context_for: Callable[..., RunContext]
+) -> None:
+    context = context_for(sandbox=False)
+    with pytest.raises(NotApplicable, match="sandbox = false"):
+        run_scenario(scenario(scenarios, "E12-valid-request-accepted"), context)
+    with pytest.raises(NotApplicable, match="names no private PSU"):
+        run_scenario(scenario(scenarios, "E16-ndct-unstructured-accepted"), context)
+
+
+def test_an_unsupported_product_is_not_applicable(
+    scenarios: dict[str, Scenario], context_for: Callable[..., RunContext]
+) -> None:
+    context = context_for(products=frozenset({"ndct"}))
+    with pytest.raises(NotApplicable, match="ncbct"):
+        run_scenario(scenario(scenarios, "E18-ncbct-regulatory-accepted"), context)
+
+
+def test_the_batch_and_clock_controls_need_the_reference_server(
+    scenarios: dict[str, Scenario], context_for: Callable[..., RunContext]
+) -> None:
+    context = context_for(reference_server=False)
+    for scenario_id in (
+        "PC-ERR-6-pending-payment-not-deletable-rejected",
+        "E8-LIM-transaction-details-consent-max-90-days-rejected",
+    ):
+        with pytest.raises(NotApplicable, match="reference_server = false"):
+            run_scenario(scenario(scenarios, scenario_id), context)
+
+
+def test_bulk_payments_are_not_applicable(
+    scenarios: dict[str, Scenario], context: RunContext
+) -> None:
+    with pytest.raises(NotApplicable, match="bulk"):
+        run_scenario(scenario(scenarios, "E1-ERR-1-reference-mix-invalid-bulk-rejected"), context)
+
+
+# --- the dispatch -------------------------------------------------------------------------------
+
+
+def test_runners_cover_every_kind_and_cannot_be_changed() -> None:
+    assert set(RUNNERS) == set(KINDS)
+    assert isinstance(RUNNERS, MappingProxyType)
+    with pytest.raises(TypeError):
+        RUNNERS["positive"] = RUNNERS["flow"]  # type: ignore[index]
+
+
+def test_an_unknown_kind_is_a_programming_error(context: RunContext) -> None:
+    broken = replace(
+        Scenario(
+            id="x",
+            operation="E12",
+            rule="POS-E12",
+            spec="spec 4.3",
+            level="must",
+            kind="positive",
+            title="t",
+            expect=None,  # type: ignore[arg-type]
+        ),
+    )
+    object.__setattr__(broken, "kind", "nonsense")
+    with pytest.raises(ValueError, match="unknown kind"):
+        run_scenario(broken, context)
+
+
+def test_every_name_the_generator_uses_has_an_implementation(
+    contract: Contract, scenarios: dict[str, Scenario]
+) -> None:
+    assert {rule.check for rule in contract.rules} <= set(RULE_CHECKS)
+    used = {
+        "flow": {s.param("flow") for s in scenarios.values() if s.kind == "flow"},
+        "auth": {s.param("case") for s in scenarios.values() if s.kind == "auth"},
+        "robustness": {s.param("case") for s in scenarios.values() if s.kind == "robustness"},
+        "version": {s.param("effect") for s in scenarios.values() if s.kind == "version"} - {None},
+    }
+    assert used["flow"] <= set(FLOWS)
+    assert used["auth"] <= set(AUTH_CASES)
+    assert used["robustness"] <= set(ROBUSTNESS_CASES)
+    assert used["version"] <= set(EFFECTS)
+
+
+def test_scenario_seeds_are_stable_and_distinct() -> None:
+    assert scenario_seed(7, "E16-a") == scenario_seed(7, "E16-a")
+    assert scenario_seed(7, "E16-a") != scenario_seed(8, "E16-a")
+    assert scenario_seed(7, "E16-a") != scenario_seed(7, "E16-b")
+    assert 0 <= scenario_seed(7, "E16-a") < 2**32
+
+
+# --- requests -----------------------------------------------------------------------------------
+
+
+def test_a_payment_request_carries_the_spec_4_2_headers(context: RunContext) -> None:
+    psu = Psu(psu_id="6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001", customer_number="50000001")
+    request = OperationRequest.build(context, "E16", psu=psu, body={"creditorName": "Kari"})
+    headers = {name.lower(): value for name, value in request.headers}
+    for name in ("x-accept-fix", "tpp-session-id", "tpp-redirect-uri", "psu-id", "psu-ip-address"):
+        assert headers.get(name), name
+    assert "psu-context" not in headers  # a private PSU asks for no single-SCA initiation
+    corporate = request.as_psu(replace(psu, corporate=True, corporate_id="agreement-1"))
+    changed = {name.lower(): value for name, value in corporate.headers}
+    assert changed["psu-context"] == "CORPORATE"
+    assert changed["psu-corporate-id"] == "agreement-1"
+    assert (
+        request.target_path(context.profile) == "/v1/payments/norwegian-domestic-credit-transfers"
+    )
+
+
+def test_mutations_change_one_thing_and_leave_the_base_alone(context: RunContext) -> None:
+    body = {"creditorAccount": {"bban": "1234"}, "paymentIds": ["a", "b"], "months": [1]}
+    request = OperationRequest.build(context, "E16", psu=Psu(psu_id="p"), body=body)
+
+    def mutated(**fields: object) -> OperationRequest:
+        return apply_mutation(request, Mutation(keyword="k", **fields), fresh_items=["c", "d"])
+
+    assert (
+        mutated(target="body", pointer=("creditorAccount", "bban"), action="remove").body[
+            "creditorAccount"
+        ]
+        == {}
+    )
+    assert mutated(target="body", pointer=("a", "b"), action="set", value=1).body["a"] == {"b": 1}
+    assert mutated(target="body", pointer=("paymentIds",), action="resize", value=4).body[
+        "paymentIds"
+    ] == ["a", "b", "c", "d"]
+    assert mutated(target="body", pointer=("months",), action="duplicate").body["months"] == [1, 1]
+    assert (
+        mutated(target="header", pointer=("PSU-ID",), action="set", value="x").header("PSU-ID")
+        == "x"
+    )
+    assert mutated(target="header", pointer=("PSU-ID",), action="remove").header("PSU-ID") is None
+    assert dict(mutated(target="query", pointer=("limit",), action="set", value=0).query) == {
+        "limit": "0"
+    }
+    assert (
+        mutated(target="path", pointer=("payment-product",), action="set", value="x").target_path(
+            context.profile
+        )
+        == "/v1/payments/x"
+    )
+    assert request.body == body  # the base is untouched
+
+
+def test_a_minimal_body_keeps_required_members_only(contract: Contract) -> None:
+    schema = contract.operations["SCU"].request_schema
+    assert schema is not None
+    body = {"customerType": "PRIVATE", "customerName": "Kari", "customerNumber": "70000001"}
+    assert minimal_body(contract, schema, body) == {
+        "customerType": "PRIVATE",
+        "customerName": "Kari",
+    }
+
+
+# --- set-up data --------------------------------------------------------------------------------
+
+
+def test_shared_set_up_is_made_once_per_worker(context: RunContext) -> None:
+    first = context.data.account()
+    context.client.take_exchanges()
+    assert context.data.account() is first
+    assert not context.client.take_exchanges()
+
+
+def test_a_failed_shared_set_up_is_remembered(context: RunContext) -> None:
+    calls: list[int] = []
+
+    def make() -> None:
+        calls.append(1)
+        raise NotApplicable("no such thing")
+
+    for _ in range(2):
+        with pytest.raises(NotApplicable, match="no such thing"):
+            context.data.shared("test:failing", make)
+    assert calls == [1]
