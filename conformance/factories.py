@@ -18,6 +18,7 @@ Identifiers (account numbers, IBANs, KIDs, BICs, national identity numbers) come
 
 from __future__ import annotations
 
+import functools
 import random
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -59,10 +60,20 @@ _NCBCT_MIN_NOK = 100_000
 _MAX_INT32 = 2_147_483_647
 
 
+@functools.cache
+def _faker() -> Faker:
+    """One ``Faker("no_NO")`` per process: building one costs ~1.4 ms, reseeding it almost nothing.
+
+    Safe because every factory reseeds it (``_sources``) before drawing and no factory calls another
+    while it still draws from it; a factory's output depends only on its seed, never on call order.
+    """
+    return Faker("no_NO")
+
+
 def _sources(seed: int, purpose: str) -> tuple[random.Random, Faker]:
-    """A ``Random`` and a ``Faker("no_NO")``, both seeded from ``seed`` and the factory's name."""
+    """A ``Random`` and the shared ``Faker("no_NO")``, both seeded from ``seed`` and ``purpose``."""
     key = f"{purpose}:{seed}"
-    fake = Faker("no_NO")
+    fake = _faker()
     fake.seed_instance(key)
     return random.Random(key), fake
 

@@ -285,3 +285,11 @@ def test_psu_headers_carry_a_version_4_uuid_and_a_corporate_id_for_corporates() 
 
 def test_signing_basket_lists_the_payment_ids() -> None:
     assert f.signing_basket(iter(["p1", "p2"])) == {"paymentIds": ["p1", "p2"]}
+
+
+def test_output_does_not_depend_on_call_order() -> None:
+    """The process shares one Faker (speed); each factory reseeds it, so order cannot leak in."""
+    first = f.ndct_payment(5)
+    f.sandbox_customer_create(9)
+    f.psu_headers(3)
+    assert f.ndct_payment(5) == first
