@@ -17,7 +17,7 @@ from conformance import __version__
 from conformance.errors import ConformanceError
 
 #: Sub-command modules, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("call", "certs", "export_openapi", "serve")
+COMMANDS: tuple[str, ...] = ("run", "report", "call", "certs", "serve", "export_openapi")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,1 +1,618 @@
-"""The pytest plugin: options, markers, fixtures and scenario generation (filled in by the suite)."""
+"""The pytest plugin of the suite: options, markers, fixtures, parametrisation, verdicts.
+
+Thin on purpose (pytest-httpserver, pytest-xdist): generation, requests and checks live in their
+own modules, and this one only wires them into pytest.
+
+- **Options** (group ``conformance``): ``--target``, ``--profile``, ``--cert``, ``--key``,
+  ``--seed``, ``--conformance-strict`` (pytest already owns ``--strict``; ``conformance run
+  --strict`` passes this one), ``--reports``.
+- **Parametrisation**: :func:`pytest_generate_tests` gives the one test of
+  ``conformance/scenarios/test_conformance.py`` (marked ``conformance``) one item per generated
+  scenario, with the scenario id as test id and markers for operation, level, kind, rule and spec
+  part (``-m "E16 and must"``). The scenario list comes from the ``pytest_conformance_scenarios``
+  hook, whose default implementation generates it from the contract (a conftest may narrow it).
+- **Fixtures** (session scope, so one per xdist worker): ``conformance_profile``,
+  ``conformance_client``, ``conformance_context`` (the runners' ``RunContext``) and
+  ``conformance_runner``. Without ``--target``/``--profile`` the bundled reference server is
+  started for the session.
+- **Verdicts** (DESIGN.md): ``NotApplicable`` becomes a skip reading "not applicable: ...";
+  a failed ``should`` requirement is reported as "FAILED (should)" and does not fail the run
+  unless ``--conformance-strict`` (it becomes an expected failure, ``wasxfail``, with the
+  failure text kept); a ``ConformanceFailure`` is shown as its message (what was sent, what came
+  back, what the spec says, how to reproduce) instead of a Python traceback.
+- **Reports**: every item carries its scenario's facts as ``user_properties`` (JUnit
+  ``<property>``s, and the channel xdist carries to the controller), the teardown report its
+  final verdict; the controller collects them and writes ``compliance.json``/``compliance.md``.
+- **Bad input**: a bad target, certificate or profile given on the command line is found at
+  session start and ends the session with one line (``pytest.exit``), before any scenario runs.
+
+When no scenario is collected (the project's own ``tests/``) the plugin registers its options
+and the ``conformance`` marker and does nothing else: no generation, no network.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from conformance.checks import ConformanceFailure
+from conformance.commands.run import (
+    DEFAULT_SEED,
+    SCENARIOS_DIR,
+    BundledIdentity,
+    bundled_reference_server,
+    parse_seed,
+    preflight,
+    write_run_identity,
+)
+from conformance.errors import ConformanceError
+from conformance.report.collector import ComplianceCollector
+from conformance.report.compliance import profile_summary
+from conformance.report.masking import scrub_identities
+from conformance.report.verdicts import (
+    ERROR,
+    FAILED,
+    FAILED_SHOULD,
+    NOT_APPLICABLE,
+    NOT_APPLICABLE_PREFIX,
+    PASSED,
+    SHOULD_PREFIX,
+    SKIPPED,
+    ReportedFailure,
+    ScenarioFacts,
+    final_verdict,
+    first_line,
+    verdict_properties,
+)
+from conformance.scenario import KINDS, LEVELS
+
+if TYPE_CHECKING:
+    from conformance.certs import CertificateAuthority
+    from conformance.client import TargetClient
+    from conformance.profile import TargetProfile
+    from conformance.runners import RunContext, Runner
+    from conformance.scenario import Scenario
+
+__all__ = ["SCENARIO_MARKER", "ScenarioHooks"]
+
+#: The marker of a test that :func:`pytest_generate_tests` parametrises with the scenarios.
+SCENARIO_MARKER = "conformance"
+#: The ``pytest_report_teststatus`` category of a tolerated should-level failure.
+SHOULD_CATEGORY = "should-failed"
+
+_SEED = pytest.StashKey[int]()
+_FACTS = pytest.StashKey[ScenarioFacts]()
+_PHASES = pytest.StashKey[list[tuple[str, str]]]()
+_COLLECTOR = pytest.StashKey[ComplianceCollector]()
+_WORKER_SEED = "conformance_seed"
+#: Exceptions that are a verdict on the target (a failed requirement), not a crash of the suite.
+_VERDICTS = (ReportedFailure, ConformanceFailure)
+
+
+# --- hook specification -------------------------------------------------------------------------
+
+
+class ScenarioHooks:
+    """The plugin's own hook: where the scenarios come from."""
+
+    @pytest.hookspec(firstresult=True)
+    def pytest_conformance_scenarios(self, config: pytest.Config) -> Sequence[Scenario] | None:
+        """The scenarios to parametrise the suite with (default: all generated from the
+        contract). A conftest may return its own, e.g. to run a hand-made scenario."""
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(ScenarioHooks)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_conformance_scenarios(config: pytest.Config) -> Sequence[Scenario]:
+    return _generated_scenarios()
+
+
+@functools.cache
+def _generated_scenarios() -> tuple[Scenario, ...]:
+    from conformance.contract import load_contract
+    from conformance.generate import generate_scenarios
+
+    return generate_scenarios(load_contract())
+
+
+# --- options ------------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "PSD2 conformance suite (spec 1.22.0)")
+    group.addoption(
+        "--target",
+        metavar="URL",
+        help="base URL of the implementation under test (overrides the profile's base_url); "
+        "without --target and --profile the bundled reference server is started",
+    )
+    group.addoption(
+        "--profile",
+        metavar="FILE",
+        help="target profile (TOML): supported operations and products, PSUs, SCA mode, paths",
+    )
+    group.addoption("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
+    group.addoption("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
+    group.addoption(
+        "--trust-anchor",
+        metavar="CA.pem",
+        help="the only CA the target accepts signing certificates from; with its key, the auth "
+        "scenarios mint test certificates from it and expect other CAs to be refused",
+    )
+    group.addoption("--trust-anchor-key", metavar="KEY", help="private key of --trust-anchor")
+    group.addoption(
+        "--seed",
+        metavar="N",
+        help=f"seed of the generated data (default {DEFAULT_SEED}; 'random' draws one); "
+        "printed in the header and the reports, it reproduces the run",
+    )
+    group.addoption(
+        "--conformance-strict",
+        action="store_true",
+        default=False,
+        help="should-level failures fail the run (without it they are reported only)",
+    )
+    group.addoption(
+        "--reports",
+        metavar="DIR",
+        default="reports",
+        help="directory of compliance.json and compliance.md (default: reports)",
+    )
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _given_on_command_line(config: pytest.Config) -> bool:
+    """Whether the user pointed the run at a target (so it should be checked before it starts)."""
+    return config.getoption("target") is not None or config.getoption("profile") is not None
+
+
+def _strict(config: pytest.Config) -> bool:
+    return bool(config.getoption("conformance_strict"))
+
+
+# --- configuration ------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    _collect_the_suite_when_aimed_at_a_target(config)
+    config.addinivalue_line(
+        "markers",
+        f"{SCENARIO_MARKER}: the test is parametrised by the generated conformance scenarios",
+    )
+    for level in LEVELS:
+        config.addinivalue_line("markers", f"{level}: scenarios of {level}-level requirements")
+    for kind in KINDS:
+        config.addinivalue_line("markers", f"{kind}: scenarios run by the {kind} runner")
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and _WORKER_SEED in workerinput:
+        seed = int(workerinput[_WORKER_SEED])
+    else:
+        try:
+            seed = parse_seed(config.getoption("seed"))
+        except ConformanceError as error:
+            raise pytest.UsageError(error.message) from None
+    config.stash[_SEED] = seed
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistSeed(), "conformance-xdist-seed")
+    if workerinput is None:
+        collector = ComplianceCollector(
+            reports=Path(config.getoption("reports")),
+            seed=seed,
+            strict=_strict(config),
+            describe_target=functools.partial(_describe_target, config),
+        )
+        config.stash[_COLLECTOR] = collector
+        config.pluginmanager.register(collector, "conformance-compliance")
+    if config.option.markers:  # `pytest --markers`: list the scenario markers too
+        _register_markers(config, _generated_scenarios())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """The suite's directory is an initial path when ``--target`` names no tests (see below):
+    conftests are read for the initial paths before ``pytest_configure``."""
+    known = early_config.known_args_namespace
+    aimed = getattr(known, "target", None) or getattr(known, "profile", None)
+    if aimed and not getattr(known, "file_or_dir", None):
+        known.file_or_dir = [str(SCENARIOS_DIR)]
+
+
+def _collect_the_suite_when_aimed_at_a_target(config: pytest.Config) -> None:
+    """``pytest --target URL`` (no test paths named) runs the suite, not the ``testpaths``.
+
+    Given a target or profile, a bank engineer means the conformance suite; test paths given on
+    the command line are respected (``pytest --target URL my_extra_tests/``).
+    """
+    if not _given_on_command_line(config):
+        return
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        return
+    config.args[:] = [str(SCENARIOS_DIR)]
+
+
+def _describe_target(config: pytest.Config) -> tuple[str, dict[str, Any]]:
+    """What the compliance matrix says the run was aimed at (the profile without secrets)."""
+    try:
+        profile: TargetProfile | None = _profile_from_options(config)
+    except ConformanceError:
+        profile = None
+    summary = profile_summary(profile)
+    if _uses_bundled_server(config):
+        summary["base_url"] = None
+        return "bundled reference server (one per process, started by the plugin)", summary
+    target = profile.base_url if profile is not None else str(config.getoption("target"))
+    return target, summary
+
+
+class _XdistSeed:
+    """Hands the controller's seed to every worker (a random one is drawn once, not per worker)."""
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[_WORKER_SEED] = node.config.stash[_SEED]
+
+
+def _register_markers(config: pytest.Config, scenarios: Sequence[Scenario]) -> None:
+    """Every marker the scenarios use, so that none is unknown (``--strict-markers`` works)."""
+    from conformance.generate import all_marker_names
+
+    known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
+    for name in all_marker_names(scenarios):
+        if name not in known:
+            config.addinivalue_line("markers", f"{name}: conformance scenarios ({name})")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    if not (_given_on_command_line(config) or _names_scenarios(config)):
+        return None
+    seed = config.stash[_SEED]
+    if _uses_bundled_server(config):
+        target = "the bundled reference server (started per process)"
+    else:
+        try:
+            target = _profile_from_options(config).base_url
+        except ConformanceError:
+            target = str(config.getoption("target"))  # the session start says what is wrong
+    strict = (
+        "should-level failures fail the run"
+        if _strict(config)
+        else ("should-level failures are reported, not counted")
+    )
+    return [f"conformance: seed {seed} (reproduce with --seed {seed}); target: {target}; {strict}"]
+
+
+def _names_scenarios(config: pytest.Config) -> bool:
+    for arg in config.args:
+        path = Path(arg.split("::", 1)[0]).resolve()
+        if path == SCENARIOS_DIR or SCENARIOS_DIR in path.parents or path in SCENARIOS_DIR.parents:
+            return True
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Check a target given on the command line before anything runs (one line if it is bad)."""
+    config = session.config
+    if _is_worker(config) or not _given_on_command_line(config) or config.option.collectonly:
+        return
+    try:
+        preflight(_profile_from_options(config))
+        _trust_anchor_from_options(config)
+    except ConformanceError as error:
+        pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+
+
+def _profile_from_options(config: pytest.Config) -> TargetProfile:
+    from conformance.profile import profile_from_options
+
+    return profile_from_options(
+        target=config.getoption("target"),
+        cert=config.getoption("cert"),
+        key=config.getoption("key"),
+        profile=config.getoption("profile"),
+    )
+
+
+def _trust_anchor_from_options(config: pytest.Config) -> CertificateAuthority | None:
+    from conformance.certs import load_ca
+
+    ca, key = config.getoption("trust_anchor"), config.getoption("trust_anchor_key")
+    if ca is None and key is None:
+        return None
+    if ca is None or key is None:
+        raise ConformanceError("--trust-anchor and --trust-anchor-key go together")
+    return load_ca(ca, key)
+
+
+def _uses_bundled_server(config: pytest.Config) -> bool:
+    """No target anywhere (options, CONFORMANCE_TARGET, CONFORMANCE_PROFILE): the bundled one."""
+    from conformance.profile import ENV_PROFILE, ENV_TARGET
+
+    return not (
+        _given_on_command_line(config) or os.environ.get(ENV_TARGET) or os.environ.get(ENV_PROFILE)
+    )
+
+
+# --- parametrisation ----------------------------------------------------------------------------
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.definition.get_closest_marker(SCENARIO_MARKER) is None:
+        return
+    if "scenario" not in metafunc.fixturenames:
+        return
+    from conformance.generate import scenario_markers
+
+    config = metafunc.config
+    scenarios = tuple(config.hook.pytest_conformance_scenarios(config=config))
+    _register_markers(config, scenarios)
+    metafunc.parametrize(
+        "scenario",
+        [
+            pytest.param(
+                scenario,
+                id=scenario.id,
+                marks=[getattr(pytest.mark, name) for name in scenario_markers(scenario)],
+            )
+            for scenario in scenarios
+        ],
+    )
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Keep the scenario's facts with the item: for the reports, the verdict and JUnit."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or item.get_closest_marker(SCENARIO_MARKER) is None:
+        return
+    scenario = callspec.params.get("scenario")
+    if scenario is None:
+        return
+    facts = ScenarioFacts.of(scenario)
+    item.stash[_FACTS] = facts
+    item.user_properties.extend(facts.properties())
+
+
+# --- fixtures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def conformance_seed(request: pytest.FixtureRequest) -> int:
+    """The run seed (the same in every xdist worker)."""
+    return request.config.stash[_SEED]
+
+
+@pytest.fixture(scope="session")
+def conformance_bundled_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, BundledIdentity] | None]:
+    """The bundled reference server of this process (None when a target was given): its URL
+    and the identity it trusts exclusively (a fresh CA, so spec 5 item 1 can be judged)."""
+    config = request.config
+    if not _uses_bundled_server(config):
+        yield None
+        return
+    worker = getattr(config, "workerinput", {}).get("workerid", "main")
+    log_path = Path(config.getoption("reports")) / f"reference-server-{worker}.log"
+    try:
+        identity = write_run_identity(tmp_path_factory.mktemp("identity"))
+        with bundled_reference_server(trust=identity.ca_certificate, log_path=log_path) as url:
+            yield url, identity
+    except ConformanceError as error:
+        pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+
+
+@pytest.fixture(scope="session")
+def conformance_profile(
+    request: pytest.FixtureRequest,
+    conformance_bundled_server: tuple[str, BundledIdentity] | None,
+) -> TargetProfile:
+    """The target's profile: options over the profile file; the bundled server when none given."""
+    config = request.config
+    try:
+        profile = _profile_from_options(config)
+    except ConformanceError as error:
+        pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+    if conformance_bundled_server is None:
+        return profile
+    url, identity = conformance_bundled_server
+    if profile.certificate is not None:  # the user's own certificate: the server trusts any CA
+        return dataclasses.replace(profile, base_url=url)
+    return dataclasses.replace(
+        profile, base_url=url, certificate=identity.certificate, key=identity.key
+    )
+
+
+@pytest.fixture(scope="session")
+def conformance_trust_anchor(
+    request: pytest.FixtureRequest,
+    conformance_profile: TargetProfile,
+    conformance_bundled_server: tuple[str, BundledIdentity] | None,
+) -> CertificateAuthority | None:
+    """The CA the target trusts exclusively, with its key (``RunContext.trust_anchor``)."""
+    from conformance.certs import load_ca
+
+    try:
+        anchor = _trust_anchor_from_options(request.config)
+        if anchor is None and conformance_bundled_server is not None:
+            _, identity = conformance_bundled_server
+            if conformance_profile.certificate == identity.certificate:
+                anchor = load_ca(identity.ca_certificate, identity.ca_key)
+    except ConformanceError as error:
+        pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+    return anchor
+
+
+@pytest.fixture(scope="session")
+def conformance_client(conformance_profile: TargetProfile) -> Iterator[TargetClient]:
+    """One signed client per worker (keep-alive connections, every exchange recorded)."""
+    from conformance.client import TargetClient
+
+    try:
+        client = TargetClient.from_profile(conformance_profile)
+    except ConformanceError as error:
+        pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+    with client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def conformance_context(
+    request: pytest.FixtureRequest,
+    conformance_profile: TargetProfile,
+    conformance_client: TargetClient,
+    conformance_seed: int,
+    conformance_trust_anchor: CertificateAuthority | None,
+) -> RunContext:
+    """What the runners need, built once per worker (client, data factory, SCA step)."""
+    from conformance.contract import load_contract
+    from conformance.fixtures import DataFactory
+    from conformance.runners import RunContext
+    from conformance.sca import sca_step_for
+
+    contract = load_contract()
+    sca = sca_step_for(conformance_profile, conformance_client)
+    data = DataFactory(
+        contract,
+        conformance_profile,
+        conformance_client,
+        run_seed=_shared_data_seed(request.config, conformance_seed),
+        sca=sca,
+    )
+    return RunContext(
+        contract=contract,
+        profile=conformance_profile,
+        client=conformance_client,
+        seed=conformance_seed,
+        data=data,
+        sca=sca,
+        strict=_strict(request.config),
+        trust_anchor=conformance_trust_anchor,
+    )
+
+
+def _shared_data_seed(config: pytest.Config, seed: int) -> int:
+    """The seed of a worker's shared set-up data (the data factory's ``run_seed``).
+
+    Shared data is made once per worker; xdist workers talk to the same target, so each needs
+    its own (the same account number created twice is refused). One process uses the run seed
+    itself; worker ``gwN`` a seed derived from the run seed and its name, as reproducible.
+    Scenario data is unaffected: it is seeded from the run seed and the scenario id.
+    """
+    from conformance.runners import scenario_seed
+
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    return seed if worker is None else scenario_seed(seed, f"worker:{worker}")
+
+
+@pytest.fixture(scope="session")
+def conformance_runner() -> Runner:
+    """The function that runs one scenario (``conformance.runners.run_scenario``)."""
+    from conformance.runners import run_scenario
+
+    return run_scenario
+
+
+# --- verdicts -----------------------------------------------------------------------------------
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return text.removeprefix("Skipped: ")
+
+
+def _failure_text(failure: BaseException) -> str:
+    """The failure message a bank engineer reads, with the notes the test added (reproduce)."""
+    parts = [str(failure), *getattr(failure, "__notes__", ())]
+    return scrub_identities("\n\n".join(part for part in parts if part))
+
+
+def _phase_verdict(
+    item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport, facts: ScenarioFacts
+) -> tuple[str, str]:
+    if report.passed:
+        return PASSED, ""
+    if report.skipped:
+        reason = _skip_reason(report)
+        if reason.startswith(NOT_APPLICABLE_PREFIX):
+            return NOT_APPLICABLE, reason.removeprefix(NOT_APPLICABLE_PREFIX)
+        return SKIPPED, reason
+    excinfo = call.excinfo
+    if report.when == "call" and excinfo is not None and excinfo.errisinstance(_VERDICTS):
+        text = _failure_text(excinfo.value)
+        report.longrepr = text  # the message is the report; the traceback is the suite's business
+        reason = first_line(text)
+        if facts.level == "should" and not _strict(item.config):
+            report.outcome = "skipped"
+            report.wasxfail = SHOULD_PREFIX + reason  # type: ignore[attr-defined]
+            return FAILED_SHOULD, reason
+        return FAILED, reason
+    reason = (
+        first_line(excinfo.exconly()) if excinfo is not None else first_line(report.longreprtext)
+    )
+    return ERROR, reason
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Turn a phase's outcome into a verdict; the teardown report carries the final one.
+
+    ``trylast``: the innermost wrapper, so allure-pytest and the JUnit writer see the report
+    after a should-level failure became an expected failure.
+    """
+    report: pytest.TestReport = yield
+    facts = item.stash.get(_FACTS, None)
+    if facts is None:
+        return report
+    phases = item.stash.setdefault(_PHASES, [])
+    phases.append(_phase_verdict(item, call, report, facts))
+    if report.when == "teardown":
+        report.user_properties = [
+            *report.user_properties,
+            *verdict_properties(*final_verdict(phases)),
+        ]
+    return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(
+    report: pytest.TestReport, config: pytest.Config
+) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+    if report.when == "call" and str(getattr(report, "wasxfail", "")).startswith(SHOULD_PREFIX):
+        return SHOULD_CATEGORY, "f", ("FAILED (should)", {"yellow": True})
+    return None
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    collector = config.stash.get(_COLLECTOR, None)
+    if collector is None or not collector.verdicts:
+        return
+    should = terminalreporter.stats.get(SHOULD_CATEGORY, [])
+    if should:
+        terminalreporter.section("should-level failures", sep="-", yellow=True)
+        for report in should:
+            reason = str(report.wasxfail).removeprefix(SHOULD_PREFIX)
+            terminalreporter.line(f"FAILED (should) {report.nodeid} - {reason}")
+        if not _strict(config):
+            terminalreporter.line(
+                "(reported, not counted: --conformance-strict, or conformance run --strict, "
+                "makes them fail the run)"
+            )
+    seed = config.stash[_SEED]
+    terminalreporter.write_sep("-", "conformance", bold=True)
+    terminalreporter.line(f"seed {seed} (reproduce with --seed {seed})")
+    if collector.written:
+        json_path, md_path = collector.written
+        terminalreporter.line(f"compliance matrix: {md_path} and {json_path}")

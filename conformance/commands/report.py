@@ -1,0 +1,143 @@
+"""``conformance report``: render the Allure HTML report of the last run.
+
+``conformance run`` writes Allure *results* (``reports/allure-results/``: one JSON file per
+scenario, the exchanges as attachments); the browsable report is made from them by the Allure
+command line, which is a Node.js (Allure 3, npm package ``allure``) or Java (Allure 2) program,
+not a Python one. This command uses an ``allure`` already on the PATH, else ``npx --yes
+allure@3``, and writes ``reports/allure-report/index.html``. Without either it says exactly what
+to install and which command to run, and exits non-zero: the compliance matrix
+(``compliance.md``) and ``junit.xml`` need nothing of this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from conformance.errors import ConformanceError
+
+__all__ = ["ALLURE_NPM_PACKAGE", "allure_command", "register", "run"]
+
+#: The npm package of the Allure 3 command line, pinned to its major version.
+ALLURE_NPM_PACKAGE = "allure@3"
+#: Generating the report of a full run takes seconds; the first npx use also downloads Allure.
+_TIMEOUT = 900.0
+_RESULTS = "allure-results"
+_REPORT = "allure-report"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "report",
+        help="render the Allure HTML report of the last run (needs Node.js or Allure)",
+        description="Render reports/allure-results into reports/allure-report/index.html with "
+        "the Allure command line (an `allure` on the PATH, else `npx --yes allure@3`).",
+    )
+    parser.add_argument(
+        "--reports",
+        metavar="DIR",
+        default="reports",
+        help="the reports directory of the run (default: reports)",
+    )
+    parser.set_defaults(func=run)
+
+
+def allure_command(results: Path, output: Path) -> list[str] | None:
+    """The command that renders ``results`` into ``output``, or None when no Allure is at hand.
+
+    ``-o`` is the output option of both Allure 2 and Allure 3; the output directory is emptied
+    beforehand by :func:`run` (Allure 2 would want ``--clean``, which Allure 3 does not know).
+    """
+    allure = shutil.which("allure")
+    if allure is not None:
+        return [allure, "generate", str(results), "-o", str(output)]
+    npx = shutil.which("npx")
+    if npx is not None:
+        return [npx, "--yes", ALLURE_NPM_PACKAGE, "generate", str(results), "-o", str(output)]
+    return None
+
+
+def _how_to_get_it(results: Path, output: Path) -> str:
+    return "\n".join(
+        [
+            "conformance: the Allure command line is not installed, so the HTML report was not "
+            "made.",
+            "  With Node.js 18 or later (https://nodejs.org), run:",
+            f"    npx --yes {ALLURE_NPM_PACKAGE} generate {results} -o {output}",
+            "  or install it once (npm install -g allure) and run `conformance report` again.",
+            f"  The compliance matrix ({results.parent / 'compliance.md'}) and junit.xml need "
+            "nothing of this.",
+        ]
+    )
+
+
+def _clear(output: Path) -> None:
+    """Empty the previous report; refuse to touch a directory that is not one."""
+    if not output.exists():
+        return
+    if not output.is_dir():
+        raise ConformanceError(f"{output} exists and is not a directory; move it away first")
+    if any(output.iterdir()) and not (output / "index.html").exists():
+        raise ConformanceError(
+            f"{output} is not empty and holds no Allure report (no index.html); move it away first"
+        )
+    shutil.rmtree(output)
+
+
+def run(
+    args: argparse.Namespace,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    command: Sequence[str] | None = None,
+) -> int:
+    """Render the report; 0 when it was written, 1 when no Allure is installed."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    reports = Path(args.reports)
+    results = reports / _RESULTS
+    output = reports / _REPORT
+    if not results.is_dir() or not any(results.glob("*-result.json")):
+        raise ConformanceError(
+            f"no Allure results in {results}: run `conformance run` first "
+            f"(or pytest with --alluredir {results})"
+        )
+    chosen = list(command) if command is not None else allure_command(results, output)
+    if chosen is None:
+        print(_how_to_get_it(results, output), file=err)
+        return 1
+    _clear(output)
+    try:
+        finished = subprocess.run(
+            chosen,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=_TIMEOUT,
+            check=False,
+        )
+    except FileNotFoundError:
+        print(_how_to_get_it(results, output), file=err)
+        return 1
+    except subprocess.TimeoutExpired:
+        raise ConformanceError(
+            f"`{' '.join(chosen)}` did not finish within {_TIMEOUT:g} s"
+        ) from None
+    if finished.returncode != 0 or not (output / "index.html").exists():
+        said = (finished.stderr or finished.stdout).strip().splitlines()[-3:]
+        raise ConformanceError(
+            f"`{' '.join(chosen)}` failed (exit code {finished.returncode})"
+            + (": " + " / ".join(said) if said else "")
+        )
+    print(f"Allure report written to {output / 'index.html'}", file=out)
+    print(
+        f"  serve it with `npx --yes {ALLURE_NPM_PACKAGE} open {output}` "
+        "(a browser cannot load it from file:// everywhere)",
+        file=out,
+    )
+    return 0

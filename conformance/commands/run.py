@@ -1,0 +1,477 @@
+"""``conformance run``: the whole suite against a target, reports written.
+
+Without ``--target`` (and without ``--profile``) the bundled reference server is started on a
+free port (``python -m reference_server --port 0``), the suite runs against it with the shipped
+reference profile (``profiles/reference-server.toml``, its base URL replaced), and the server is
+stopped at the end, also on Ctrl-C and on failure: this is ``make run``.
+
+With ``--target URL`` (and usually ``--profile target.toml``, ``--cert``/``--key``) it runs
+against a bank's implementation. Before pytest starts, the profile is read, the certificate
+loaded and the target probed (:func:`preflight`), so that a wrong URL, an unreadable key or a
+typo in the profile is one line and a non-zero exit rather than hundreds of red scenarios.
+
+Then the CLI calls ``pytest.main`` with the plugin and the path of ``conformance/scenarios/``
+and returns pytest's exit code (STYLE.md). Everything after ``--`` goes to pytest as is
+(``conformance run -- -k E12 -n 0``). Reports go under ``--reports`` (default ``reports/``):
+``allure-results/``, ``junit.xml``, ``compliance.json``, ``compliance.md`` and, when the bundled
+server ran, its log ``reference-server.log``.
+
+This module also holds what the plugin shares with the command: the seed (:data:`DEFAULT_SEED`,
+:func:`parse_seed`), the bundled server (:func:`bundled_reference_server`) and the probe
+(:func:`preflight`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import os
+import queue
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import IO, TYPE_CHECKING
+
+from conformance.errors import ConformanceError, TargetError
+
+if TYPE_CHECKING:
+    from conformance.profile import TargetProfile
+
+__all__ = [
+    "DEFAULT_SEED",
+    "SCENARIOS_DIR",
+    "BundledIdentity",
+    "bundled_reference_server",
+    "parse_seed",
+    "preflight",
+    "pytest_arguments",
+    "register",
+    "run",
+    "write_run_identity",
+]
+
+#: The default run seed: the date of the spec release the suite checks (1.22.0, 2026-01-29), so
+#: that two runs of the same suite on the same target send the same data unless asked otherwise.
+DEFAULT_SEED = 20260129
+#: The test module the suite is (one test, parametrised by the plugin).
+SCENARIOS_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+
+#: How long the bundled server may take to print where it listens (it loads the contract).
+_SERVER_START_TIMEOUT = 60.0
+#: How long it may take to stop after SIGTERM before it is killed.
+_SERVER_STOP_TIMEOUT = 10.0
+_LISTENING = re.compile(r"reference server listening on (https?://\S+)")
+#: Operations whose GET has no path parameter: the probe asks one of them for a JSON answer.
+_PROBE_OPERATIONS = ("AL", "E9")
+
+_DESCRIPTION = """\
+Run the conformance suite and write the reports. Without --target (and --profile) the bundled
+reference server is started on a free port and the suite runs against it. Arguments after --
+go to pytest as they are, e.g. `conformance run -- -k E12 -n 0` or `-- -m "E16 and must"`.
+The exit code is pytest's: 0 when every must-level requirement was met (should-level failures
+are reported but count only with --strict)."""
+
+
+# --- the seed -----------------------------------------------------------------------------------
+
+
+def parse_seed(text: str | int | None) -> int:
+    """``None`` → :data:`DEFAULT_SEED`; ``"random"`` → a fresh one; else a whole number ≥ 0.
+
+    A random seed is drawn once, in the process that starts the run, and handed to every xdist
+    worker: the data of one run is reproducible from the seed the header and reports print.
+    """
+    if text is None:
+        return DEFAULT_SEED
+    if isinstance(text, int):
+        value = text
+    elif text.strip().lower() == "random":
+        return secrets.randbelow(2**31)
+    else:
+        try:
+            value = int(text.strip(), 10)
+        except ValueError:
+            raise ConformanceError(
+                f"--seed must be a whole number or 'random', not {text!r}"
+            ) from None
+    if value < 0:
+        raise ConformanceError(f"--seed must not be negative, not {value}")
+    return value
+
+
+# --- the bundled reference server ---------------------------------------------------------------
+
+
+def _read_lines(stream: IO[str], lines: queue.Queue[str | None]) -> None:
+    """Drain the server's stdout (so it never blocks on a full pipe); None marks its end."""
+    try:
+        for line in stream:
+            lines.put(line.rstrip("\n"))
+    except (OSError, ValueError):
+        pass
+    finally:
+        lines.put(None)
+
+
+def _log_tail(log_path: Path | None, count: int = 5) -> str:
+    if log_path is None:
+        return ""
+    try:
+        tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-count:]
+    except OSError:
+        return ""
+    return (": " + " / ".join(tail)) if tail else ""
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """SIGTERM (the server shuts down cleanly on it), then kill if it lingers."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=_SERVER_STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@contextlib.contextmanager
+def bundled_reference_server(
+    *,
+    faults: Sequence[str] = (),
+    trust: Path | None = None,
+    log_path: Path | None = None,
+    start_timeout: float = _SERVER_START_TIMEOUT,
+) -> Iterator[str]:
+    """Start ``python -m reference_server --port 0``; yield its base URL; stop it on exit.
+
+    The URL comes from the first line the server prints (``reference server listening on
+    http://127.0.0.1:PORT``). Its log (stderr, one line per request) goes to ``log_path`` or
+    nowhere. ``trust`` is the only CA whose signing certificates it accepts (``--trust``). A
+    server that exits or stays silent is a :class:`ConformanceError` naming the log.
+    """
+    command = [sys.executable, "-m", "reference_server", "--host", "127.0.0.1", "--port", "0"]
+    if trust is not None:
+        command += ["--trust", str(trust)]
+    for fault in faults:
+        command += ["--fault", fault]
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with contextlib.ExitStack() as stack:
+        log = (
+            stack.enter_context(log_path.open("w", encoding="utf-8"))
+            if log_path is not None
+            else subprocess.DEVNULL
+        )
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            encoding="utf-8",
+            env=env,
+        )
+        stack.callback(_stop, process)
+        assert process.stdout is not None
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(
+            target=_read_lines,
+            args=(process.stdout, lines),
+            name="reference-server-out",
+            daemon=True,
+        ).start()
+        url = _wait_for_url(process, lines, start_timeout, log_path)
+        yield url
+
+
+def _wait_for_url(
+    process: subprocess.Popen[str],
+    lines: queue.Queue[str | None],
+    timeout: float,
+    log_path: Path | None,
+) -> str:
+    seen: list[str] = []
+    while True:
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            raise ConformanceError(
+                f"the bundled reference server did not say where it listens within {timeout:g} s"
+                + _log_tail(log_path)
+            ) from None
+        if line is None:
+            code = process.wait()
+            said = " / ".join(seen)
+            raise ConformanceError(
+                f"the bundled reference server stopped at start (exit code {code})"
+                + (f": {said}" if said else _log_tail(log_path))
+            )
+        match = _LISTENING.search(line)
+        if match:
+            return match.group(1)
+        seen.append(line)
+
+
+def write_run_identity(directory: Path) -> BundledIdentity:
+    """A CA and a TPP identity it issued, written to ``directory`` for one run.
+
+    The bundled server is started trusting only this CA (``--trust``) and the suite signs with
+    the identity and mints its negative-case certificates from the CA (the runners' trust
+    anchor), so that "a certificate of another CA is refused" (spec 5 item 1) can be judged.
+    A fresh CA per run: nothing secret outlives the temporary directory.
+    """
+    from conformance.certs import generate_ca, generate_tpp_identity, write_identity
+
+    ca = generate_ca()
+    written = write_identity(generate_tpp_identity(ca), directory, ca=ca)
+    return BundledIdentity(
+        certificate=written["certificate"],
+        key=written["key"],
+        ca_certificate=written["ca_certificate"],
+        ca_key=written["ca_key"],
+    )
+
+
+@dataclass(frozen=True)
+class BundledIdentity:
+    """Where :func:`write_run_identity` put the files (keys with mode 0600)."""
+
+    certificate: Path
+    key: Path
+    ca_certificate: Path
+    ca_key: Path
+
+
+# --- the probe before a run ---------------------------------------------------------------------
+
+
+def preflight(profile: TargetProfile) -> None:
+    """Fail fast on what would make every scenario fail: certificate, connection, non-JSON.
+
+    Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
+    the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), then
+    sends one signed GET of an operation without path parameters (the account list, else the
+    sandbox customer list) and requires a JSON body whatever the status: every answer of the
+    interface is JSON (spec 7), so HTML here means the base URL points at something else.
+    """
+    from conformance.client import TargetClient
+
+    with TargetClient.from_profile(profile) as client:
+        client.check_reachable()
+        probe = next((op for op in _PROBE_OPERATIONS if profile.supports(op)), None)
+        if probe is None:
+            return
+        exchange = client.get(profile.render_path(probe))
+        if exchange.response_body:
+            try:
+                exchange.json()
+            except TargetError as error:
+                raise TargetError(
+                    f"{error.message}; is {profile.base_url} the base URL of the interface "
+                    "(the part before /v1)?"
+                ) from None
+
+
+# --- the command --------------------------------------------------------------------------------
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "run",
+        help="run the conformance suite (against the bundled reference server by default)",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--target",
+        metavar="URL",
+        help="base URL of the implementation under test (default: start the bundled reference "
+        "server)",
+    )
+    parser.add_argument("--profile", metavar="FILE", help="target profile (TOML)")
+    parser.add_argument("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
+    parser.add_argument("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
+    parser.add_argument(
+        "-n",
+        "--numprocesses",
+        dest="numprocesses",
+        metavar="N",
+        default="auto" if _has("xdist") else None,
+        help="pytest-xdist workers: a number, 'auto' (the default when pytest-xdist is "
+        "installed) or 0 for one process",
+    )
+    parser.add_argument(
+        "--seed",
+        metavar="N",
+        help=f"seed of the generated data (default {DEFAULT_SEED}; 'random' draws one); "
+        "printed in the header and the reports, it reproduces the run",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="should-level failures fail the run too (DESIGN.md, Verdicts)",
+    )
+    parser.add_argument(
+        "--reports",
+        metavar="DIR",
+        default="reports",
+        help="where the reports are written (default: reports)",
+    )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="bundled reference server only: switch on one of its deliberate faults "
+        "(repeatable; python -m reference_server --list-faults)",
+    )
+    parser.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        metavar="-- PYTEST_ARGS",
+        help="arguments for pytest, after --",
+    )
+
+
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def pytest_arguments(
+    *,
+    target: str | None,
+    profile: str | None,
+    cert: str | None,
+    key: str | None,
+    seed: int,
+    strict: bool,
+    reports: Path,
+    numprocesses: str | None,
+    trust_anchor: BundledIdentity | None = None,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
+    # Verdicts come with their own messages, so pytest's assertion rewriting is not needed (and
+    # the modules this process imported before pytest.main could not be rewritten anyway: a
+    # warning); the cache would land in the installed package.
+    args = [str(SCENARIOS_DIR), "-p", "conformance.plugin", "-p", "no:cacheprovider"]
+    args += ["--assert=plain"]
+    anchor = (
+        (None, None)
+        if trust_anchor is None
+        else (str(trust_anchor.ca_certificate), str(trust_anchor.ca_key))
+    )
+    for flag, value in (
+        ("--target", target),
+        ("--profile", profile),
+        ("--cert", cert),
+        ("--key", key),
+        ("--trust-anchor", anchor[0]),
+        ("--trust-anchor-key", anchor[1]),
+    ):
+        if value is not None:
+            args += [flag, value]
+    args += ["--seed", str(seed), "--reports", str(reports)]
+    if strict:
+        args.append("--conformance-strict")
+    args += ["--junitxml", str(reports / "junit.xml")]
+    if _has("allure_pytest"):
+        args += ["--alluredir", str(reports / "allure-results"), "--clean-alluredir"]
+    if numprocesses is not None and _has("xdist"):
+        args += ["-n", str(numprocesses)]
+    extra = list(extra)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    return args + extra
+
+
+def _absolute(path: str | None) -> str | None:
+    """A path from the command line made absolute: xdist workers may start elsewhere."""
+    return None if path is None else str(Path(path).expanduser().resolve())
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM ends a run like Ctrl-C does, so that the bundled server is stopped too."""
+    raise KeyboardInterrupt
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the target, start the bundled server if needed, run pytest, return its exit code."""
+    import pytest
+
+    from conformance.profile import ENV_PROFILE, ENV_TARGET, REFERENCE_PROFILE, profile_from_options
+
+    seed = parse_seed(args.seed)
+    reports = Path(args.reports).resolve()
+    bundled = (
+        args.target is None
+        and args.profile is None
+        and not os.environ.get(ENV_TARGET)
+        and not os.environ.get(ENV_PROFILE)
+    )
+    if args.fault and not bundled:
+        raise ConformanceError("--fault switches on faults of the bundled reference server only")
+    previous = signal.getsignal(signal.SIGTERM)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with contextlib.ExitStack() as stack:
+            target, profile_path = args.target, _absolute(args.profile)
+            cert, key = _absolute(args.cert), _absolute(args.key)
+            identity: BundledIdentity | None = None
+            if bundled:
+                profile_path = str(REFERENCE_PROFILE)
+                if cert is None:
+                    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psd2-")))
+                    identity = write_run_identity(folder)
+                    cert, key = str(identity.certificate), str(identity.key)
+                target = stack.enter_context(
+                    bundled_reference_server(
+                        faults=args.fault,
+                        trust=None if identity is None else identity.ca_certificate,
+                        log_path=reports / "reference-server.log",
+                    )
+                )
+                print(f"conformance: bundled reference server started at {target}", flush=True)
+            profile = profile_from_options(target=target, cert=cert, key=key, profile=profile_path)
+            preflight(profile)
+            pytest_args = pytest_arguments(
+                target=target,
+                profile=profile_path,
+                cert=cert,
+                key=key,
+                seed=seed,
+                strict=args.strict,
+                reports=reports,
+                numprocesses=args.numprocesses,
+                trust_anchor=identity,
+                extra=args.pytest_args,
+            )
+            code = int(pytest.main(pytest_args))
+            print(
+                f"conformance: seed {seed}; reports in {args.reports.rstrip('/')}/ "
+                "(compliance.md, compliance.json, junit.xml, allure-results/); "
+                "`conformance report` renders the Allure HTML",
+                flush=True,
+            )
+            return code
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)

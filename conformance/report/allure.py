@@ -1,0 +1,113 @@
+"""Allure labels and attachments of one scenario (allure-pytest writes them to ``--alluredir``).
+
+DESIGN.md: epic = spec part, feature = operation, story = rule id; severity from the level
+(``must`` → critical, ``should`` → normal). Every exchange of the scenario, set-up included, is
+attached as text (request line, headers, signing string, body; response), and a failure gets a
+``reproduce`` attachment with the ``conformance call`` line of each exchange it is about, so a
+bank engineer can replay exactly what the suite sent.
+
+The calls are plain ``allure.dynamic`` / ``allure.attach``: without ``--alluredir`` allure-pytest
+registers no listener and they do nothing; ``enabled`` lets the caller skip rendering then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from conformance.report.masking import scrub_identities
+
+if TYPE_CHECKING:
+    from conformance.client import Exchange
+    from conformance.scenario import Scenario
+
+try:
+    import allure
+except ImportError:  # allure-pytest is a dependency, but a stripped install still runs
+    allure = None  # type: ignore[assignment]
+
+__all__ = [
+    "SEVERITY",
+    "attach_exchanges",
+    "attach_reproduction",
+    "exchange_name",
+    "label_scenario",
+    "reproduce_commands",
+]
+
+#: Allure severity of each level (DESIGN.md: severity from the rule's level).
+SEVERITY = {"must": "critical", "should": "normal"}
+
+
+def label_scenario(scenario: Scenario, operation_name: str = "") -> None:
+    """Epic, feature, story, severity, title and description of the running test."""
+    if allure is None:
+        return
+    feature = f"{scenario.operation} {operation_name}".strip()
+    allure.dynamic.epic(scenario.spec)
+    allure.dynamic.feature(feature)
+    allure.dynamic.story(scenario.rule)
+    allure.dynamic.severity(SEVERITY.get(scenario.level, "normal"))
+    allure.dynamic.title(scenario.title)
+    allure.dynamic.description(_description(scenario))
+    # The parameter would otherwise be the whole Scenario's repr; its id says it all.
+    allure.dynamic.parameter("scenario", scenario.id)
+
+
+def _description(scenario: Scenario) -> str:
+    expect = scenario.expect
+    lines = [
+        scenario.title,
+        "",
+        f"Requirement: {scenario.rule} ({scenario.spec}, {scenario.level}); kind: {scenario.kind}",
+        "Expected: HTTP "
+        + " or ".join(str(status) for status in expect.statuses)
+        + (f" with code {expect.error_code}" if expect.error_code else ""),
+    ]
+    if scenario.assumptions:
+        lines += ["", "Rests on these assumptions:"]
+        lines += [f"- {text}" for text in scenario.assumptions]
+    return "\n".join(lines)
+
+
+def exchange_name(index: int, exchange: Exchange) -> str:
+    """``03 POST /v1/payments/... → 201``: the attachment's name, in the order they happened."""
+    return f"{index:02d} {exchange.method} {exchange.path} → {exchange.status}"
+
+
+def attach_exchanges(exchanges: Iterable[Exchange]) -> None:
+    """One text attachment per exchange (secrets masked by ``Exchange.render`` and the scrub)."""
+    if allure is None:
+        return
+    for index, exchange in enumerate(exchanges, start=1):
+        allure.attach(
+            scrub_identities(exchange.render()),
+            name=exchange_name(index, exchange),
+            attachment_type=allure.attachment_type.TEXT,
+        )
+
+
+def reproduce_commands(exchanges: Sequence[Exchange]) -> list[str]:
+    """The ``conformance call`` line of each exchange (a body that is not UTF-8 goes by file)."""
+    commands: list[str] = []
+    for exchange in exchanges:
+        try:
+            commands.append(exchange.reproduce_command())
+        except ValueError:
+            commands.append(
+                exchange.reproduce_command(data_file="body.bin")
+                + "   # body.bin: the request body of this exchange, byte for byte"
+            )
+    return commands
+
+
+def attach_reproduction(commands: Sequence[str]) -> None:
+    """The commands that replay a failure, as a shell snippet."""
+    if allure is None or not commands:
+        return
+    allure.attach(
+        "\n".join(commands) + "\n",
+        name="reproduce",
+        attachment_type=allure.attachment_type.TEXT,
+        extension="sh",
+    )

@@ -1,0 +1,69 @@
+"""Collecting the verdicts of a run and writing the compliance matrix when it ends.
+
+A pytest plugin object, registered by ``conformance.plugin`` in the process that reports: the
+only process without xdist, the controller with it (it receives every worker's reports through
+``pytest_runtest_logreport``). Everything it needs about a scenario travels in the reports'
+``user_properties`` (:class:`~conformance.report.verdicts.ScenarioFacts`), so nothing is
+generated again here. What the run was aimed at is asked from ``describe_target`` at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.report.compliance import RunInfo, build_document, write_compliance
+from conformance.report.verdicts import ERROR, ScenarioFacts, ScenarioVerdict, read_verdict
+
+__all__ = ["ComplianceCollector"]
+
+#: ``(target, profile summary)`` of the run, asked for when the matrix is written.
+TargetDescription = Callable[[], tuple[str, Mapping[str, Any]]]
+
+
+class ComplianceCollector:
+    """Keeps one verdict per scenario test; writes ``compliance.json``/``.md`` at session end."""
+
+    def __init__(
+        self, *, reports: Path, seed: int, strict: bool, describe_target: TargetDescription
+    ) -> None:
+        self.reports = reports
+        self.seed = seed
+        self.strict = strict
+        self.describe_target = describe_target
+        self.started = datetime.now(UTC)
+        self.verdicts: dict[str, ScenarioVerdict] = {}
+        self.durations: dict[str, float] = {}
+        self.written: tuple[Path, Path] | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        facts = ScenarioFacts.from_properties(report.user_properties)
+        if facts is None:
+            return
+        duration = self.durations.get(report.nodeid, 0.0) + report.duration
+        self.durations[report.nodeid] = duration
+        if report.when != "teardown":
+            return
+        verdict, reason = read_verdict(report.user_properties) or (ERROR, "no verdict reported")
+        self.verdicts[report.nodeid] = ScenarioVerdict(facts, verdict, reason, duration)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.verdicts:
+            return
+        from conformance.contract import load_contract
+
+        target, profile = self.describe_target()
+        run = RunInfo(
+            started=self.started,
+            finished=datetime.now(UTC),
+            seed=self.seed,
+            strict=self.strict,
+            target=target,
+            profile=profile,
+        )
+        document = build_document(self.verdicts.values(), run, load_contract())
+        self.written = write_compliance(self.reports, document)

@@ -1,0 +1,387 @@
+"""The compliance matrix: ``compliance.json`` for machines, ``compliance.md`` for people.
+
+What a bank hands its auditor after a run: operation × rule with the count of each verdict per
+cell, every scenario with its verdict, and the facts that make the run reproducible and the
+verdicts interpretable: the target and its profile, the spec release (``SPEC_VERSION``), the
+suite version, the seed, the start and end of the run, and every assumption a verdict rests on
+(the scenario's own and its operation's, from the contract's "not shown" choices). Each
+assumption is listed once with an id (``A1``...) and referenced from the scenarios and matrix
+cells that rest on it, so the report stays readable while every verdict still names its premises.
+
+Nothing secret goes in (``conformance.report.masking``): no key path or password, the PSU
+identity number masked, the certificate shortened to subject, serial and fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from conformance import SPEC_VERSION, __version__
+from conformance.identifiers import mask_identity
+from conformance.report.masking import certificate_summary, scrub_identities
+from conformance.report.verdicts import (
+    FAILED,
+    FAILED_SHOULD,
+    NOT_APPLICABLE,
+    VERDICTS,
+    ScenarioVerdict,
+)
+
+if TYPE_CHECKING:
+    from conformance.contract import Contract
+    from conformance.profile import TargetProfile
+
+__all__ = [
+    "COMPLIANCE_JSON",
+    "COMPLIANCE_MD",
+    "FORMAT",
+    "RunInfo",
+    "build_document",
+    "profile_summary",
+    "render_markdown",
+    "write_compliance",
+]
+
+COMPLIANCE_JSON = "compliance.json"
+COMPLIANCE_MD = "compliance.md"
+#: Names the layout of ``compliance.json``; bumped when a field changes meaning.
+FORMAT = "psd2-conformance/compliance-matrix/1"
+
+_OPERATION_OF_SPEC = re.compile(r"^E([0-9]+)$")
+
+
+def _count_key(verdict: str) -> str:
+    """``failed (should)`` → ``failed_should``: JSON keys without spaces or brackets."""
+    return re.sub(r"[^a-z]+", "_", verdict).strip("_")
+
+
+COUNT_KEYS: tuple[str, ...] = tuple(_count_key(verdict) for verdict in VERDICTS)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """The run the matrix describes; ``profile`` is :func:`profile_summary`'s (already masked)."""
+
+    started: datetime
+    finished: datetime
+    seed: int
+    strict: bool
+    target: str
+    profile: Mapping[str, Any] = field(default_factory=dict)
+
+
+def profile_summary(profile: TargetProfile | None) -> dict[str, Any]:
+    """What the report says about the profile: what it declares, never a secret.
+
+    The key file and its password are left out; the certificate is shortened; the private
+    PSU's national identity number is masked (spec 4.2 X-PSU-IDENTITY is a real person's).
+    """
+    if profile is None:
+        return {}
+    private = profile.psu_private
+    corporate = profile.psu_corporate
+    return {
+        "name": profile.name,
+        "source": str(profile.source) if profile.source is not None else None,
+        "base_url": profile.base_url,
+        "products": sorted(profile.products),
+        "supported_operations": (
+            None if profile.supported_operations is None else sorted(profile.supported_operations)
+        ),
+        "unsupported_operations": sorted(profile.unsupported_operations),
+        "paths": dict(sorted(profile.paths.items())),
+        "sandbox": profile.sandbox,
+        "reference_server": profile.reference_server,
+        "sca_mode": profile.sca.mode,
+        "x_accept_fix": profile.x_accept_fix,
+        "certificate": (
+            None
+            if profile.certificate is None
+            else certificate_summary(profile.certificate).as_dict()
+        ),
+        "psu": {
+            "private": {
+                "psu_id": private.psu_id,
+                "national_id": None
+                if private.national_id is None
+                else mask_identity(private.national_id),
+                "customer_number": private.customer_number,
+            },
+            "corporate": {
+                "psu_id": corporate.psu_id,
+                "corporate_id": corporate.corporate_id,
+                "customer_number": corporate.customer_number,
+            },
+        },
+    }
+
+
+def operation_order(operation: str) -> tuple[int, int, str]:
+    """E1 … E18 numerically, then the referenced operations by name."""
+    match = _OPERATION_OF_SPEC.match(operation)
+    if match:
+        return (0, int(match.group(1)), "")
+    return (1, 0, operation)
+
+
+def _empty_counts() -> dict[str, int]:
+    return dict.fromkeys(COUNT_KEYS, 0)
+
+
+class _Assumptions:
+    """Assumption texts numbered in first-seen order, with what rests on each."""
+
+    def __init__(self, contract: Contract | None) -> None:
+        self._contract = contract
+        self._ids: dict[str, str] = {}
+        self._topics: dict[str, str] = {}
+        self._operations: dict[str, set[str]] = {}
+        self._scenarios: dict[str, int] = {}
+
+    def _operation_assumptions(self, operation: str) -> list[tuple[str, str]]:
+        if self._contract is None:
+            return []
+        op = self._contract.operations.get(operation)
+        if op is None:
+            return []
+        return [(item.text, item.topic) for item in op.assumptions]
+
+    def ids_for(self, verdict: ScenarioVerdict) -> list[str]:
+        facts = verdict.facts
+        texts = [(text, "") for text in facts.assumptions]
+        texts += self._operation_assumptions(facts.operation)
+        ids: list[str] = []
+        for text, topic in texts:
+            key = text.strip()
+            if not key:
+                continue
+            if key not in self._ids:
+                self._ids[key] = f"A{len(self._ids) + 1}"
+            if topic:
+                self._topics.setdefault(key, topic)
+            self._operations.setdefault(key, set()).add(facts.operation)
+            assumption_id = self._ids[key]
+            if assumption_id not in ids:
+                ids.append(assumption_id)
+                self._scenarios[key] = self._scenarios.get(key, 0) + 1
+        return ids
+
+    def listed(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": assumption_id,
+                "text": text,
+                "topic": self._topics.get(text, ""),
+                "operations": sorted(self._operations[text], key=operation_order),
+                "scenarios": self._scenarios.get(text, 0),
+            }
+            for text, assumption_id in self._ids.items()
+        ]
+
+
+def build_document(
+    verdicts: Iterable[ScenarioVerdict], run: RunInfo, contract: Contract | None = None
+) -> dict[str, Any]:
+    """The whole ``compliance.json`` document (a plain, JSON-ready dict)."""
+    ordered = sorted(
+        verdicts, key=lambda v: (operation_order(v.facts.operation), v.facts.rule, v.facts.id)
+    )
+    assumptions = _Assumptions(contract)
+    totals = _empty_counts()
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    per_operation: dict[str, dict[str, int]] = {}
+    scenarios: list[dict[str, Any]] = []
+    for verdict in ordered:
+        facts = verdict.facts
+        key = _count_key(verdict.verdict)
+        if key not in totals:
+            key = _count_key("error")
+        ids = assumptions.ids_for(verdict)
+        totals[key] += 1
+        per_operation.setdefault(facts.operation, _empty_counts())[key] += 1
+        cell = cells.setdefault(
+            (facts.operation, facts.rule),
+            {
+                "operation": facts.operation,
+                "rule": facts.rule,
+                "spec": facts.spec,
+                "levels": [],
+                "counts": _empty_counts(),
+                "assumptions": [],
+            },
+        )
+        cell["counts"][key] += 1
+        if facts.level not in cell["levels"]:
+            cell["levels"].append(facts.level)
+        cell["assumptions"] += [i for i in ids if i not in cell["assumptions"]]
+        scenarios.append(
+            {
+                "id": facts.id,
+                "operation": facts.operation,
+                "rule": facts.rule,
+                "spec": facts.spec,
+                "level": facts.level,
+                "kind": facts.kind,
+                "title": facts.title,
+                "verdict": verdict.verdict,
+                "reason": scrub_identities(verdict.reason),
+                "duration": round(verdict.duration, 4),
+                "assumptions": ids,
+            }
+        )
+    return {
+        "format": FORMAT,
+        "spec_version": SPEC_VERSION,
+        "suite_version": __version__,
+        "run": {
+            "started": run.started.isoformat(timespec="seconds"),
+            "finished": run.finished.isoformat(timespec="seconds"),
+            "duration_seconds": round((run.finished - run.started).total_seconds(), 3),
+            "seed": run.seed,
+            "strict": run.strict,
+            "reproduce": f"--seed {run.seed}",
+        },
+        "target": run.target,
+        "profile": dict(run.profile),
+        "totals": totals,
+        "operations": [
+            {"operation": operation, "counts": counts}
+            for operation, counts in sorted(
+                per_operation.items(), key=lambda item: operation_order(item[0])
+            )
+        ],
+        "matrix": list(cells.values()),
+        "scenarios": scenarios,
+        "assumptions": assumptions.listed(),
+    }
+
+
+# --- Markdown ------------------------------------------------------------------------------------
+
+_HEADINGS = ("passed", "failed", "failed (should)", "n/a", "skipped", "error")
+
+
+def _cell(text: Any) -> str:
+    """A Markdown table cell: pipes escaped, newlines flattened."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _counts_row(counts: Mapping[str, int]) -> str:
+    return " | ".join(str(counts.get(key, 0)) for key in COUNT_KEYS)
+
+
+def _listed(scenarios: Sequence[Mapping[str, Any]], verdict: str) -> list[Mapping[str, Any]]:
+    return [scenario for scenario in scenarios if scenario["verdict"] == verdict]
+
+
+def render_markdown(document: Mapping[str, Any]) -> str:
+    """``compliance.md``: the run, the totals, the matrix, what failed, every scenario."""
+    run = document["run"]
+    profile = document.get("profile") or {}
+    totals = document["totals"]
+    scenarios: list[Mapping[str, Any]] = document["scenarios"]
+    lines = [
+        "# Compliance matrix",
+        "",
+        f"- Spec release: {document['spec_version']}",
+        f"- Suite version: {document['suite_version']}",
+        f"- Target: {document['target']}",
+        f"- Profile: {profile.get('name', '(none)')}"
+        + (f" (`{profile['source']}`)" if profile.get("source") else ""),
+        f"- Seed: {run['seed']} (reproduce with `--seed {run['seed']}`)",
+        f"- Started: {run['started']}; finished: {run['finished']} ({run['duration_seconds']} s)",
+        "- Should-level failures "
+        + ("count as failures (--strict)" if run["strict"] else "are reported, not counted"),
+    ]
+    certificate = profile.get("certificate")
+    if certificate:
+        lines.append(
+            f"- Signing certificate: {certificate['subject'] or certificate['path']}"
+            f" (serial {certificate['serial'] or '?'}, SHA-256 {certificate['sha256'] or '?'})"
+        )
+    lines += [
+        "",
+        "## Totals",
+        "",
+        "| " + " | ".join(_HEADINGS) + " |",
+        "|" + "---|" * len(_HEADINGS),
+        "| " + _counts_row(totals) + " |",
+        "",
+        "## By operation",
+        "",
+        "| operation | " + " | ".join(_HEADINGS) + " |",
+        "|---|" + "---|" * len(_HEADINGS),
+    ]
+    lines += [
+        f"| {_cell(entry['operation'])} | {_counts_row(entry['counts'])} |"
+        for entry in document["operations"]
+    ]
+    lines += [
+        "",
+        "## Matrix (operation × rule)",
+        "",
+        "| operation | rule | spec | level | " + " | ".join(_HEADINGS) + " | assumptions |",
+        "|---|---|---|---|" + "---|" * len(_HEADINGS) + "---|",
+    ]
+    lines += [
+        f"| {_cell(cell['operation'])} | {_cell(cell['rule'])} | {_cell(cell['spec'])} | "
+        f"{_cell(', '.join(cell['levels']))} | {_counts_row(cell['counts'])} | "
+        f"{_cell(', '.join(cell['assumptions']))} |"
+        for cell in document["matrix"]
+    ]
+    for title, verdict in (
+        ("Failures (must)", FAILED),
+        ("Failures (should)", FAILED_SHOULD),
+        ("Errors (not judged)", "error"),
+        ("Not applicable", NOT_APPLICABLE),
+    ):
+        listed = _listed(scenarios, verdict)
+        if not listed:
+            continue
+        lines += ["", f"## {title}", "", "| scenario | rule | spec | why |", "|---|---|---|---|"]
+        lines += [
+            f"| `{_cell(s['id'])}` | {_cell(s['rule'])} | {_cell(s['spec'])} | "
+            f"{_cell(s['reason'])} |"
+            for s in listed
+        ]
+    lines += [
+        "",
+        "## Scenarios",
+        "",
+        "| scenario | operation | rule | spec | level | kind | verdict | assumptions |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| `{_cell(s['id'])}` | {_cell(s['operation'])} | {_cell(s['rule'])} | "
+        f"{_cell(s['spec'])} | {s['level']} | {s['kind']} | {s['verdict']} | "
+        f"{_cell(', '.join(s['assumptions']))} |"
+        for s in scenarios
+    ]
+    assumptions = document["assumptions"]
+    if assumptions:
+        lines += ["", "## Assumptions the verdicts rest on", ""]
+        lines += [
+            f"- **{a['id']}** ({_cell(', '.join(a['operations']))}"
+            + (f"; {a['topic']}" if a["topic"] else "")
+            + f"; {a['scenarios']} scenarios): {a['text']}"
+            for a in assumptions
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_compliance(directory: Path, document: Mapping[str, Any]) -> tuple[Path, Path]:
+    """Write ``compliance.json`` and ``compliance.md`` into ``directory`` (created if needed)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    json_path = directory / COMPLIANCE_JSON
+    md_path = directory / COMPLIANCE_MD
+    json_path.write_text(
+        json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    md_path.write_text(render_markdown(document), encoding="utf-8")
+    return json_path, md_path

@@ -1,0 +1,88 @@
+"""What may not appear in a report, and how it is hidden.
+
+Reports travel: a bank engineer attaches them to a ticket, CI keeps them for months. So no
+private key ever goes into one (the profile's key path and password are left out altogether), a
+full PSU identity number never does (spec 4.2 X-PSU-IDENTITY carries the national identity or
+D-number of a real test person: masked with :func:`conformance.identifiers.mask_identity`), and a
+certificate is named by a short fingerprint, subject and serial instead of its whole PEM.
+
+:class:`~conformance.client.Exchange` already masks the identity header in what it renders; the
+texts written here (failure summaries, response bodies in attachments) may still carry a number
+that a target echoed, so :func:`scrub_identities` masks every 11-digit run that is a valid
+national identity or D-number, wherever it stands.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+
+from conformance.identifiers import is_valid_national_id, mask_identity
+
+__all__ = ["CertificateSummary", "certificate_summary", "scrub_identities"]
+
+#: Eleven digits not part of a longer number (an account number is 11 digits too; masking one
+#: that happens to pass both identity check digits costs nothing).
+_ELEVEN_DIGITS = re.compile(r"(?<![0-9])[0-9]{11}(?![0-9])")
+#: Hex digits of the fingerprint a report keeps: enough to tell certificates apart.
+_FINGERPRINT_CHARS = 16
+
+
+def scrub_identities(text: str) -> str:
+    """``text`` with every national identity or D-number masked (``*********42``)."""
+
+    def mask(match: re.Match[str]) -> str:
+        value = match.group(0)
+        return mask_identity(value) if is_valid_national_id(value) else value
+
+    return _ELEVEN_DIGITS.sub(mask, text)
+
+
+@dataclass(frozen=True)
+class CertificateSummary:
+    """A signing certificate as a report names it: never the PEM, never anything of the key."""
+
+    path: str
+    subject: str
+    serial: str
+    sha256: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "path": self.path,
+            "subject": self.subject,
+            "serial": self.serial,
+            "sha256": self.sha256,
+        }
+
+
+def certificate_summary(path: Path) -> CertificateSummary:
+    """The certificate in ``path`` shortened: subject, serial, the start of its SHA-256.
+
+    Only the certificate is read (the first PEM certificate, or DER); a PKCS#12 file or one
+    that cannot be parsed is named by its path alone, since opening it would need the password.
+    """
+    unknown = CertificateSummary(str(path), subject="", serial="", sha256="")
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return unknown
+    certificate: x509.Certificate | None = None
+    try:
+        certificate = x509.load_pem_x509_certificate(data)
+    except ValueError:
+        try:
+            certificate = x509.load_der_x509_certificate(data)
+        except ValueError:
+            return unknown
+    digest = certificate.fingerprint(hashes.SHA256()).hex().upper()
+    return CertificateSummary(
+        path=str(path),
+        subject=certificate.subject.rfc4514_string(),
+        serial=f"{certificate.serial_number:X}",
+        sha256=digest[:_FINGERPRINT_CHARS] + "…",
+    )

@@ -1,0 +1,178 @@
+"""The verdict words of a report and how one test's phase reports become one verdict.
+
+DESIGN.md "Verdicts": a scenario passes, fails a ``must`` requirement, fails a ``should``
+requirement (reported, not counted unless ``--conformance-strict``), is not applicable (the
+target declares the operation unsupported, or the scenario needs something the target lacks:
+never reported as passed), is skipped for another reason, or could not be judged (an error: a
+set-up that failed, a target that stopped answering, a runner bug).
+
+The facts a report needs about a scenario travel with pytest's reports as ``user_properties``
+(:meth:`ScenarioFacts.properties`): that is the channel pytest-xdist carries from the workers to
+the controller, which writes the compliance matrix without generating anything, and pytest's
+JUnit XML writes them as ``<property>`` elements, so CI sees the operation, rule and verdict too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conformance.scenario import Scenario
+
+__all__ = [
+    "ERROR",
+    "FAILED",
+    "FAILED_SHOULD",
+    "NOT_APPLICABLE",
+    "NOT_APPLICABLE_PREFIX",
+    "PASSED",
+    "SHOULD_PREFIX",
+    "SKIPPED",
+    "VERDICTS",
+    "ReportedFailure",
+    "ScenarioFacts",
+    "ScenarioVerdict",
+    "final_verdict",
+    "first_line",
+    "read_verdict",
+    "verdict_properties",
+]
+
+PASSED = "passed"
+FAILED = "failed"
+FAILED_SHOULD = "failed (should)"
+NOT_APPLICABLE = "not applicable"
+SKIPPED = "skipped"
+ERROR = "error"
+#: Every verdict, in the order a report lists their counts.
+VERDICTS: tuple[str, ...] = (PASSED, FAILED, FAILED_SHOULD, NOT_APPLICABLE, SKIPPED, ERROR)
+#: Which verdict wins when the phases of one test disagree (a teardown error after a pass).
+_WEIGHT = {PASSED: 0, SKIPPED: 1, NOT_APPLICABLE: 2, FAILED_SHOULD: 3, FAILED: 4, ERROR: 5}
+
+#: The skip reason of a not-applicable scenario starts with this (``pytest.skip`` text).
+NOT_APPLICABLE_PREFIX = "not applicable: "
+#: The ``wasxfail`` reason of a tolerated should-level failure starts with this.
+SHOULD_PREFIX = "should-level requirement not met: "
+
+#: user_properties names (also the JUnit ``<property>`` names).
+_SCENARIO = "scenario"
+_ASSUMPTION = "assumption"
+_VERDICT = "verdict"
+_REASON = "reason"
+_FIELDS = ("operation", "rule", "spec", "level", "kind", "title")
+
+
+class ReportedFailure(AssertionError):
+    """A :class:`~conformance.checks.ConformanceFailure` as the reports show it.
+
+    ``text`` is the failure's whole message (what was sent, what came back, what the spec says,
+    how to replay it) with identity numbers already masked, so that every report made from the
+    exception (terminal, JUnit, Allure's status message) carries the masked text only.
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class ScenarioFacts:
+    """What a report says about a scenario besides its verdict (no request data, no secrets)."""
+
+    id: str
+    operation: str
+    rule: str
+    spec: str
+    level: str
+    kind: str
+    title: str
+    assumptions: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> ScenarioFacts:
+        return cls(
+            id=scenario.id,
+            operation=scenario.operation,
+            rule=scenario.rule,
+            spec=scenario.spec,
+            level=scenario.level,
+            kind=scenario.kind,
+            title=scenario.title,
+            assumptions=tuple(scenario.assumptions),
+        )
+
+    def properties(self) -> list[tuple[str, str]]:
+        """The facts as ``user_properties`` pairs (strings only: JUnit and xdist carry them)."""
+        pairs = [(_SCENARIO, self.id)]
+        pairs += [(name, getattr(self, name)) for name in _FIELDS]
+        pairs += [(_ASSUMPTION, text) for text in self.assumptions]
+        return pairs
+
+    @classmethod
+    def from_properties(cls, properties: Iterable[tuple[str, Any]]) -> ScenarioFacts | None:
+        """The facts back from a report's ``user_properties``; None for a test of no scenario."""
+        values: dict[str, str] = {}
+        assumptions: list[str] = []
+        for name, value in properties:
+            if name == _ASSUMPTION:
+                assumptions.append(str(value))
+            elif name == _SCENARIO or name in _FIELDS:
+                values.setdefault(name, str(value))
+        if _SCENARIO not in values:
+            return None
+        return cls(
+            id=values[_SCENARIO],
+            assumptions=tuple(assumptions),
+            **{name: values.get(name, "") for name in _FIELDS},
+        )
+
+
+@dataclass(frozen=True)
+class ScenarioVerdict:
+    """One scenario's outcome in a run: its facts, the verdict, one line saying why."""
+
+    facts: ScenarioFacts
+    verdict: str
+    reason: str = ""
+    duration: float = 0.0
+
+
+def verdict_properties(verdict: str, reason: str) -> list[tuple[str, str]]:
+    """The pairs the teardown report carries: the final verdict and its one-line reason."""
+    pairs = [(_VERDICT, verdict)]
+    if reason:
+        pairs.append((_REASON, reason))
+    return pairs
+
+
+def read_verdict(properties: Iterable[tuple[str, Any]]) -> tuple[str, str] | None:
+    """The ``(verdict, reason)`` a teardown report carries, or None."""
+    verdict: str | None = None
+    reason = ""
+    for name, value in properties:
+        if name == _VERDICT:
+            verdict = str(value)
+        elif name == _REASON:
+            reason = str(value)
+    return None if verdict is None else (verdict, reason)
+
+
+def final_verdict(phases: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    """The verdict of a test from its phases' ``(verdict, reason)``: the heaviest wins."""
+    if not phases:
+        return ERROR, "no outcome was reported"
+    return max(phases, key=lambda pair: _WEIGHT.get(pair[0], _WEIGHT[ERROR]))
+
+
+def first_line(text: str, limit: int = 300) -> str:
+    """The first non-empty line of ``text``, cut to ``limit`` characters."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped:
+            return stripped if len(stripped) <= limit else stripped[: limit - 1] + "…"
+    return ""

@@ -1,0 +1,71 @@
+"""The conformance suite: one test, one item per generated scenario (``conformance.plugin``).
+
+The plugin parametrises :func:`test_scenario` with every scenario the contract yields (test id =
+scenario id, markers for operation, level, kind, rule and spec part) and provides the worker's
+run context. This module decides how a scenario's outcome reads in pytest's words:
+
+- the target declares the operation unsupported (profile), or the runner finds the scenario
+  cannot judge this target: skipped as "not applicable: <reason>", never passed;
+- the runner returns: passed;
+- a :class:`~conformance.checks.ConformanceFailure`: failed, with the exchanges attached and the
+  ``conformance call`` line that replays them (the plugin turns a ``should`` failure into a
+  tolerated one unless ``--conformance-strict``);
+- the target stops answering, or answers something that is not the interface (a
+  :class:`~conformance.errors.ConformanceError`): failed with that one sentence, no traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from conformance.checks import ConformanceFailure
+from conformance.client import Exchange
+from conformance.errors import ConformanceError
+from conformance.report import allure as allure_report
+from conformance.report.masking import scrub_identities
+from conformance.report.verdicts import NOT_APPLICABLE_PREFIX, ReportedFailure
+from conformance.runners import NotApplicable, RunContext, Runner
+from conformance.scenario import Scenario
+
+pytestmark = pytest.mark.conformance
+
+
+def test_scenario(
+    scenario: Scenario, conformance_context: RunContext, conformance_runner: Runner
+) -> None:
+    ctx = conformance_context
+    operation = ctx.contract.operations.get(scenario.operation)
+    allure_report.label_scenario(scenario, operation.name if operation is not None else "")
+    unsupported = ctx.profile.unsupported_reason(scenario.operation)
+    if unsupported is not None:
+        pytest.skip(NOT_APPLICABLE_PREFIX + unsupported)
+    ctx.exchanges.clear()
+    judged: list[Exchange] = []
+    try:
+        conformance_runner(scenario, ctx)
+    except NotApplicable as verdict:
+        pytest.skip(NOT_APPLICABLE_PREFIX + verdict.reason)
+    except ConformanceFailure as failure:
+        judged = [*failure.related, *((failure.sent,) if failure.sent is not None else ())]
+        raise ReportedFailure(_reported_text(failure, judged, ctx)) from None
+    except ConformanceError as error:
+        pytest.fail(scrub_identities(f"conformance: {error.message}"), pytrace=False)
+    finally:
+        # A failure may judge an exchange made before this scenario (shared set-up data).
+        earlier = [e for e in judged if not any(e is seen for seen in ctx.exchanges)]
+        allure_report.attach_exchanges([*earlier, *ctx.exchanges])
+
+
+def _reported_text(failure: ConformanceFailure, judged: Sequence[Exchange], ctx: RunContext) -> str:
+    """The failure's message with identities masked; the replay commands attached to Allure,
+    and named in the message too when the check named none (it names the judged exchanges)."""
+    commands = allure_report.reproduce_commands(judged or ctx.exchanges[-1:])
+    allure_report.attach_reproduction(commands)
+    text = str(failure)
+    if commands and not judged:
+        text += "\n\nReproduce the scenario's last exchange with:\n" + "\n".join(
+            f"    {command}" for command in commands
+        )
+    return scrub_identities(text)

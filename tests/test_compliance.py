@@ -1,0 +1,268 @@
+"""The compliance matrix, verdict helpers and masking (conformance.report)."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from conformance import SPEC_VERSION, __version__
+from conformance.certs import generate_ca, generate_tpp_identity, write_identity
+from conformance.contract import load_contract
+from conformance.identifiers import generate_national_id
+from conformance.profile import CorporatePsu, PrivatePsu, TargetProfile
+from conformance.report.compliance import (
+    COMPLIANCE_JSON,
+    COMPLIANCE_MD,
+    RunInfo,
+    build_document,
+    profile_summary,
+    render_markdown,
+    write_compliance,
+)
+from conformance.report.masking import certificate_summary, scrub_identities
+from conformance.report.verdicts import (
+    ERROR,
+    FAILED,
+    FAILED_SHOULD,
+    NOT_APPLICABLE,
+    PASSED,
+    SKIPPED,
+    ScenarioFacts,
+    ScenarioVerdict,
+    final_verdict,
+    first_line,
+    read_verdict,
+    verdict_properties,
+)
+
+NATIONAL_ID = generate_national_id(random.Random(7))
+STARTED = datetime(2026, 1, 29, 8, 0, tzinfo=UTC)
+
+
+def facts(
+    scenario_id: str,
+    operation: str = "E16",
+    rule: str = "SCH-maxLength",
+    level: str = "must",
+    assumptions: tuple[str, ...] = (),
+) -> ScenarioFacts:
+    return ScenarioFacts(
+        id=scenario_id,
+        operation=operation,
+        rule=rule,
+        spec="spec 2.7",
+        level=level,
+        kind="constraint",
+        title=f"title of {scenario_id}",
+        assumptions=assumptions,
+    )
+
+
+def run_info(**changes: object) -> RunInfo:
+    values: dict[str, object] = {
+        "started": STARTED,
+        "finished": STARTED + timedelta(seconds=90),
+        "seed": 42,
+        "strict": False,
+        "target": "https://psd2.test.example-bank.no",
+        "profile": {"name": "Example Bank"},
+    }
+    values.update(changes)
+    return RunInfo(**values)  # type: ignore[arg-type]
+
+
+VERDICTS = [
+    ScenarioVerdict(facts("E16-a-rejected"), PASSED),
+    ScenarioVerdict(facts("E16-b-rejected"), FAILED, "creditorName of 71 accepted"),
+    ScenarioVerdict(
+        facts("E16-c-rejected", level="should", assumptions=("A shared assumption.",)),
+        FAILED_SHOULD,
+        "no Allow header",
+    ),
+    ScenarioVerdict(facts("E18-d-accepted", operation="E18", rule="POS-E18"), NOT_APPLICABLE, "x"),
+    ScenarioVerdict(
+        facts(
+            "E2-e-accepted", operation="E2", rule="POS-E2", assumptions=("A shared assumption.",)
+        ),
+        SKIPPED,
+        "skipped by hand",
+    ),
+    ScenarioVerdict(facts("E16-f-rejected", rule="SCH-enum"), ERROR, "TargetError: timed out"),
+]
+
+
+# --- verdict helpers -----------------------------------------------------------------------------
+
+
+def test_facts_survive_user_properties() -> None:
+    original = facts("E16-x-rejected", assumptions=("one", "two"))
+    assert ScenarioFacts.from_properties(original.properties()) == original
+
+
+def test_a_test_without_scenario_properties_has_no_facts() -> None:
+    assert ScenarioFacts.from_properties([("other", "value")]) is None
+
+
+def test_the_heaviest_phase_verdict_wins() -> None:
+    assert final_verdict([(PASSED, ""), (SKIPPED, "s")]) == (SKIPPED, "s")
+    assert final_verdict([(PASSED, ""), (FAILED, "f"), (ERROR, "teardown")]) == (
+        ERROR,
+        "teardown",
+    )
+    assert final_verdict([(NOT_APPLICABLE, "n"), (PASSED, "")]) == (NOT_APPLICABLE, "n")
+    assert final_verdict([])[0] == ERROR
+
+
+def test_verdict_properties_round_trip() -> None:
+    assert read_verdict([("scenario", "x"), *verdict_properties(FAILED, "why")]) == (FAILED, "why")
+    assert read_verdict([("scenario", "x")]) is None
+
+
+def test_first_line_skips_blank_lines_and_cuts_long_ones() -> None:
+    assert first_line("\n\n  title  \nmore") == "title"
+    assert len(first_line("x" * 500, limit=50)) == 50
+
+
+# --- the document --------------------------------------------------------------------------------
+
+
+def test_document_names_the_run() -> None:
+    document = build_document(VERDICTS, run_info(), load_contract())
+    assert document["spec_version"] == SPEC_VERSION == "1.22.0"
+    assert document["suite_version"] == __version__
+    assert document["run"]["seed"] == 42
+    assert document["run"]["started"] == "2026-01-29T08:00:00+00:00"
+    assert document["run"]["finished"] == "2026-01-29T08:01:30+00:00"
+    assert document["run"]["duration_seconds"] == 90
+    assert document["target"] == "https://psd2.test.example-bank.no"
+    assert document["profile"] == {"name": "Example Bank"}
+
+
+def test_totals_and_cells_count_every_verdict() -> None:
+    document = build_document(VERDICTS, run_info(), load_contract())
+    assert document["totals"] == {
+        "passed": 1,
+        "failed": 1,
+        "failed_should": 1,
+        "not_applicable": 1,
+        "skipped": 1,
+        "error": 1,
+    }
+    cells = {(cell["operation"], cell["rule"]): cell for cell in document["matrix"]}
+    max_length = cells[("E16", "SCH-maxLength")]
+    assert max_length["counts"]["passed"] == 1
+    assert max_length["counts"]["failed"] == 1
+    assert max_length["counts"]["failed_should"] == 1
+    assert max_length["levels"] == ["must", "should"]
+    assert cells[("E16", "SCH-enum")]["counts"]["error"] == 1
+    # E2 before E16 before E18: operations in spec order, not string order.
+    assert [entry["operation"] for entry in document["operations"]] == ["E2", "E16", "E18"]
+
+
+def test_every_scenario_is_listed_with_its_verdict_and_reason() -> None:
+    document = build_document(VERDICTS, run_info(), load_contract())
+    listed = {s["id"]: s for s in document["scenarios"]}
+    assert set(listed) == {v.facts.id for v in VERDICTS}
+    assert listed["E16-b-rejected"]["verdict"] == FAILED
+    assert listed["E16-b-rejected"]["reason"] == "creditorName of 71 accepted"
+    assert listed["E18-d-accepted"]["verdict"] == NOT_APPLICABLE
+
+
+def test_assumptions_are_listed_once_and_referenced() -> None:
+    contract = load_contract()
+    document = build_document(VERDICTS, run_info(), contract)
+    texts = [a["text"] for a in document["assumptions"]]
+    assert len(texts) == len(set(texts))
+    by_text = {a["text"]: a for a in document["assumptions"]}
+    shared = by_text["A shared assumption."]
+    assert shared["operations"] == ["E2", "E16"]
+    assert shared["scenarios"] == 2
+    listed = {s["id"]: s for s in document["scenarios"]}
+    assert shared["id"] in listed["E2-e-accepted"]["assumptions"]
+    # The operation's own contract assumptions are referenced too (E18's product is assumed).
+    e18_texts = {item.text for item in contract.operations["E18"].assumptions}
+    e18_ids = {by_text[text]["id"] for text in e18_texts}
+    assert e18_ids <= set(listed["E18-d-accepted"]["assumptions"])
+    assert by_text[next(iter(e18_texts))]["topic"]
+
+
+def test_written_files_agree(tmp_path: Path) -> None:
+    document = build_document(VERDICTS, run_info(), load_contract())
+    json_path, md_path = write_compliance(tmp_path / "reports", document)
+    assert json_path.name == COMPLIANCE_JSON and md_path.name == COMPLIANCE_MD
+    assert json.loads(json_path.read_text(encoding="utf-8")) == document
+    markdown = md_path.read_text(encoding="utf-8")
+    assert markdown == render_markdown(document)
+    assert "Spec release: 1.22.0" in markdown
+    assert "Seed: 42" in markdown
+    assert "| E16 | SCH-maxLength | spec 2.7 | must, should | 1 | 1 | 1 | 0 | 0 | 0 |" in markdown
+    assert "## Failures (must)" in markdown and "creditorName of 71 accepted" in markdown
+    assert "`E16-f-rejected`" in markdown
+
+
+def test_markdown_escapes_pipes() -> None:
+    verdict = ScenarioVerdict(facts("E16-g-rejected"), FAILED, "a | b")
+    markdown = render_markdown(build_document([verdict], run_info()))
+    assert "a \\| b" in markdown
+
+
+# --- secrets -------------------------------------------------------------------------------------
+
+
+def test_identity_numbers_are_masked_wherever_they_stand() -> None:
+    text = f"PSU {NATIONAL_ID} sent; account 12345678901 kept; {NATIONAL_ID}0 is no identity"
+    scrubbed = scrub_identities(text)
+    assert NATIONAL_ID not in scrubbed.replace(f"{NATIONAL_ID}0", "")
+    assert "*********" + NATIONAL_ID[-2:] in scrubbed
+    assert "12345678901" in scrubbed  # not a valid identity number: left alone
+    assert f"{NATIONAL_ID}0" in scrubbed  # twelve digits: not an identity number
+
+
+def test_a_failure_reason_in_the_document_is_masked() -> None:
+    verdict = ScenarioVerdict(facts("E16-h-rejected"), FAILED, f"echoed {NATIONAL_ID}")
+    document = build_document([verdict], run_info())
+    assert NATIONAL_ID not in json.dumps(document)
+
+
+def test_profile_summary_keeps_no_secret(tmp_path: Path) -> None:
+    ca = generate_ca()
+    files = write_identity(generate_tpp_identity(ca), tmp_path)
+    profile = TargetProfile(
+        name="Example Bank",
+        base_url="https://psd2.test.example-bank.no",
+        certificate=files["certificate"],
+        key=files["key"],
+        key_password="hunter2",
+        psu_private=PrivatePsu(psu_id="p-1", national_id=NATIONAL_ID, customer_number="1"),
+        psu_corporate=CorporatePsu(corporate_id="987654321"),
+        unsupported_operations=frozenset({"E18"}),
+    )
+    summary = profile_summary(profile)
+    text = json.dumps(summary)
+    assert NATIONAL_ID not in text
+    assert "hunter2" not in text
+    assert str(files["key"]) not in text
+    assert "PRIVATE KEY" not in text and "BEGIN CERTIFICATE" not in text
+    assert summary["psu"]["private"]["national_id"] == "*********" + NATIONAL_ID[-2:]
+    assert summary["unsupported_operations"] == ["E18"]
+    certificate = summary["certificate"]
+    assert certificate["subject"].startswith("CN=Conformance Test TPP")
+    assert certificate["sha256"].endswith("…") and len(certificate["sha256"]) == 17
+
+
+def test_certificate_summary_of_an_unreadable_file_names_the_path_only(tmp_path: Path) -> None:
+    path = tmp_path / "tpp.p12"
+    path.write_bytes(b"\x00\x01 not a certificate")
+    summary = certificate_summary(path)
+    assert summary.path == str(path)
+    assert summary.subject == summary.serial == summary.sha256 == ""
+
+
+@pytest.mark.parametrize("verdict", [PASSED, FAILED, FAILED_SHOULD, NOT_APPLICABLE, SKIPPED, ERROR])
+def test_every_verdict_has_a_count(verdict: str) -> None:
+    document = build_document([ScenarioVerdict(facts("E16-z-rejected"), verdict)], run_info())
+    assert sum(document["totals"].values()) == 1

@@ -1,0 +1,266 @@
+"""``conformance run`` (conformance.commands.run): arguments, checks before pytest, the bundled
+server, and one end-to-end run against the reference server that writes every report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance.commands import run as run_command
+from conformance.commands.run import (
+    DEFAULT_SEED,
+    SCENARIOS_DIR,
+    bundled_reference_server,
+    parse_seed,
+    pytest_arguments,
+)
+from conformance.errors import ConformanceError, ProfileError, TargetError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Runs ``conformance run`` through the command's own ``register`` (as conformance.cli does).
+DRIVER = """
+import argparse, sys
+from conformance.commands import run
+from conformance.errors import ConformanceError
+parser = argparse.ArgumentParser(prog="conformance")
+run.register(parser.add_subparsers(dest="command", required=True))
+args = parser.parse_args(sys.argv[1:])
+try:
+    sys.exit(args.func(args))
+except ConformanceError as error:
+    print(f"conformance: {error.message}", file=sys.stderr)
+    sys.exit(error.exit_code)
+"""
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="conformance")
+    run_command.register(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(["run", *argv])
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def refuses(url: str) -> bool:
+    try:
+        httpx.get(url, timeout=2.0)
+    except httpx.ConnectError:
+        return True
+    return False
+
+
+# --- arguments -----------------------------------------------------------------------------------
+
+
+def test_the_command_registers_with_its_defaults() -> None:
+    args = parse("--", "-k", "E12", "-n", "0")
+    assert args.func is run_command.run
+    assert args.pytest_args == ["--", "-k", "E12", "-n", "0"]
+    assert args.reports == "reports"
+    assert args.seed is None and args.strict is False
+    assert args.numprocesses == "auto"  # pytest-xdist is installed here
+
+
+def test_pytest_arguments_name_the_suite_the_reports_and_keep_the_users_last(
+    tmp_path: Path,
+) -> None:
+    args = pytest_arguments(
+        target="https://bank.example",
+        profile="/p/bank.toml",
+        cert=None,
+        key=None,
+        seed=7,
+        strict=True,
+        reports=tmp_path,
+        numprocesses="auto",
+        extra=["--", "-k", "E12", "-n", "0"],
+    )
+    assert args[0] == str(SCENARIOS_DIR)
+    assert args[args.index("-p") + 1] == "conformance.plugin"
+    assert args[args.index("--target") + 1] == "https://bank.example"
+    assert args[args.index("--profile") + 1] == "/p/bank.toml"
+    assert "--cert" not in args
+    assert args[args.index("--seed") + 1] == "7"
+    assert "--conformance-strict" in args
+    assert args[args.index("--junitxml") + 1] == str(tmp_path / "junit.xml")
+    assert args[args.index("--alluredir") + 1] == str(tmp_path / "allure-results")
+    assert args[args.index("--reports") + 1] == str(tmp_path)
+    assert args[-4:] == ["-k", "E12", "-n", "0"]  # after our "-n auto": the user's wins
+    assert args.index("auto") < len(args) - 4
+
+
+def test_the_seed() -> None:
+    assert parse_seed(None) == DEFAULT_SEED == 20260129
+    assert parse_seed("42") == 42
+    assert parse_seed(7) == 7
+    drawn = {parse_seed("random") for _ in range(5)}
+    assert len(drawn) > 1
+    for bad in ("abc", "-1", "1.5"):
+        with pytest.raises(ConformanceError, match="--seed"):
+            parse_seed(bad)
+
+
+# --- checks before pytest ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(args: list[str]) -> int:
+        raise AssertionError(f"pytest.main must not be called: {args}")
+
+    monkeypatch.setattr(pytest, "main", fail)
+
+
+@pytest.mark.usefixtures("no_pytest")
+def test_an_unreachable_target_stops_before_pytest(tmp_path: Path) -> None:
+    port = closed_port()
+    args = parse("--target", f"http://127.0.0.1:{port}", "--reports", str(tmp_path))
+    with pytest.raises(TargetError, match=f"http://127.0.0.1:{port}/ refused"):
+        run_command.run(args)
+
+
+@pytest.mark.usefixtures("no_pytest")
+def test_a_bad_profile_stops_before_pytest(tmp_path: Path) -> None:
+    profile = tmp_path / "bank.toml"
+    profile.write_text('base_url = "ftp://bank"\n', encoding="utf-8")
+    with pytest.raises(ProfileError, match="base_url must be an http"):
+        run_command.run(parse("--profile", str(profile), "--reports", str(tmp_path)))
+
+
+@pytest.mark.usefixtures("no_pytest")
+def test_a_missing_certificate_stops_before_pytest(tmp_path: Path) -> None:
+    args = parse("--target", "http://127.0.0.1:9", "--cert", str(tmp_path / "none.pem"))
+    with pytest.raises(ConformanceError, match=r"none\.pem"):
+        run_command.run(args)
+
+
+@pytest.mark.usefixtures("no_pytest")
+def test_faults_need_the_bundled_server() -> None:
+    with pytest.raises(ConformanceError, match="--fault"):
+        run_command.run(parse("--target", "http://127.0.0.1:9", "--fault", "x"))
+
+
+def test_the_exit_code_is_pytests(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    def fake_main(args: list[str]) -> int:
+        seen["args"] = args
+        return 5
+
+    monkeypatch.setattr(run_command, "preflight", lambda profile: None)
+    monkeypatch.setattr(pytest, "main", fake_main)
+    args = parse("--target", "https://bank.example", "--seed", "9", "--reports", str(tmp_path))
+    assert run_command.run(args) == 5
+    assert seen["args"][seen["args"].index("--seed") + 1] == "9"
+    assert seen["args"][seen["args"].index("--target") + 1] == "https://bank.example"
+
+
+# --- the bundled server --------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_bundled_server_starts_answers_and_stops(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    with bundled_reference_server(log_path=log) as url:
+        assert url.startswith("http://127.0.0.1:")
+        answer = httpx.get(url + "/v1/nothing-here", timeout=5.0)
+        assert answer.headers["content-type"].startswith("application/json")
+    assert refuses(url)
+    assert log.is_file()
+
+
+@pytest.mark.slow
+def test_a_server_that_cannot_start_is_one_clear_error(tmp_path: Path) -> None:
+    with (
+        pytest.raises(ConformanceError, match="stopped at start"),
+        bundled_reference_server(faults=["no-such-fault"], log_path=tmp_path / "log"),
+    ):
+        pass
+
+
+# --- end to end ----------------------------------------------------------------------------------
+
+
+def conformance_run(*argv: str, cwd: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-c", DRIVER, "run", *argv],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+
+
+def started_url(output: str) -> str:
+    for line in output.splitlines():
+        if "bundled reference server started at " in line:
+            return line.rsplit(" ", 1)[-1]
+    raise AssertionError(output)
+
+
+@pytest.mark.slow
+def test_a_run_against_the_reference_server_writes_every_report(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    process = conformance_run(
+        "--reports", str(reports), "--", "-m", "E12 and auth", "-n", "0", cwd=tmp_path
+    )
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode in (0, 1), output  # a verdict either way, not a crash
+    assert "Traceback" not in output
+    url = started_url(output)
+    assert refuses(url)  # stopped at the end
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    assert document["scenarios"]
+    assert {s["operation"] for s in document["scenarios"]} == {"E12"}
+    assert {s["kind"] for s in document["scenarios"]} == {"auth"}
+    assert document["target"] == url
+    assert document["profile"]["name"] == "Bundled reference server"
+    assert document["run"]["seed"] == DEFAULT_SEED
+    assert (reports / "compliance.md").is_file()
+    assert "<testsuite" in (reports / "junit.xml").read_text(encoding="utf-8")
+    assert list((reports / "allure-results").glob("*-result.json"))
+    assert (reports / "reference-server.log").stat().st_size > 0
+    for path in reports.rglob("*"):
+        if path.is_file():
+            assert "PRIVATE KEY" not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_bundled_server(tmp_path: Path) -> None:
+    process = conformance_run("--reports", str(tmp_path), "--", "-n", "0", cwd=tmp_path)
+    assert process.stdout is not None
+    url = None
+    deadline = time.monotonic() + 60
+    while url is None and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if "bundled reference server started at " in line:
+            url = line.strip().rsplit(" ", 1)[-1]
+    assert url is not None
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=60)
+    assert process.returncode != 0
+    assert refuses(url)
+
+
+def test_the_suite_module_is_where_the_command_looks() -> None:
+    assert (SCENARIOS_DIR / "test_conformance.py").is_file()
+    assert SCENARIOS_DIR.parent == ROOT / "conformance"
