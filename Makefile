@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench openapi clean
+.PHONY: run test selfcheck lint bench openapi clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,9 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n auto tests
 
+selfcheck: $(STAMP)
+	$(BIN)/conformance selfcheck --reports reports/selfcheck
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
@@ -30,4 +33,5 @@ openapi: $(STAMP)
 	$(BIN)/conformance export-openapi
 
 clean:
-	rm -rf $(VENV) reports/allure-results reports/junit.xml reports/compliance.*
+	rm -rf $(VENV) reports/allure-results reports/allure-report reports/selfcheck reports/junit.xml \
+		reports/compliance.* reports/reference-server*.log

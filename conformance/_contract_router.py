@@ -54,27 +54,35 @@ class _Template:
         return {name: unquote(found.group(f"p{i}")) for i, name in enumerate(self.names)}
 
 
-def _fits(operation: Operation, values: dict[str, str]) -> bool:
-    for parameter in operation.path_parameters:
-        allowed = parameter.pinned_values
-        if allowed is not None and values.get(parameter.name) not in allowed:
-            return False
-    return True
+#: An operation's pinned path parameters: (name, the values it takes) for each that pins some.
+_Pins = tuple[tuple[str, frozenset[str]], ...]
 
 
-def _pins(operation: Operation) -> bool:
-    return any(p.pinned_values is not None for p in operation.path_parameters)
+def _pinned(operation: Operation) -> _Pins:
+    """Computed once per operation when the router is built: ``Operation.path_parameters`` and
+    ``Parameter.pinned_values`` build new tuples on every access, and ``match`` runs per request."""
+    return tuple(
+        (parameter.name, frozenset(parameter.pinned_values))
+        for parameter in operation.path_parameters
+        if parameter.pinned_values is not None
+    )
+
+
+def _fits(pins: _Pins, values: dict[str, str]) -> bool:
+    return all(values.get(name) in allowed for name, allowed in pins)
 
 
 class Router:
     """Routes of a contract; built once by the loader, read-only afterwards (thread-safe)."""
 
-    __slots__ = ("_dynamic", "_static")
+    __slots__ = ("_dynamic", "_pins", "_static")
 
     def __init__(self, operations: Iterable[Operation]) -> None:
         grouped: dict[str, list[Operation]] = {}
+        self._pins: dict[int, _Pins] = {}  # by id(): the router keeps the operations alive
         for operation in operations:
             grouped.setdefault(operation.path, []).append(operation)
+            self._pins[id(operation)] = _pinned(operation)
         self._static: dict[str, tuple[Operation, ...]] = {}
         by_segments: dict[int, list[_Template]] = {}
         for path in sorted(grouped, key=_specificity):
@@ -108,10 +116,10 @@ class Router:
         for operations, values in self._candidates(path):
             same_method = [op for op in operations if op.method == method]
             for operation in same_method:
-                if _fits(operation, values):
+                if _fits(self._pins[id(operation)], values):
                     return operation, values
             for operation in same_method:
-                if not _pins(operation):
+                if not self._pins[id(operation)]:
                     return operation, values
         return None
 

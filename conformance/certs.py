@@ -360,8 +360,38 @@ def _decode_psd2_qc_type(element: bytes) -> Psd2Statement:
     )
 
 
+#: Certificates whose PSD2 statement and chain verdicts are remembered (a TPP signs with one).
+_CACHE_SIZE = 256
+
+
 def read_psd2_statement(certificate: x509.Certificate) -> Psd2Statement | None:
     """The PSD2 QCStatement of ``certificate``; None when it has no such statement."""
+    # First by identity: the verifier hands out the same certificate object for the same
+    # header, and hashing a certificate (for the cache below) digests its DER every time.
+    entry = _STATEMENTS_BY_IDENTITY.get(id(certificate))
+    if entry is not None and entry[0] is certificate:
+        return entry[1]
+    statement = _psd2_statement(certificate)
+    if len(_STATEMENTS_BY_IDENTITY) >= _CACHE_SIZE:
+        _STATEMENTS_BY_IDENTITY.clear()
+    # The entry keeps the certificate alive, so its id cannot be reused while it is held.
+    _STATEMENTS_BY_IDENTITY[id(certificate)] = (certificate, statement)
+    return statement
+
+
+_STATEMENTS_BY_IDENTITY: dict[int, tuple[x509.Certificate, Psd2Statement | None]] = {}
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _psd2_statement(certificate: x509.Certificate) -> Psd2Statement | None:
+    """:func:`read_psd2_statement`, cached per certificate: a server reads the roles on every
+    request, and decoding the extension costs more than the request's RSA check.
+
+    Safe because the statement is a pure function of the certificate's DER bytes (certificates
+    hash and compare by them) and :class:`Psd2Statement` is immutable; nothing invalidates an
+    entry, the least recently used goes when :data:`_CACHE_SIZE` are held. A malformed
+    extension raises every time (exceptions are not kept).
+    """
     try:
         extension = certificate.extensions.get_extension_for_oid(QC_STATEMENTS_OID)
     except x509.ExtensionNotFound:
@@ -628,6 +658,35 @@ def verify_chain(
     Otherwise one sentence saying why not, in the words a bank's rejection would use.
     """
     moment = _utc(now)
+    problem = _issuance_problem(certificate, ca_certificate)
+    if problem is not None:
+        return problem
+    for what, cert in (("certificate", certificate), ("CA certificate", ca_certificate)):
+        not_before, not_after = _validity_window(cert)
+        if moment < not_before:
+            return f"the {what} is not valid before {not_before.isoformat()}"
+        if moment > not_after:
+            return f"the {what} expired on {not_after.isoformat()}"
+    return None
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _validity_window(certificate: x509.Certificate) -> tuple[dt.datetime, dt.datetime]:
+    """The validity window, read once per certificate (a pure function of its DER)."""
+    return certificate.not_valid_before_utc, certificate.not_valid_after_utc
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _issuance_problem(
+    certificate: x509.Certificate, ca_certificate: x509.Certificate
+) -> str | None:
+    """The part of :func:`verify_chain` that does not depend on the time: names, CA flag and
+    the CA's signature over the certificate (an RSA check per request otherwise).
+
+    Cached per (certificate, CA): a pure function of the two DER encodings, so no clock
+    change, reset or restart can make a remembered verdict wrong; validity against ``now`` is
+    checked on every call by the caller.
+    """
     issuer = certificate.issuer.rfc4514_string()
     ca_name = ca_certificate.subject.rfc4514_string()
     if certificate.issuer != ca_certificate.subject:
@@ -647,11 +706,6 @@ def verify_chain(
         return f"the certificate's signature does not verify with the public key of '{ca_name}'"
     except (ValueError, TypeError, UnsupportedAlgorithm) as error:
         return f"the certificate's signature cannot be checked against '{ca_name}': {error}"
-    for what, cert in (("certificate", certificate), ("CA certificate", ca_certificate)):
-        if moment < cert.not_valid_before_utc:
-            return f"the {what} is not valid before {cert.not_valid_before_utc.isoformat()}"
-        if moment > cert.not_valid_after_utc:
-            return f"the {what} expired on {cert.not_valid_after_utc.isoformat()}"
     return None
 
 

@@ -17,7 +17,15 @@ from conformance import __version__
 from conformance.errors import ConformanceError
 
 #: Sub-command modules, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("run", "report", "call", "certs", "serve", "export_openapi")
+COMMANDS: tuple[str, ...] = (
+    "run",
+    "report",
+    "selfcheck",
+    "call",
+    "certs",
+    "serve",
+    "export_openapi",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

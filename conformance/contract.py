@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
+from conformance._contract_check import Check, CheckCompiler
 from conformance._contract_load import LoadedContract, load, prefix_of
 from conformance._contract_model import Assumption, Operation, Parameter, Response, Rule, Schema
 from conformance._contract_router import Router
@@ -29,6 +30,7 @@ __all__ = [
     "DEFAULT_ROOT",
     "TYPES_BASE",
     "Assumption",
+    "Check",
     "Contract",
     "Operation",
     "Parameter",
@@ -71,6 +73,13 @@ class Contract:
         self._router = Router(loaded.operations.values())
         self._by_identity: dict[int, tuple[Any, Draft202012Validator]] = {}
         self._by_content: dict[str, Draft202012Validator] = {}
+        self._checks_by_identity: dict[int, tuple[Any, Check]] = {}
+        self._checks_by_content: dict[str, Check] = {}
+        self._compiler = CheckCompiler(
+            self.lookup,
+            lambda schema: self._new_validator(schema).is_valid,
+            Draft202012Validator.FORMAT_CHECKER,
+        )
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -130,20 +139,40 @@ class Contract:
         entry = self._by_identity.get(id(schema))
         if entry is not None and entry[0] is schema:
             return entry[1]
-        key = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=dict)
+        key = _content_key(schema)
         with self._lock:
             validator = self._by_content.get(key)
             if validator is None:
-                validator = Draft202012Validator(
-                    schema,
-                    registry=self.registry,
-                    format_checker=Draft202012Validator.FORMAT_CHECKER,
-                )
-                self._by_content[key] = validator
-            if len(self._by_identity) >= _IDENTITY_CACHE_LIMIT:
-                self._by_identity.clear()
-            self._by_identity[id(schema)] = (schema, validator)
+                validator = self._by_content[key] = self._new_validator(schema)
+            _remember(self._by_identity, schema, validator)
         return validator
+
+    def checker(self, schema: Schema | bool) -> Check:
+        """``check(instance) -> bool``, the verdict of ``validator(schema).is_valid``, compiled.
+
+        For the hot path of a server that validates every request: a True answer costs a few
+        closure calls instead of the ``jsonschema`` interpreter and ``$ref`` resolution; on
+        False, ask :meth:`validator` why (messages, paths, ``best_match``). Built once per
+        schema and cached like :meth:`validator`; the contract is read-only, so nothing
+        invalidates it. How the verdicts are kept equal: ``conformance._contract_check``.
+        """
+        entry = self._checks_by_identity.get(id(schema))
+        if entry is not None and entry[0] is schema:
+            return entry[1]
+        key = _content_key(schema)
+        with self._lock:
+            check = self._checks_by_content.get(key)
+            if check is None:
+                check = self._checks_by_content[key] = self._compiler.compile(schema)
+            _remember(self._checks_by_identity, schema, check)
+        return check
+
+    def _new_validator(self, schema: Schema | bool) -> Draft202012Validator:
+        return Draft202012Validator(
+            schema,
+            registry=self.registry,
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        )
 
     def lookup(self, uri: str) -> Mapping[str, Any]:
         """The schema an absolute ``$ref`` names (``…/types/common.json#/$defs/Link``)."""
@@ -170,6 +199,18 @@ class Contract:
             seen.add(ref)
             target = self.lookup(ref)
             current = _layer(target, siblings) if siblings else target
+
+
+def _content_key(schema: Schema | bool) -> str:
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"), default=dict)
+
+
+def _remember(cache: dict[int, tuple[Any, Any]], schema: Any, value: Any) -> None:
+    """Remember ``value`` for ``schema`` by identity, keeping ``schema`` alive so that its id
+    cannot be reused by another object while the entry exists (bounded: cleared when full)."""
+    if len(cache) >= _IDENTITY_CACHE_LIMIT:
+        cache.clear()
+    cache[id(schema)] = (schema, value)
 
 
 def _top_reference(schema: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]]:

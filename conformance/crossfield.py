@@ -20,10 +20,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.identifiers import is_valid_kid
+
+if TYPE_CHECKING:
+    from conformance.contract import Contract
 
 __all__ = [
     "CHECKS",
@@ -89,7 +93,11 @@ class CheckContext:
     now: datetime
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "minor_units", MappingProxyType(dict(self.minor_units)))
+        # A plain mapping is copied so that the context cannot change under a check; a
+        # read-only view (the contract's own table) is kept as it is: copying its 160-odd
+        # entries for every request the reference server checks would cost more than the checks.
+        if not isinstance(self.minor_units, MappingProxyType):
+            object.__setattr__(self, "minor_units", MappingProxyType(dict(self.minor_units)))
 
     @classmethod
     def at(cls, now: datetime, minor_units: Mapping[str, int]) -> CheckContext:
@@ -232,7 +240,7 @@ def check_amount_fraction_digits(body: Any, context: CheckContext) -> list[Viola
     decimal number.
     """
     violations: list[Violation] = []
-    for path, amount, currency in _amounts(body, ()):
+    for path, amount, currency in _amounts(body, (), []):
         digits = context.minor_units.get(currency)
         match = _PLAIN_DECIMAL.match(amount)
         if digits is None or match is None:
@@ -252,18 +260,28 @@ def check_amount_fraction_digits(body: Any, context: CheckContext) -> list[Viola
     return violations
 
 
+#: JSON scalars: they hold no amount, so the walk does not descend into them (and does not pay
+#: an abstract-base-class ``isinstance`` per leaf).
+_LEAVES = (str, bytes, int, float, type(None))
+
+
 def _amounts(
-    node: Any, path: tuple[str | int, ...]
-) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+    node: Any, path: tuple[str | int, ...], found: list[tuple[tuple[str | int, ...], str, str]]
+) -> list[tuple[tuple[str | int, ...], str, str]]:
+    """Every (path, amount, currency) under ``node``, in document order, appended to ``found``
+    (a list, not a generator: one frame per container instead of one per nesting level)."""
     if isinstance(node, Mapping):
         amount, currency = node.get("amount"), node.get("currency")
         if isinstance(amount, str) and isinstance(currency, str):
-            yield path, amount, currency
+            found.append((path, amount, currency))
         for key, value in node.items():
-            yield from _amounts(value, (*path, str(key)))
+            if not isinstance(value, _LEAVES):
+                _amounts(value, (*path, str(key)), found)
     elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
         for index, value in enumerate(node):
-            yield from _amounts(value, (*path, index))
+            if not isinstance(value, _LEAVES):
+                _amounts(value, (*path, index), found)
+    return found
 
 
 # --- spec 2.7 NCBCT ---------------------------------------------------------------------------
@@ -460,17 +478,31 @@ CHECKS: Mapping[str, Check] = MappingProxyType(
 )
 
 
-def checks_for(operation_id: str) -> tuple[Check, ...]:
+def checks_for(operation_id: str, contract: Contract | None = None) -> tuple[Check, ...]:
     """The checks that apply to the request body of an operation (E16, E17, E18, E5, E7).
 
-    Read from the rule table: every row whose ``check`` names a function of :data:`CHECKS` and
-    whose ``operations`` list the operation contributes that check, in table order, once. Other
-    operations get an empty tuple.
+    Read from the rule table of ``contract`` (default: :func:`~conformance.contract.load_contract`):
+    every row whose ``check`` names a function of :data:`CHECKS` and whose ``operations`` list
+    the operation contributes that check, in table order, once. Other operations get an empty
+    tuple.
     """
-    from conformance.contract import load_contract  # deferred: the contract may import this module
+    if contract is None:
+        from conformance.contract import load_contract  # deferred: the contract imports us
 
+        contract = load_contract()
+    return _checks_for(contract, operation_id)
+
+
+@lru_cache(maxsize=1024)
+def _checks_for(contract: Contract, operation_id: str) -> tuple[Check, ...]:
+    """:func:`checks_for`, cached per (contract, operation): the server asks on every request.
+
+    Safe because a contract is read-only once loaded (its ``rules`` are a tuple of frozen rows)
+    and :data:`CHECKS` is fixed; the key holds the contract object itself (hashed by identity),
+    so another contract never sees this one's answer.
+    """
     found: dict[str, Check] = {}
-    for rule in load_contract().rules:
+    for rule in contract.rules:
         check = CHECKS.get(rule.check)
         if check is not None and operation_id in rule.operations:
             found.setdefault(rule.check, check)

@@ -275,6 +275,8 @@ def _register_markers(config: pytest.Config, scenarios: Sequence[Scenario]) -> N
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    if _is_worker(config):  # xdist shows the controller's header only; no profile to read here
+        return None
     if not (_given_on_command_line(config) or _names_scenarios(config)):
         return None
     seed = config.stash[_SEED]
@@ -468,37 +470,45 @@ def conformance_client(conformance_profile: TargetProfile) -> Iterator[TargetCli
 
 
 @pytest.fixture(scope="session")
-def conformance_context(
-    request: pytest.FixtureRequest,
-    conformance_profile: TargetProfile,
-    conformance_client: TargetClient,
-    conformance_seed: int,
-    conformance_trust_anchor: CertificateAuthority | None,
-) -> RunContext:
-    """What the runners need, built once per worker (client, data factory, SCA step)."""
+def conformance_context(request: pytest.FixtureRequest) -> RunContext:
+    """What the runners need, built once per worker (client, data factory, SCA step).
+
+    Built from ``conformance_profile``, ``conformance_client``, ``conformance_seed`` and
+    ``conformance_trust_anchor``, asked for here through ``request.getfixturevalue`` rather
+    than as arguments: the fixtures are the same (a conftest may still override any of them),
+    but they stay out of every scenario item's static fixture closure. pytest resolves that
+    closure for each of the ~1,900 items and allure-pytest links each item to every fixture in
+    it (a list scan per fixture and item), so the closure is kept to what the test names.
+    """
     from conformance.contract import load_contract
     from conformance.fixtures import DataFactory
     from conformance.runners import RunContext
     from conformance.sca import sca_step_for
 
+    profile: TargetProfile = request.getfixturevalue("conformance_profile")
+    client: TargetClient = request.getfixturevalue("conformance_client")
+    seed: int = request.getfixturevalue("conformance_seed")
+    trust_anchor: CertificateAuthority | None = request.getfixturevalue(
+        "conformance_trust_anchor"
+    )
     contract = load_contract()
-    sca = sca_step_for(conformance_profile, conformance_client)
+    sca = sca_step_for(profile, client)
     data = DataFactory(
         contract,
-        conformance_profile,
-        conformance_client,
-        run_seed=_shared_data_seed(request.config, conformance_seed),
+        profile,
+        client,
+        run_seed=_shared_data_seed(request.config, seed),
         sca=sca,
     )
     return RunContext(
         contract=contract,
-        profile=conformance_profile,
-        client=conformance_client,
-        seed=conformance_seed,
+        profile=profile,
+        client=client,
+        seed=seed,
         data=data,
         sca=sca,
         strict=_strict(request.config),
-        trust_anchor=conformance_trust_anchor,
+        trust_anchor=trust_anchor,
     )
 
 
@@ -583,6 +593,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             *report.user_properties,
             *verdict_properties(*final_verdict(phases)),
         ]
+    else:
+        # Only the teardown report is read for the facts (JUnit's <property>s, the compliance
+        # collector); under xdist every report crosses to the controller, so the other two
+        # travel without them.
+        report.user_properties = []
     return report
 
 

@@ -51,7 +51,7 @@ from datetime import UTC, datetime
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 from email.utils import format_datetime
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from typing import Protocol
 
 import httpx
@@ -59,6 +59,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
 from cryptography.x509.oid import NameOID
 
 from conformance.errors import CertificateError
@@ -341,8 +342,11 @@ class SignatureParameters:
 
 
 _AUTH_SCHEME = re.compile(r"\s*Signature\s+(?=[A-Za-z][\w-]*\s*=)", re.IGNORECASE)
+# The quoted-string is written "unrolled" (runs of plain characters, then one quoted-pair): the
+# same language as ``(?:[^"\\]|\\.)*``, without one alternation step per character of the
+# 344-character base64 signature.
 _AUTH_PARAM = re.compile(
-    r'\s*([A-Za-z][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*))\s*(?:,|$)', re.DOTALL
+    r'\s*([A-Za-z][\w-]*)\s*=\s*(?:"([^"\\]*(?:\\.[^"\\]*)*)"|([^\s,"]*))\s*(?:,|$)', re.DOTALL
 )
 _QUOTED_PAIR = re.compile(r"\\(.)", re.DOTALL)
 
@@ -368,7 +372,9 @@ def parse_signature_header(value: str) -> SignatureParameters:
                 f"{text[position : position + 30]!r} (draft-cavage-http-signatures-10 section 4.1)"
             )
         quoted, bare = match.group(2), match.group(3)
-        params[match.group(1)] = _QUOTED_PAIR.sub(r"\1", quoted) if quoted is not None else bare
+        if quoted is not None and "\\" in quoted:
+            quoted = _QUOTED_PAIR.sub(r"\1", quoted)
+        params[match.group(1)] = quoted if quoted is not None else bare
         position = match.end()
     for required in ("keyId", "signature"):
         if not params.get(required):
@@ -468,12 +474,27 @@ def issuer_matches(dn_text: str, issuer: x509.Name) -> bool:
     values ignoring case and runs of whitespace, and the RDNs either in RFC 4514 order (most
     specific first) or in certificate order (``C=..,O=..,CN=..``, as OpenSSL prints them).
     """
+    return _keys_match(_dn_text_key(dn_text), _name_key(issuer))
+
+
+_NameKey = tuple[frozenset[tuple[str, str | bytes]], ...]
+
+#: Distinct keyId issuers and signing certificates remembered. A TPP signs every request with
+#: the same certificate and keyId, so a handful of entries serve a whole run; the bound keeps a
+#: client that sends a new certificate per request from growing the process.
+_CACHE_SIZE = 256
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _dn_text_key(dn_text: str) -> _NameKey | None:
+    """The comparison key of a DN written as text (None when it does not parse). A pure function
+    of the string, cached: parsing a DN through ``x509.Name`` costs more than the RSA check."""
     parsed = _parse_dn(dn_text)
-    if parsed is None:
-        return False
-    wanted = _name_key(issuer)
-    key = _name_key(parsed)
-    return key == wanted or key[::-1] == wanted
+    return None if parsed is None else _name_key(parsed)
+
+
+def _keys_match(key: _NameKey | None, wanted: _NameKey) -> bool:
+    return key is not None and (key == wanted or key[::-1] == wanted)
 
 
 _PEM_ARMOUR = re.compile(r"-----(?:BEGIN|END) CERTIFICATE-----")
@@ -490,6 +511,46 @@ def load_signature_certificate(value: str) -> x509.Certificate:
     if raw.lstrip().startswith(b"-----BEGIN"):
         return x509.load_pem_x509_certificate(raw.strip())
     return x509.load_der_x509_certificate(raw)
+
+
+@dataclass(frozen=True, slots=True)
+class _SigningCertificate:
+    """What :func:`verify_request` reads from a TPP-Signature-Certificate, read once."""
+
+    certificate: x509.Certificate
+    not_before: datetime
+    not_after: datetime
+    public_key: CertificatePublicKeyTypes
+    serial: int
+    issuer_key: _NameKey
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _signing_certificate(value: str) -> _SigningCertificate:
+    """:func:`load_signature_certificate` and the facts the verifier needs, per header value.
+
+    Why the cache is safe: everything here is a pure function of the header text (the DER
+    bytes); nothing that depends on the request or the clock is kept (validity is compared
+    with ``now`` on every request), and the values are immutable (``cryptography``'s
+    certificate and public key objects are read-only and thread-safe). Nothing invalidates an
+    entry; the least recently used goes when :data:`_CACHE_SIZE` are held. A value that does
+    not load raises every time (``lru_cache`` does not keep exceptions).
+    """
+    certificate = load_signature_certificate(value)
+    return _SigningCertificate(
+        certificate=certificate,
+        not_before=certificate.not_valid_before_utc,
+        not_after=certificate.not_valid_after_utc,
+        public_key=certificate.public_key(),
+        serial=certificate.serial_number,
+        issuer_key=_name_key(certificate.issuer),
+    )
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _parsed_key_id(key_id: str) -> tuple[int, str]:
+    """:func:`parse_key_id`, cached: a TPP's keyId is the same on every request."""
+    return parse_key_id(key_id)
 
 
 # --------------------------------------------------------------------------------------------
@@ -919,7 +980,7 @@ def verify_request(
     signing_string: str | None = None
     string_error: SigningStringError | None = None
     try:
-        signing_string = build_signing_string(method, target, lowered, parameters.headers)
+        signing_string = _signing_string(method, target, lowered, parameters.headers)
     except SigningStringError as exc:
         string_error = exc
 
@@ -941,23 +1002,23 @@ def verify_request(
         )
 
     try:
-        certificate = load_signature_certificate(certificate_value)
+        facts = _signing_certificate(certificate_value)
     except ValueError as exc:
         return fail(
             VerificationFailure.BAD_CERTIFICATE,
             f"TPP-Signature-Certificate is not a base64 DER (or PEM) certificate: {exc} (spec 5.1)",
         )
+    certificate = facts.certificate
     moment = now or datetime.now(UTC)
-    if not certificate.not_valid_before_utc <= moment <= certificate.not_valid_after_utc:
+    if not facts.not_before <= moment <= facts.not_after:
         return fail(
             VerificationFailure.BAD_CERTIFICATE,
             f"the signing certificate is not valid at {moment.isoformat()}: valid from "
-            f"{certificate.not_valid_before_utc.isoformat()} to "
-            f"{certificate.not_valid_after_utc.isoformat()} (spec 5.1)",
+            f"{facts.not_before.isoformat()} to {facts.not_after.isoformat()} (spec 5.1)",
             certificate=certificate,
         )
 
-    public_key = certificate.public_key()
+    public_key = facts.public_key
     algorithm = parameters.algorithm
     if algorithm is not None and algorithm.lower() != SIGNATURE_ALGORITHM:
         return fail(
@@ -975,17 +1036,17 @@ def verify_request(
         )
 
     try:
-        serial, issuer_text = parse_key_id(parameters.key_id)
+        serial, issuer_text = _parsed_key_id(parameters.key_id)
     except ValueError as exc:
         return fail(VerificationFailure.KEYID_MISMATCH, str(exc), certificate=certificate)
-    if serial != certificate.serial_number:
+    if serial != facts.serial:
         return fail(
             VerificationFailure.KEYID_MISMATCH,
             f"keyId serial {serial:x} is not the certificate serial "
-            f"{certificate.serial_number:x} (spec 5.2 keyId SN=<serial_hex>)",
+            f"{facts.serial:x} (spec 5.2 keyId SN=<serial_hex>)",
             certificate=certificate,
         )
-    if not issuer_matches(issuer_text, certificate.issuer):
+    if not _keys_match(_dn_text_key(issuer_text), facts.issuer_key):
         return fail(
             VerificationFailure.KEYID_MISMATCH,
             f"keyId CA {issuer_text!r} is not the certificate issuer "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,34 +37,57 @@ __all__ = [
 #: JSON value as parsed by :func:`json.loads`.
 Json = Any
 
+#: ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` without building an encoder
+#: per call (``json.dumps`` does for any non-default option). An encoder keeps no state between
+#: calls, so one is shared by every thread.
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 
 class Headers(Mapping[str, str]):
     """Case-insensitive, immutable request headers (first value wins for repeated names)."""
 
-    __slots__ = ("_items", "_lookup")
+    __slots__ = ("_items", "_lookup", "_names")
 
     def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
         self._items: tuple[tuple[str, str], ...] = tuple(items)
         lookup: dict[str, str] = {}
+        names: dict[str, str] = {}
         for name, value in self._items:
-            lookup.setdefault(name.lower(), value)
+            key = name.lower()
+            if key not in lookup:
+                lookup[key] = value
+                names[key] = name
         self._lookup = lookup
+        #: Lowercased name → the name as first received; insertion order is arrival order.
+        self._names = names
 
     def __getitem__(self, name: str) -> str:
         return self._lookup[name.lower()]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        # Mapping.get goes through __getitem__ and a KeyError for every absent header.
+        return self._lookup.get(name.lower(), default)
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name.lower() in self._lookup
 
     def __iter__(self) -> Iterator[str]:
-        seen: set[str] = set()
-        for name, _ in self._items:
-            if name.lower() not in seen:
-                seen.add(name.lower())
-                yield name
+        """Each name once, as first received, in arrival order."""
+        return iter(self._names.values())
 
     def __len__(self) -> int:
         return len(self._lookup)
+
+    def folded(self) -> Mapping[str, str]:
+        """Lowercased name → value (the first of repeated names), read-only: what a lookup
+        sees, without a copy (the signature check reads every header of every request)."""
+        return MappingProxyType(self._lookup)
+
+    def named(self) -> Iterator[tuple[str, str, str]]:
+        """``(lowercased name, name as first received, value)`` per name, in arrival order."""
+        lookup = self._lookup
+        for key, name in self._names.items():
+            yield key, name, lookup[key]
 
     def raw(self) -> tuple[tuple[str, str], ...]:
         """Every header line in arrival order, repeats included."""
@@ -150,7 +174,7 @@ class Response:
 
     @classmethod
     def json(cls, status: int, document: Json, headers: Iterable[tuple[str, str]] = ()) -> Response:
-        body = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        body = _COMPACT_JSON.encode(document).encode("utf-8")
         return cls(status, body, "application/json", tuple(headers), document)
 
     @classmethod

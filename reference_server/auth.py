@@ -16,6 +16,8 @@ The status and code of each refusal are choices where spec 5 and 7 are silent; t
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from conformance.certs import read_psd2_roles, verify_chain
@@ -33,7 +35,7 @@ from reference_server.api import ApiError, AuthContext, Headers, Request
 if TYPE_CHECKING:
     from cryptography import x509
 
-    from conformance.contract import Operation
+    from conformance.contract import Check, Contract, Operation
     from reference_server.app import Application
 
 __all__ = [
@@ -72,6 +74,10 @@ def decoded_header(headers: Headers, name: str) -> str | None:
     value = headers.get(name)
     if value is None:
         return None
+    return _decoded(name, value)
+
+
+def _decoded(name: str, value: str) -> str:
     try:
         return decode_header_value(value.strip())
     except ValueError as error:
@@ -119,8 +125,19 @@ def _present(headers: Headers, name: str) -> bool:
 
 
 def _accepts_identity(operation: Operation) -> bool:
-    listed = {name.lower() for name in operation.required_headers + operation.optional_headers}
-    return _PSU_IDENTITY.lower() in listed
+    return _PSU_IDENTITY.lower() in _listed(operation)
+
+
+def _listed(operation: Operation) -> frozenset[str]:
+    """The lowercased names of the headers ``operation`` lists (required or optional)."""
+    return _folded_names(operation.required_headers, operation.optional_headers)
+
+
+@lru_cache(maxsize=256)
+def _folded_names(required: tuple[str, ...], optional: tuple[str, ...]) -> frozenset[str]:
+    """Cached on the two tuples themselves (an operation is read-only, its lists are tuples),
+    so that the set is not rebuilt for every header of every request."""
+    return frozenset(name.lower() for name in required + optional)
 
 
 # -- 2. signature -------------------------------------------------------------------------------
@@ -128,7 +145,7 @@ def _accepts_identity(operation: Operation) -> bool:
 
 def verify_signature(app: Application, request: Request) -> x509.Certificate | None:
     """Spec 5 parts 1–4 through ``conformance.signing.verify_request``; the certificate."""
-    raw = {name: request.headers[name] for name in request.headers}
+    raw = request.headers.folded()  # what {name: headers[name]} would be, lowercased
     now = app.clock.now()
     verdict = verify_request(
         request.method,
@@ -217,20 +234,19 @@ def check_header_formats(app: Application, operation: Operation, headers: Header
     """Each present header with a schema in ``types/headers.json`` matches it (RFC 2047-decoded).
 
     A malformed PSU-ID is spec 7 rule 7's validation error; the same answer serves every header.
+    Headers are judged in arrival order, the first misfit answers.
     """
-    listed = {name.lower() for name in operation.required_headers + operation.optional_headers}
-    for name in headers:
-        if name.lower() not in listed:
+    checks = _header_checks(app.contract, operation.required_headers, operation.optional_headers)
+    for folded, name, raw in headers.named():
+        check = checks.get(folded)
+        if check is None:
             continue
-        if name.lower() == _PSU_ID.lower() and app.faulty("no-psu-id-format-check"):
+        if folded == "psu-id" and app.faulty("no-psu-id-format-check"):
             continue
-        if name.lower() in ("signature", "digest", "tpp-signature-certificate"):
-            continue  # checked by the signature verification
-        try:
-            schema = app.contract.header_schema(name)
-        except KeyError:
-            continue
-        value = decoded_header(headers, name)
+        value = _decoded(name, raw)
+        if check(value):
+            continue  # valid: the compiled check's verdict is the validator's
+        schema = app.contract.header_schema(name)
         error = next(iter(app.contract.validator(schema).iter_errors(value)), None)
         if error is not None:
             raise ApiError(
@@ -239,6 +255,33 @@ def check_header_formats(app: Application, operation: Operation, headers: Header
                 f"header {name}: {error.message}",
                 path=name,
             )
+
+
+#: Checked by the signature verification (spec 5), not by their schema here.
+_SIGNATURE_HEADERS = frozenset({"signature", "digest", "tpp-signature-certificate"})
+
+
+@lru_cache(maxsize=256)
+def _header_checks(
+    contract: Contract, required: tuple[str, ...], optional: tuple[str, ...]
+) -> Mapping[str, Check]:
+    """Lowercased name → compiled check, for the headers an operation lists that have a schema
+    in ``types/headers.json`` (the signature headers aside).
+
+    Cached per (contract, header lists): a contract is read-only once loaded and the key holds
+    it (hashed by identity), so the table can never go stale.
+    """
+    checks: dict[str, Check] = {}
+    for name in required + optional:
+        folded = name.lower()
+        if folded in _SIGNATURE_HEADERS:
+            continue
+        try:
+            schema = contract.header_schema(name)
+        except KeyError:
+            continue
+        checks[folded] = contract.checker(schema)
+    return MappingProxyType(checks)
 
 
 # -- 5. the PSU ---------------------------------------------------------------------------------
@@ -295,5 +338,4 @@ def identify_psu(
 
 
 def _lists(operation: Operation, header: str) -> bool:
-    listed = {name.lower() for name in operation.required_headers + operation.optional_headers}
-    return header.lower() in listed
+    return header.lower() in _listed(operation)

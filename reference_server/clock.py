@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 
-__all__ = ["BATCH_RUN_TIMES", "Clock", "batch_runs_between"]
+__all__ = ["BATCH_RUN_TIMES", "Clock", "batch_runs_between", "next_batch_run"]
 
 #: Simulated batch processing runs (spec 3: "five times a day"), UTC times of day. A choice:
 #: the spec gives the count, not the times.
@@ -80,3 +80,10 @@ def batch_runs_between(start: datetime, end: datetime) -> list[datetime]:
                 runs.append(run)
         day += timedelta(days=1)
     return runs
+
+
+def next_batch_run(after: datetime) -> datetime:
+    """The first batch run moment strictly after ``after`` (UTC): within a day, as runs are
+    daily, so ``batch_runs_between(after, moment)`` is empty exactly while ``moment`` is before
+    it."""
+    return batch_runs_between(after, after + timedelta(days=1))[0]

@@ -14,6 +14,7 @@ the validation step consults:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -31,38 +32,113 @@ __all__ = [
     "violation_status",
 ]
 
-#: (name, rule, description) of each fault; :data:`PAYMENT_FAULTS` makes them ``Fault`` rows.
-#: Kept as plain tuples because ``reference_server.faults`` imports this module while it is itself
-#: being imported (``Fault`` is only looked up when ``PAYMENT_FAULTS`` is first read).
-_ROWS: tuple[tuple[str, str, str], ...] = (
-    ("basket-best-case", "spec 2.4, spec 3 basket status",
-          "reports a basket's status as the best case of its payments instead of the worst"),
-    ("no-basket-limit", "spec 8 / spec 4.3 E1 (LIM-basket-max-10-payments)",
-          "accepts a signing basket with more than 10 payments"),
-    ("allow-periodic-in-basket", "spec 7 rule 1 (ERR-1-reference-mix-invalid)",
-          "accepts a periodic payment in a signing basket"),
-    ("kid-error-401", "spec 7 rule 2 (ERR-2-kid-*)",
-          "answers a missing or invalid KID with 401 instead of 400"),
-    ("duplicate-months-accepted", "spec 7 rule 4, spec 2.7 (ERR-4, XF-months-unique)",
-          "accepts a MonthlyVariable months list that names a month twice"),
-    ("delete-pdng-allowed", "spec 7 rule 6, spec 3 (ERR-6-pending-payment-not-deletable)",
-          "cancels a payment in status PDNG"),
-    ("account-gone-404", "spec 7 rule 8 (ERR-8-consent-account-gone-empty-list)",
-          "answers the account list with 404 when an account of the consent no longer exists"),
-    ("no-daily-limit", "spec 8 (LIM-transaction-details-daily-calls-without-ip)",
-          "does not limit transaction details calls without PSU-IP-Address to 4 a day"),
-    ("no-consent-age-check", "spec 8 (LIM-transaction-details-consent-max-90-days)",
-          "serves transaction details without PSU-IP-Address on a consent older than 90 days"),
-    ("page-size-100", "spec 8 (LIM-default-page-size-200, LIM-pagination-links-*)",
-          "pages account transactions by 100 instead of 200 by default and in its links"),
-    ("no-regulatory-check", "spec 2.7, spec 8 (XF-ncbct-regulatory-reporting)",
-          "accepts an NCBCT payment of NOK 100 000 or more without regulatory reporting"),
-    ("ignore-minor-units", "spec 2.1 (XF-amount-minor-units)",
-          "accepts payment amounts whose fraction digits differ from the currency's minor units"),
-    ("logical-duplicate-allowed", "spec 4.3 E16, E18 allowLogicalDuplicate",
-          "accepts a logical duplicate payment without allowLogicalDuplicate=true"),
-    ("sca-start-not-started", "spec 3, spec 4.3 E2",
-          "answers the start of a basket authorisation with scaStatus RECEIVED, not STARTED"),
+
+@dataclass(frozen=True)
+class _Row:
+    """A fault's fields (see ``reference_server.faults.Fault``), before ``Fault`` can be imported:
+    ``reference_server.faults`` imports this module while it is itself being imported
+    (``Fault`` is only looked up when ``PAYMENT_FAULTS`` is first read)."""
+
+    name: str
+    rule: str
+    description: str
+    rules: tuple[str, ...] = ()
+    operations: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+
+
+_ROWS: tuple[_Row, ...] = (
+    _Row(
+        "basket-best-case",
+        "spec 2.4, spec 3 basket status",
+        "reports a basket's status as the best case of its payments instead of the worst",
+        # Only a basket whose payments differ in status tells the best case from the worst: the
+        # new basket (all RCVD) and the one whose SCA was cancelled (all RJCT) cannot.
+        scenarios=("E1-basket-with-cancelled-payment-is-worst-case",),
+    ),
+    _Row(
+        "no-basket-limit",
+        "spec 8 / spec 4.3 E1 (LIM-basket-max-10-payments)",
+        "accepts a signing basket with more than 10 payments",
+        rules=("LIM-basket-max-10-payments", "SCH-maxItems"),
+        operations=("E1",),
+        fields=("paymentIds",),
+    ),
+    _Row(
+        "allow-periodic-in-basket",
+        "spec 7 rule 1 (ERR-1-reference-mix-invalid)",
+        "accepts a periodic payment in a signing basket",
+        rules=("ERR-1-reference-mix-invalid",),
+    ),
+    _Row(
+        "kid-error-401",
+        "spec 7 rule 2 (ERR-2-kid-*)",
+        "answers a missing or invalid KID with 401 instead of 400",
+        rules=("ERR-2-kid-*", "XF-kid-check-digit"),
+    ),
+    _Row(
+        "duplicate-months-accepted",
+        "spec 7 rule 4, spec 2.7 (ERR-4, XF-months-unique)",
+        "accepts a MonthlyVariable months list that names a month twice",
+        rules=("ERR-4-monthly-variable-duplicate-month", "XF-months-unique", "SCH-uniqueItems"),
+        operations=("E17",),
+        fields=("monthsOfExecution",),
+    ),
+    _Row(
+        "delete-pdng-allowed",
+        "spec 7 rule 6, spec 3 (ERR-6-pending-payment-not-deletable)",
+        "cancels a payment in status PDNG",
+        rules=("ERR-6-pending-payment-not-deletable",),
+    ),
+    _Row(
+        "account-gone-404",
+        "spec 7 rule 8 (ERR-8-consent-account-gone-empty-list)",
+        "answers the account list with 404 when an account of the consent no longer exists",
+        rules=("ERR-8-consent-account-gone-empty-list",),
+    ),
+    _Row(
+        "no-daily-limit",
+        "spec 8 (LIM-transaction-details-daily-calls-without-ip)",
+        "does not limit transaction details calls without PSU-IP-Address to 4 a day",
+        rules=("LIM-transaction-details-daily-calls-without-ip",),
+    ),
+    _Row(
+        "no-consent-age-check",
+        "spec 8 (LIM-transaction-details-consent-max-90-days)",
+        "serves transaction details without PSU-IP-Address on a consent older than 90 days",
+        rules=("LIM-transaction-details-consent-max-90-days",),
+    ),
+    _Row(
+        "page-size-100",
+        "spec 8 (LIM-default-page-size-200, LIM-pagination-links-*)",
+        "pages account transactions by 100 instead of 200 by default and in its links",
+        rules=("LIM-default-page-size-200", "LIM-pagination-links-page-size-200"),
+    ),
+    _Row(
+        "no-regulatory-check",
+        "spec 2.7, spec 8 (XF-ncbct-regulatory-reporting)",
+        "accepts an NCBCT payment of NOK 100 000 or more without regulatory reporting",
+        rules=("XF-ncbct-regulatory-reporting", "LIM-regulatory-reporting-nok-100000"),
+    ),
+    _Row(
+        "ignore-minor-units",
+        "spec 2.1 (XF-amount-minor-units)",
+        "accepts payment amounts whose fraction digits differ from the currency's minor units",
+        rules=("XF-amount-minor-units",),
+    ),
+    _Row(
+        "logical-duplicate-allowed",
+        "spec 4.3 E16, E18 allowLogicalDuplicate",
+        "accepts a logical duplicate payment without allowLogicalDuplicate=true",
+        rules=("E-logical-duplicate-refused",),
+    ),
+    _Row(
+        "sca-start-not-started",
+        "spec 3, spec 4.3 E2",
+        "answers the start of a basket authorisation with scaStatus RECEIVED, not STARTED",
+        rules=("STATE-basket-authorisation-started",),
+    ),
 )
 
 
@@ -70,7 +146,7 @@ _ROWS: tuple[tuple[str, str, str], ...] = (
 def _payment_faults() -> tuple[Fault, ...]:
     from reference_server.faults import Fault
 
-    return tuple(Fault(name, rule, description) for name, rule, description in _ROWS)
+    return tuple(Fault(**asdict(row)) for row in _ROWS)
 
 
 def __getattr__(name: str) -> Any:

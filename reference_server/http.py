@@ -10,18 +10,19 @@ line per request through :mod:`logging`, and ``X-Request-ID`` echoed on every an
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from reference_server import errors
+from reference_server import errors, request_head
 from reference_server.api import ApiError, Headers, Request, Response
 from reference_server.app import Application
 
@@ -54,6 +55,26 @@ _HTTP_CODES = {
 }
 
 
+class _PerSecond:
+    """A text that depends only on the whole second, made once per second. The (second, text)
+    pair is replaced whole, never changed in place, so threads can share it."""
+
+    def __init__(self, make: Callable[[int], str]) -> None:
+        self._make = make
+        self._last: tuple[int, str] = (-1, "")
+
+    def __call__(self, second: int) -> str:
+        last = self._last
+        if last[0] != second:
+            last = (second, self._make(second))
+            self._last = last
+        return last[1]
+
+
+#: ``BaseHTTPRequestHandler.date_time_string``'s text (``email.utils.formatdate``, GMT).
+_HTTP_DATE = _PerSecond(lambda second: email.utils.formatdate(second, usegmt=True))
+
+
 def _phrase(code: int) -> str | None:
     try:
         return HTTPStatus(code).phrase
@@ -66,23 +87,76 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
+    #: A buffered ``wfile``: the status line, the headers and the body of an answer leave in one
+    #: ``send`` when :meth:`_write` flushes, instead of one for the head and one for the body
+    #: (``socketserver`` advises a buffer whenever Nagle is off). Every path that answers
+    #: flushes: :meth:`_write`, :meth:`handle_expect_100`, and ``finish()`` for the errors that
+    #: close the connection.
+    wbufsize = 64 * 1024
     server_version = "psd2-reference-server"
     sys_version = ""
     server: ReferenceServer
 
     def parse_request(self) -> bool:
-        """The base parser, minus HTTP/0.9: a two-word request line is refused (as JSON) before
-        the base class would wait for headers that an HTTP/0.9 client never sends."""
+        """The request line and headers, with ``http.server``'s answers to a bad head
+        (:mod:`reference_server.request_head`, which parses the header block without the
+        ``email`` package when it is plain ``Name: value`` lines) and without HTTP/0.9: a
+        two-word request line is refused (as JSON) before any wait for headers that an HTTP/0.9
+        client never sends. Sets what the base parser sets: ``command``, ``path``,
+        ``request_version``, ``requestline``, ``headers``, ``close_connection``."""
+        self.command = None
+        self.request_version = self.default_request_version
+        self.close_connection = True
         line = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        self.requestline = line
         if len(line.split()) == 2:
-            self.command, self.requestline, self.request_version = None, line, "HTTP/1.1"
+            self.request_version = "HTTP/1.1"
             self.send_error(400, "HTTP/0.9 requests are not supported")
             return False
-        return super().parse_request()
+        try:
+            parsed = request_head.parse_request_line(line, server_version=self.protocol_version)
+            if parsed is None:
+                return False
+            self.request_version = parsed.version
+            self.close_connection = not parsed.keep_alive
+            self.command, self.path = parsed.command, parsed.path
+            self.headers = request_head.parse_header_lines(
+                request_head.read_header_lines(self.rfile)
+            )
+        except request_head.HeadError as refused:
+            self.request_version = refused.version or self.request_version
+            self.send_error(refused.status, refused.message, refused.explain)
+            return False
+        connection = self.headers.get("Connection", "").lower()
+        if connection == "close":
+            self.close_connection = True
+        elif connection == "keep-alive" and self.protocol_version >= "HTTP/1.1":
+            self.close_connection = False
+        expect = self.headers.get("Expect", "").lower()
+        if (
+            expect == "100-continue"
+            and self.protocol_version >= "HTTP/1.1"
+            and self.request_version >= "HTTP/1.1"
+        ):
+            return self.handle_expect_100()
+        return True
 
     def setup(self) -> None:
         self.timeout = self.server.read_timeout
         super().setup()
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """The ``Date`` header as ``http.server`` writes it (RFC 7231 IMF-fixdate), formatted
+        once per second: the text only depends on the whole second."""
+        return _HTTP_DATE(int(time.time() if timestamp is None else timestamp))
+
+    def handle_expect_100(self) -> bool:
+        """``Expect: 100-continue``: the interim answer must leave now, not with the final one
+        (the client waits for it before it sends the body)."""
+        self.send_response_only(HTTPStatus.CONTINUE)
+        self.end_headers()
+        self.wfile.flush()
+        return True
 
     # Every method goes through one dispatch; others get http.server's 501, as JSON.
     def do_GET(self) -> None:
@@ -92,9 +166,13 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         started = time.perf_counter()
-        request_id = self.headers.get("X-Request-ID")
+        # One pass over the parsed header lines, then O(1) lookups. ``raw_items`` gives what
+        # ``items`` would: http.client decodes headers as ISO-8859-1, so no value carries the
+        # surrogates that the compat32 policy would otherwise turn into ``Header`` objects.
+        headers = Headers(self.headers.raw_items())
+        request_id = headers.get("X-Request-ID")
         try:
-            body = self._read_body()
+            body = self._read_body(headers)
         except ApiError as error:
             self.close_connection = True
             response = errors.render(error, html=self.server.app.faulty("html-errors"))
@@ -115,20 +193,20 @@ class RequestHandler(BaseHTTPRequestHandler):
                 name: tuple(values)
                 for name, values in parse_qs(split.query, keep_blank_values=True).items()
             },
-            headers=Headers(self.headers.items()),
+            headers=headers,
             body=body,
             client=(str(self.client_address[0]), int(self.client_address[1])),
         )
         response = self.server.app.dispatch(request)
         self._write(response, request_id, started)
 
-    def _read_body(self) -> bytes:
+    def _read_body(self, headers: Headers) -> bytes:
         """The body, at most :data:`MAX_BODY_BYTES`; an error answer closes the connection."""
-        if self.headers.get("Transfer-Encoding", "").strip().lower() not in ("", "identity"):
+        if headers.get("Transfer-Encoding", "").strip().lower() not in ("", "identity"):
             raise ApiError(
                 411, "BAD_REQUEST", "send the body with Content-Length (chunked is not accepted)"
             )
-        declared = self.headers.get("Content-Length")
+        declared = headers.get("Content-Length")
         if declared is None:
             return b""
         if not declared.strip().isdigit():
@@ -171,14 +249,25 @@ class RequestHandler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (ConnectionError, TimeoutError):
             self.close_connection = True
-        logger.info(
-            "%s %s %d %.1fms X-Request-ID=%s",
-            self.command,
-            self.path,
-            response.status,
-            (time.perf_counter() - started) * 1000,
-            request_id or "-",
-        )
+        if logger.isEnabledFor(logging.INFO):
+            # The request line, as logger.info would emit it minus the search for the calling
+            # frame (the line shows no source location): it is written for every request.
+            record = logger.makeRecord(
+                logger.name,
+                logging.INFO,
+                __file__,
+                0,
+                "%s %s %d %.1fms X-Request-ID=%s",
+                (
+                    self.command,
+                    self.path,
+                    response.status,
+                    (time.perf_counter() - started) * 1000,
+                    request_id or "-",
+                ),
+                None,
+            )
+            logger.handle(record)
 
     def _send_headers(self, response: Response, request_id: str | None) -> None:
         if response.content_type is not None:

@@ -27,8 +27,13 @@ class Template:
     template: str
     pattern: re.Pattern[str]
     names: tuple[str, ...]
+    prefix: str = ""
+    """The literal text before the first ``{name}``: a path without it cannot match, which is
+    told without running the pattern (every contract request passes through this router)."""
 
     def match(self, path: str) -> dict[str, str] | None:
+        if not path.startswith(self.prefix):
+            return None
         found = self.pattern.match(path)
         if found is None:
             return None
@@ -47,7 +52,8 @@ def compile_template(template: str) -> Template:
         names.append(found.group(1))
         position = found.end()
     pattern += re.escape(template[position:])
-    return Template(template, re.compile(f"^{pattern}$"), tuple(names))
+    prefix = template.partition("{")[0]
+    return Template(template, re.compile(f"^{pattern}$"), tuple(names), prefix)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,8 @@ class Store:
         self.path = str(path) if path is not None else self.MEMORY
         self._lock = threading.RLock()
         self._depth = 0
+        self._resets = 0
+        self._writes: dict[str, int] = {}
         self._connection = sqlite3.connect(
             self.path, check_same_thread=False, isolation_level=None, timeout=10.0
         )
@@ -115,14 +117,30 @@ class Store:
     def reset(self) -> None:
         """Forget every record and counter (``/_control/reset``, the tests' per-test reset)."""
         with self.atomic():
+            self._resets += 1
             self._connection.execute("DELETE FROM records")
             self._connection.execute("DELETE FROM counters")
+
+    def version(self, table: Table[Any]) -> tuple[int, int]:
+        """A value that changes whenever a record of ``table``'s kind may have changed (added,
+        replaced, deleted, cleared, or the store reset), for a caller that keeps something
+        derived from those records in memory: equal versions mean the records are unchanged.
+
+        This process's writes are the only ones counted: the store is one connection of one
+        server. A write that is rolled back still changes the version (a needless refresh,
+        never a stale answer).
+        """
+        return self._resets, self._writes.get(table.kind, 0)
+
+    def _written(self, table: Table[Any]) -> None:
+        self._writes[table.kind] = self._writes.get(table.kind, 0) + 1
 
     # -- records --------------------------------------------------------------------------------
 
     def add(self, table: Table[R], record: R) -> R:
         """Insert a new record; a duplicate id raises ``sqlite3.IntegrityError``."""
         with self.atomic():
+            self._written(table)
             self._connection.execute(
                 "INSERT INTO records (kind, id, parent, doc) VALUES (?, ?, ?, ?)",
                 (table.kind, record.id, record.parent_id, _dump(record)),
@@ -132,6 +150,7 @@ class Store:
     def put(self, table: Table[R], record: R) -> R:
         """Replace a record (keeping its insertion order), or insert it when new."""
         with self.atomic():
+            self._written(table)
             updated = self._connection.execute(
                 "UPDATE records SET parent = ?, doc = ? WHERE kind = ? AND id = ?",
                 (record.parent_id, _dump(record), table.kind, record.id),
@@ -165,6 +184,7 @@ class Store:
 
     def delete(self, table: Table[R], record_id: str) -> bool:
         with self.atomic():
+            self._written(table)
             deleted = self._connection.execute(
                 "DELETE FROM records WHERE kind = ? AND id = ?", (table.kind, record_id)
             ).rowcount
@@ -173,6 +193,7 @@ class Store:
     def clear(self, table: Table[R]) -> int:
         """Delete every record of the kind; returns how many there were."""
         with self.atomic():
+            self._written(table)
             return int(
                 self._connection.execute(
                     "DELETE FROM records WHERE kind = ?", (table.kind,)
@@ -201,5 +222,10 @@ class Store:
         return [table.record_type.from_doc(json.loads(row[0])) for row in rows]
 
 
+#: Compact JSON, one shared encoder (``json.dumps`` with options builds one per call; an encoder
+#: keeps no state between calls).
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _dump(record: Record) -> str:
-    return json.dumps(record.to_doc(), ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT_JSON.encode(record.to_doc())

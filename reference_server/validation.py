@@ -125,6 +125,8 @@ def _validate_parameter(
         and app.faulty("no-limit-minimum")
     ):
         return
+    if app.contract.checker(parameter.schema)(value):
+        return  # valid: the compiled check's verdict is the validator's (contract.checker)
     error = best_match(app.contract.validator(parameter.schema).iter_errors(value))
     if error is not None:
         where = "query" if parameter.location == "query" else "path"
@@ -189,7 +191,9 @@ def parse_body(request: Request) -> Any:
             400, "FORMAT_ERROR", f"the body is not valid UTF-8 (byte {error.start})"
         ) from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        if text.startswith("\ufeff"):  # as json.loads refuses it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return _STRICT_JSON.decode(text)
     except ValueError as error:
         raise ApiError(400, "FORMAT_ERROR", f"the body is not valid JSON: {error}") from None
 
@@ -198,11 +202,42 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+#: ``json.loads(text, parse_constant=_reject_constant)`` without building a decoder per call
+#: (``json.loads`` does for any option); a decoder keeps no state between calls.
+_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def check_body(app: Application, operation: Operation, body: Any) -> None:
     """Schema validation of the body, then the cross-field checks for the operation."""
     assert operation.request_schema is not None
     if body is None:
         raise ApiError(400, "FORMAT_ERROR", f"{operation.id} needs a JSON body")
+    # The compiled check says "valid" cheaply; only a refused body pays for the validator,
+    # which says why (messages, paths, the faults' tolerated errors).
+    if not app.contract.checker(operation.request_schema)(body):
+        _refuse_schema_errors(app, operation, body)
+    context = CheckContext.at(app.clock.now().astimezone(BANK_ZONE), app.contract.minor_units)
+    violations = []
+    for check in checks_for(operation.id, app.contract):
+        if "sandbox_dates" in check.__name__ and app.faulty("accept-future-sandbox-dates"):
+            continue
+        if faults_payments.skipped_check(app, check.__name__):
+            continue
+        violations.extend(check(body, context))
+    if violations:
+        first = violations[0]
+        raise ApiError(
+            faults_payments.violation_status(app, first.code),
+            first.code,
+            first.text,
+            path=first.path,
+            messages=[TppMessage(v.code, v.text, v.path) for v in violations[:_MAX_MESSAGES]],
+        )
+
+
+def _refuse_schema_errors(app: Application, operation: Operation, body: Any) -> None:
+    """400 FORMAT_ERROR listing the body's schema errors, unless a fault tolerates them all."""
+    assert operation.request_schema is not None
     errors = sorted(
         (
             error
@@ -226,23 +261,6 @@ def check_body(app: Application, operation: Operation, body: Any) -> None:
             path=path,
             messages=[TppMessage("FORMAT_ERROR", _describe(best), path)]
             + [message for message in messages if message.text != _describe(best)],
-        )
-    context = CheckContext.at(app.clock.now().astimezone(BANK_ZONE), app.contract.minor_units)
-    violations = []
-    for check in checks_for(operation.id):
-        if "sandbox_dates" in check.__name__ and app.faulty("accept-future-sandbox-dates"):
-            continue
-        if faults_payments.skipped_check(app, check.__name__):
-            continue
-        violations.extend(check(body, context))
-    if violations:
-        first = violations[0]
-        raise ApiError(
-            faults_payments.violation_status(app, first.code),
-            first.code,
-            first.text,
-            path=first.path,
-            messages=[TppMessage(v.code, v.text, v.path) for v in violations[:_MAX_MESSAGES]],
         )
 
 

@@ -70,6 +70,9 @@ _SERVER_START_TIMEOUT = 60.0
 #: How long it may take to stop after SIGTERM before it is killed.
 _SERVER_STOP_TIMEOUT = 10.0
 _LISTENING = re.compile(r"reference server listening on (https?://\S+)")
+#: Installed pytest plugins the suite does not use, switched off for its runs (``-p no:NAME``):
+#: Faker's (an autouse session fixture in every item's closure) and anyio's (per-test hooks).
+_UNUSED_PLUGINS = ("-p", "no:faker", "-p", "no:anyio")
 #: Operations whose GET has no path parameter: the probe asks one of them for a JSON answer.
 _PROBE_OPERATIONS = ("AL", "E9")
 
@@ -261,26 +264,32 @@ def preflight(profile: TargetProfile) -> None:
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
     the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), then
-    sends one signed GET of an operation without path parameters (the account list, else the
-    sandbox customer list) and requires a JSON body whatever the status: every answer of the
-    interface is JSON (spec 7), so HTML here means the base URL points at something else.
+    sends a signed GET of each supported operation without path parameters (the account list,
+    the sandbox customer list) until one answers JSON: every answer of the interface is JSON
+    (spec 7), so when none does the base URL points at something else. One JSON answer is
+    enough: a target whose error answers alone are not JSON (the account list without a consent
+    is an error) breaks spec 7, and that is for the scenarios to judge, not the probe.
     """
     from conformance.client import TargetClient
 
     with TargetClient.from_profile(profile) as client:
         client.check_reachable()
-        probe = next((op for op in _PROBE_OPERATIONS if profile.supports(op)), None)
-        if probe is None:
-            return
-        exchange = client.get(profile.render_path(probe))
-        if exchange.response_body:
+        first_error: TargetError | None = None
+        for probe in (op for op in _PROBE_OPERATIONS if profile.supports(op)):
+            exchange = client.get(profile.render_path(probe))
+            if not exchange.response_body:
+                return
             try:
                 exchange.json()
             except TargetError as error:
-                raise TargetError(
-                    f"{error.message}; is {profile.base_url} the base URL of the interface "
-                    "(the part before /v1)?"
-                ) from None
+                first_error = first_error or error
+            else:
+                return
+        if first_error is not None:
+            raise TargetError(
+                f"{first_error.message}; is {profile.base_url} the base URL of the interface "
+                "(the part before /v1)?"
+            )
 
 
 # --- the command --------------------------------------------------------------------------------
@@ -369,9 +378,11 @@ def pytest_arguments(
     """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
     # Verdicts come with their own messages, so pytest's assertion rewriting is not needed (and
     # the modules this process imported before pytest.main could not be rewritten anyway: a
-    # warning); the cache would land in the installed package.
+    # warning); the cache would land in the installed package. The pytest plugins that Faker
+    # and anyio (a dependency of httpx) install are not used by the suite, yet every process
+    # would import them and every scenario item would pass through their fixtures and hooks.
     args = [str(SCENARIOS_DIR), "-p", "conformance.plugin", "-p", "no:cacheprovider"]
-    args += ["--assert=plain"]
+    args += [*_UNUSED_PLUGINS, "--assert=plain"]
     anchor = (
         (None, None)
         if trust_anchor is None

@@ -38,15 +38,19 @@ class ComplianceCollector:
         self.started = datetime.now(UTC)
         self.verdicts: dict[str, ScenarioVerdict] = {}
         self.durations: dict[str, float] = {}
+        """Seconds so far of the tests whose teardown report has not come yet."""
         self.written: tuple[Path, Path] | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # The phases' durations add up per test; the facts and the verdict come with the
+        # teardown report only (the plugin sends the other phases' reports without them).
+        duration = self.durations.get(report.nodeid, 0.0) + report.duration
+        if report.when != "teardown":
+            self.durations[report.nodeid] = duration
+            return
+        self.durations.pop(report.nodeid, None)
         facts = ScenarioFacts.from_properties(report.user_properties)
         if facts is None:
-            return
-        duration = self.durations.get(report.nodeid, 0.0) + report.duration
-        self.durations[report.nodeid] = duration
-        if report.when != "teardown":
             return
         verdict, reason = read_verdict(report.user_properties) or (ERROR, "no verdict reported")
         self.verdicts[report.nodeid] = ScenarioVerdict(facts, verdict, reason, duration)

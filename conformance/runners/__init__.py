@@ -87,7 +87,7 @@ def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
     ctx.client.take_exchanges()
     try:
         for op_id in (scenario.operation, *scenario.param("steps", ())):
-            reason = ctx.profile.unsupported_reason(op_id)
+            reason = ctx.unsupported_reason(op_id)
             if reason is not None:
                 raise NotApplicable(reason)
         runner(scenario, ctx)

@@ -57,6 +57,16 @@ class RunContext:
     exchanges: list[Exchange] = field(default_factory=list)
     strict: bool = False
     trust_anchor: CertificateAuthority | None = None
+    _unsupported: dict[str, str | None] = field(default_factory=dict, init=False, repr=False)
+
+    def unsupported_reason(self, op_id: str) -> str | None:
+        """``profile.unsupported_reason(op_id)``, remembered: the profile is frozen and every
+        scenario asks it for its operation and its steps."""
+        try:
+            return self._unsupported[op_id]
+        except KeyError:
+            reason = self._unsupported[op_id] = self.profile.unsupported_reason(op_id)
+            return reason
 
 
 #: The one signature every runner has.

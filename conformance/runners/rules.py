@@ -14,9 +14,8 @@ reference server's ``/_control`` routes and are not applicable elsewhere.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -114,19 +113,15 @@ def _accept(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> E
     return exchange
 
 
-@contextlib.contextmanager
-def _clock_moved(ctx: RunContext, days: int, why: str) -> Iterator[None]:
-    """The reference server's clock ``days`` ahead for the block, then back (spec 8 ages).
+def _age_consent(ctx: RunContext, consent: Consent, days: int, why: str) -> None:
+    """The consent ``days`` older on the reference server: its SCA moved back (spec 8 ages).
 
-    The move is global to the server: it is kept as short as one request, and undone even when
-    the block fails.
+    Only this consent ages: moving the server's clock instead would age the consents of the
+    scenarios other workers run meanwhile on the same server (a flaky CONSENT_EXPIRED there).
     """
-    seconds = days * 86_400
-    ctx.data.control("POST", "/_control/clock", {"advanceSeconds": seconds}, what=why)
-    try:
-        yield
-    finally:
-        ctx.data.control("POST", "/_control/clock", {"advanceSeconds": -seconds}, what=why)
+    ctx.data.control(
+        "POST", f"/_control/consents/{consent.consent_id}/age", {"days": days}, what=why
+    )
 
 
 def _require_reference(ctx: RunContext, what: str) -> None:
@@ -359,7 +354,11 @@ def _reject_or_hold(scenario: Scenario, ctx: RunContext, request: OperationReque
 
 
 def _fresh_consent(ctx: RunContext, seed: int) -> Consent:
-    consent = ctx.data.new_consent(seed, ctx.data.account())
+    """A consent on an account of its own: the only consent an E8 request without Consent-ID
+    can resolve to (the newest valid one of the PSU covering the account), however the consents
+    of other scenarios on the worker's shared account are aged or counted."""
+    account = ctx.data.new_account(seed, transactions=1)
+    consent = ctx.data.new_consent(seed, account)
     if consent.account_id is None or consent.transaction_id is None:
         raise NotApplicable("the consented account shows no booked transaction (AT) to read")
     return consent
@@ -386,17 +385,17 @@ def check_daily_call_limit(scenario: Scenario, ctx: RunContext, seed: int) -> No
 
 def check_consent_age_limit(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """E8 without PSU-IP-Address on a consent more than 90 days old is refused (spec 8)."""
-    _require_reference(ctx, "move the clock past the consent's 90 days")
+    _require_reference(ctx, "age a consent past its 90 days")
     consent = _fresh_consent(ctx, seed)
     request = _details(ctx, consent, with_ip=False)
-    with _clock_moved(ctx, CONSENT_AGE_DAYS + 1, "age the consent by 91 days"):
-        exchange = request.send(ctx)
+    _age_consent(ctx, consent, CONSENT_AGE_DAYS + 1, "age the consent by 91 days")
+    exchange = request.send(ctx)
     judge(exchange, scenario, ctx)
 
 
 def check_sca_renewal_required(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """A consent whose SCA is more than 180 days old is refused on AL, AT and E8 (spec 8)."""
-    _require_reference(ctx, "move the clock past the consent's 180 days")
+    _require_reference(ctx, "age a consent past its 180 days")
     consent = _fresh_consent(ctx, seed)
     header = {"Consent-ID": consent.consent_id}
     if scenario.operation == "AL":
@@ -412,8 +411,8 @@ def check_sca_renewal_required(scenario: Scenario, ctx: RunContext, seed: int) -
         )
     else:
         request = _details(ctx, consent, with_ip=True)
-    with _clock_moved(ctx, SCA_RENEWAL_DAYS + 1, "age the consent's SCA by 181 days"):
-        exchange = request.send(ctx)
+    _age_consent(ctx, consent, SCA_RENEWAL_DAYS + 1, "age the consent's SCA by 181 days")
+    exchange = request.send(ctx)
     judge(exchange, scenario, ctx)
 
 

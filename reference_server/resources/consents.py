@@ -7,21 +7,34 @@ PSU for consent (spec 4.3 E6: engagements with both REGISTER and VIEW) that its 
 all of them when it names none. It becomes valid when the PSU approves it on the SCA page
 (:mod:`reference_server.resources.sca`), and its age is counted from that moment on the server's
 clock (:mod:`reference_server.consent_access`).
+
+``POST /_control/consents/{consentId}/age`` with ``{"days": N}`` (reference-server only, loopback,
+unsigned) makes a consent N days older: its SCA (``authorised_at``) and creation move N days back.
+Spec 8's ages (90 days without the PSU, SCA renewal after 180) can so be reached for one consent,
+where moving the server's clock would age every consent of every scenario running meanwhile.
 """
 
 from __future__ import annotations
 
 import uuid
-from datetime import date
+from dataclasses import replace
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from reference_server import sca_flow
-from reference_server.api import ApiError, Call, Response
+from reference_server.api import ApiError, Call, Response, Route
 from reference_server.consent_access import effective_status
 from reference_server.payment_data import CONSENTS, Consent, ConsentStatus, SubjectKind
 from reference_server.validation import BANK_ZONE
 
-__all__ = ["OPERATIONS", "authorise_consent", "consent_status", "create_consent"]
+__all__ = [
+    "OPERATIONS",
+    "ROUTES",
+    "age_consent",
+    "authorise_consent",
+    "consent_status",
+    "create_consent",
+]
 
 
 def _link(href: str, *verbs: str) -> dict[str, Any]:
@@ -51,7 +64,9 @@ def create_consent(call: Call) -> Response:
     today = app.clock.now().astimezone(BANK_ZONE).date()
     if date.fromisoformat(body["validUntil"]) < today:
         raise ApiError(
-            400, "FORMAT_ERROR", f"validUntil {body['validUntil']} lies in the past",
+            400,
+            "FORMAT_ERROR",
+            f"validUntil {body['validUntil']} lies in the past",
             path="validUntil",
         )
     consent = Consent(
@@ -134,9 +149,44 @@ def authorise_consent(call: Call) -> Response:
     if authorisation.customer_id is None:
         raise sca_flow.unknown_psu_error(authorisation)
     document = sca_flow.sca_status_document(authorisation)
-    return Response.json(
-        201, document, headers=(("Location", document["_links"]["self"]["href"]),)
-    )
+    return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 
 OPERATIONS = {"CC": create_consent, "CS": consent_status, "CA": authorise_consent}
+
+
+def _earlier(moment: str | None, days: int) -> str | None:
+    return (
+        None
+        if moment is None
+        else (datetime.fromisoformat(moment) - timedelta(days=days)).isoformat()
+    )
+
+
+def age_consent(call: Call) -> Response:
+    """``POST /_control/consents/{consentId}/age`` ``{"days": N}``: the consent N days older
+    (its SCA and creation N days earlier); 200 with its id, authorisation moment and status."""
+    body = call.body
+    days = body.get("days") if isinstance(body, dict) else None
+    if isinstance(days, bool) or not isinstance(days, int) or days < 0:
+        raise ApiError(400, "FORMAT_ERROR", 'send {"days": N} with N a whole number >= 0')
+    store = call.app.store
+    with store.atomic():
+        consent = _require(call)
+        consent = replace(
+            consent,
+            created_at=_earlier(consent.created_at, days) or consent.created_at,
+            authorised_at=_earlier(consent.authorised_at, days),
+        )
+        store.put(CONSENTS, consent)
+    return Response.json(
+        200,
+        {
+            "consentId": consent.id,
+            "authorisedAt": consent.authorised_at,
+            "consentStatus": effective_status(call.app, consent),
+        },
+    )
+
+
+ROUTES = (Route("POST", "/_control/consents/{consentId}/age", age_consent),)

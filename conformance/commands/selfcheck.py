@@ -1,0 +1,202 @@
+"""``conformance selfcheck``: the suite against each deliberate fault of the reference server.
+
+DESIGN.md "Self-check": for the faithful server and for each fault (all by default, ``--fault``
+picks some), the bundled reference server is started with that fault and the whole suite runs
+against it (``conformance run --fault NAME --strict``, in a child process, so that every run
+starts clean); then the run's compliance matrix is compared with what the fault names
+(:mod:`conformance.selfcheck`). A table says, per server, how many scenarios were expected to
+fail, how many failed, how many of those it named did not fail (missing) and how many failed it
+did not name (unexpected); the exit code is 1 on any mismatch.
+
+The runs go one after the other, each with the xdist workers of ``-n`` (default ``auto``): one
+run already keeps every core busy. Each run's reports and its log (``run.log``) stay under
+``--reports`` (default ``reports/selfcheck``), one folder per server. Arguments after ``--`` go to
+every run's pytest (``conformance selfcheck --fault kid-error-401 -- -k E16``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from conformance.errors import ConformanceError
+from conformance.selfcheck import (
+    FAITHFUL,
+    Outcome,
+    ScenarioRef,
+    compare,
+    read_run,
+    render_details,
+    render_table,
+    scenario_refs,
+)
+
+__all__ = ["register", "run_command", "run_one", "selfcheck"]
+
+_DESCRIPTION = """\
+Run the suite against the bundled reference server, faithful and with each of its deliberate
+faults, and check that every fault fails exactly the scenarios it names (and the faithful server
+none), each with a message naming the spec part, what was sent, what came back and how to
+reproduce it. Exit code 1 on any mismatch. Arguments after -- go to every run's pytest."""
+
+#: The folder of the faithful run under --reports.
+_FAITHFUL_DIR = "faithful"
+#: How many lines of a failed run's log the table's details quote.
+_LOG_TAIL = 8
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "selfcheck",
+        help="check that the suite catches each deliberate fault of the reference server",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="check this fault only (repeatable; default: every fault; "
+        "python -m reference_server --list-faults)",
+    )
+    parser.add_argument(
+        "--skip-faithful",
+        action="store_true",
+        help="leave out the run on the faithful server",
+    )
+    parser.add_argument(
+        "-n",
+        "--numprocesses",
+        dest="numprocesses",
+        metavar="N",
+        default="auto",
+        help="pytest-xdist workers of each run (default auto; 0 for one process)",
+    )
+    parser.add_argument(
+        "--reports",
+        metavar="DIR",
+        default="reports/selfcheck",
+        help="where each run's reports go, one folder per server (default: reports/selfcheck)",
+    )
+    parser.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        metavar="-- PYTEST_ARGS",
+        help="arguments for every run's pytest, after --",
+    )
+    parser.set_defaults(func=selfcheck)
+
+
+def _chosen_faults(names: Sequence[str]) -> list[str]:
+    from reference_server.faults import FAULTS, UnknownFaultError, check_names
+
+    try:
+        check_names(names)
+    except UnknownFaultError as error:
+        raise ConformanceError(str(error)) from None
+    return list(dict.fromkeys(names)) if names else list(FAULTS)
+
+
+def _pytest_args(extra: Sequence[str]) -> list[str]:
+    extra = list(extra)
+    return extra[1:] if extra[:1] == ["--"] else extra
+
+
+def run_command(
+    fault: str | None, reports: Path, numprocesses: str, pytest_args: Sequence[str]
+) -> list[str]:
+    """The ``conformance run`` command line of one self-check run."""
+    command = [sys.executable, "-m", "conformance", "run", "--strict", "--reports", str(reports)]
+    command += ["-n", str(numprocesses)]
+    if fault is not None:
+        command += ["--fault", fault]
+    return [*command, "--", "-q", *pytest_args]
+
+
+def _log_tail(log: Path) -> str:
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    return " / ".join(line for line in lines[-_LOG_TAIL:] if line.strip())
+
+
+def run_one(
+    fault: str | None,
+    refs: dict[str, ScenarioRef],
+    reports: Path,
+    numprocesses: str,
+    pytest_args: Sequence[str],
+) -> Outcome:
+    """Run the suite on the server with ``fault`` (None: faithful) and compare."""
+    from reference_server.faults import FAULTS
+
+    name = FAITHFUL if fault is None else fault
+    if reports.exists():
+        shutil.rmtree(reports)
+    reports.mkdir(parents=True)
+    log = reports / "run.log"
+    started = time.monotonic()
+    with log.open("w", encoding="utf-8") as output:
+        code = subprocess.call(
+            run_command(fault, reports, numprocesses, pytest_args),
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    seconds = time.monotonic() - started
+    if code not in (0, 1):
+        return Outcome.broken(
+            name, f"conformance run exited with {code} ({log}): {_log_tail(log)}", seconds
+        )
+    try:
+        verdicts = read_run(reports)
+    except ConformanceError as error:
+        return Outcome.broken(name, f"{error.message} ({log})", seconds)
+    return compare(name, None if fault is None else FAULTS[fault], refs, verdicts, seconds=seconds)
+
+
+def selfcheck(args: argparse.Namespace) -> int:
+    """Every chosen server in turn, then the table; 0 when every one matched, else 1."""
+    from conformance.contract import load_contract
+    from conformance.generate import generate_scenarios
+
+    faults = _chosen_faults(args.fault)
+    servers: list[str | None] = ([] if args.skip_faithful else [None]) + list(faults)
+    refs = scenario_refs(generate_scenarios(load_contract()))
+    reports = Path(args.reports).resolve()
+    extra = _pytest_args(args.pytest_args)
+    outcomes: list[Outcome] = []
+    started = time.monotonic()
+    for position, fault in enumerate(servers, start=1):
+        folder = reports / (_FAITHFUL_DIR if fault is None else fault)
+        name = FAITHFUL if fault is None else fault
+        print(f"selfcheck [{position}/{len(servers)}] {name} ...", end=" ", flush=True)
+        outcome = run_one(fault, refs, folder, args.numprocesses, extra)
+        outcomes.append(outcome)
+        print(
+            f"{len(outcome.expected)} expected, {len(outcome.failed)} failed: "
+            f"{'ok' if outcome.ok else 'MISMATCH'} ({outcome.seconds:.0f} s)",
+            flush=True,
+        )
+    print()
+    print(render_table(outcomes))
+    details = [text for text in (render_details(outcome) for outcome in outcomes) if text]
+    if details:
+        print()
+        print("\n\n".join(details))
+    bad = sum(1 for outcome in outcomes if not outcome.ok)
+    total = time.monotonic() - started
+    print()
+    print(
+        f"selfcheck: {len(outcomes) - bad} of {len(outcomes)} servers as expected "
+        f"in {total:.0f} s; reports in {reports}/",
+        flush=True,
+    )
+    return 0 if bad == 0 else 1

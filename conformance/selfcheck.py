@@ -1,0 +1,349 @@
+"""The self-check: the suite against the reference server's deliberate faults (DESIGN.md).
+
+The suite is only as good as the faults it catches. The reference server carries a registry of
+faults (``reference_server.faults``), each breaking one rule on purpose and naming, in the
+suite's words, the scenarios that must then fail (:meth:`Fault.breaks`). The self-check runs the
+suite once on the faithful server and once per fault, reads each run's verdicts back (the
+compliance matrix and the JUnit file) and requires:
+
+- on the faithful server, no scenario fails (not-applicable ones are allowed: they are not
+  judged);
+- with a fault, the failed scenarios are exactly those the fault names: none missing (the suite
+  did not notice), none unexpected (the suite blames the wrong rule, or the fault breaks more
+  than it says);
+- every failure explains itself: it names the spec part, shows what was sent and what came back,
+  and gives the command that reproduces the exchange.
+
+A must-level and a should-level failure both count as failed here, so the runs are made with
+``--strict``: a should-level failure then carries its whole message into the JUnit file (without
+it, it is reported as an expected failure with its first line only).
+
+This module is the logic (what to expect, how to read a run, how to compare, the table); running
+the suite is ``conformance.commands.selfcheck``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from conformance.errors import ConformanceError
+from conformance.report.compliance import COMPLIANCE_JSON
+from conformance.report.verdicts import ERROR, FAILED, FAILED_SHOULD, NOT_APPLICABLE
+
+if TYPE_CHECKING:
+    from conformance.scenario import Scenario
+
+__all__ = [
+    "FAILED_VERDICTS",
+    "FAITHFUL",
+    "JUNIT_XML",
+    "Outcome",
+    "RunVerdict",
+    "ScenarioRef",
+    "compare",
+    "expected_failures",
+    "message_gaps",
+    "read_run",
+    "render_details",
+    "render_table",
+    "scenario_refs",
+]
+
+#: The name the table gives the run without a fault.
+FAITHFUL = "(faithful)"
+#: The verdicts that count as "the scenario failed" (must and should alike).
+FAILED_VERDICTS = frozenset({FAILED, FAILED_SHOULD})
+#: The JUnit file of a run (``conformance run`` writes it next to the matrix).
+JUNIT_XML = "junit.xml"
+
+#: What a failure message must show (done-when of the suite): what was sent, what came back,
+#: the command that reproduces it. The spec part is checked against the scenario's own.
+_SENT = re.compile(r"^\s*>>> [A-Z]+ \S+", re.MULTILINE)
+_RECEIVED = re.compile(r"^\s*<<< HTTP \d{3}", re.MULTILINE)
+_REPRODUCE = "conformance call "
+
+
+class BreaksScenarios(Protocol):
+    """What the comparison needs of a fault (``reference_server.faults.Fault`` is one)."""
+
+    name: str
+
+    def breaks(
+        self, scenario_id: str, rule: str, operation: str, field: str | None = None
+    ) -> bool: ...
+
+
+@dataclass(frozen=True)
+class ScenarioRef:
+    """What decides whether a fault breaks a scenario: its id, rule, operation and the one field
+    it breaks on purpose (a constraint or header mutation), if any."""
+
+    id: str
+    rule: str
+    operation: str
+    field: str | None = None
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> ScenarioRef:
+        mutation = scenario.mutation
+        field = None if mutation is None else "/".join(str(part) for part in mutation.pointer)
+        return cls(scenario.id, scenario.rule, scenario.operation, field)
+
+
+def scenario_refs(scenarios: Iterable[Scenario]) -> dict[str, ScenarioRef]:
+    """The scenarios by id, as :class:`ScenarioRef`."""
+    return {scenario.id: ScenarioRef.of(scenario) for scenario in scenarios}
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """One scenario's outcome in a run: from the matrix, with the failure's whole text from the
+    JUnit file (empty when it passed or the text was not found)."""
+
+    id: str
+    rule: str
+    operation: str
+    spec: str
+    verdict: str
+    reason: str = ""
+    text: str = ""
+
+
+def expected_failures(fault: BreaksScenarios | None, refs: Iterable[ScenarioRef]) -> frozenset[str]:
+    """The ids among ``refs`` that must fail with ``fault`` on (none on the faithful server)."""
+    if fault is None:
+        return frozenset()
+    return frozenset(
+        ref.id for ref in refs if fault.breaks(ref.id, ref.rule, ref.operation, ref.field)
+    )
+
+
+def message_gaps(text: str, spec: str) -> tuple[str, ...]:
+    """What a failure message lacks of: the spec part, what was sent, what came back, the
+    reproduction command (empty when it has them all)."""
+    gaps: list[str] = []
+    if not spec or spec not in text:
+        gaps.append(f"the spec part ({spec or '?'})")
+    if not _SENT.search(text):
+        gaps.append("what was sent")
+    if not _RECEIVED.search(text):
+        gaps.append("what came back")
+    if _REPRODUCE not in text:
+        gaps.append("the reproduction command")
+    return tuple(gaps)
+
+
+# --- reading a run --------------------------------------------------------------------------------
+
+
+def _failure_texts(junit: Path) -> dict[str, str]:
+    """Scenario id → the text of its ``<failure>`` (or ``<error>``) in the JUnit file."""
+    if not junit.is_file():
+        return {}
+    try:
+        tree = ElementTree.parse(junit)
+    except ElementTree.ParseError as error:
+        raise ConformanceError(f"{junit} is not readable JUnit XML: {error}") from None
+    texts: dict[str, str] = {}
+    for case in tree.iter("testcase"):
+        scenario = next(
+            (
+                prop.get("value", "")
+                for prop in case.iter("property")
+                if prop.get("name") == "scenario"
+            ),
+            None,
+        )
+        if not scenario:
+            continue
+        for tag in ("failure", "error"):
+            element = case.find(tag)
+            if element is not None:
+                parts = [element.get("message") or "", element.text or ""]
+                texts[scenario] = max(parts, key=len)
+                break
+    return texts
+
+
+def read_run(directory: Path) -> dict[str, RunVerdict]:
+    """The verdicts of the run whose reports are in ``directory`` (``compliance.json`` and, for
+    the failures' whole text, ``junit.xml``), by scenario id."""
+    matrix = directory / COMPLIANCE_JSON
+    try:
+        document = json.loads(matrix.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConformanceError(f"the run wrote no compliance matrix ({matrix})") from None
+    except (OSError, ValueError) as error:
+        raise ConformanceError(f"{matrix} is not readable: {error}") from None
+    texts = _failure_texts(directory / JUNIT_XML)
+    return {
+        entry["id"]: RunVerdict(
+            id=entry["id"],
+            rule=entry.get("rule", ""),
+            operation=entry.get("operation", ""),
+            spec=entry.get("spec", ""),
+            verdict=entry.get("verdict", ERROR),
+            reason=entry.get("reason", ""),
+            text=texts.get(entry["id"], ""),
+        )
+        for entry in document.get("scenarios", [])
+    }
+
+
+# --- comparing ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The self-check of one server (faithful or with one fault).
+
+    ``missing``: scenarios the fault names that did not fail (passed, not applicable, or could
+    not be judged); ``unexpected``: scenarios that failed although the fault does not name them;
+    ``unclear``: failures whose message lacks one of the parts it must show; ``errors``:
+    scenarios the suite could not judge (a crash of the suite, whichever server). ``problem`` is
+    set when the run itself went wrong (no matrix).
+    """
+
+    name: str
+    expected: frozenset[str]
+    failed: frozenset[str]
+    missing: tuple[str, ...] = ()
+    unexpected: tuple[str, ...] = ()
+    unclear: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    errors: tuple[str, ...] = ()
+    judged: int = 0
+    problem: str = ""
+    seconds: float = 0.0
+    reasons: Mapping[str, str] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not (self.problem or self.missing or self.unexpected or self.unclear or self.errors)
+
+    @classmethod
+    def broken(cls, name: str, problem: str, seconds: float = 0.0) -> Outcome:
+        return cls(name, frozenset(), frozenset(), problem=problem, seconds=seconds)
+
+
+def compare(
+    name: str,
+    fault: BreaksScenarios | None,
+    refs: Mapping[str, ScenarioRef],
+    run: Mapping[str, RunVerdict],
+    *,
+    seconds: float = 0.0,
+) -> Outcome:
+    """Compare a run with what ``fault`` (None: the faithful server) says must fail.
+
+    Only the scenarios of the run count (a ``-k`` selection narrows both sides). A scenario the
+    run has but ``refs`` lacks (a conftest's own) is taken at its reported rule and operation.
+    """
+    ran = [
+        refs.get(scenario_id) or ScenarioRef(scenario_id, verdict.rule, verdict.operation)
+        for scenario_id, verdict in run.items()
+    ]
+    expected = expected_failures(fault, ran)
+    failed = frozenset(i for i, verdict in run.items() if verdict.verdict in FAILED_VERDICTS)
+    errors = tuple(sorted(i for i, verdict in run.items() if verdict.verdict == ERROR))
+    unclear = tuple(
+        (scenario_id, gaps)
+        for scenario_id in sorted(failed & expected)
+        if (gaps := message_gaps(run[scenario_id].text, run[scenario_id].spec))
+    )
+    reasons = {
+        scenario_id: (f"{verdict.verdict}: {verdict.reason}" if verdict.reason else verdict.verdict)
+        for scenario_id, verdict in run.items()
+        if verdict.verdict != "passed"
+    }
+    judged = sum(1 for verdict in run.values() if verdict.verdict != NOT_APPLICABLE)
+    return Outcome(
+        name=name,
+        expected=expected,
+        failed=failed,
+        missing=tuple(sorted(expected - failed)),
+        unexpected=tuple(sorted(failed - expected)),
+        unclear=unclear,
+        errors=errors,
+        judged=judged,
+        seconds=seconds,
+        reasons=reasons,
+    )
+
+
+# --- the table ------------------------------------------------------------------------------------
+
+_COLUMNS = ("server", "expected", "failed", "missing", "unexpected", "unclear", "time", "result")
+
+
+def _result(outcome: Outcome) -> str:
+    if outcome.problem:
+        return "RUN FAILED"
+    if outcome.errors:
+        return f"MISMATCH ({len(outcome.errors)} not judged)"
+    return "ok" if outcome.ok else "MISMATCH"
+
+
+def render_table(outcomes: Sequence[Outcome]) -> str:
+    """One line per server: expected / failed counts, what is missing or unexpected, the time."""
+    rows = [
+        (
+            outcome.name,
+            str(len(outcome.expected)),
+            str(len(outcome.failed)),
+            str(len(outcome.missing)),
+            str(len(outcome.unexpected)),
+            str(len(outcome.unclear)),
+            f"{outcome.seconds:.0f} s",
+            _result(outcome),
+        )
+        for outcome in outcomes
+    ]
+    widths = [max(len(row[i]) for row in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
+
+    def line(row: Sequence[str]) -> str:
+        cells = [
+            cell.ljust(width) if i in (0, len(row) - 1) else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        return "  ".join(cells).rstrip()
+
+    return "\n".join(
+        [line(_COLUMNS), line(["-" * width for width in widths])] + [line(row) for row in rows]
+    )
+
+
+def render_details(outcome: Outcome, *, limit: int = 20) -> str:
+    """What went wrong for one server, scenario by scenario (empty when it is ok)."""
+    if outcome.ok:
+        return ""
+    reasons = outcome.reasons or {}
+    lines = [f"{outcome.name}:"]
+    if outcome.problem:
+        lines.append(f"  the run failed: {outcome.problem}")
+
+    def listed(title: str, ids: Sequence[str], why: Mapping[str, str]) -> None:
+        if not ids:
+            return
+        lines.append(f"  {title} ({len(ids)}):")
+        lines.extend(
+            f"    {scenario_id}" + (f" - {why[scenario_id]}" if why.get(scenario_id) else "")
+            for scenario_id in ids[:limit]
+        )
+        if len(ids) > limit:
+            lines.append(f"    ... and {len(ids) - limit} more")
+
+    listed("missing: named by the fault, did not fail", outcome.missing, reasons)
+    listed("unexpected: failed, not named by the fault", outcome.unexpected, reasons)
+    listed(
+        "unclear: the failure message lacks",
+        [scenario_id for scenario_id, _ in outcome.unclear],
+        {scenario_id: ", ".join(gaps) for scenario_id, gaps in outcome.unclear},
+    )
+    listed("not judged (error)", outcome.errors, reasons)
+    return "\n".join(lines)

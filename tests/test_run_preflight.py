@@ -1,0 +1,68 @@
+"""The probe before a run (``conformance.commands.run.preflight``): a target whose error answers
+alone are not JSON is judged by the scenarios (spec 7), while a base URL that answers no JSON at
+all is refused in one line."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator, Mapping
+
+import pytest
+
+from conformance.commands.run import preflight
+from conformance.errors import TargetError
+from conformance.profile import TargetProfile
+
+HTML = ("text/html", b"<!DOCTYPE html><html><body>Error</body></html>")
+JSON = ("application/json", b"[]")
+
+
+def _serve(answers: Mapping[str, tuple[int, tuple[str, bytes]]]) -> Iterator[str]:
+    """A stand-in target on port 0: path → (status, (content type, body)); 404 HTML otherwise."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, (content_type, body) = answers.get(self.path, (404, HTML))
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def html_errors_target() -> Iterator[str]:
+    """Errors in HTML (spec 7 broken), the sandbox customer list in JSON."""
+    yield from _serve({"/v1/accounts": (401, HTML), "/v1/sandbox/customers": (200, JSON)})
+
+
+@pytest.fixture
+def website() -> Iterator[str]:
+    """Not the interface at all: HTML whatever the path."""
+    yield from _serve({"/v1/accounts": (200, HTML), "/v1/sandbox/customers": (200, HTML)})
+
+
+def profile(url: str) -> TargetProfile:
+    return TargetProfile(name="probe", base_url=url)
+
+
+def test_a_target_whose_errors_are_html_passes_the_probe(html_errors_target: str) -> None:
+    preflight(profile(html_errors_target))
+
+
+def test_a_base_url_that_answers_no_json_is_refused(website: str) -> None:
+    with pytest.raises(TargetError, match=r"text/html.*base URL of the interface"):
+        preflight(profile(website))

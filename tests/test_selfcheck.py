@@ -1,0 +1,389 @@
+"""The self-check (``conformance.selfcheck``, ``conformance selfcheck``): what a fault says must
+fail, how a run is read back, how the two are compared, the table; the fault table against the
+generated scenarios; and one real self-check of two cheap faults on a few scenarios (slow)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+
+from conformance.commands import selfcheck as command
+from conformance.contract import load_contract
+from conformance.errors import ConformanceError
+from conformance.generate import generate_scenarios
+from conformance.selfcheck import (
+    FAITHFUL,
+    RunVerdict,
+    ScenarioRef,
+    compare,
+    expected_failures,
+    message_gaps,
+    read_run,
+    render_details,
+    render_table,
+    scenario_refs,
+)
+from reference_server.faults import FAULTS, Fault
+
+#: A failure message as the suite writes one (checks.ConformanceFailure + the plugin).
+GOOD_TEXT = """\
+POST /v1/payments/norwegian-domestic-credit-transfers answered HTTP 401, expected HTTP 400
+
+Requirement: ERR-2-kid-invalid (spec 7 rule 2, must): E16 ...
+The spec says (spec 7 rule 2): HTTP 400
+The target answered: HTTP 401 with {"code": "KID_INVALID"}
+
+Exchange:
+    >>> POST http://127.0.0.1:1/v1/payments/norwegian-domestic-credit-transfers
+    Content-Type: application/json
+
+    <<< HTTP 401 Unauthorized (1.0 ms)
+    Content-Type: application/json
+
+Reproduce with:
+    conformance call POST /v1/payments/norwegian-domestic-credit-transfers --target http://x
+"""
+
+REFS = {
+    ref.id: ref
+    for ref in (
+        ScenarioRef("E16-ERR-2-kid-invalid-rejected", "ERR-2-kid-invalid", "E16"),
+        ScenarioRef("E16-ERR-2-kid-missing-rejected", "ERR-2-kid-missing", "E16"),
+        ScenarioRef("E3-query.limit-minimum-0-rejected", "SCH-minimum", "E3", "limit"),
+        ScenarioRef("E3-query.offset-minimum--1-rejected", "SCH-minimum", "E3", "offset"),
+        ScenarioRef("E5-0.amount-minimum-rejected", "SCH-minimum", "E5", "0/amount"),
+        ScenarioRef("E3-LIM-limit-at-least-1-rejected", "LIM-limit-at-least-1", "E3"),
+        ScenarioRef("E12-valid-request-accepted", "POS-E12", "E12"),
+    )
+}
+
+KID = Fault("kid", "spec 7 rule 2", "401 for a bad KID", rules=("ERR-2-*",))
+
+
+def verdict(ref_id: str, result: str = "passed", text: str = "", spec: str = "") -> RunVerdict:
+    ref = REFS[ref_id]
+    return RunVerdict(
+        id=ref_id,
+        rule=ref.rule,
+        operation=ref.operation,
+        spec=spec or ("spec 7 rule 2" if ref.rule.startswith("ERR-2") else "spec 8"),
+        verdict=result,
+        reason="" if result == "passed" else text.split("\n", 1)[0],
+        text=text,
+    )
+
+
+def all_passed() -> dict[str, RunVerdict]:
+    return {ref_id: verdict(ref_id) for ref_id in REFS}
+
+
+def failed(ref_id: str, result: str = "failed", text: str = GOOD_TEXT) -> dict[str, RunVerdict]:
+    run = all_passed()
+    run[ref_id] = verdict(ref_id, result, text)
+    return run
+
+
+# --- what a fault names -----------------------------------------------------------------------
+
+
+def test_rules_are_patterns_and_operations_narrow_them() -> None:
+    assert expected_failures(KID, REFS.values()) == {
+        "E16-ERR-2-kid-invalid-rejected",
+        "E16-ERR-2-kid-missing-rejected",
+    }
+    only_e3 = Fault("x", "spec 8", "x", rules=("ERR-2-*",), operations=("E3",))
+    assert expected_failures(only_e3, REFS.values()) == set()
+    assert expected_failures(None, REFS.values()) == set()
+
+
+def test_fields_narrow_the_mutation_scenarios_only() -> None:
+    limit = Fault(
+        "limit",
+        "spec 8",
+        "limit=0 accepted",
+        rules=("SCH-minimum", "LIM-limit-at-least-1"),
+        operations=("E3",),
+        fields=("limit",),
+    )
+    assert expected_failures(limit, REFS.values()) == {
+        "E3-query.limit-minimum-0-rejected",  # its field
+        "E3-LIM-limit-at-least-1-rejected",  # a rule-table scenario: no field to narrow by
+    }
+
+
+def test_single_scenarios_are_named_over_and_above_the_rules() -> None:
+    one = Fault("one", "spec 2.4", "x", scenarios=("E12-valid-request-accepted",))
+    assert expected_failures(one, REFS.values()) == {"E12-valid-request-accepted"}
+    assert one.breaks("E12-valid-request-accepted", "POS-E12", "E12")
+    assert not one.breaks("E12-other", "POS-E12", "E12")
+
+
+def test_a_scenario_ref_carries_the_mutated_field() -> None:
+    refs = scenario_refs(generate_scenarios(load_contract()))
+    assert refs["E3-query.limit-minimum-0-rejected"].field == "limit"
+    assert refs["E16-header-PSU-ID-missing-rejected"].field == "PSU-ID"
+    assert refs["E1-LIM-basket-max-10-payments-rejected"].field is None
+
+
+# --- the fault table against the generated scenarios -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def generated() -> dict[str, ScenarioRef]:
+    return scenario_refs(generate_scenarios(load_contract()))
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_every_fault_names_scenarios_that_exist(
+    generated: dict[str, ScenarioRef], name: str
+) -> None:
+    """No typo in the table: every rule pattern, operation, field and scenario id a fault names
+    is one the generator makes, and the fault names at least one scenario."""
+    fault = FAULTS[name]
+    assert fault.rules or fault.scenarios, f"{name} names no scenario"
+    refs = generated.values()
+    for pattern in fault.rules:
+        probe = Fault(name, fault.rule, "", rules=(pattern,), operations=fault.operations)
+        assert expected_failures(probe, refs), f"{name}: no scenario of rule {pattern!r}"
+    for operation in fault.operations:
+        assert any(ref.operation == operation for ref in refs), (name, operation)
+    for field in fault.fields:
+        assert any(ref.field == field for ref in refs), (name, field)
+    for scenario_id in fault.scenarios:
+        assert scenario_id in generated, (name, scenario_id)
+    assert expected_failures(fault, refs)
+
+
+# --- failure messages ------------------------------------------------------------------------
+
+
+def test_a_complete_message_has_no_gaps() -> None:
+    assert message_gaps(GOOD_TEXT, "spec 7 rule 2") == ()
+
+
+@pytest.mark.parametrize(
+    ("cut", "gap"),
+    [
+        ("spec 7 rule 2", "the spec part (spec 7 rule 2)"),
+        ("    >>> POST", "what was sent"),
+        ("    <<< HTTP 401", "what came back"),
+        ("conformance call ", "the reproduction command"),
+    ],
+)
+def test_each_missing_part_of_a_message_is_named(cut: str, gap: str) -> None:
+    assert gap in message_gaps(GOOD_TEXT.replace(cut, "..."), "spec 7 rule 2")
+
+
+def test_an_empty_message_lacks_everything() -> None:
+    assert len(message_gaps("", "spec 8")) == 4
+
+
+# --- comparing a run ---------------------------------------------------------------------------
+
+
+def test_the_faithful_server_passes_when_nothing_fails() -> None:
+    run = all_passed()
+    run["E12-valid-request-accepted"] = verdict("E12-valid-request-accepted", "not applicable")
+    outcome = compare(FAITHFUL, None, REFS, run)
+    assert outcome.ok
+    assert outcome.judged == len(REFS) - 1
+
+
+@pytest.mark.parametrize("result", ["failed", "failed (should)"])
+def test_any_failure_on_the_faithful_server_is_unexpected(result: str) -> None:
+    outcome = compare(FAITHFUL, None, REFS, failed("E12-valid-request-accepted", result))
+    assert not outcome.ok
+    assert outcome.unexpected == ("E12-valid-request-accepted",)
+
+
+def test_a_fault_that_fails_exactly_its_scenarios_matches() -> None:
+    run = failed("E16-ERR-2-kid-invalid-rejected")
+    run["E16-ERR-2-kid-missing-rejected"] = verdict(
+        "E16-ERR-2-kid-missing-rejected", "failed (should)", GOOD_TEXT
+    )
+    outcome = compare("kid", KID, REFS, run)
+    assert outcome.ok, render_details(outcome)
+    assert len(outcome.expected) == len(outcome.failed) == 2
+
+
+def test_a_named_scenario_that_passes_is_missing() -> None:
+    outcome = compare("kid", KID, REFS, failed("E16-ERR-2-kid-invalid-rejected"))
+    assert not outcome.ok
+    assert outcome.missing == ("E16-ERR-2-kid-missing-rejected",)
+    assert outcome.unexpected == ()
+
+
+def test_a_named_scenario_not_judged_is_missing_too() -> None:
+    run = failed("E16-ERR-2-kid-invalid-rejected")
+    run["E16-ERR-2-kid-missing-rejected"] = verdict(
+        "E16-ERR-2-kid-missing-rejected", "not applicable", "needs a control"
+    )
+    assert compare("kid", KID, REFS, run).missing == ("E16-ERR-2-kid-missing-rejected",)
+
+
+def test_a_failure_the_fault_does_not_name_is_unexpected() -> None:
+    run = failed("E16-ERR-2-kid-invalid-rejected")
+    run["E16-ERR-2-kid-missing-rejected"] = verdict(
+        "E16-ERR-2-kid-missing-rejected", "failed", GOOD_TEXT
+    )
+    run["E12-valid-request-accepted"] = verdict("E12-valid-request-accepted", "failed", "boom")
+    outcome = compare("kid", KID, REFS, run)
+    assert outcome.unexpected == ("E12-valid-request-accepted",)
+    assert "E12-valid-request-accepted - failed: boom" in render_details(outcome)
+
+
+def test_an_expected_failure_without_its_reproduction_is_unclear() -> None:
+    lacking = GOOD_TEXT.split("Reproduce with:")[0]
+    run = failed("E16-ERR-2-kid-invalid-rejected", text=lacking)
+    run["E16-ERR-2-kid-missing-rejected"] = verdict(
+        "E16-ERR-2-kid-missing-rejected", "failed", GOOD_TEXT
+    )
+    outcome = compare("kid", KID, REFS, run)
+    assert not outcome.ok
+    assert outcome.unclear == (("E16-ERR-2-kid-invalid-rejected", ("the reproduction command",)),)
+
+
+def test_a_scenario_the_suite_could_not_judge_is_a_mismatch() -> None:
+    run = failed("E16-ERR-2-kid-invalid-rejected")
+    run["E16-ERR-2-kid-missing-rejected"] = verdict(
+        "E16-ERR-2-kid-missing-rejected", "failed", GOOD_TEXT
+    )
+    run["E3-LIM-limit-at-least-1-rejected"] = verdict(
+        "E3-LIM-limit-at-least-1-rejected", "error", "TypeError: oops"
+    )
+    outcome = compare("kid", KID, REFS, run)
+    assert outcome.errors == ("E3-LIM-limit-at-least-1-rejected",)
+    assert not outcome.ok
+
+
+def test_only_the_scenarios_of_the_run_count() -> None:
+    """A ``-k`` selection narrows what is expected as well."""
+    run = {
+        "E16-ERR-2-kid-invalid-rejected": failed("E16-ERR-2-kid-invalid-rejected")[
+            "E16-ERR-2-kid-invalid-rejected"
+        ]
+    }
+    outcome = compare("kid", KID, REFS, run)
+    assert outcome.ok
+    assert outcome.expected == {"E16-ERR-2-kid-invalid-rejected"}
+
+
+def test_the_table_counts_and_says_mismatch() -> None:
+    good = compare(FAITHFUL, None, REFS, all_passed(), seconds=12.4)
+    bad = compare("kid", KID, REFS, failed("E16-ERR-2-kid-invalid-rejected"))
+    table = render_table([good, bad])
+    header, _, first, second = table.splitlines()
+    assert header.split() == [
+        "server",
+        "expected",
+        "failed",
+        "missing",
+        "unexpected",
+        "unclear",
+        "time",
+        "result",
+    ]
+    assert first.split() == [FAITHFUL, "0", "0", "0", "0", "0", "12", "s", "ok"]
+    assert second.split() == ["kid", "2", "1", "1", "0", "0", "0", "s", "MISMATCH"]
+    assert render_details(good) == ""
+
+
+# --- reading a run back --------------------------------------------------------------------------
+
+
+def _write_run(directory: Path) -> None:
+    scenarios = [
+        {"id": "E16-ERR-2-kid-invalid-rejected", "rule": "ERR-2-kid-invalid",
+         "operation": "E16", "spec": "spec 7 rule 2", "verdict": "failed",
+         "reason": "POST ... answered HTTP 401"},
+        {"id": "E12-valid-request-accepted", "rule": "POS-E12", "operation": "E12",
+         "spec": "spec 4.3 E12", "verdict": "passed", "reason": ""},
+    ]  # fmt: skip
+    (directory / "compliance.json").write_text(json.dumps({"scenarios": scenarios}))
+    suite = ElementTree.Element("testsuite")
+    for scenario in scenarios:
+        case = ElementTree.SubElement(suite, "testcase", name=f"test_scenario[{scenario['id']}]")
+        props = ElementTree.SubElement(case, "properties")
+        ElementTree.SubElement(props, "property", name="scenario", value=scenario["id"])
+        if scenario["verdict"] == "failed":
+            failure = ElementTree.SubElement(case, "failure", message=scenario["reason"])
+            failure.text = GOOD_TEXT
+    root = ElementTree.Element("testsuites")
+    root.append(suite)
+    ElementTree.ElementTree(root).write(directory / "junit.xml", encoding="unicode")
+
+
+def test_a_run_is_read_from_the_matrix_and_the_junit_text(tmp_path: Path) -> None:
+    _write_run(tmp_path)
+    run = read_run(tmp_path)
+    assert set(run) == {"E16-ERR-2-kid-invalid-rejected", "E12-valid-request-accepted"}
+    kid = run["E16-ERR-2-kid-invalid-rejected"]
+    assert (kid.verdict, kid.spec, kid.text) == ("failed", "spec 7 rule 2", GOOD_TEXT)
+    assert run["E12-valid-request-accepted"].text == ""
+
+
+def test_a_run_without_a_matrix_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConformanceError, match="no compliance matrix"):
+        read_run(tmp_path)
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="conformance")
+    command.register(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["selfcheck", *argv])
+
+
+def test_the_command_line_and_its_defaults() -> None:
+    args = parse()
+    assert (args.fault, args.numprocesses, args.reports) == ([], "auto", "reports/selfcheck")
+    assert args.func is command.selfcheck
+    args = parse("--fault", "html-errors", "--fault", "kid-error-401", "-n", "0", "--", "-k", "E1")
+    assert args.fault == ["html-errors", "kid-error-401"]
+    assert args.pytest_args == ["--", "-k", "E1"]
+
+
+def test_an_unknown_fault_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    args = parse("--fault", "no-such-fault", "--reports", str(tmp_path))
+    with pytest.raises(ConformanceError, match="no-such-fault"):
+        command.selfcheck(args)
+    assert not any(tmp_path.iterdir())
+
+
+def test_each_run_is_conformance_run_strict_with_the_fault(tmp_path: Path) -> None:
+    line = command.run_command("kid-error-401", tmp_path, "auto", ["-k", "E16"])
+    assert line[1:4] == ["-m", "conformance", "run"]
+    assert "--strict" in line  # should-level failures keep their whole message
+    assert line[line.index("--fault") + 1] == "kid-error-401"
+    assert line[line.index("--reports") + 1] == str(tmp_path)
+    assert line[-4:] == ["--", "-q", "-k", "E16"]
+    assert "--fault" not in command.run_command(None, tmp_path, "0", [])
+
+
+@pytest.mark.slow
+def test_a_real_selfcheck_of_two_faults_on_a_few_scenarios(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The faithful server and two faults, on the scenarios of their rules and a few others:
+    every fault fails exactly what it names, with complete messages."""
+    selection = "ERR-2-kid or XF-kid or ERR-1-reference-mix-invalid-rejected or E12-valid"
+    args = parse(
+        "--fault", "kid-error-401", "--fault", "allow-periodic-in-basket",
+        "-n", "0", "--reports", str(tmp_path), "--", "-k", selection,
+    )  # fmt: skip
+    code = command.selfcheck(args)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    rows = {line.split()[0]: line.split()[1:] for line in out[out.index("server") :].splitlines()
+            if line.strip()}  # fmt: skip
+    assert rows[FAITHFUL][:5] == ["0", "0", "0", "0", "0"]
+    assert rows["kid-error-401"][:5] == ["3", "3", "0", "0", "0"]
+    assert rows["allow-periodic-in-basket"][:5] == ["1", "1", "0", "0", "0"]
+    assert (tmp_path / "faithful" / "compliance.json").is_file()
+    assert (tmp_path / "kid-error-401" / "run.log").is_file()
