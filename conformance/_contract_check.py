@@ -250,8 +250,8 @@ class CheckCompiler:
         if isinstance(schema.get("enum"), list) and all(isinstance(v, str) for v in schema["enum"]):
             values = frozenset(rest.pop("enum"))
         if isinstance(schema.get("const"), str):
-            values = frozenset([rest.pop("const")]) if values is None else values & {rest["const"]}
-            rest.pop("const", None)
+            const = rest.pop("const")
+            values = frozenset({const}) if values is None else values & {const}
         fmt = rest.pop("format", None)
         conforms = self._formats.conforms if fmt in self._formats.checkers else None
         others = _all(self._general(rest))

@@ -171,6 +171,30 @@ KEYWORD_CASES: list[tuple[str, Any, list[Any]]] = [
         [*ODD, "ab", 2],
     ),
     ("then-without-if", {"then": False}, ODD),
+    ("string-enum-const", {"type": "string", "enum": ["a", "b"], "const": "a"}, [*ODD, "a", "b"]),
+    ("string-const-outside-enum", {"type": "string", "enum": ["b"], "const": "a"}, [*ODD, "a"]),
+    (
+        "string-everything",
+        {
+            "type": "string",
+            "minLength": 2,
+            "maxLength": 10,
+            "pattern": "^[0-9-]+$",
+            "format": "date",
+        },
+        [*ODD, "2026-01-15", "2026-02-30", "12", "abc", "2026-01-155"],
+    ),
+    (
+        "integer-bounds-enum",
+        {"type": "integer", "minimum": 1, "maximum": 5, "enum": [1, 2, 7]},
+        [*ODD, 2, 2.0, 7, True, 5],
+    ),
+    (
+        "object-any-of",
+        {"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        [*ODD, {"a": 1}, {"b": 1}, {"c": 1}],
+    ),
+    ("boolean-const", {"type": "boolean", "const": True}, ODD),
     ("multiple-of", {"multipleOf": 0.5, "type": "number"}, [*ODD, 2.5, 2.25]),
     (
         "unevaluated",
