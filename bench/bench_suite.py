@@ -6,30 +6,33 @@ next to the requests themselves. Two figures, measured in the same round against
 reference server:
 
 * **suite**: ``conformance run --target URL --profile profiles/reference-server.toml --cert ...
-  --key ... -n auto -- --trust-anchor ... --trust-anchor-key ...`` in a subprocess, timed from
-  its start to its exit (interpreter start, imports, preflight, collection, xdist workers,
-  every scenario, reports written to a temporary directory). The server is the one
-  ``conformance run`` starts for itself (``python -m reference_server --port 0 --trust CA``,
-  started here with the same launcher, :func:`conformance.commands.run.bundled_reference_server`,
-  and the same fresh run CA, :func:`~conformance.commands.run.write_run_identity`), handed to
-  the run by ``--target`` so that its log can be read: the number of requests the run sent is
-  the number of request lines the server logged (one per request, SCA page GET/POSTs,
-  ``/_control`` calls and the preflight probes included).
-* **floor**: the same number of requests, each built, signed with ``SignatureAuth`` (one
-  RSA-2048 signature), sent and its answer read in a tight loop over one ``httpx.Client`` per
-  process (:mod:`bench.replay`), timed from "go" to the last answer. The mix is the suite's own:
-  every exchange of the round is recorded (:mod:`bench.suite_recorder`) and replayed, same
-  method, path, query, headers and body, freshly signed, against the same server right after
-  the suite (so the resources the paths name exist). The floor runs **with the suite's
-  parallelism**: as many processes as ``-n auto`` started xdist workers, each sending an equal
-  contiguous share. That is the fair comparison: a sequential floor would charge the suite for
-  a second CPU it is entitled to use, and the target would then be unreachable by design.
+  --key ... -n auto -- --trust-anchor ... ...`` in a subprocess, timed from
+  its start to its exit (interpreter start, imports, preflight, collection, xdist workers, every
+  scenario, reports written to a temporary directory). The server is the one ``conformance run``
+  starts for itself (``python -m reference_server --port 0 --trust CA ...``, started here with
+  the same launcher, :func:`conformance.commands.run.bundled_reference_server`, and the same fresh
+  run CAs, :func:`~conformance.commands.run.write_run_identity`), handed to the run by ``--target``
+  so that its log can be read: the number of requests the run sent is the number of request
+  lines the server logged (one per request: SCA page GET/POSTs, ``/_control`` calls and the
+  preflight probes included). The verdicts are the same as a bundled run's: the run CAs are
+  passed as the trust anchors, with the options ``conformance run`` gives pytest itself.
+* **floor**: the same number of requests, each built, signed with ``SignatureAuth`` (Date,
+  Digest, one RSA-2048 signature, the certificate header), sent and its answer read, in a tight
+  loop over one ``httpx.Client`` per process (:mod:`bench.replay`), timed from "go" to the last
+  answer; process start and imports are outside the timer. The mix is the suite's own: every
+  exchange of the round is recorded (:mod:`bench.suite_recorder`) and replayed, same method,
+  path, query, headers and body, freshly signed, against the same server right after the suite
+  (so that the resources the paths name exist). The floor runs **with the suite's parallelism**:
+  as many processes as ``-n auto`` started xdist workers, each sending an equal contiguous share.
+  That is the fair comparison: a sequential floor would charge the suite for a second CPU it is
+  entitled to use.
 
 Each round has a fresh server (the suite's data is seeded, and the same account numbers cannot
-be created twice on one server). Figures are medians over rounds (the machine is shared), the
-ratio the median of the rounds' ratios. A round whose suite run does not pass (exit code, or a
-verdict count other than the first round's) fails the benchmark: a fast run that judges less is
-not faster.
+be created twice on one server). Figures are medians over rounds (the machine is shared: see the
+CPU line of the output, which is steadier than wall time), the ratio the median of the rounds'
+ratios. A round whose suite does not pass (exit code, or verdict counts other than the first
+round's) fails the benchmark: a fast run that judges less is not faster. ``BENCH_SUITE_ROUNDS``
+sets the number of rounds (default 3).
 """
 
 from __future__ import annotations
@@ -45,15 +48,20 @@ import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import cycle, islice
+from itertools import cycle, islice, pairwise
 from pathlib import Path
 
 from bench.load import process_cpu_seconds
 from bench.replay import ReplayPool, ReplayRequest
 from bench.suite_recorder import ENV_DIRECTORY
-from conformance.commands.run import BundledIdentity, bundled_reference_server, write_run_identity
+from conformance.commands.run import (
+    BundledIdentity,
+    bundled_reference_server,
+    pytest_arguments,
+    write_run_identity,
+)
 from conformance.profile import REFERENCE_PROFILE
 
 BUDGET = 1.5
@@ -61,8 +69,17 @@ BUDGET = 1.5
 
 ROUNDS = 3
 _ROOT = Path(__file__).resolve().parent.parent
-_REQUEST_LINE = re.compile(r" INFO reference_server\.http: ")
+#: Where each round's files go (reports, server log, run CA, recording), in a temporary
+#: directory: under the project's ``reports/``, where ``conformance run`` writes by default, and
+#: not under the system's temporary directory, whose file creation may cost another price (on
+#: the benchmark VM ~0.8 ms a file in /tmp against ~0.06 ms here; a run writes ~6,000 Allure
+#: files).
+_REPORTS = _ROOT / "reports"
+_LOG_MARK = " INFO reference_server.http: "
 _WORKERS = re.compile(r"^(\d+) workers? \[", re.MULTILINE)
+
+
+# -- figures ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -98,27 +115,29 @@ class SuiteRun:
     requests: int
     """Request lines the server logged during the run."""
     recorded: int
-    """Exchanges the recorder saw (the scenarios' own; the preflight probes are not in them)."""
+    """Exchanges the recorder saw (the scenarios'; the preflight probes are not among them)."""
     workers: int
     exit_code: int
     verdicts: Verdicts
     statuses: Counter[int]
     cpu_seconds: float
-    """User + system CPU of the run's own processes (``conformance run`` and its xdist workers)."""
+    """User + system CPU of the run's processes (``conformance run`` and its xdist workers)."""
     server_cpu_seconds: float | None
 
 
 @dataclass(frozen=True)
 class SuiteRound:
+    """A suite run and the floor of its requests, against one server."""
+
     suite: SuiteRun
     floor_seconds: float
     floor_requests: int
     floor_logged: int
     """Request lines the server logged during the floor (must equal ``floor_requests``)."""
     floor_statuses: Counter[int]
-    floor_server_cpu_seconds: float | None
     floor_cpu_seconds: float
     """User + system CPU of the floor's client processes during their loops."""
+    floor_server_cpu_seconds: float | None
 
     @property
     def ratio(self) -> float:
@@ -132,9 +151,19 @@ def ratio(suite_seconds: float, floor_seconds: float) -> float:
     return suite_seconds / floor_seconds
 
 
+def _median(values: Iterable[float | None]) -> float | None:
+    present = list(values)
+    if not present or any(value is None for value in present):
+        return None
+    return statistics.median(value for value in present if value is not None)
+
+
 @dataclass(frozen=True)
 class SuiteBenchmark:
+    """Every round, and the medians the verdict is taken on."""
+
     rounds: tuple[SuiteRound, ...]
+    numprocesses: str = "auto"
 
     @property
     def suite_seconds(self) -> float:
@@ -154,7 +183,24 @@ class SuiteBenchmark:
 
     @property
     def ratio(self) -> float:
+        """The gated figure: the median of the rounds' ratios."""
         return statistics.median(item.ratio for item in self.rounds)
+
+    @property
+    def suite_cpu(self) -> tuple[float, float | None]:
+        """Median CPU seconds of the suite's processes, and of the server meanwhile."""
+        return (
+            statistics.median(item.suite.cpu_seconds for item in self.rounds),
+            _median(item.suite.server_cpu_seconds for item in self.rounds),
+        )
+
+    @property
+    def floor_cpu(self) -> tuple[float, float | None]:
+        """Median CPU seconds of the floor's processes, and of the server meanwhile."""
+        return (
+            statistics.median(item.floor_cpu_seconds for item in self.rounds),
+            _median(item.floor_server_cpu_seconds for item in self.rounds),
+        )
 
 
 # -- the server's log -----------------------------------------------------------------------------
@@ -165,7 +211,7 @@ def logged_requests(log: Path) -> list[str]:
     if not log.exists():
         return []
     with log.open(encoding="utf-8", errors="replace") as lines:
-        return [line for line in lines if _REQUEST_LINE.search(line)]
+        return [line for line in lines if _LOG_MARK in line]
 
 
 def _settled_requests(log: Path, at_least: int = 0, timeout: float = 5.0) -> list[str]:
@@ -180,6 +226,12 @@ def _settled_requests(log: Path, at_least: int = 0, timeout: float = 5.0) -> lis
             return current
         previous = current
     return previous
+
+
+def logged_status(line: str) -> int | None:
+    """The status of a request line (``... INFO reference_server.http: GET /p 201 1.2ms ...``)."""
+    words = line.split(_LOG_MARK, 1)[-1].split()
+    return next((int(word) for word in words[1:] if word.isdigit() and len(word) == 3), None)
 
 
 def server_pid() -> int | None:
@@ -201,15 +253,14 @@ def _cpu(pid: int | None) -> float | None:
     return None if pid is None else process_cpu_seconds(pid)
 
 
+def _spent(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
 def _children_cpu() -> float:
+    """CPU of this process's waited-for descendants (a run and, through it, its workers)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def _status(line: str) -> int | None:
-    """The status of a request line (``... GET /path 201 1.2ms X-Request-ID=...``)."""
-    words = line.split(" INFO reference_server.http: ", 1)[-1].split()
-    return next((int(word) for word in words[1:] if word.isdigit() and len(word) == 3), None)
 
 
 # -- the suite ------------------------------------------------------------------------------------
@@ -224,7 +275,9 @@ def suite_command(
     pytest_args: Sequence[str] = (),
 ) -> list[str]:
     """``conformance run`` against ``url`` as a user aims it at a server they started: the
-    reference profile, the run identity, and its CA as the trust anchor (pytest options)."""
+    reference profile, the run identity, its CAs as the trust anchors (the pytest options that
+    ``conformance run`` gives a bundled run, :func:`trust_anchor_arguments`), and the recorder
+    plugin (:mod:`bench.suite_recorder`)."""
     return [
         sys.executable,
         "-m",
@@ -243,14 +296,33 @@ def suite_command(
         "-n",
         numprocesses,
         "--",
-        "--trust-anchor",
-        str(identity.ca_certificate),
-        "--trust-anchor-key",
-        str(identity.ca_key),
+        *trust_anchor_arguments(identity),
         "-p",
         "bench.suite_recorder",
         *pytest_args,
     ]
+
+
+def trust_anchor_arguments(identity: BundledIdentity) -> list[str]:
+    """The ``--trust-anchor*`` options ``conformance run`` passes pytest for a bundled run with
+    ``identity`` (taken from :func:`~conformance.commands.run.pytest_arguments` itself, so that
+    the measured run judges exactly what a bundled run judges)."""
+    args = pytest_arguments(
+        target=None,
+        profile=None,
+        cert=None,
+        key=None,
+        seed=0,
+        strict=False,
+        reports=Path(),
+        numprocesses=None,
+        trust_anchor=identity,
+    )
+    chosen: list[str] = []
+    for flag, value in pairwise(args):
+        if flag.startswith("--trust-anchor"):
+            chosen += [flag, value]
+    return chosen
 
 
 def load_recorded(directory: Path) -> list[ReplayRequest]:
@@ -269,8 +341,8 @@ def _worker_order(path: Path) -> tuple[int, str]:
 
 
 def floor_requests(recorded: Sequence[ReplayRequest], count: int) -> list[ReplayRequest]:
-    """``count`` requests of the recorded mix, in order, repeated from the start if the log
-    counted more than the recorder saw (the preflight probes)."""
+    """``count`` requests of the recorded mix, in order, the mix repeated from its start when the
+    log counted more than the recorder saw (the preflight probes are not recorded)."""
     if not recorded:
         raise RuntimeError("the recorder saw no exchange: nothing to replay")
     return list(islice(cycle(recorded), count))
@@ -320,11 +392,9 @@ def run_suite(
         workers=int(found.group(1)) if found else 1,
         exit_code=finished.returncode,
         verdicts=Verdicts.from_junit(junit),
-        statuses=Counter(status for status in map(_status, lines) if status is not None),
+        statuses=Counter(status for status in map(logged_status, lines) if status is not None),
         cpu_seconds=cpu,
-        server_cpu_seconds=(
-            None if server_before is None or server_after is None else server_after - server_before
-        ),
+        server_cpu_seconds=_spent(server_before, server_after),
     )
     return run, recorded
 
@@ -338,7 +408,7 @@ def measure_round(
     """A fresh server with a fresh run CA; the suite against it; then the floor against it."""
     identity = write_run_identity(workdir / "identity")
     log = workdir / "reference-server.log"
-    with bundled_reference_server(trust=identity.ca_certificate, log_path=log) as url:
+    with bundled_reference_server(trust=identity.trusted, log_path=log) as url:
         suite, recorded = run_suite(
             url, identity, workdir, log, numprocesses=numprocesses, pytest_args=pytest_args
         )
@@ -356,30 +426,30 @@ def measure_round(
         floor_logged=logged,
         floor_statuses=floor.statuses,
         floor_cpu_seconds=floor.cpu_seconds,
-        floor_server_cpu_seconds=(
-            None if server_before is None or server_after is None else server_after - server_before
-        ),
+        floor_server_cpu_seconds=_spent(server_before, server_after),
     )
 
 
 def measure(
     *, rounds: int = ROUNDS, numprocesses: str = "auto", pytest_args: Sequence[str] = ()
 ) -> SuiteBenchmark:
-    """``rounds`` rounds; each checked (the suite passed with the first round's verdicts, the
-    floor sent as many requests as the suite and the server logged them all)."""
+    """``rounds`` rounds, each checked (:func:`check_round`) and printed as it ends."""
     done: list[SuiteRound] = []
+    _REPORTS.mkdir(parents=True, exist_ok=True)
     for index in range(rounds):
-        with tempfile.TemporaryDirectory(prefix="bench-suite-") as folder:
+        with tempfile.TemporaryDirectory(prefix=".bench-suite-", dir=_REPORTS) as folder:
             measured = measure_round(
                 Path(folder), numprocesses=numprocesses, pytest_args=pytest_args
             )
-        _check(measured, done[0] if done else None, index)
+        check_round(measured, done[0] if done else None, index)
         done.append(measured)
         print(f"  round {index + 1}: {describe_round(measured)}", flush=True)
-    return SuiteBenchmark(tuple(done))
+    return SuiteBenchmark(tuple(done), numprocesses)
 
 
-def _check(measured: SuiteRound, first: SuiteRound | None, index: int) -> None:
+def check_round(measured: SuiteRound, first: SuiteRound | None, index: int) -> None:
+    """The suite passed, with the first round's verdicts; the floor sent as many requests as
+    the suite, and the server logged every one of them."""
     suite = measured.suite
     if suite.exit_code != 0:
         raise RuntimeError(
@@ -400,11 +470,12 @@ def _check(measured: SuiteRound, first: SuiteRound | None, index: int) -> None:
 # -- the report -----------------------------------------------------------------------------------
 
 
-def _classes(statuses: Counter[int]) -> str:
+def status_classes(statuses: Counter[int]) -> str:
+    """``2xx 969 / 3xx 29 / 4xx 1604``."""
     classes: Counter[str] = Counter()
     for status, count in statuses.items():
         classes[f"{status // 100}xx"] += count
-    return " ".join(f"{name} {classes[name]}" for name in sorted(classes))
+    return " / ".join(f"{name} {classes[name]}" for name in sorted(classes))
 
 
 def _seconds(value: float | None) -> str:
@@ -422,23 +493,29 @@ def describe_round(item: SuiteRound) -> str:
 
 
 def report(result: SuiteBenchmark) -> str:
-    first = result.rounds[0]
-    workers = result.workers
+    first, workers, count = result.rounds[0], result.workers, result.requests
+    suite_cpu, suite_server = result.suite_cpu
+    floor_cpu, floor_server = result.floor_cpu
+    share = -(-count // workers)
     return "\n".join(
         [
-            f"suite: conformance run -n auto ({workers} xdist workers) against the reference "
-            f"server, {first.suite.verdicts}",
-            f"floor: the same requests freshly signed (SignatureAuth) and sent in a tight loop, "
-            f"{workers} processes in parallel (the suite's parallelism), one httpx.Client each",
-            f"requests per run: {result.requests} (server log; {first.suite.recorded} recorded "
-            f"by the scenarios, the rest are the preflight probes)",
-            f"answers, suite: {_classes(first.suite.statuses)}; floor: "
-            f"{_classes(first.floor_statuses)}",
+            f"suite: conformance run -n {result.numprocesses} ({workers} xdist worker"
+            f"{'s' if workers != 1 else ''}) against the reference server: "
+            f"{first.suite.verdicts}, {count} requests (server log; {first.suite.recorded} "
+            "made by the scenarios, the rest by the preflight probes)",
+            f"floor: the same {count} requests (the suite's recorded mix), each freshly signed "
+            f"with SignatureAuth and sent in a tight loop over one httpx.Client per process; "
+            f"{workers} process{'es' if workers != 1 else ''} in parallel, ~{share} requests "
+            "each (the suite's parallelism)",
+            f"answers: suite {status_classes(first.suite.statuses)}; floor "
+            f"{status_classes(first.floor_statuses)}",
+            f"CPU (medians): suite processes {suite_cpu:.1f} s + server {_seconds(suite_server)}; "
+            f"floor processes {floor_cpu:.1f} s + server {_seconds(floor_server)}",
             f"{'':<7}{'wall s':>9}{'ms/request':>12}   (median of {len(result.rounds)} rounds)",
             f"{'floor':<7}{result.floor_seconds:9.2f}"
-            f"{result.floor_seconds * 1e3 / result.requests:12.2f}   baseline",
+            f"{result.floor_seconds * 1e3 / count:12.2f}   baseline",
             f"{'suite':<7}{result.suite_seconds:9.2f}"
-            f"{result.suite_seconds * 1e3 / result.requests:12.2f}   "
+            f"{result.suite_seconds * 1e3 / count:12.2f}   "
             f"ratio {result.ratio:.2f} (rounds: "
             + ", ".join(f"{item.ratio:.2f}" for item in result.rounds)
             + f"; budget {BUDGET:.2f})",

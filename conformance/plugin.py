@@ -150,6 +150,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--trust-anchor-key", metavar="KEY", help="private key of --trust-anchor")
     group.addoption(
+        "--trust-anchor-utf8",
+        metavar="CA.pem",
+        help="a second CA the target trusts, whose name has a character outside ASCII; with its "
+        "key, the RFC 2047 scenario signs with a certificate it issues (spec 5 item 3)",
+    )
+    group.addoption(
+        "--trust-anchor-utf8-key", metavar="KEY", help="private key of --trust-anchor-utf8"
+    )
+    group.addoption(
         "--seed",
         metavar="N",
         help=f"seed of the generated data (default {DEFAULT_SEED}; 'random' draws one); "
@@ -312,6 +321,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     try:
         preflight(_profile_from_options(config))
         _trust_anchor_from_options(config)
+        _trust_anchor_from_options(config, "trust_anchor_utf8")
     except ConformanceError as error:
         pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
 
@@ -327,14 +337,18 @@ def _profile_from_options(config: pytest.Config) -> TargetProfile:
     )
 
 
-def _trust_anchor_from_options(config: pytest.Config) -> CertificateAuthority | None:
+def _trust_anchor_from_options(
+    config: pytest.Config, option: str = "trust_anchor"
+) -> CertificateAuthority | None:
+    """The CA of ``--trust-anchor`` (or of ``--trust-anchor-utf8``) with its ``-key``."""
     from conformance.certs import load_ca
 
-    ca, key = config.getoption("trust_anchor"), config.getoption("trust_anchor_key")
+    ca, key = config.getoption(option), config.getoption(f"{option}_key")
     if ca is None and key is None:
         return None
     if ca is None or key is None:
-        raise ConformanceError("--trust-anchor and --trust-anchor-key go together")
+        flag = "--" + option.replace("_", "-")
+        raise ConformanceError(f"{flag} and {flag}-key go together")
     return load_ca(ca, key)
 
 
@@ -409,7 +423,7 @@ def conformance_bundled_server(
     log_path = Path(config.getoption("reports")) / f"reference-server-{worker}.log"
     try:
         identity = write_run_identity(tmp_path_factory.mktemp("identity"))
-        with bundled_reference_server(trust=identity.ca_certificate, log_path=log_path) as url:
+        with bundled_reference_server(trust=identity.trusted, log_path=log_path) as url:
             yield url, identity
     except ConformanceError as error:
         pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
@@ -457,6 +471,27 @@ def conformance_trust_anchor(
 
 
 @pytest.fixture(scope="session")
+def conformance_utf8_trust_anchor(
+    request: pytest.FixtureRequest,
+    conformance_profile: TargetProfile,
+    conformance_bundled_server: tuple[str, BundledIdentity] | None,
+) -> CertificateAuthority | None:
+    """A second CA the target trusts, named outside ASCII, with its key
+    (``RunContext.utf8_trust_anchor``): the bundled server's, or ``--trust-anchor-utf8``."""
+    from conformance.certs import load_ca
+
+    try:
+        anchor = _trust_anchor_from_options(request.config, "trust_anchor_utf8")
+        if anchor is None and conformance_bundled_server is not None:
+            _, identity = conformance_bundled_server
+            if conformance_profile.certificate == identity.certificate:
+                anchor = load_ca(identity.utf8_ca_certificate, identity.utf8_ca_key)
+    except ConformanceError as error:
+        pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+    return anchor
+
+
+@pytest.fixture(scope="session")
 def conformance_client(conformance_profile: TargetProfile) -> Iterator[TargetClient]:
     """One signed client per worker (keep-alive connections, every exchange recorded)."""
     from conformance.client import TargetClient
@@ -473,12 +508,13 @@ def conformance_client(conformance_profile: TargetProfile) -> Iterator[TargetCli
 def conformance_context(request: pytest.FixtureRequest) -> RunContext:
     """What the runners need, built once per worker (client, data factory, SCA step).
 
-    Built from ``conformance_profile``, ``conformance_client``, ``conformance_seed`` and
-    ``conformance_trust_anchor``, asked for here through ``request.getfixturevalue`` rather
-    than as arguments: the fixtures are the same (a conftest may still override any of them),
-    but they stay out of every scenario item's static fixture closure. pytest resolves that
-    closure for each of the ~1,900 items and allure-pytest links each item to every fixture in
-    it (a list scan per fixture and item), so the closure is kept to what the test names.
+    Built from ``conformance_profile``, ``conformance_client``, ``conformance_seed``,
+    ``conformance_trust_anchor`` and ``conformance_utf8_trust_anchor``, asked for here through
+    ``request.getfixturevalue`` rather than as arguments: the fixtures are the same (a conftest
+    may still override any of them), but they stay out of every scenario item's static fixture
+    closure. pytest resolves that closure for each of the ~1,900 items and allure-pytest links
+    each item to every fixture in it (a list scan per fixture and item), so the closure is kept
+    to what the test names.
     """
     from conformance.contract import load_contract
     from conformance.fixtures import DataFactory
@@ -490,6 +526,9 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
     seed: int = request.getfixturevalue("conformance_seed")
     trust_anchor: CertificateAuthority | None = request.getfixturevalue(
         "conformance_trust_anchor"
+    )
+    utf8_trust_anchor: CertificateAuthority | None = request.getfixturevalue(
+        "conformance_utf8_trust_anchor"
     )
     contract = load_contract()
     sca = sca_step_for(profile, client)
@@ -509,6 +548,7 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
         sca=sca,
         strict=_strict(request.config),
         trust_anchor=trust_anchor,
+        utf8_trust_anchor=utf8_trust_anchor,
     )
 
 

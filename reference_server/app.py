@@ -17,6 +17,8 @@ from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from cryptography import x509
+
 from reference_server import auth, errors, validation
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
 from reference_server.clock import Clock
@@ -25,8 +27,6 @@ from reference_server.routing import Router
 from reference_server.store import Store
 
 if TYPE_CHECKING:
-    from cryptography import x509
-
     from conformance.contract import Contract, Operation
 
 __all__ = ["Application"]
@@ -49,7 +49,7 @@ class Application:
         store: Store | None = None,
         clock: Clock | None = None,
         faults: Iterable[str] = (),
-        trust_ca: x509.Certificate | None = None,
+        trust_ca: x509.Certificate | Iterable[x509.Certificate] | None = None,
         modules: Iterable[str] | None = None,
     ) -> None:
         if contract is None:
@@ -60,7 +60,14 @@ class Application:
         self.store = store or Store()
         self.clock = clock or Clock()
         self.faults = check_names(faults)
-        self.trust_ca = trust_ca
+        #: The CAs a signing certificate must chain to (``--trust``, repeatable); empty: any CA.
+        self.trust_cas: tuple[x509.Certificate, ...] = (
+            ()
+            if trust_ca is None
+            else (trust_ca,)
+            if isinstance(trust_ca, x509.Certificate)
+            else tuple(trust_ca)
+        )
         self.logger = logger
         self.modules = _load_modules(modules)
         handlers: dict[str, Handler] = {}

@@ -33,6 +33,8 @@ from reference_server import sandbox_data
 from reference_server.api import ApiError, AuthContext, Headers, Request
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from cryptography import x509
 
     from conformance.contract import Check, Contract, Operation
@@ -201,11 +203,12 @@ def _signature_error(verdict: Verification) -> ApiError:
 def check_certificate(
     app: Application, operation: Operation, certificate: x509.Certificate | None
 ) -> frozenset[str] | None:
-    """``--trust``: the certificate chains to the CA (spec 5 part 1); PSD2 role by family."""
+    """``--trust``: the certificate chains to one of the CAs (spec 5 part 1); PSD2 role by
+    family."""
     if certificate is None:
         return None
-    if app.trust_ca is not None:
-        problem = verify_chain(certificate, app.trust_ca, now=app.clock.now())
+    if app.trust_cas:
+        problem = _untrusted(certificate, app.trust_cas, app.clock.now())
         if problem is not None:
             raise ApiError(
                 401,
@@ -225,6 +228,20 @@ def check_certificate(
             path="TPP-Signature-Certificate",
         )
     return roles
+
+
+def _untrusted(
+    certificate: x509.Certificate, cas: tuple[x509.Certificate, ...], now: datetime
+) -> str | None:
+    """None when ``certificate`` chains to one of ``cas``; else why not, told against the CA
+    its issuer names (the first CA when it names none): the reason a bank would give."""
+    problems: list[tuple[bool, str]] = []
+    for ca in cas:
+        problem = verify_chain(certificate, ca, now=now)
+        if problem is None:
+            return None
+        problems.append((ca.subject != certificate.issuer, problem))
+    return min(problems, key=lambda named: named[0])[1]
 
 
 # -- 4. header formats --------------------------------------------------------------------------

@@ -48,8 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trust",
         type=Path,
+        action="append",
+        default=[],
         metavar="CA.pem",
-        help="accept only signing certificates issued by this CA (spec 5 part 1)",
+        help="accept only signing certificates issued by this CA (spec 5 part 1); repeatable, "
+        "and a PEM file may hold several CA certificates: a certificate of any of them is accepted",
     )
     parser.add_argument(
         "--fault",
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from reference_server.store import Store
 
     try:
-        trust = _load_ca(args.trust) if args.trust else None
+        trust = [ca for path in args.trust for ca in _load_cas(path)]
         store = Store(args.data) if args.data else Store()
         app = Application(store=store, faults=args.fault, trust_ca=trust)
     except (UnknownFaultError, OSError, ValueError) as error:
@@ -165,13 +168,16 @@ def configure_logging(level: str) -> None:
     logging.basicConfig(level=getattr(logging, level), handlers=[handler])
 
 
-def _load_ca(path: Path) -> x509.Certificate:
-    """The ``--trust`` CA certificate, PEM or DER."""
+def _load_cas(path: Path) -> list[x509.Certificate]:
+    """The CA certificates of one ``--trust`` file: every certificate of a PEM file, or one DER."""
     data = path.read_bytes()
     try:
-        return x509.load_pem_x509_certificate(data)
+        return x509.load_pem_x509_certificates(data)
     except ValueError:
-        return x509.load_der_x509_certificate(data)
+        try:
+            return [x509.load_der_x509_certificate(data)]
+        except ValueError:
+            raise ValueError(f"{path} holds no CA certificate (PEM or DER)") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

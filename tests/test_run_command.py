@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from conformance.certs import load_ca
 from conformance.commands import run as run_command
 from conformance.commands.run import (
     DEFAULT_SEED,
@@ -24,6 +25,7 @@ from conformance.commands.run import (
     bundled_reference_server,
     parse_seed,
     pytest_arguments,
+    write_run_identity,
 )
 from conformance.errors import ConformanceError, ProfileError, TargetError
 
@@ -103,6 +105,30 @@ def test_pytest_arguments_name_the_suite_the_reports_and_keep_the_users_last(
     assert args[args.index("--reports") + 1] == str(tmp_path)
     assert args[-4:] == ["-k", "E12", "-n", "0"]  # after our "-n auto": the user's wins
     assert args.index("auto") < len(args) - 4
+
+
+def test_the_run_identity_has_a_second_ca_named_outside_ascii(tmp_path: Path) -> None:
+    """The bundled server trusts both CAs; the suite gets both, with their keys (spec 5 item 3)."""
+    identity = write_run_identity(tmp_path)
+    utf8 = load_ca(identity.utf8_ca_certificate, identity.utf8_ca_key)
+    assert not utf8.certificate.subject.rfc4514_string().isascii()
+    main = load_ca(identity.ca_certificate, identity.ca_key)
+    assert main.certificate.subject != utf8.certificate.subject
+    assert identity.trusted == (identity.ca_certificate, identity.utf8_ca_certificate)
+    args = pytest_arguments(
+        target=None,
+        profile=None,
+        cert=None,
+        key=None,
+        seed=0,
+        strict=False,
+        reports=tmp_path,
+        numprocesses=None,
+        trust_anchor=identity,
+    )
+    assert args[args.index("--trust-anchor") + 1] == str(identity.ca_certificate)
+    assert args[args.index("--trust-anchor-utf8") + 1] == str(identity.utf8_ca_certificate)
+    assert args[args.index("--trust-anchor-utf8-key") + 1] == str(identity.utf8_ca_key)
 
 
 def test_the_seed() -> None:
@@ -241,6 +267,21 @@ def test_a_run_against_the_reference_server_writes_every_report(tmp_path: Path) 
     for path in reports.rglob("*"):
         if path.is_file():
             assert "PRIVATE KEY" not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+@pytest.mark.slow
+def test_the_bundled_run_judges_the_rfc2047_signature_scenarios(tmp_path: Path) -> None:
+    """Spec 5 item 3: the run's UTF-8-named CA makes them applicable, and the server passes."""
+    reports = tmp_path / "reports"
+    process = conformance_run(
+        "--reports", str(reports), "--", "-k", "rfc2047-signature", "-n", "0", cwd=tmp_path
+    )
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, output
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    verdicts = {s["id"]: s["verdict"] for s in document["scenarios"]}
+    assert len(verdicts) == 31
+    assert set(verdicts.values()) == {"passed"}, verdicts
 
 
 @pytest.mark.slow

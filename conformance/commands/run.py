@@ -73,6 +73,8 @@ _LISTENING = re.compile(r"reference server listening on (https?://\S+)")
 #: Installed pytest plugins the suite does not use, switched off for its runs (``-p no:NAME``):
 #: Faker's (an autouse session fixture in every item's closure) and anyio's (per-test hooks).
 _UNUSED_PLUGINS = ("-p", "no:faker", "-p", "no:anyio")
+#: The name of the run's second CA: not ASCII, for the RFC 2047 scenario (spec 5 item 3).
+UTF8_CA_NAME = "Conformance Test CA Ærø"
 #: Operations whose GET has no path parameter: the probe asks one of them for a JSON answer.
 _PROBE_OPERATIONS = ("AL", "E9")
 
@@ -151,7 +153,7 @@ def _stop(process: subprocess.Popen[str]) -> None:
 def bundled_reference_server(
     *,
     faults: Sequence[str] = (),
-    trust: Path | None = None,
+    trust: Path | Sequence[Path] | None = None,
     log_path: Path | None = None,
     start_timeout: float = _SERVER_START_TIMEOUT,
 ) -> Iterator[str]:
@@ -159,12 +161,13 @@ def bundled_reference_server(
 
     The URL comes from the first line the server prints (``reference server listening on
     http://127.0.0.1:PORT``). Its log (stderr, one line per request) goes to ``log_path`` or
-    nowhere. ``trust`` is the only CA whose signing certificates it accepts (``--trust``). A
-    server that exits or stays silent is a :class:`ConformanceError` naming the log.
+    nowhere. ``trust`` is the CA (or CAs) whose signing certificates it accepts, no other
+    (``--trust``). A server that exits or stays silent is a :class:`ConformanceError` naming the
+    log.
     """
     command = [sys.executable, "-m", "reference_server", "--host", "127.0.0.1", "--port", "0"]
-    if trust is not None:
-        command += ["--trust", str(trust)]
+    for ca in (trust,) if isinstance(trust, Path) else trust or ():
+        command += ["--trust", str(ca)]
     for fault in faults:
         command += ["--fault", fault]
     if log_path is not None:
@@ -227,22 +230,32 @@ def _wait_for_url(
 
 
 def write_run_identity(directory: Path) -> BundledIdentity:
-    """A CA and a TPP identity it issued, written to ``directory`` for one run.
+    """A CA and a TPP identity it issued, and a second CA with a non-ASCII name, written to
+    ``directory`` for one run.
 
-    The bundled server is started trusting only this CA (``--trust``) and the suite signs with
-    the identity and mints its negative-case certificates from the CA (the runners' trust
-    anchor), so that "a certificate of another CA is refused" (spec 5 item 1) can be judged.
-    A fresh CA per run: nothing secret outlives the temporary directory.
+    The bundled server is started trusting only these two CAs (``--trust``, :attr:`trusted`)
+    and the suite signs with the identity and mints its negative-case certificates from the
+    first CA (the runners' trust anchor), so that "a certificate of another CA is refused"
+    (spec 5 item 1) can be judged. The second (:data:`UTF8_CA_NAME`) issues the certificate of
+    the RFC 2047 scenario: its keyId ``CA=`` is not ASCII, so the Signature header must be
+    MIME-encoded (spec 5 item 3). Fresh CAs per run: nothing secret outlives the directory.
     """
     from conformance.certs import generate_ca, generate_tpp_identity, write_identity
 
     ca = generate_ca()
-    written = write_identity(generate_tpp_identity(ca), directory, ca=ca)
+    tpp = generate_tpp_identity(ca)
+    written = write_identity(tpp, directory, ca=ca)
+    utf8_ca = generate_ca(UTF8_CA_NAME)
+    utf8 = write_identity(
+        generate_tpp_identity(utf8_ca, key=tpp.private_key), Path(directory) / "utf8", ca=utf8_ca
+    )
     return BundledIdentity(
         certificate=written["certificate"],
         key=written["key"],
         ca_certificate=written["ca_certificate"],
         ca_key=written["ca_key"],
+        utf8_ca_certificate=utf8["ca_certificate"],
+        utf8_ca_key=utf8["ca_key"],
     )
 
 
@@ -254,6 +267,13 @@ class BundledIdentity:
     key: Path
     ca_certificate: Path
     ca_key: Path
+    utf8_ca_certificate: Path
+    utf8_ca_key: Path
+
+    @property
+    def trusted(self) -> tuple[Path, Path]:
+        """The CA certificates the bundled server is told to trust (``--trust`` each)."""
+        return self.ca_certificate, self.utf8_ca_certificate
 
 
 # --- the probe before a run ---------------------------------------------------------------------
@@ -384,9 +404,14 @@ def pytest_arguments(
     args = [str(SCENARIOS_DIR), "-p", "conformance.plugin", "-p", "no:cacheprovider"]
     args += [*_UNUSED_PLUGINS, "--assert=plain"]
     anchor = (
-        (None, None)
+        (None, None, None, None)
         if trust_anchor is None
-        else (str(trust_anchor.ca_certificate), str(trust_anchor.ca_key))
+        else (
+            str(trust_anchor.ca_certificate),
+            str(trust_anchor.ca_key),
+            str(trust_anchor.utf8_ca_certificate),
+            str(trust_anchor.utf8_ca_key),
+        )
     )
     for flag, value in (
         ("--target", target),
@@ -395,6 +420,8 @@ def pytest_arguments(
         ("--key", key),
         ("--trust-anchor", anchor[0]),
         ("--trust-anchor-key", anchor[1]),
+        ("--trust-anchor-utf8", anchor[2]),
+        ("--trust-anchor-utf8-key", anchor[3]),
     ):
         if value is not None:
             args += [flag, value]
@@ -456,7 +483,7 @@ def run(args: argparse.Namespace) -> int:
                 target = stack.enter_context(
                     bundled_reference_server(
                         faults=args.fault,
-                        trust=None if identity is None else identity.ca_certificate,
+                        trust=None if identity is None else identity.trusted,
                         log_path=reports / "reference-server.log",
                     )
                 )

@@ -46,6 +46,10 @@ class RunContext:
     certificates from it and expect certificates of any other CA to be refused. Without it,
     certificates are minted from the suite's default CA when the client signs with the default
     identity, and the untrusted-CA case is not applicable.
+
+    ``utf8_trust_anchor`` is a second CA the target trusts (beside ``trust_anchor``), whose name
+    has a character outside ASCII, with its key: the RFC 2047 scenario signs with a certificate
+    it issues, so that the keyId ``CA=`` and the Signature header are not ASCII (spec 5 item 3).
     """
 
     contract: Contract
@@ -57,6 +61,7 @@ class RunContext:
     exchanges: list[Exchange] = field(default_factory=list)
     strict: bool = False
     trust_anchor: CertificateAuthority | None = None
+    utf8_trust_anchor: CertificateAuthority | None = None
     _unsupported: dict[str, str | None] = field(default_factory=dict, init=False, repr=False)
 
     def unsupported_reason(self, op_id: str) -> str | None:

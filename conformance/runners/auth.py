@@ -10,7 +10,9 @@ Certificates the suite mints itself are only meaningful when the target trusts t
 issuer is ``RunContext.trust_anchor`` when the run declares one, else the suite's default CA when
 the client signs with the default identity (the target then trusts that CA, or nothing is
 accepted at all). A CA the target does not trust can only be told apart from "any CA goes" when a
-trust anchor is declared; otherwise that case is not applicable.
+trust anchor is declared; otherwise that case is not applicable. The RFC 2047 case needs a
+trusted issuer named outside ASCII: the run's own, or ``RunContext.utf8_trust_anchor`` (the
+bundled run declares one); when the declared anchors are all named in ASCII it is not applicable.
 """
 
 from __future__ import annotations
@@ -143,6 +145,11 @@ def _untrusted_identity(key: Any) -> TppIdentity:
 
 
 @functools.cache
+def _minted_identity(ca: CertificateAuthority, key: Any) -> TppIdentity:
+    return generate_tpp_identity(ca, key=key)
+
+
+@functools.cache
 def _utf8_identity(key: Any) -> TppIdentity:
     return generate_tpp_identity(generate_ca(UTF8_CA_NAME, key=key), key=key)
 
@@ -190,15 +197,23 @@ def _sha512(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> P
 
 
 def _rfc2047_signature(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
-    """A keyId naming a CA with a UTF-8 name: the Signature header is sent MIME-encoded."""
-    anchor = ctx.trust_anchor
-    if anchor is not None:
-        if anchor.certificate.subject.rfc4514_string().isascii():
-            raise NotApplicable(
-                "the declared trust anchor has an ASCII name, so no certificate the target "
-                "trusts makes the Signature header non-ASCII (spec 5 item 3)"
-            )
-        return request, _signer(ctx, request, identity=generate_tpp_identity(anchor, key=_key(ctx)))
+    """A keyId naming a CA with a UTF-8 name: the Signature header is sent MIME-encoded.
+
+    The certificate's issuer must be trusted by the target and named outside ASCII: the run's
+    own certificate when its issuer is, else one minted from the UTF-8-named trust anchor
+    (``--trust-anchor-utf8``), else from the trust anchor when its name is not ASCII.
+    """
+    if not ctx.client.make_signer().credentials.issuer.isascii():
+        return request, _signer(ctx, request)
+    for anchor in (ctx.utf8_trust_anchor, ctx.trust_anchor):
+        if anchor is not None and not anchor.certificate.subject.rfc4514_string().isascii():
+            return request, _signer(ctx, request, identity=_minted_identity(anchor, _key(ctx)))
+    if ctx.trust_anchor is not None or ctx.utf8_trust_anchor is not None:
+        raise NotApplicable(
+            "no CA the target is declared to trust has a name outside ASCII, so no certificate "
+            "it trusts makes the Signature header non-ASCII (spec 5 item 3); declare one with "
+            "--trust-anchor-utf8 and --trust-anchor-utf8-key"
+        )
     _issuer(ctx, "a certificate from a CA with a UTF-8 name")
     return request, _signer(ctx, request, identity=_utf8_identity(_key(ctx)))
 

@@ -279,6 +279,34 @@ def test_certificate_of_another_ca_is_401_under_trust(
     assert "Another CA" in response.json()["message"]
 
 
+def test_several_trusted_cas_each_accept_their_certificates_and_no_other(contract) -> None:
+    """``--trust`` repeated (spec 5 part 1): a certificate chains to one of the CAs, any one."""
+    key = default_identity().private_key
+    utf8_ca = generate_ca("Conformance Test CA Ærø", key=default_ca().private_key)
+    running = start(core_app(trust_ca=[default_ca().certificate, utf8_ca.certificate]))
+    try:
+        for identity in (default_identity(), generate_tpp_identity(utf8_ca, key=key)):
+            with make_client(running.url, contract, identity=identity) as client:
+                response = client.get("/v1/sandbox/customers")
+            assert response.status_code == 200, identity.certificate.issuer
+        stranger = generate_tpp_identity(
+            generate_ca("Another CA", key=default_ca().private_key), key=key
+        )
+        with make_client(running.url, contract, identity=stranger) as client:
+            response = client.get("/v1/sandbox/customers")
+        assert response.status_code == 401
+        assert response.json()["code"] == "CERTIFICATE_INVALID"
+        assert "Another CA" in response.json()["message"]
+        # Named after a trusted CA, signed by another key: told against the CA it names.
+        forged = generate_tpp_identity(generate_ca("Conformance Test CA Ærø", key=key), key=key)
+        with make_client(running.url, contract, identity=forged) as client:
+            response = client.get("/v1/sandbox/customers")
+        assert response.status_code == 401
+        assert "signature does not verify" in response.json()["message"]
+    finally:
+        running.stop()
+
+
 # -- PSD2 roles ---------------------------------------------------------------------------------
 
 

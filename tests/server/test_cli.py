@@ -121,6 +121,37 @@ def test_trust_option_refuses_other_cas(tmp_path: Path, contract) -> None:
 
 
 @pytest.mark.slow
+def test_trust_takes_several_cas_repeated_or_in_one_pem_file(tmp_path: Path, contract) -> None:
+    """A certificate of any CA given is accepted: the bundled run trusts a second, UTF-8-named
+    CA for the RFC 2047 scenario (spec 5 item 3) beside the run's own."""
+    other = generate_ca("Other", key=default_ca().private_key).certificate.public_bytes(
+        Encoding.PEM
+    )
+    mine = default_ca().certificate.public_bytes(Encoding.PEM)
+    (tmp_path / "other.pem").write_bytes(other)
+    (tmp_path / "mine.pem").write_bytes(mine)
+    (tmp_path / "both.pem").write_bytes(other + mine)
+    for args in (
+        ("--trust", str(tmp_path / "other.pem"), "--trust", str(tmp_path / "mine.pem")),
+        ("--trust", str(tmp_path / "both.pem")),
+    ):
+        with running(*args) as (_, url), make_client(url, contract) as client:
+            assert client.get("/v1/sandbox/customers").status_code == 200, args
+
+
+def test_trust_is_repeatable_and_a_file_without_a_certificate_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = build_parser().parse_args(["--trust", "a.pem", "--trust", "b.pem"])
+    assert args.trust == [Path("a.pem"), Path("b.pem")]
+    assert build_parser().parse_args([]).trust == []
+    empty = tmp_path / "empty.pem"
+    empty.write_bytes(b"no certificate here")
+    assert main(["--port", "0", "--trust", str(empty)]) == 2
+    assert "holds no CA certificate" in capsys.readouterr().err
+
+
+@pytest.mark.slow
 def test_faults_are_announced_and_active(contract) -> None:
     with running("--fault", "html-errors") as (process, url):
         assert process.stdout is not None

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 import pytest
 
-from conformance.certs import default_ca
+from conformance.certs import default_ca, generate_ca
 from conformance.checks import ConformanceFailure
 from conformance.contract import Contract
 from conformance.runners import (
@@ -160,6 +160,23 @@ def test_with_a_trust_anchor_untrusted_and_expired_certificates_are_refused(
         "E16-auth-missing-role-rejected",
     ):
         run_scenario(scenario(scenarios, scenario_id), context)
+
+
+def test_the_rfc2047_signature_needs_a_trusted_ca_named_outside_ascii(
+    scenarios: dict[str, Scenario], faulty: Callable[..., RunContext]
+) -> None:
+    """Spec 5 item 3: only a trusted issuer named outside ASCII makes the Signature non-ASCII."""
+    rfc2047 = scenario(scenarios, "E12-auth-rfc2047-signature-accepted")
+    ascii_only = faulty(trust_ca=default_ca().certificate)
+    ascii_only.trust_anchor = default_ca()
+    with pytest.raises(NotApplicable, match="--trust-anchor-utf8"):
+        run_scenario(rfc2047, ascii_only)
+    utf8 = generate_ca("Conformance Test CA Ærø", key=default_ca().private_key)
+    context = faulty(trust_ca=[default_ca().certificate, utf8.certificate])
+    context.trust_anchor, context.utf8_trust_anchor = default_ca(), utf8
+    run_scenario(rfc2047, context)
+    signature = dict(context.exchanges[-1].request_headers).get("Signature", "")
+    assert signature.startswith("=?utf-8?"), context.exchanges[-1].request_headers
 
 
 def test_a_target_without_sandbox_makes_sandbox_scenarios_not_applicable(
