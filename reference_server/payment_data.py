@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
-from typing import Any, Self
+from typing import Any
 
+from reference_server.records import DocRecord
 from reference_server.store import Store, Table
 
 __all__ = [
@@ -91,7 +92,7 @@ class ConsentStatus:
 
 
 @dataclass(frozen=True)
-class Payment:
+class Payment(DocRecord):
     """A payment created with E16, E17 or E18.
 
     ``product`` is the product of the path the payment is reached under (PS, PC, PA): NDCT for
@@ -139,40 +140,9 @@ class Payment:
         account = self.request.get("debtorAccount")
         return account if isinstance(account, Mapping) else {}
 
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "product": self.product,
-            "kind": self.kind,
-            "request": dict(self.request),
-            "status": self.status,
-            "psuKey": self.psu_key,
-            "customerId": self.customer_id,
-            "createdAt": self.created_at,
-            "statusChangedAt": self.status_changed_at,
-            "basketId": self.basket_id,
-            "transactionId": self.transaction_id,
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(
-            id=doc["id"],
-            product=doc["product"],
-            kind=doc["kind"],
-            request=doc["request"],
-            status=doc["status"],
-            psu_key=doc["psuKey"],
-            customer_id=doc["customerId"],
-            created_at=doc["createdAt"],
-            status_changed_at=doc["statusChangedAt"],
-            basket_id=doc["basketId"],
-            transaction_id=doc["transactionId"],
-        )
-
 
 @dataclass(frozen=True)
-class Basket:
+class Basket(DocRecord):
     """A signing basket (E1): the payments it groups, in the order given."""
 
     id: str
@@ -184,18 +154,6 @@ class Basket:
     def parent_id(self) -> str | None:
         return None
 
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "paymentIds": list(self.payment_ids),
-            "psuKey": self.psu_key,
-            "createdAt": self.created_at,
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(doc["id"], tuple(doc["paymentIds"]), doc["psuKey"], doc["createdAt"])
-
 
 class SubjectKind:
     """What an authorisation authorises."""
@@ -206,7 +164,7 @@ class SubjectKind:
 
 
 @dataclass(frozen=True)
-class Authorisation:
+class Authorisation(DocRecord):
     """One SCA by redirect (spec 5 item 6) for a basket (E2), a payment (PA, or implicitly at
     creation) or a consent (CA). ``customer_id`` is the sandbox customer expected at the SCA page
     (None: the PSU was not known and identifies there). ``redirect_uri`` is the TPP-Redirect-URI
@@ -226,36 +184,9 @@ class Authorisation:
     def parent_id(self) -> str | None:
         return self.subject_id
 
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "subjectKind": self.subject_kind,
-            "subjectId": self.subject_id,
-            "status": self.status,
-            "psuKey": self.psu_key,
-            "customerId": self.customer_id,
-            "redirectUri": self.redirect_uri,
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(
-            id=doc["id"],
-            subject_kind=doc["subjectKind"],
-            subject_id=doc["subjectId"],
-            status=doc["status"],
-            psu_key=doc["psuKey"],
-            customer_id=doc["customerId"],
-            redirect_uri=doc["redirectUri"],
-            created_at=doc["createdAt"],
-            updated_at=doc["updatedAt"],
-        )
-
 
 @dataclass(frozen=True)
-class Consent:
+class Consent(DocRecord):
     """An account-information consent (CC; spec 8 presupposes it, NextGenPSD2 shape assumed).
 
     ``account_ids`` are the sandbox accounts it covers, fixed when the PSU authorises it (the
@@ -279,40 +210,9 @@ class Consent:
     def parent_id(self) -> str | None:
         return self.customer_id
 
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "psuKey": self.psu_key,
-            "customerId": self.customer_id,
-            "access": dict(self.access),
-            "validUntil": self.valid_until,
-            "recurring": self.recurring,
-            "frequencyPerDay": self.frequency_per_day,
-            "status": self.status,
-            "createdAt": self.created_at,
-            "authorisedAt": self.authorised_at,
-            "accountIds": list(self.account_ids),
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(
-            id=doc["id"],
-            psu_key=doc["psuKey"],
-            customer_id=doc["customerId"],
-            access=doc["access"],
-            valid_until=doc["validUntil"],
-            recurring=doc["recurring"],
-            frequency_per_day=doc["frequencyPerDay"],
-            status=doc["status"],
-            created_at=doc["createdAt"],
-            authorised_at=doc["authorisedAt"],
-            account_ids=tuple(doc["accountIds"]),
-        )
-
 
 @dataclass(frozen=True)
-class BatchState:
+class BatchState(DocRecord):
     """When the simulated batch (spec 3) last caught up with the clock; one record, id ``batch``."""
 
     last_run: str
@@ -323,11 +223,8 @@ class BatchState:
         return None
 
     def to_doc(self) -> dict[str, Any]:
+        """Explicit: the stored document puts ``id`` first, unlike the field order."""
         return {"id": self.id, "lastRun": self.last_run}
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(doc["lastRun"], doc["id"])
 
 
 PAYMENTS: Table[Payment] = Table("payments.payment", Payment)

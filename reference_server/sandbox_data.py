@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any
 
+from reference_server.records import DocRecord, doc_key
 from reference_server.store import Store, Table
 
 __all__ = [
@@ -78,13 +79,13 @@ class Balance:
         amount = document["balanceAmount"]
         return cls(int(amount["amount"]), str(amount["currency"]), str(document["balanceType"]))
 
-
-def _balances(documents: Any) -> tuple[Balance, ...]:
-    return tuple(Balance.from_json(item) for item in documents or ())
+    # Stored inside an account's document in its spec 2.1 shape (records.DocRecord uses these).
+    to_doc = to_json
+    from_doc = from_json
 
 
 @dataclass(frozen=True)
-class Customer:
+class Customer(DocRecord):
     """A sandbox customer. ``id`` (a UUID) doubles as the customer's PSU-ID."""
 
     id: str
@@ -101,24 +102,9 @@ class Customer:
     def corporate(self) -> bool:
         return self.customer_type == CORPORATE
 
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "customerNumber": self.customer_number,
-            "customerType": self.customer_type,
-            "name": self.name,
-            "nationalId": self.national_id,
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(
-            doc["id"], doc["customerNumber"], doc["customerType"], doc["name"], doc["nationalId"]
-        )
-
 
 @dataclass(frozen=True)
-class Agreement:
+class Agreement(DocRecord):
     """An agreement: ``owner`` is the corporation (corporate agreements, SAG); ``holder`` the
     private customer whose agreement was created with them (spec 2.9: owner is optional)."""
 
@@ -136,16 +122,9 @@ class Agreement:
         """The customer the agreement belongs to (corporation or private holder)."""
         return self.owner or self.holder
 
-    def to_doc(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "owner": self.owner, "holder": self.holder}
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(doc["id"], doc["name"], doc["owner"], doc["holder"])
-
 
 @dataclass(frozen=True)
-class Engagement:
+class Engagement(DocRecord):
     """An account with privileges inside an agreement (spec 2.9, spec 4.3 E6).
 
     ``customer`` is the value the TPP sent (a customerId or a customerNumber) and is shown back;
@@ -183,42 +162,15 @@ class Engagement:
     def transfer_rights(self) -> bool:
         return bool({"INTERNAL_TRANSFER", "OWNER", "DISPOSAL"} & set(self.roles))
 
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "agreementId": self.agreement_id,
-            "customer": self.customer,
-            "customerId": self.customer_id,
-            "accountId": self.account_id,
-            "roles": list(self.roles),
-            "registerLimit": self.register_limit,
-            "approvalLimit": self.approval_limit,
-            "name": self.name,
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(
-            doc["id"],
-            doc["agreementId"],
-            doc["customer"],
-            doc["customerId"],
-            doc["accountId"],
-            tuple(doc["roles"]),
-            doc["registerLimit"],
-            doc["approvalLimit"],
-            doc["name"],
-        )
-
 
 @dataclass(frozen=True)
-class Account:
+class Account(DocRecord):
     """A sandbox account (spec 2.9), owned by one customer."""
 
     id: str
     customer_id: str
     customer_number: str
-    name: str
+    name: str = field(metadata=doc_key("accountName"))
     bban: str
     iban: str
     currency: str
@@ -231,40 +183,9 @@ class Account:
     def parent_id(self) -> str | None:
         return self.customer_id
 
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "customerId": self.customer_id,
-            "customerNumber": self.customer_number,
-            "accountName": self.name,
-            "bban": self.bban,
-            "iban": self.iban,
-            "currency": self.currency,
-            "product": self.product,
-            "cashAccountType": self.cash_account_type,
-            "creditLine": self.credit_line,
-            "balances": [balance.to_json() for balance in self.balances],
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(
-            doc["id"],
-            doc["customerId"],
-            doc["customerNumber"],
-            doc["accountName"],
-            doc["bban"],
-            doc["iban"],
-            doc["currency"],
-            doc["product"],
-            doc["cashAccountType"],
-            doc["creditLine"],
-            _balances(doc["balances"]),
-        )
-
 
 @dataclass(frozen=True)
-class AccountTransaction:
+class AccountTransaction(DocRecord):
     """A sandbox account transaction. ``data`` holds the spec 2.9 data fields as created (E7) or
     booked by a sandbox payment; ``id`` and ``_links`` are added when it is shown."""
 
@@ -277,21 +198,9 @@ class AccountTransaction:
     def parent_id(self) -> str | None:
         return self.account_id
 
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "accountId": self.account_id,
-            "bookingDate": self.booking_date,
-            "data": dict(self.data),
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(doc["id"], doc["accountId"], doc["bookingDate"], doc["data"])
-
 
 @dataclass(frozen=True)
-class CardAccount:
+class CardAccount(DocRecord):
     """A sandbox card account (spec 2.9), owned by one customer."""
 
     id: str
@@ -301,7 +210,7 @@ class CardAccount:
     credit_limit: int
     credit_limit_currency: str
     card_id: str
-    card_id_vno: str
+    card_id_vno: str = field(metadata=doc_key("cardIdVNo"))
     account_number: str
     expiry: str
     name: str
@@ -313,46 +222,9 @@ class CardAccount:
     def parent_id(self) -> str | None:
         return self.customer_id
 
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "customerId": self.customer_id,
-            "maskedPan": self.masked_pan,
-            "currency": self.currency,
-            "creditLimit": self.credit_limit,
-            "creditLimitCurrency": self.credit_limit_currency,
-            "cardId": self.card_id,
-            "cardIdVNo": self.card_id_vno,
-            "accountNumber": self.account_number,
-            "expiry": self.expiry,
-            "name": self.name,
-            "product": self.product,
-            "status": self.status,
-            "balances": [balance.to_json() for balance in self.balances],
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(
-            doc["id"],
-            doc["customerId"],
-            doc["maskedPan"],
-            doc["currency"],
-            doc["creditLimit"],
-            doc["creditLimitCurrency"],
-            doc["cardId"],
-            doc["cardIdVNo"],
-            doc["accountNumber"],
-            doc["expiry"],
-            doc["name"],
-            doc["product"],
-            doc["status"],
-            _balances(doc["balances"]),
-        )
-
 
 @dataclass(frozen=True)
-class CardTransaction:
+class CardTransaction(DocRecord):
     """A card transaction created with E5. ``invoiced`` false means pending (assumption)."""
 
     id: str
@@ -369,27 +241,6 @@ class CardTransaction:
     @property
     def pending(self) -> bool:
         return not self.invoiced
-
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "cardAccountId": self.card_account_id,
-            "cardTransactionId": self.card_transaction_id,
-            "bookingDate": self.booking_date,
-            "invoiced": self.invoiced,
-            "data": dict(self.data),
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Self:
-        return cls(
-            doc["id"],
-            doc["cardAccountId"],
-            doc["cardTransactionId"],
-            doc["bookingDate"],
-            doc["invoiced"],
-            doc["data"],
-        )
 
 
 CUSTOMERS: Table[Customer] = Table("sandbox.customer", Customer)
