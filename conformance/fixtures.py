@@ -318,8 +318,8 @@ class DataFactory:
 
         The reference server's clock can be set apart from real time (``/_control/clock``): its
         offset is read once per worker and applied locally, instead of one request per date.
-        Only once: the scenarios that move the clock (spec 8 ages) move it back after one
-        request, and a date taken in that moment must not stick.
+        No scenario moves the shared clock (the spec 8 age scenarios age one consent through
+        ``/_control/consents/{consentId}/age``), so the offset read once stays right.
         """
         if not self.profile.reference_server:
             return datetime.now(UTC).date()
