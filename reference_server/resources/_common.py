@@ -5,10 +5,11 @@ from __future__ import annotations
 import uuid
 from typing import TypeVar
 
+from reference_server import sandbox_data as data
 from reference_server.api import ApiError
 from reference_server.store import Record, Store, Table
 
-__all__ = ["new_id", "require"]
+__all__ = ["new_id", "owner_by_number", "require"]
 
 R = TypeVar("R", bound=Record)
 
@@ -24,3 +25,20 @@ def require(store: Store, table: Table[R], record_id: str, what: str) -> R:
 def new_id() -> str:
     """A fresh resource id (a UUID: customers' ids double as PSU-IDs, spec 4.2)."""
     return str(uuid.uuid4())
+
+
+def owner_by_number(store: Store, customer_number: str) -> data.Customer:
+    """The sandbox customer a creation request names by ``customerNumber`` (SA, SCA), or 400.
+
+    The creation shapes are assumptions of the contract (spec 2.9 "not shown"); an unknown owner
+    is the caller's mistake, so 400 FORMAT_ERROR with the field as ``path`` (spec 7).
+    """
+    customer = data.customer_by_number(store, customer_number)
+    if customer is None:
+        raise ApiError(
+            400,
+            "FORMAT_ERROR",
+            f"no sandbox customer has the customerNumber {customer_number!r}",
+            path="customerNumber",
+        )
+    return customer

@@ -16,7 +16,7 @@ from typing import Any
 from reference_server import sandbox_data as data
 from reference_server import sandbox_views as views
 from reference_server.api import ApiError, Call, Response, TppMessage
-from reference_server.resources._common import new_id, require
+from reference_server.resources._common import new_id, owner_by_number, require
 from reference_server.store import Store
 
 __all__ = [
@@ -62,14 +62,7 @@ def create_account(call: Call) -> Response:
     store = call.app.store
     body = call.body
     with store.atomic():
-        customer = data.customer_by_number(store, body["customerNumber"])
-        if customer is None:
-            raise ApiError(
-                400,
-                "FORMAT_ERROR",
-                f"no sandbox customer has the customerNumber {body['customerNumber']!r}",
-                path="customerNumber",
-            )
+        customer = owner_by_number(store, body["customerNumber"])
         for field, lookup in (("bban", data.account_by_bban), ("iban", data.account_by_iban)):
             if lookup(store, body[field]) is not None:
                 raise ApiError(
