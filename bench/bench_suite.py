@@ -6,9 +6,9 @@ next to the requests themselves. Two figures, measured in the same round against
 reference server:
 
 * **suite**: ``conformance run --target URL --profile profiles/reference-server.toml --cert ...
-  --key ... -n auto -- --trust-anchor ... ...`` in a subprocess, timed from
-  its start to its exit (interpreter start, imports, preflight, collection, xdist workers, every
-  scenario, reports written to a temporary directory). The server is the one ``conformance run``
+  --key ... -n auto -- --trust-anchor ... ...`` in a subprocess, timed from its start to its
+  exit (interpreter start, imports, preflight, collection, xdist workers, every scenario,
+  reports written to a temporary directory). The server is the one ``conformance run``
   starts for itself (``python -m reference_server --port 0 --trust CA ...``, started here with
   the same launcher, :func:`conformance.commands.run.bundled_reference_server`, and the same fresh
   run CAs, :func:`~conformance.commands.run.write_run_identity`), handed to the run by ``--target``
@@ -25,7 +25,10 @@ reference server:
   (so that the resources the paths name exist). The floor runs **with the suite's parallelism**:
   as many processes as ``-n auto`` started xdist workers, each sending an equal contiguous share.
   That is the fair comparison: a sequential floor would charge the suite for a second CPU it is
-  entitled to use.
+  entitled to use. The replays meet the state the suite left behind (its customers, accounts
+  and payments, and what the replayed creations add), so the server works somewhat harder during
+  the floor than during the suite (both server CPU figures are printed): if anything, the floor
+  is generous to the suite.
 
 Each round has a fresh server (the suite's data is seeded, and the same account numbers cannot
 be created twice on one server). Figures are medians over rounds (the machine is shared: see the

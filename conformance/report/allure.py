@@ -2,12 +2,14 @@
 
 DESIGN.md: epic = spec part, feature = operation, story = rule id; severity from the level
 (``must`` → critical, ``should`` → normal). Every exchange of the scenario, set-up included, is
-attached as text (request line, headers, signing string, body; response), and a failure gets a
-``reproduce`` attachment with the ``conformance call`` line of each exchange it is about, so a
-bank engineer can replay exactly what the suite sent.
+attached as text (request line, headers, signing string, body; response; one attachment per
+scenario, the exchanges in order), and a failure gets a ``reproduce`` attachment with the
+``conformance call`` line of each exchange it is about, so a bank engineer can replay exactly
+what the suite sent.
 
 The calls are plain ``allure.dynamic`` / ``allure.attach``: without ``--alluredir`` allure-pytest
-registers no listener and they do nothing; ``enabled`` lets the caller skip rendering then.
+registers no listener and they do nothing; :func:`enabled` tells, so that the exchanges are not
+rendered for nobody.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "SEVERITY",
     "attach_exchanges",
     "attach_reproduction",
+    "enabled",
     "exchange_name",
     "label_scenario",
     "reproduce_commands",
@@ -75,16 +78,41 @@ def exchange_name(index: int, exchange: Exchange) -> str:
     return f"{index:02d} {exchange.method} {exchange.path} → {exchange.status}"
 
 
-def attach_exchanges(exchanges: Iterable[Exchange]) -> None:
-    """One text attachment per exchange (secrets masked by ``Exchange.render`` and the scrub)."""
+def enabled() -> bool:
+    """Whether anything records attachments (allure-pytest with ``--alluredir`` registers its
+    listener with allure-commons; without it ``allure.attach`` goes nowhere)."""
     if allure is None:
+        return False
+    import allure_commons
+
+    return bool(allure_commons.plugin_manager.hook.attach_data.get_hookimpls())
+
+
+def attach_exchanges(exchanges: Iterable[Exchange]) -> None:
+    """Every exchange of the scenario as text, in one attachment (secrets masked by
+    ``Exchange.render`` and the scrub).
+
+    One exchange is attached under its own name (``01 GET /v1/... → 200``); several go into one
+    attachment named after the first and the last, each under a ``=== 02 POST ... → 201 ===``
+    heading, in the order they happened. One file per scenario rather than per exchange:
+    allure-pytest writes every attachment as its own file (a temporary file and a rename), and
+    file creation is a large part of what the reports cost a run.
+    """
+    if not enabled():
         return
-    for index, exchange in enumerate(exchanges, start=1):
-        allure.attach(
-            scrub_identities(exchange.render()),
-            name=exchange_name(index, exchange),
-            attachment_type=allure.attachment_type.TEXT,
+    shown = list(exchanges)
+    if not shown:
+        return
+    names = [exchange_name(index, exchange) for index, exchange in enumerate(shown, start=1)]
+    if len(shown) == 1:
+        name, text = names[0], shown[0].render()
+    else:
+        name = f"{names[0]} … {names[-1]}"
+        text = "\n\n".join(
+            f"=== {title} ===\n{exchange.render()}"
+            for title, exchange in zip(names, shown, strict=True)
         )
+    allure.attach(scrub_identities(text), name=name, attachment_type=allure.attachment_type.TEXT)
 
 
 def reproduce_commands(exchanges: Sequence[Exchange]) -> list[str]:
