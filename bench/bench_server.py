@@ -51,7 +51,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from bench.load import LoadPool, LoadRound, RawRequest
+from bench.load import LoadPool, LoadRound, RawRequest, gate
 from conformance import factories
 from conformance.certs import TppIdentity, default_identity
 from conformance.signing import SignatureAuth
@@ -444,10 +444,7 @@ def main() -> None:
         f"the reference server's own cost per signed request is {result.ratio:.2f}x the bare "
         f"handler's ({result.basis})"
     )
-    if result.ratio > BUDGET:
-        print(f"FAIL: {verdict} (> {BUDGET}x)")
-        raise SystemExit(1)
-    print(f"PASS: {verdict} (<= {BUDGET}x)")
+    gate(result.ratio, BUDGET, verdict)
 
 
 if __name__ == "__main__":

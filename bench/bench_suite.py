@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from itertools import cycle, islice, pairwise
 from pathlib import Path
 
-from bench.load import process_cpu_seconds
+from bench.load import gate, process_cpu_seconds
 from bench.replay import ReplayPool, ReplayRequest
 from bench.suite_recorder import ENV_DIRECTORY
 from conformance.commands.run import (
@@ -536,10 +536,7 @@ def main() -> None:
         f"the suite's wall time is {result.ratio:.2f}x the floor of its "
         f"{result.requests} signed requests"
     )
-    if result.ratio > BUDGET:
-        print(f"FAIL: {verdict} (> {BUDGET}x)")
-        raise SystemExit(1)
-    print(f"PASS: {verdict} (<= {BUDGET}x)")
+    gate(result.ratio, BUDGET, verdict)
 
 
 if __name__ == "__main__":

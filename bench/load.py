@@ -291,18 +291,32 @@ class LoadPool:
         )
 
     def close(self) -> None:
-        for pipe in self._pipes:
-            with contextlib.suppress(OSError):
-                pipe.send(None)
-        for process in self._processes:
+        stop_workers(self._pipes, self._processes)
+
+
+def stop_workers(pipes: list[Connection], processes: list[Any]) -> None:
+    """Ask each worker process to stop (``None`` on its pipe), then join, terminate stragglers and
+    close the pipes; both lists are emptied. Shared by the load and replay pools."""
+    for pipe in pipes:
+        with contextlib.suppress(OSError):
+            pipe.send(None)
+    for process in processes:
+        process.join(timeout=5)
+        if process.is_alive():
+            process.terminate()
             process.join(timeout=5)
-            if process.is_alive():
-                process.terminate()
-                process.join(timeout=5)
-        for pipe in self._pipes:
-            pipe.close()
-        self._pipes.clear()
-        self._processes.clear()
+    for pipe in pipes:
+        pipe.close()
+    pipes.clear()
+    processes.clear()
+
+
+def gate(ratio: float, budget: float, verdict: str) -> None:
+    """Print PASS or FAIL for ``verdict`` against ``budget`` (a ratio); exit 1 on FAIL."""
+    if ratio > budget:
+        print(f"FAIL: {verdict} (> {budget}x)")
+        raise SystemExit(1)
+    print(f"PASS: {verdict} (<= {budget}x)")
 
 
 def summarise(samples: Sequence[WorkerSample], server_cpu_seconds: float | None) -> LoadRound:

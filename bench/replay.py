@@ -15,7 +15,6 @@ Standard library, httpx and the signer only, so that spawning a worker imports l
 from __future__ import annotations
 
 import base64
-import contextlib
 import multiprocessing
 import os
 import time
@@ -26,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
+
+from bench.load import stop_workers
 
 __all__ = ["ReplayPool", "ReplayRequest", "ReplayRound", "split"]
 
@@ -214,15 +215,4 @@ class ReplayPool:
         )
 
     def close(self) -> None:
-        for pipe in self._pipes:
-            with contextlib.suppress(OSError):
-                pipe.send(None)
-        for process in self._processes:
-            process.join(timeout=5)
-            if process.is_alive():
-                process.terminate()
-                process.join(timeout=5)
-        for pipe in self._pipes:
-            pipe.close()
-        self._pipes.clear()
-        self._processes.clear()
+        stop_workers(self._pipes, self._processes)
