@@ -457,17 +457,9 @@ def conformance_trust_anchor(
     conformance_bundled_server: tuple[str, BundledIdentity] | None,
 ) -> CertificateAuthority | None:
     """The CA the target trusts exclusively, with its key (``RunContext.trust_anchor``)."""
-    from conformance.certs import load_ca
-
-    try:
-        anchor = _trust_anchor_from_options(request.config)
-        if anchor is None and conformance_bundled_server is not None:
-            _, identity = conformance_bundled_server
-            if conformance_profile.certificate == identity.certificate:
-                anchor = load_ca(identity.ca_certificate, identity.ca_key)
-    except ConformanceError as error:
-        pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
-    return anchor
+    return _trust_anchor(
+        request, conformance_profile, conformance_bundled_server, "trust_anchor", utf8=False
+    )
 
 
 @pytest.fixture(scope="session")
@@ -478,14 +470,32 @@ def conformance_utf8_trust_anchor(
 ) -> CertificateAuthority | None:
     """A second CA the target trusts, named outside ASCII, with its key
     (``RunContext.utf8_trust_anchor``): the bundled server's, or ``--trust-anchor-utf8``."""
+    return _trust_anchor(
+        request, conformance_profile, conformance_bundled_server, "trust_anchor_utf8", utf8=True
+    )
+
+
+def _trust_anchor(
+    request: pytest.FixtureRequest,
+    profile: TargetProfile,
+    bundled: tuple[str, BundledIdentity] | None,
+    option: str,
+    *,
+    utf8: bool,
+) -> CertificateAuthority | None:
+    """A trust anchor from its pytest options, else the bundled run's CA (the ASCII-named one, or
+    with ``utf8`` the one named outside ASCII) when the run signs with the bundled identity."""
     from conformance.certs import load_ca
 
     try:
-        anchor = _trust_anchor_from_options(request.config, "trust_anchor_utf8")
-        if anchor is None and conformance_bundled_server is not None:
-            _, identity = conformance_bundled_server
-            if conformance_profile.certificate == identity.certificate:
-                anchor = load_ca(identity.utf8_ca_certificate, identity.utf8_ca_key)
+        anchor = _trust_anchor_from_options(request.config, option)
+        if anchor is None and bundled is not None:
+            _, identity = bundled
+            if profile.certificate == identity.certificate:
+                if utf8:
+                    anchor = load_ca(identity.utf8_ca_certificate, identity.utf8_ca_key)
+                else:
+                    anchor = load_ca(identity.ca_certificate, identity.ca_key)
     except ConformanceError as error:
         pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
     return anchor
