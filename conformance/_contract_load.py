@@ -11,6 +11,7 @@ apart.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -62,6 +63,8 @@ class LoadedContract:
     registry: Registry[Any]
     minor_units: Mapping[str, int]
     spec_parts: Mapping[str, str]
+    digest: str
+    """:func:`contract_digest` of the directory, as read."""
 
 
 def fail(root: Path, file: Path, pointer: Pointer | str, message: str) -> ContractError:
@@ -98,8 +101,38 @@ _META_CHECK = Draft202012Validator(
 )
 
 
-def _check_schema(root: Path, file: Path, at: Pointer, schema: Any) -> None:
+#: Digests (:func:`contract_digest`) of contracts whose schemas another process of this run has
+#: already checked against the meta-schema (:func:`trust_checked`).
+_CHECKED_ELSEWHERE: set[str] = set()
+
+
+def contract_digest(root: Path) -> str:
+    """SHA-256 over every JSON file of ``root`` (relative path and bytes, in path order), the
+    meta-schema used when ``root`` has none, and ``jsonschema``'s Draft 2020-12 meta-schema: what
+    the result of the ``check_schema`` step depends on."""
+    digest = hashlib.sha256(json.dumps(Draft202012Validator.META_SCHEMA, sort_keys=True).encode())
+    files = sorted(root.rglob("*.json"))
+    if not (root / "operation.schema.json").exists() and DEFAULT_META_SCHEMA.exists():
+        files.append(DEFAULT_META_SCHEMA)
+    for file in files:
+        name = file.relative_to(root).as_posix() if file.is_relative_to(root) else str(file)
+        content = file.read_bytes()
+        digest.update(f"{name}\0{len(content)}\0".encode())
+        digest.update(content)
+    return digest.hexdigest()
+
+
+def trust_checked(digest: str) -> None:
+    """Skip the meta-schema check of every embedded schema when loading a contract with this
+    digest in this process: the xdist controller checked the very same bytes before it started
+    the workers (~0.25 s per process). Every other check still runs."""
+    _CHECKED_ELSEWHERE.add(digest)
+
+
+def _check_schema(root: Path, file: Path, at: Pointer, schema: Any, *, check: bool = True) -> None:
     """``check_schema`` with the error's place reported inside the file."""
+    if not check:
+        return
     error = best_match(_META_CHECK.iter_errors(schema))
     if error is not None:
         raise fail(
@@ -125,7 +158,7 @@ def _check_refs(root: Path, file: Path, at: Pointer, schema: Any, registry: Regi
 # --------------------------------------------------------------------------- type files
 
 
-def _load_types(root: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
+def _load_types(root: Path, check: bool = True) -> dict[str, tuple[Path, dict[str, Any]]]:
     folder = root / "types"
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
     if not any(file.name == "headers.json" for file in files):
@@ -148,8 +181,8 @@ def _load_types(root: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
         if not isinstance(defs, dict) or not defs:
             raise fail(root, file, "/$defs", "a type file keeps its definitions in $defs")
         for name, schema in defs.items():
-            _check_schema(root, file, ("$defs", name), schema)
-        _check_schema(root, file, (), {k: v for k, v in doc.items() if k != "$defs"})
+            _check_schema(root, file, ("$defs", name), schema, check=check)
+        _check_schema(root, file, (), {k: v for k, v in doc.items() if k != "$defs"}, check=check)
         types[file.stem] = (file, rewrite_refs(doc, absolute))
     return types
 
@@ -278,7 +311,7 @@ def _check_operation(
 
 
 def _load_operations(
-    root: Path, headers: Mapping[str, Any], registry: Registry[Any]
+    root: Path, headers: Mapping[str, Any], registry: Registry[Any], check: bool = True
 ) -> dict[str, Operation]:
     meta = _meta_validator(root)
     folder = root / "operations"
@@ -293,7 +326,7 @@ def _load_operations(
             raise fail(root, file, tuple(error.absolute_path), error.message)
         _check_operation(root, file, doc, headers)
         for at, schema in _embedded(doc):
-            _check_schema(root, file, at, schema)
+            _check_schema(root, file, at, schema, check=check)
             _check_refs(root, file, at, rewrite_refs(schema, absolute), registry)
         if doc["id"] in operations:
             raise fail(root, file, "/id", f"id {doc['id']} is also {operations[doc['id']].source}")
@@ -468,7 +501,9 @@ def load(root: Path) -> LoadedContract:
     """Read and check the contract in ``root``; raises ContractError on the first problem."""
     if not root.is_dir():
         raise ContractError(f"{root}: no such contract directory")
-    types = _load_types(root)
+    digest = contract_digest(root)
+    check = digest not in _CHECKED_ELSEWHERE
+    types = _load_types(root, check)
     registry: Registry[Any] = (
         Registry()
         .with_resources(
@@ -484,7 +519,7 @@ def load(root: Path) -> LoadedContract:
     for name in headers:
         if not re.fullmatch(r"[A-Za-z0-9-]+", name):
             raise fail(root, headers_file, ("$defs", name), "not a header name")
-    operations = _load_operations(root, headers, registry)
+    operations = _load_operations(root, headers, registry, check)
     parts = load_spec_parts(root)
     rules = _load_rules(root, _RuleContext(parts, operations))
     return LoadedContract(
@@ -495,4 +530,5 @@ def load(root: Path) -> LoadedContract:
         registry=registry,
         minor_units=MappingProxyType(_minor_units(root, types)),
         spec_parts=MappingProxyType(parts),
+        digest=digest,
     )

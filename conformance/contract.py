@@ -67,6 +67,8 @@ class Contract:
         self.minor_units: Mapping[str, int] = loaded.minor_units
         #: Requirement-id prefix (``"ERR"``) → spec part (``spec-parts.json``).
         self.spec_parts: Mapping[str, str] = loaded.spec_parts
+        #: SHA-256 of the files as read (``_contract_load.contract_digest``).
+        self.digest: str = loaded.digest
         self._headers = loaded.headers
         self._headers_folded = {name.lower(): schema for name, schema in loaded.headers.items()}
         self._rules_by_id = {rule.id: rule for rule in loaded.rules}
@@ -246,7 +248,15 @@ def load_contract(root: Path | None = None) -> Contract:
     """
     if root is None:
         root = Path(os.environ.get(ROOT_VARIABLE) or DEFAULT_ROOT)
-    return _load_cached(Path(root).resolve())
+    root = Path(root)
+    return _load_cached(_resolved(root) if root.is_absolute() else root.resolve())
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(root: Path) -> Path:
+    """An absolute root with its symbolic links resolved, remembered: the suite asks for the
+    contract a few times per scenario, and each ``resolve`` is a ``stat`` per path component."""
+    return root.resolve()
 
 
 @functools.cache

@@ -6,11 +6,12 @@ own modules, and this one only wires them into pytest.
 - **Options** (group ``conformance``): ``--target``, ``--profile``, ``--cert``, ``--key``,
   ``--seed``, ``--conformance-strict`` (pytest already owns ``--strict``; ``conformance run
   --strict`` passes this one), ``--reports``.
-- **Parametrisation**: :func:`pytest_generate_tests` gives the one test of
+- **Parametrisation**: :func:`pytest_pycollect_makeitem` gives the one test of
   ``conformance/scenarios/test_conformance.py`` (marked ``conformance``) one item per generated
-  scenario, with the scenario id as test id and markers for operation, level, kind, rule and spec
-  part (``-m "E16 and must"``). The scenario list comes from the ``pytest_conformance_scenarios``
-  hook, whose default implementation generates it from the contract (a conftest may narrow it).
+  scenario, its scenario bound to it, with the scenario id as test id and markers for operation,
+  level, kind, rule and spec part (``-m "E16 and must"``). The scenario list comes from the
+  ``pytest_conformance_scenarios`` hook, whose default implementation generates it from the
+  contract (a conftest may narrow it).
 - **Fixtures** (session scope, so one per xdist worker): ``conformance_profile``,
   ``conformance_client``, ``conformance_context`` (the runners' ``RunContext``) and
   ``conformance_runner``. Without ``--target``/``--profile`` the bundled reference server is
@@ -32,8 +33,10 @@ and the ``conformance`` marker and does nothing else: no generation, no network.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import inspect
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -81,7 +84,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SCENARIO_MARKER", "ScenarioHooks"]
 
-#: The marker of a test that :func:`pytest_generate_tests` parametrises with the scenarios.
+#: The marker of a test that :func:`pytest_pycollect_makeitem` makes one item per scenario of.
 SCENARIO_MARKER = "conformance"
 #: The ``pytest_report_teststatus`` category of a tolerated should-level failure.
 SHOULD_CATEGORY = "should-failed"
@@ -91,6 +94,7 @@ _FACTS = pytest.StashKey[ScenarioFacts]()
 _PHASES = pytest.StashKey[list[tuple[str, str]]]()
 _COLLECTOR = pytest.StashKey[ComplianceCollector]()
 _WORKER_SEED = "conformance_seed"
+_WORKER_CONTRACT = "conformance_contract_checked"
 #: Exceptions that are a verdict on the target (a failed requirement), not a crash of the suite.
 _VERDICTS = (ReportedFailure, ConformanceFailure)
 
@@ -206,6 +210,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for kind in KINDS:
         config.addinivalue_line("markers", f"{kind}: scenarios run by the {kind} runner")
     workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and _WORKER_CONTRACT in workerinput:
+        from conformance._contract_load import trust_checked
+
+        trust_checked(str(workerinput[_WORKER_CONTRACT]))
     if workerinput is not None and _WORKER_SEED in workerinput:
         seed = int(workerinput[_WORKER_SEED])
     else:
@@ -267,10 +275,18 @@ def _describe_target(config: pytest.Config) -> tuple[str, dict[str, Any]]:
 
 
 class _XdistSeed:
-    """Hands the controller's seed to every worker (a random one is drawn once, not per worker)."""
+    """Hands the controller's seed to every worker (a random one is drawn once, not per worker),
+    and the digest of the contract it has checked, so that the workers do not check the same
+    schemas against the meta-schema again (:func:`conformance._contract_load.trust_checked`)."""
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[_WORKER_SEED] = node.config.stash[_SEED]
+        if _names_scenarios(node.config) or _given_on_command_line(node.config):
+            from conformance.contract import load_contract
+
+            # A broken contract: the workers load it themselves and report the problem.
+            with contextlib.suppress(ConformanceError):
+                node.workerinput[_WORKER_CONTRACT] = load_contract().digest
 
 
 def _register_markers(config: pytest.Config, scenarios: Sequence[Scenario]) -> None:
@@ -364,40 +380,70 @@ def _uses_bundled_server(config: pytest.Config) -> bool:
 # --- parametrisation ----------------------------------------------------------------------------
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if metafunc.definition.get_closest_marker(SCENARIO_MARKER) is None:
-        return
-    if "scenario" not in metafunc.fixturenames:
-        return
+class _BoundScenario(functools.partial):  # type: ignore[type-arg]
+    """A scenario test with its scenario bound: the callable of one scenario item.
+
+    No docstring of its own, like the test function: Allure would otherwise take ``partial``'s
+    as the item's description when a scenario fails before it labels itself."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> list[pytest.Function] | None:
+    """One item per scenario for a test marked ``conformance`` that takes ``scenario``.
+
+    The same items ``metafunc.parametrize`` would make (node id ``test_scenario[<id>]``, the
+    scenario's markers after the function's, the id as a keyword), built directly: each item
+    gets its scenario bound to the function (:class:`_BoundScenario`) instead of through a
+    ``scenario`` pseudo-fixture. Parametrising would give every item a function-scoped fixture of
+    its own, which allure-pytest writes as one more result container file per item (1,929 of
+    them) and pytest sets up and tears down per item; the scenario is no fixture, so nothing is
+    lost. The fixture closure is computed once and shared, as parametrisation shares it.
+    """
+    if not inspect.isfunction(obj) or not collector.istestfunction(obj, name):
+        return None
+    if "scenario" not in inspect.signature(obj).parameters:
+        return None
+    own_marks = getattr(obj, "pytestmark", [])
+    if collector.get_closest_marker(SCENARIO_MARKER) is None and not any(
+        mark.name == SCENARIO_MARKER for mark in own_marks
+    ):
+        return None
     from conformance.generate import scenario_markers
 
-    config = metafunc.config
+    config = collector.config
     scenarios = tuple(config.hook.pytest_conformance_scenarios(config=config))
     _register_markers(config, scenarios)
-    metafunc.parametrize(
-        "scenario",
-        [
-            pytest.param(
-                scenario,
-                id=scenario.id,
-                marks=[getattr(pytest.mark, name) for name in scenario_markers(scenario)],
-            )
-            for scenario in scenarios
-        ],
-    )
-
-
-def pytest_itemcollected(item: pytest.Item) -> None:
-    """Keep the scenario's facts with the item: for the reports, the verdict and JUnit."""
-    callspec = getattr(item, "callspec", None)
-    if callspec is None or item.get_closest_marker(SCENARIO_MARKER) is None:
-        return
-    scenario = callspec.params.get("scenario")
-    if scenario is None:
-        return
-    facts = ScenarioFacts.of(scenario)
-    item.stash[_FACTS] = facts
-    item.user_properties.extend(facts.properties())
+    marks: dict[str, pytest.MarkDecorator] = {}
+    items: list[pytest.Function] = []
+    fixtureinfo = None
+    for scenario in scenarios:
+        call = _BoundScenario(obj, scenario=scenario)
+        if own_marks:
+            call.pytestmark = own_marks  # type: ignore[attr-defined]
+        item = pytest.Function.from_parent(
+            collector,
+            name=f"{name}[{scenario.id}]",
+            callobj=call,
+            keywords={scenario.id: True},
+            fixtureinfo=fixtureinfo,
+        )
+        # Given to the constructor, ``originalname`` would become the node id (pytest builds
+        # ``name[params]`` from a callspec only); set afterwards, it is what parametrisation
+        # sets: the function's name, which allure-pytest's ``fullName`` is made of.
+        item.originalname = name
+        fixtureinfo = item._fixtureinfo
+        for marker in scenario_markers(scenario):
+            mark = marks.get(marker)
+            if mark is None:
+                mark = marks[marker] = getattr(pytest.mark, marker)
+            item.add_marker(mark)
+        facts = ScenarioFacts.of(scenario)
+        item.stash[_FACTS] = facts
+        item.user_properties.extend(facts.properties())
+        items.append(item)
+    return items
 
 
 # --- fixtures -----------------------------------------------------------------------------------
@@ -534,9 +580,7 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
     profile: TargetProfile = request.getfixturevalue("conformance_profile")
     client: TargetClient = request.getfixturevalue("conformance_client")
     seed: int = request.getfixturevalue("conformance_seed")
-    trust_anchor: CertificateAuthority | None = request.getfixturevalue(
-        "conformance_trust_anchor"
-    )
+    trust_anchor: CertificateAuthority | None = request.getfixturevalue("conformance_trust_anchor")
     utf8_trust_anchor: CertificateAuthority | None = request.getfixturevalue(
         "conformance_utf8_trust_anchor"
     )

@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from conformance import _contract_load
+from conformance._contract_load import contract_digest
 from conformance._contract_model import Operation, Parameter
 from conformance._contract_router import Router
 from conformance.contract import DEFAULT_ROOT, TYPES_BASE, Contract, load_contract
@@ -781,3 +783,41 @@ def test_minor_units_cover_every_currency_code(real: Contract) -> None:
     codes = set(real.lookup(TYPES_BASE + "common.json#/$defs/CurrencyCode")["enum"])
     assert set(real.minor_units) == codes
     assert (real.minor_units["NOK"], real.minor_units["JPY"], real.minor_units["KWD"]) == (2, 0, 3)
+
+
+# ------------------------------------------------------------- fixture: checks another process did
+
+
+def test_the_digest_covers_every_file_and_changes_with_one_byte(tmp_path: Path) -> None:
+    root = tmp_path / "schemas"
+    shutil.copytree(FIXTURE, root)
+    before = contract_digest(root)
+    assert before == contract_digest(root)
+    assert load_contract(root).digest == before
+    file = root / "types" / "common.json"
+    file.write_text(file.read_text() + " ")
+    assert contract_digest(root) != before
+
+
+def test_a_trusted_digest_skips_only_the_meta_schema_check_of_that_contract(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An xdist worker trusts the controller's check of the same bytes; a contract whose bytes
+    differ from what was checked is checked in full, and the other checks always run."""
+    monkeypatch.setattr(_contract_load, "_CHECKED_ELSEWHERE", set())
+    root = tmp_path / "schemas"
+    shutil.copytree(FIXTURE, root)
+    _edit("types/common.json", _set("$defs", "Date", {"type": 5}))(root)
+    with pytest.raises(ContractError, match="not a valid schema"):
+        _contract_load.load(root)
+    _contract_load.trust_checked("0" * 64)  # another contract's digest: no effect
+    with pytest.raises(ContractError, match="not a valid schema"):
+        _contract_load.load(root)
+    _contract_load.trust_checked(contract_digest(root))
+    assert _contract_load.load(root).digest == contract_digest(root)
+    _edit("operations/E16.json", _set("requestBody", "schema", "$ref", "#/nope"))(root)
+    with pytest.raises(ContractError, match="not a valid schema"):  # new bytes: checked in full
+        _contract_load.load(root)
+    _contract_load.trust_checked(contract_digest(root))
+    with pytest.raises(ContractError, match="does not resolve"):  # the other checks still run
+        _contract_load.load(root)

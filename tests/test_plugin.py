@@ -14,6 +14,7 @@ import json
 import random
 import re
 import socket
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -196,6 +197,24 @@ def test_scenario_ids_are_the_test_ids(pytester: pytest.Pytester) -> None:
     assert collected_ids(result) == [s.id for s in generate_scenarios(load_contract())]
 
 
+def test_each_item_has_its_scenario_bound_not_as_a_fixture(pytester: pytest.Pytester) -> None:
+    """The items are what parametrising would make (ids, markers, keywords), without a
+    ``scenario`` pseudo-fixture: every item shares one fixture closure."""
+    items, _ = pytester.inline_genitems(str(SCENARIOS_FILE))
+    scenarios = generate_scenarios(load_contract())
+    assert [item.name for item in items] == [f"test_scenario[{s.id}]" for s in scenarios]
+    first, scenario = items[0], scenarios[0]
+    assert first.nodeid.endswith(f"test_conformance.py::test_scenario[{scenario.id}]")
+    assert first.originalname == "test_scenario"
+    assert "scenario" not in first.fixturenames
+    assert first.obj.keywords == {"scenario": scenario}
+    assert scenario.id in first.keywords
+    assert [mark.name for mark in first.iter_markers()][-1] == "conformance"
+    assert first.get_closest_marker(scenario.operation) is not None
+    assert len({id(item._fixtureinfo) for item in items}) == 1
+    assert ("scenario", scenario.id) in first.user_properties
+
+
 def test_a_target_without_test_paths_runs_the_suite(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_other="def test_nothing():\n    assert True\n")
     result = pytester.runpytest("--target", "http://127.0.0.1:9", "--collect-only", "-q")
@@ -295,6 +314,17 @@ def test_every_xdist_worker_gets_the_same_seed(suite: pytest.Pytester) -> None:
     assert len(document["scenarios"]) == 5
 
 
+def test_workers_are_told_the_digest_of_the_contract_the_controller_checked(
+    pytester: pytest.Pytester,
+) -> None:
+    config = pytester.parseconfigure("--target", "http://127.0.0.1:9")
+    handout = config.pluginmanager.get_plugin("conformance-xdist-seed")
+    node = SimpleNamespace(config=config, workerinput={})
+    handout.pytest_configure_node(node)
+    assert node.workerinput["conformance_contract_checked"] == load_contract().digest
+    assert node.workerinput["conformance_seed"] == DEFAULT_SEED
+
+
 # --- reports -------------------------------------------------------------------------------------
 
 
@@ -345,6 +375,20 @@ def test_the_reports_carry_verdicts_labels_and_no_secret(suite: pytest.Pytester)
     assert "01 GET /v1/sandbox/accounts/1 → 200" in attachment_names
     should = next(r for r in results if "should-fails" in r["name"])
     assert ("severity", "normal") in {(lb["name"], lb["value"]) for lb in should["labels"]}
+    # One history per scenario, though no item is parametrised (the scenario id is the Allure
+    # parameter), and no result container per item: the scenario is not a fixture.
+    assert len({r["historyId"] for r in results}) == len(results) == 5
+    assert {p["value"] for r in results for p in r["parameters"]} == {
+        repr(scenario_id) for scenario_id in verdicts
+    }
+    containers = [
+        json.loads(path.read_text(encoding="utf-8"))
+        for path in allure_files
+        if path.name.endswith("-container.json")
+    ]
+    fixtures = [fixture["name"] for c in containers for fixture in c.get("befores", [])]
+    assert "scenario" not in fixtures
+    assert len(fixtures) == len(set(fixtures))  # session fixtures, one container each
 
     for path in [out / "compliance.json", out / "compliance.md", out / "junit.xml", *allure_files]:
         assert NATIONAL_ID not in path.read_text(encoding="utf-8", errors="replace"), path
