@@ -49,6 +49,7 @@ from conformance.commands.run import (
     DEFAULT_SEED,
     SCENARIOS_DIR,
     BundledIdentity,
+    PreflightDone,
     bundled_reference_server,
     parse_seed,
     preflight,
@@ -335,11 +336,26 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if _is_worker(config) or not _given_on_command_line(config) or config.option.collectonly:
         return
     try:
-        preflight(_profile_from_options(config))
+        if not _preflight_done(config):
+            preflight(_profile_from_options(config))
         _trust_anchor_from_options(config)
         _trust_anchor_from_options(config, "trust_anchor_utf8")
     except ConformanceError as error:
         pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+
+
+def _preflight_done(config: pytest.Config) -> bool:
+    """``conformance run`` has just preflighted the target these options name."""
+    options = (
+        config.getoption("target"),
+        config.getoption("profile"),
+        config.getoption("cert"),
+        config.getoption("key"),
+    )
+    return any(
+        isinstance(plugin, PreflightDone) and plugin.covers(*options)
+        for plugin in config.pluginmanager.get_plugins()
+    )
 
 
 def _profile_from_options(config: pytest.Config) -> TargetProfile:

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from conformance.commands.run import DEFAULT_SEED, SCENARIOS_DIR
+from conformance.commands.run import DEFAULT_SEED, SCENARIOS_DIR, PreflightDone
 from conformance.contract import load_contract
 from conformance.generate import generate_scenarios
 from conformance.identifiers import generate_national_id
@@ -405,6 +405,22 @@ def test_an_unreachable_target_is_one_line_and_a_non_zero_exit(suite: pytest.Pyt
     assert f"conformance: the target at http://127.0.0.1:{port}/" in output
     assert "Traceback" not in output
     assert not (suite.path / "seeds.txt").exists()
+
+
+def test_a_target_conformance_run_has_preflighted_is_not_probed_again(
+    suite: pytest.Pytester,
+) -> None:
+    """``conformance run`` hands its in-process pytest run a ``PreflightDone`` for the options
+    it checked; the plugin then skips its own probes (here an unreachable target would stop the
+    session), but only for exactly those options."""
+    target = f"http://127.0.0.1:{closed_port()}"
+    done = PreflightDone(target=target, profile=None, cert=None, key=None)
+    result = suite.runpytest("--target", target, "-k", "nothing-selected", plugins=[done])
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    other = PreflightDone(target="http://127.0.0.1:9", profile=None, cert=None, key=None)
+    result = suite.runpytest("--target", target, "-k", "nothing-selected", plugins=[other])
+    assert result.ret == 3
+    assert f"conformance: the target at {target}/" in result.stdout.str() + result.stderr.str()
 
 
 def test_a_bad_profile_is_one_line_and_a_non_zero_exit(suite: pytest.Pytester) -> None:

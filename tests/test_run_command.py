@@ -185,8 +185,8 @@ def test_faults_need_the_bundled_server() -> None:
 def test_the_exit_code_is_pytests(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     seen: dict[str, Any] = {}
 
-    def fake_main(args: list[str]) -> int:
-        seen["args"] = args
+    def fake_main(args: list[str], plugins: list[object]) -> int:
+        seen["args"], seen["plugins"] = args, plugins
         return 5
 
     monkeypatch.setattr(run_command, "preflight", lambda profile: None)
@@ -195,6 +195,10 @@ def test_the_exit_code_is_pytests(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert run_command.run(args) == 5
     assert seen["args"][seen["args"].index("--seed") + 1] == "9"
     assert seen["args"][seen["args"].index("--target") + 1] == "https://bank.example"
+    # The target was preflighted here: the plugin is told so, for exactly these options.
+    assert seen["plugins"] == [
+        run_command.PreflightDone(target="https://bank.example", profile=None, cert=None, key=None)
+    ]
 
 
 # --- the bundled server --------------------------------------------------------------------------
