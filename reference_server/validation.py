@@ -11,6 +11,7 @@ checks of ``conformance.crossfield`` (spec 2.7, spec 4.3 E5/E7). Every refusal i
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from datetime import datetime
@@ -202,9 +203,20 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-#: ``json.loads(text, parse_constant=_reject_constant)`` without building a decoder per call
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or exponent, refused when it does not fit a double: Python
+    would read ``1e400`` as infinity, which passes ``"type": "number"`` and then comes back out
+    of the store as ``Infinity``, which is not JSON (RFC 8259 section 6 lets an implementation
+    limit the range; interoperable numbers are IEEE 754 doubles)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text} is out of range (larger than a double)")
+    return value
+
+
+#: ``json.loads(text, parse_constant=..., parse_float=...)`` without building a decoder per call
 #: (``json.loads`` does for any option); a decoder keeps no state between calls.
-_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def check_body(app: Application, operation: Operation, body: Any) -> None:

@@ -138,8 +138,15 @@ def test_latin1_charset_is_415(client: httpx.Client) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"{", b'{"customerType": "PRIVATE",}', b"NaN", b'{"a": Infinity}', b"\xef\xbb\xbf{}"],
-    ids=["truncated", "trailing-comma", "nan", "infinity", "bom"],
+    [
+        b"{",
+        b'{"customerType": "PRIVATE",}',
+        b"NaN",
+        b'{"a": Infinity}',
+        b"\xef\xbb\xbf{}",
+        b'{"customerType": "PRIVATE", "a": 1e400}',
+    ],
+    ids=["truncated", "trailing-comma", "nan", "infinity", "bom", "number-beyond-double"],
 )
 def test_malformed_json_is_400_format_error(client: httpx.Client, content: bytes) -> None:
     response = client.post(

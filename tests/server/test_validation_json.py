@@ -1,5 +1,6 @@
 """``validation.parse_body`` reads JSON exactly as ``json.loads(..., parse_constant=...)`` did:
-the same documents, and the same refusals with the same words (they go into the 400 answer)."""
+the same documents, and the same refusals with the same words (they go into the 400 answer);
+besides, a number beyond a double is refused instead of being read as infinity."""
 
 from __future__ import annotations
 
@@ -42,4 +43,16 @@ def _ours(text: str) -> tuple[str, object]:
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_bodies_read_as_json_loads_reads_them(text: str) -> None:
+    assert _ours(text) == _reference(text)
+
+
+@pytest.mark.parametrize("text", ['{"a": 1e400}', "[-1.5E+309]", "1e999"])
+def test_a_number_beyond_a_double_is_refused_not_read_as_infinity(text: str) -> None:
+    verdict, message = _ours(text)
+    assert verdict == "refused"
+    assert "out of range" in str(message)
+
+
+@pytest.mark.parametrize("text", ["1.5", "1e308", "-0.0", "[2.5e-324]", "12345678901234567890"])
+def test_numbers_a_double_holds_are_read_as_before(text: str) -> None:
     assert _ours(text) == _reference(text)
