@@ -1,8 +1,9 @@
 """The conformance suite: one test, one item per generated scenario (``conformance.plugin``).
 
-The plugin parametrises :func:`test_scenario` with every scenario the contract yields (test id =
-scenario id, markers for operation, level, kind, rule and spec part) and provides the worker's
-run context. This module decides how a scenario's outcome reads in pytest's words:
+The plugin makes one item of :func:`test_scenario` per scenario the contract yields, the
+scenario bound to it (test id = scenario id, markers for operation, level, kind, rule and spec
+part), and provides the worker's run context. This module decides how a scenario's outcome
+reads in pytest's words:
 
 - the target declares the operation unsupported (profile), or the runner finds the scenario
   cannot judge this target: skipped as "not applicable: <reason>", never passed;
