@@ -344,16 +344,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
 
 
+def _target_options(config: pytest.Config) -> dict[str, str | None]:
+    """The options that name the target: ``--target``, ``--profile``, ``--cert``, ``--key``."""
+    return {name: config.getoption(name) for name in ("target", "profile", "cert", "key")}
+
+
 def _preflight_done(config: pytest.Config) -> bool:
     """``conformance run`` has just preflighted the target these options name."""
-    options = (
-        config.getoption("target"),
-        config.getoption("profile"),
-        config.getoption("cert"),
-        config.getoption("key"),
-    )
+    options = _target_options(config)
     return any(
-        isinstance(plugin, PreflightDone) and plugin.covers(*options)
+        isinstance(plugin, PreflightDone) and plugin.covers(**options)
         for plugin in config.pluginmanager.get_plugins()
     )
 
@@ -361,12 +361,7 @@ def _preflight_done(config: pytest.Config) -> bool:
 def _profile_from_options(config: pytest.Config) -> TargetProfile:
     from conformance.profile import profile_from_options
 
-    return profile_from_options(
-        target=config.getoption("target"),
-        cert=config.getoption("cert"),
-        key=config.getoption("key"),
-        profile=config.getoption("profile"),
-    )
+    return profile_from_options(**_target_options(config))
 
 
 def _trust_anchor_from_options(
@@ -397,10 +392,11 @@ def _uses_bundled_server(config: pytest.Config) -> bool:
 
 
 class _BoundScenario(functools.partial):  # type: ignore[type-arg]
-    """A scenario test with its scenario bound: the callable of one scenario item.
-
-    No docstring of its own, like the test function: Allure would otherwise take ``partial``'s
-    as the item's description when a scenario fails before it labels itself."""
+    # A scenario test with its scenario bound: the callable of one scenario item. Deliberately
+    # without a docstring (a class docstring is every instance's ``__doc__``), like the test
+    # function: allure-pytest takes ``item.function.__doc__`` as the description of a scenario
+    # that fails before it labels itself, and ``partial``'s own would show there otherwise.
+    __doc__ = None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -208,6 +208,7 @@ def test_each_item_has_its_scenario_bound_not_as_a_fixture(pytester: pytest.Pyte
     assert first.originalname == "test_scenario"
     assert "scenario" not in first.fixturenames
     assert first.obj.keywords == {"scenario": scenario}
+    assert first.function.__doc__ is None  # the test function has none; Allure shows no other
     assert scenario.id in first.keywords
     assert [mark.name for mark in first.iter_markers()][-1] == "conformance"
     assert first.get_closest_marker(scenario.operation) is not None
