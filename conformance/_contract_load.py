@@ -29,11 +29,12 @@ from referencing.jsonschema import DRAFT202012
 
 from conformance._contract_model import Assumption, Operation, Parameter, Response, Rule
 from conformance._contract_router import route_key
+from conformance._data import data_directory
 from conformance._schema_walk import Pointer, absolute, iter_refs, pointer_text, rewrite_refs
 from conformance.errors import ContractError
 
 #: The suite's own meta-schema, used when a contract directory (a test fixture) has none.
-DEFAULT_META_SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "operation.schema.json"
+DEFAULT_META_SCHEMA = data_directory("schemas") / "operation.schema.json"
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 #: A spec reference starts with a part number: "spec 2.7", "spec 7 rule 4", "spec 2.4, spec 4.1".

@@ -24,6 +24,7 @@ from conformance._contract_check import Check, CheckCompiler
 from conformance._contract_load import LoadedContract, load, prefix_of
 from conformance._contract_model import Assumption, Operation, Parameter, Response, Rule, Schema
 from conformance._contract_router import Router
+from conformance._data import data_directory
 from conformance.errors import ContractError
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 #: ``schemas/`` of the checkout, beside the ``conformance`` package.
-DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "schemas"
+DEFAULT_ROOT = data_directory("schemas")
 #: Base of every shared type's ``$id`` (schemas/README.md).
 TYPES_BASE = "https://psd2-conformance.invalid/schemas/types/"
 #: Environment variable naming another ``schemas/`` directory.

@@ -68,6 +68,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
+from conformance._data import data_directory
 from conformance.contract import Contract, Operation, load_contract
 from conformance.errors import ProfileError
 
@@ -94,7 +95,7 @@ SCA_MODES: tuple[str, ...] = ("reference", "manual", "command")
 ScaMode = Literal["reference", "manual", "command"]
 
 #: The profile of the bundled reference server (shipped with the project).
-REFERENCE_PROFILE = Path(__file__).resolve().parent.parent / "profiles" / "reference-server.toml"
+REFERENCE_PROFILE = data_directory("profiles") / "reference-server.toml"
 
 #: Environment variables that stand in for the CLI flags (DESIGN.md: "CLI flags / environment
 #: variables"); a flag wins over its variable, a variable over the file.
