@@ -73,6 +73,37 @@ def test_find_refuses_non_field_names() -> None:
         Store().find(CUSTOMERS, "x') OR 1=1 --", "a")
 
 
+
+def _plan(store: Store, field: str) -> str:
+    rows = store._connection.execute(
+        "EXPLAIN QUERY PLAN SELECT doc FROM records "
+        f"WHERE kind = ? AND json_extract(doc, '$.{field}') = ? ORDER BY seq",
+        ("customer", "1"),
+    ).fetchall()
+    return " ".join(str(row[-1]) for row in rows)
+
+
+def test_find_is_served_by_an_index_and_follows_changes() -> None:
+    store = Store()
+    for number in range(1, 4):
+        store.add(CUSTOMERS, customer(number, "CORPORATE" if number == 2 else "PRIVATE"))
+    assert [c.id for c in store.find(CUSTOMERS, "customerType", "PRIVATE")] == ["c1", "c3"]
+    assert "records_by_customerType" in _plan(store, "customerType")
+    store.put(CUSTOMERS, customer(1, "CORPORATE"))  # the index follows a replaced document
+    assert [c.id for c in store.find(CUSTOMERS, "customerType", "CORPORATE")] == ["c1", "c2"]
+    assert store.find(ACCOUNTS, "customerType", "CORPORATE") == []  # kinds stay apart
+
+
+def test_an_index_made_in_a_rolled_back_transaction_is_made_again() -> None:
+    store = Store()
+    store.add(CUSTOMERS, customer(1))
+    with pytest.raises(RuntimeError), store.atomic():
+        assert [c.id for c in store.find(CUSTOMERS, "customerType", "PRIVATE")] == ["c1"]
+        raise RuntimeError("abort")
+    assert "records_by_customerType" not in _plan(store, "customerType")
+    assert [c.id for c in store.find(CUSTOMERS, "customerType", "PRIVATE")] == ["c1"]
+    assert "records_by_customerType" in _plan(store, "customerType")
+
 def test_atomic_group_rolls_back_as_one() -> None:
     store = Store()
     with pytest.raises(RuntimeError), store.atomic():
