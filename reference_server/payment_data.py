@@ -111,6 +111,9 @@ class Payment(DocRecord):
     status_changed_at: str
     basket_id: str | None = None
     transaction_id: str | None = None  # the sandbox account transaction booked at ACSC
+    #: What a logical duplicate shares (``resources.payments.duplicate_key``); single payments
+    #: only, and None on payments stored before the key existed.
+    duplicate_key: str | None = None
 
     @property
     def parent_id(self) -> str | None:

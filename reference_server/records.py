@@ -44,10 +44,14 @@ class DocRecord:
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> Self:
+        """The record of ``doc``. A key the document lacks takes the field's default, so that a
+        field added with a default still reads the records an earlier server stored (``--data``);
+        a missing key without a default is a ``TypeError``, as for the constructor."""
         return cls(
             **{
                 name: doc[key] if load is None else load(doc[key])
                 for name, key, _, load in _plan(cls)
+                if key in doc
             }
         )
 
