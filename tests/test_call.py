@@ -102,8 +102,7 @@ def server() -> Iterator[Recorder]:
 
 @pytest.fixture
 def main(monkeypatch: pytest.MonkeyPatch) -> Callable[[list[str]], int]:
-    """``conformance.cli.main`` with ``call`` wired in (the lead adds it to COMMANDS)."""
-    monkeypatch.setattr(cli, "COMMANDS", ("call",))
+    """``conformance.cli.main``, with no target options from the environment."""
     for name in (
         "CONFORMANCE_PROFILE",
         "CONFORMANCE_TARGET",

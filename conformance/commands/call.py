@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from conformance.cli import COMMANDS
 from conformance.client import TargetClient
 from conformance.errors import ConformanceError
 from conformance.profile import profile_from_options
@@ -43,7 +44,7 @@ whenever the exchange happened, whatever the HTTP status."""
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "call",
-        help="send one signed request and show the exchange",
+        help=COMMANDS["call"],
         description=_DESCRIPTION,
     )
     add_arguments(parser)

@@ -20,6 +20,7 @@ from conformance.certs import (
     load_ca,
     write_identity,
 )
+from conformance.cli import COMMANDS
 from conformance.errors import CertificateError
 
 #: An expired certificate ended this long before now, so clock skew cannot make it valid again.
@@ -70,7 +71,7 @@ def _positive_days(text: str) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "certs",
-        help="write a test CA and a TPP signing certificate with PSD2 roles (spec 5)",
+        help=COMMANDS["certs"],
         description=(
             "Write a test CA (ca.pem, ca.key) and a TPP signing certificate carrying the PSD2 "
             "QCStatement of ETSI TS 119 495 (tpp.pem, tpp.key, tpp.p12) to a directory, and "

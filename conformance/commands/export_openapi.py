@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from conformance.cli import COMMANDS
 from conformance.contract import load_contract
 from conformance.openapi import render_openapi
 
@@ -19,7 +20,7 @@ OUTPUT_NAME = "openapi.json"
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "export-openapi",
-        help="write the contract as an OpenAPI 3.1 document",
+        help=COMMANDS["export-openapi"],
         description=(
             "Generate the OpenAPI 3.1 export of the contract in schemas/ (deterministic output). "
             f"Without --out it goes to {OUTPUT_NAME} inside the contract directory."

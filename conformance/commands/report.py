@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from conformance.cli import COMMANDS
 from conformance.errors import ConformanceError
 
 __all__ = ["ALLURE_NPM_PACKAGE", "allure_command", "register", "run"]
@@ -34,7 +35,7 @@ _REPORT = "allure-report"
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "report",
-        help="render the Allure HTML report of the last run (needs Node.js or Allure)",
+        help=COMMANDS["report"],
         description="Render reports/allure-results into reports/allure-report/index.html with "
         "the Allure command line (an `allure` on the PATH, else `npx --yes allure@3`).",
     )

@@ -41,6 +41,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING
 
+from conformance.cli import COMMANDS
 from conformance.errors import ConformanceError, TargetError
 
 if TYPE_CHECKING:
@@ -336,7 +337,7 @@ class PreflightDone:
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "run",
-        help="run the conformance suite (against the bundled reference server by default)",
+        help=COMMANDS["run"],
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

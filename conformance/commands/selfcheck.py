@@ -24,6 +24,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from conformance.cli import COMMANDS
 from conformance.errors import ConformanceError
 from conformance.selfcheck import (
     FAITHFUL,
@@ -53,7 +54,7 @@ _LOG_TAIL = 8
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "selfcheck",
-        help="check that the suite catches each deliberate fault of the reference server",
+        help=COMMANDS["selfcheck"],
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from conformance.cli import COMMANDS
+
 __all__ = ["register"]
 
 
@@ -14,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
     parser = subparsers.add_parser(
         "serve",
-        help="run the reference server (a local sandbox of the interface)",
+        help=COMMANDS["serve"],
         description="Run the reference server of the interface on the standard library's "
         "http.server; prints the URL it listens on.",
     )
