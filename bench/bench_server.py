@@ -285,7 +285,9 @@ class ServerBenchmark:
         pairs = zip(self.reference.rounds, self.bare.rounds, strict=True)
         ratios = []
         for ours, base in pairs:
-            if ours.cpu_per_request is None or not base.cpu_per_request:
+            # A reading of zero is below the clock's resolution (CPU time is counted in ticks),
+            # not a free server: such a round cannot be compared by CPU time.
+            if not ours.cpu_per_request or not base.cpu_per_request:
                 return None
             ratios.append(ours.cpu_per_request / base.cpu_per_request)
         return tuple(ratios)

@@ -16,6 +16,8 @@ import pytest
 from bench.__main__ import discover, select
 from bench.bare_server import BODY, BareHandler, BareServer
 from bench.bench_server import (
+    ServerBenchmark,
+    ServerFigures,
     bare_command,
     floor_request,
     measure,
@@ -25,6 +27,7 @@ from bench.bench_server import (
 )
 from bench.load import (
     LoadPool,
+    LoadRound,
     RawRequest,
     WorkerSample,
     percentile,
@@ -70,6 +73,26 @@ def test_summarise_counts_every_worker_and_sums_their_rates() -> None:
     assert summary.cpu_per_request == pytest.approx(0.3 / 150)
     assert summary.unexpected == 3
     assert summary.first_unexpected == "E16: 400 (expected 201) {}"
+
+
+def _round(throughput: float, server_cpu_seconds: float | None) -> LoadRound:
+    return LoadRound(10, throughput, 0.001, 0.002, 0.003, server_cpu_seconds, 0, None)
+
+
+@pytest.mark.parametrize("reference_cpu", [None, 0.0])
+def test_a_round_without_a_cpu_reading_is_compared_by_wall_time(
+    reference_cpu: float | None,
+) -> None:
+    """No /proc, or fewer requests than one clock tick of CPU: the wall-time ratio, not 0."""
+    result = ServerBenchmark(
+        reference=ServerFigures("reference", (_round(100.0, reference_cpu),)),
+        bare=ServerFigures("bare", (_round(400.0, 0.01),)),
+        floor=None,
+        workers=1,
+        duration=1.0,
+    )
+    assert result.basis == "wall time"
+    assert result.ratio == pytest.approx(4.0)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
