@@ -19,7 +19,6 @@ import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urldefrag, urljoin
 
 from jsonschema import ValidationError
 
@@ -49,7 +48,6 @@ __all__ = [
     "check_schema",
     "check_status",
     "check_tpp_message_path",
-    "inlined_schema",
     "json_document",
     "schema_for_fixes",
 ]
@@ -265,7 +263,7 @@ def check_schema(
     """
     if contract.checker(schema)(document):
         return
-    errors = list(contract.validator(inlined_schema(schema, contract)).iter_errors(document))
+    errors = list(contract.validator(schema).iter_errors(document))
     if not errors:
         return
     count = len(errors)
@@ -352,66 +350,6 @@ def _apply_variants(node: Any, fixes: frozenset[str]) -> Any:
                 result.update(keywords)
     unchanged = all(result[key] is node[key] for key in node) and len(result) == len(node)
     return node if unchanged else result
-
-
-#: Schemas with their references inlined, per schema identity (kept with the schema itself).
-_INLINED: dict[int, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
-#: Keywords whose values are data, not subschemas: copied as they are.
-_DATA_KEYWORDS = frozenset({"enum", "const", "examples", "default", "required", "type"})
-#: Keywords whose values map names to subschemas.
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})
-
-
-def inlined_schema(schema: Mapping[str, Any], contract: Contract) -> Mapping[str, Any]:
-    """``schema`` with every ``$ref`` replaced by the schema it names, once per schema.
-
-    Validation then follows no reference at run time (``referencing`` resolves each ``$ref`` on
-    every validation, which costs more than the validation itself). In Draft 2020-12 a ``$ref``
-    applies in place like an ``allOf`` member, so ``{"$ref": X, ...}`` becomes
-    ``{..., "allOf": [X]}``: the same verdicts and the same instance paths. A reference that
-    would recurse, or that cannot be looked up, is kept (absolute) for ``referencing``.
-    """
-    cached = _INLINED.get(id(schema))
-    if cached is not None and cached[0] is schema:
-        return cached[1]
-    try:
-        result = _inline(schema, "", (), contract)
-    except KeyError:
-        result = schema
-    _INLINED[id(schema)] = (schema, result)
-    return result
-
-
-def _inline(node: Any, base: str, seen: tuple[str, ...], contract: Contract) -> Any:
-    if isinstance(node, list):
-        return [_inline(item, base, seen, contract) for item in node]
-    if not isinstance(node, Mapping):
-        return node
-    if isinstance(node.get("$id"), str):
-        base = urljoin(base, node["$id"])
-    result: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "$ref" or key == "$id":
-            continue
-        if key in _DATA_KEYWORDS or key.startswith("x-"):
-            result[key] = value
-        elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            result[key] = {name: _inline(sub, base, seen, contract) for name, sub in value.items()}
-        else:
-            result[key] = _inline(value, base, seen, contract)
-    reference = node.get("$ref")
-    if isinstance(reference, str):
-        uri = urljoin(base, reference)
-        if uri in seen:
-            result["$ref"] = uri
-        else:
-            target = contract.lookup(uri)
-            document = urldefrag(uri).url
-            result["allOf"] = [
-                *result.get("allOf", ()),
-                _inline(target, document, (*seen, uri), contract),
-            ]
-    return result
 
 
 def check_error_body(exchange: Exchange, contract: Contract, *, payments: bool) -> None:

@@ -495,3 +495,77 @@ def test_factory_payments_are_valid_through_both(contract: Contract) -> None:
         body = factories.ndct_payment(seed)
         assert contract.checker(schema)(body) is contract.validator(schema).is_valid(body)
         assert contract.checker(schema)(body)
+
+
+# ------------------------------------------------------------------ inlined references (validator)
+
+
+def _errors(validator: Draft202012Validator, instance: Any) -> list[tuple[Any, ...]]:
+    return [
+        (error.validator, error.message, tuple(error.absolute_path))
+        for error in validator.iter_errors(instance)
+    ]
+
+
+@pytest.mark.parametrize(
+    "name", [name for name, _schema in _CONTRACT_SCHEMAS], ids=[n for n, _s in _CONTRACT_SCHEMAS]
+)
+def test_contract_validators_report_the_errors_of_the_schema_with_references(
+    contract: Contract, name: str
+) -> None:
+    """``Contract.validator`` validates the schema with its ``$ref``\\s inlined and enums of
+    strings by set (``conformance._fast_validator``); the errors it lists must be stock
+    ``jsonschema``'s on the schema as written, in the same order, so that the server's messages
+    and ``best_match`` do not change."""
+    schema = dict(_CONTRACT_SCHEMAS)[name]
+    inlined, plain = contract.validator(schema), _reference(schema, contract.registry)
+    fuzzer = Fuzzer(contract, seed=sum(map(ord, name)) + 1, keep=0.9)
+    refused = 0
+    for _ in range(60 if name.endswith("-body") else 20):
+        instance = fuzzer.value(schema)
+        expected = _errors(plain, instance)
+        assert _errors(inlined, instance) == expected, (name, instance)
+        refused += bool(expected)
+    if name.endswith("-body"):
+        assert refused, f"{name}: the fuzzer must reach refused bodies"
+
+
+def test_inlining_keeps_recursive_and_allof_sibling_references() -> None:
+    from conformance._fast_validator import inline_refs
+
+    documents = {
+        "https://x.invalid/node": {
+            "type": "object",
+            "properties": {"next": {"$ref": "https://x.invalid/node"}},
+        },
+        "https://x.invalid/name": {"type": "string", "maxLength": 3},
+    }
+    schema = {
+        "properties": {
+            "a": {"$ref": "https://x.invalid/node"},
+            "b": {"allOf": [{"minLength": 1}], "$ref": "https://x.invalid/name"},
+            "c": {"description": "d", "$ref": "https://x.invalid/name", "enum": ["$ref"]},
+        }
+    }
+    inlined = inline_refs(schema, documents.__getitem__)
+    node = inlined["properties"]["a"]["allOf"][0]
+    assert node["properties"]["next"] == {"$ref": "https://x.invalid/node"}  # would recurse
+    assert inlined["properties"]["b"]["$ref"] == "https://x.invalid/name"  # beside an allOf
+    assert list(inlined["properties"]["c"]) == ["description", "allOf", "enum"]  # in its place
+    assert inline_refs({"$ref": "https://x.invalid/missing"}, documents.__getitem__) == {
+        "$ref": "https://x.invalid/missing"
+    }
+
+
+@pytest.mark.parametrize(
+    "enum",
+    [["NOK", "EUR"], [1, "1", None, [1], {"a": 1}], [True], ["a", "b", "a"], []],
+    ids=["strings", "mixed", "bool", "repeated", "empty"],
+)
+def test_the_set_based_enum_reports_what_jsonschema_reports(enum: list[Any]) -> None:
+    from conformance._fast_validator import ContractValidator
+
+    schema = {"enum": enum}
+    fast, stock = ContractValidator(schema), Draft202012Validator(schema)
+    for instance in [*ODD, "NOK", "nok", "EUR ", "a", ["NOK"], 1.0, [True], {"a": True}]:
+        assert _errors(fast, instance) == _errors(stock, instance), (enum, instance)
