@@ -15,7 +15,8 @@ without. In Draft 2020-12 a ``$ref`` applies in place like an ``allOf`` member, 
 and ``best_match`` or a list of the first errors picks the same ones. A ``$ref`` is kept (made
 absolute, for ``referencing``) where inlining would recurse, and where its schema already has an
 ``allOf`` (merging the two would move errors in the order). When a reference cannot be looked
-up, the schema is returned as it is, so that ``jsonschema`` raises as it would have.
+up, the schema is returned as it is, so that ``jsonschema`` raises as it would have; so is a
+schema with a ``$dynamicRef``, whose target depends on the ``$id``\\s inlining drops.
 
 **Enumerations** (:data:`ContractValidator`). The contract's enums are long lists of codes
 (currencies, countries); ``jsonschema`` compares a value with each member in turn through its
@@ -46,8 +47,13 @@ def inline_refs(schema: Any, lookup: Lookup) -> Any:
     """``schema`` with every ``$ref`` it can inline replaced (see the module docstring)."""
     try:
         return _inline(schema, "", (), lookup)
-    except KeyError:
+    except (KeyError, _Dynamic):
         return schema
+
+
+class _Dynamic(Exception):
+    """A ``$dynamicRef`` (or ``$recursiveRef``): its target depends on the dynamic scope, which
+    the ``$id``\\s that inlining drops decide, so such a schema is left as it is."""
 
 
 def _inline(node: Any, base: str, seen: tuple[str, ...], lookup: Lookup) -> Any:
@@ -55,6 +61,8 @@ def _inline(node: Any, base: str, seen: tuple[str, ...], lookup: Lookup) -> Any:
         return [_inline(item, base, seen, lookup) for item in node]
     if not isinstance(node, Mapping):
         return node
+    if "$dynamicRef" in node or "$recursiveRef" in node:
+        raise _Dynamic
     if isinstance(node.get("$id"), str):
         base = urljoin(base, node["$id"])
     result: dict[str, Any] = {}

@@ -555,6 +555,8 @@ def test_inlining_keeps_recursive_and_allof_sibling_references() -> None:
     assert inline_refs({"$ref": "https://x.invalid/missing"}, documents.__getitem__) == {
         "$ref": "https://x.invalid/missing"
     }
+    dynamic = {"$id": "https://x.invalid/d", "items": {"$dynamicRef": "#n"}, "$ref": "name"}
+    assert inline_refs(dynamic, documents.__getitem__) is dynamic
 
 
 @pytest.mark.parametrize(
