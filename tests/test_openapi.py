@@ -15,6 +15,7 @@ from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 from conformance import SPEC_VERSION, __version__
 from conformance.commands import export_openapi
 from conformance.contract import DEFAULT_ROOT, Contract, load_contract
+from conformance.errors import ConformanceError
 from conformance.openapi import build_openapi, render_openapi
 
 FIXTURE = Path(__file__).parent / "data" / "contract_min"
@@ -159,6 +160,13 @@ def test_cli_writes_and_checks(tmp_path: Path, capsys: pytest.CaptureFixture[str
     out.write_text(out.read_text(encoding="utf-8").replace("E16", "E61"), encoding="utf-8")
     assert _run("--schemas", str(FIXTURE), "--check", "--out", str(out)) == 1
     assert "out of date" in capsys.readouterr().err
+
+
+def test_cli_names_a_file_it_cannot_write(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    with pytest.raises(ConformanceError, match=r"cannot write .*a-file/openapi.json: .*--out"):
+        _run("--schemas", str(FIXTURE), "--out", str(blocker / "openapi.json"))
 
 
 def test_cli_check_passes_on_the_checkout() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conformance.cli import COMMANDS
 from conformance.contract import load_contract
+from conformance.errors import ConformanceError
 from conformance.openapi import render_openapi
 
 OUTPUT_NAME = "openapi.json"
@@ -60,7 +61,13 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"{out} is up to date")
         return 0
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as error:
+        # An installed wheel's contract lives in site-packages, which may not be writable.
+        raise ConformanceError(
+            f"cannot write {out}: {error.strerror or error}; name another file with --out"
+        ) from None
     print(f"wrote {out}")
     return 0
