@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -21,6 +22,7 @@ from types import FrameType
 from cryptography import x509
 
 from reference_server.faults import FAULTS, UnknownFaultError
+from reference_server.store import Store
 
 __all__ = [
     "LOG_FORMAT",
@@ -97,11 +99,10 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
     from reference_server.app import Application
     from reference_server.http import ReferenceServer
-    from reference_server.store import Store
 
     try:
         trust = [ca for path in args.trust for ca in _load_cas(path)]
-        store = Store(args.data) if args.data else Store()
+        store = _open_store(args.data)
         app = Application(store=store, faults=args.fault, trust_ca=trust)
     except (UnknownFaultError, OSError, ValueError) as error:
         print(f"reference server: {error}", file=sys.stderr)
@@ -166,6 +167,17 @@ def configure_logging(level: str) -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(RequestLogFormatter())
     logging.basicConfig(level=getattr(logging, level), handlers=[handler])
+
+
+def _open_store(path: Path | None) -> Store:
+    """The in-memory store, or the one in the SQLite file ``path``; a file SQLite cannot open or
+    that is not one of its databases is a ``ValueError`` naming it (one line, not a traceback)."""
+    if path is None:
+        return Store()
+    try:
+        return Store(path)
+    except sqlite3.Error as error:
+        raise ValueError(f"cannot use {path} as the data file: {error}") from None
 
 
 def _load_cas(path: Path) -> list[x509.Certificate]:

@@ -87,10 +87,14 @@ class Store:
         self._connection = sqlite3.connect(
             self.path, check_same_thread=False, isolation_level=None, timeout=10.0
         )
-        if self.path != self.MEMORY:
-            self._connection.execute("PRAGMA journal_mode=WAL")
-            self._connection.execute("PRAGMA synchronous=FULL")
-        self._connection.executescript(_SCHEMA)
+        try:
+            if self.path != self.MEMORY:
+                self._connection.execute("PRAGMA journal_mode=WAL")
+                self._connection.execute("PRAGMA synchronous=FULL")
+            self._connection.executescript(_SCHEMA)
+        except sqlite3.Error:
+            self._connection.close()  # a file that is not a database, say
+            raise
 
     # -- transactions ---------------------------------------------------------------------------
 

@@ -167,3 +167,20 @@ def test_port_in_use_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
         port = taken.getsockname()[1]
         assert main(["--port", str(port), "--log-level", "ERROR"]) == 2
     assert "cannot listen" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["not-a-database", "a-directory", "in-a-missing-directory"])
+def test_a_data_file_sqlite_cannot_use_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    path = {
+        "not-a-database": tmp_path / "notes.db",
+        "a-directory": tmp_path,
+        "in-a-missing-directory": tmp_path / "missing" / "state.db",
+    }[kind]
+    if kind == "not-a-database":
+        path.write_text("these are notes, not SQLite pages\n" * 200, encoding="utf-8")
+    assert main(["--port", "0", "--log-level", "ERROR", "--data", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"reference server: cannot use {path} as the data file: ")
+    assert "Traceback" not in error and len(error.strip().splitlines()) == 1
