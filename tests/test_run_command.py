@@ -309,3 +309,18 @@ def test_ctrl_c_stops_the_bundled_server(tmp_path: Path) -> None:
 def test_the_suite_module_is_where_the_command_looks() -> None:
     assert (SCENARIOS_DIR / "test_conformance.py").is_file()
     assert SCENARIOS_DIR.parent == ROOT / "conformance"
+
+
+def test_reports_that_cannot_be_written_stop_the_run_before_it_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conformance import cli
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    assert cli.main(["run", "--reports", str(blocker / "reports")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"conformance: cannot write reports to {blocker / 'reports'}: ")
+    assert "--reports" in error and "Traceback" not in error
+    made = run_command.writable_reports(tmp_path / "new" / "reports")
+    assert made.is_dir() and list(made.iterdir()) == []  # created, and the probe file is gone

@@ -356,6 +356,14 @@ def test_an_unknown_fault_is_refused_before_anything_runs(tmp_path: Path) -> Non
     assert not any(tmp_path.iterdir())
 
 
+def test_reports_that_cannot_be_written_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    args = parse("--fault", "html-errors", "--reports", str(blocker / "selfcheck"))
+    with pytest.raises(ConformanceError, match=r"cannot write reports to .*--reports"):
+        command.selfcheck(args)
+
+
 def test_each_run_is_conformance_run_strict_with_the_fault(tmp_path: Path) -> None:
     line = command.run_command("kid-error-401", tmp_path, "auto", ["-k", "E16"])
     assert line[1:4] == ["-m", "conformance", "run"]

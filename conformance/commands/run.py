@@ -468,6 +468,22 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def writable_reports(directory: Path) -> Path:
+    """``directory``, created if need be, once a file could be made in it: the server log, the
+    JUnit file, Allure's results and the compliance matrix all go there, and finding out at the
+    end of a run (a traceback from whichever writes first) would waste the run."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as error:
+        raise ConformanceError(
+            f"cannot write reports to {directory}: {error.strerror or error}; "
+            "name another directory with --reports"
+        ) from None
+    return directory
+
+
 def run(args: argparse.Namespace) -> int:
     """Check the target, start the bundled server if needed, run pytest, return its exit code."""
     import pytest
@@ -475,7 +491,7 @@ def run(args: argparse.Namespace) -> int:
     from conformance.profile import ENV_PROFILE, ENV_TARGET, REFERENCE_PROFILE, profile_from_options
 
     seed = parse_seed(args.seed)
-    reports = Path(args.reports).resolve()
+    reports = writable_reports(Path(args.reports).resolve())
     bundled = (
         args.target is None
         and args.profile is None

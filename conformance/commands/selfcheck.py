@@ -165,13 +165,14 @@ def run_one(
 
 def selfcheck(args: argparse.Namespace) -> int:
     """Every chosen server in turn, then the table; 0 when every one matched, else 1."""
+    from conformance.commands.run import writable_reports
     from conformance.contract import load_contract
     from conformance.generate import generate_scenarios
 
     faults = _chosen_faults(args.fault)
     servers: list[str | None] = ([] if args.skip_faithful else [None]) + list(faults)
+    reports = writable_reports(Path(args.reports).resolve())
     refs = scenario_refs(generate_scenarios(load_contract()))
-    reports = Path(args.reports).resolve()
     extra = _pytest_args(args.pytest_args)
     outcomes: list[Outcome] = []
     started = time.monotonic()
