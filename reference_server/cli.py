@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The server's options, shared with ``conformance serve``."""
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
-        "--port", type=int, default=8000, help="port to bind; 0 picks a free one (default 8000)"
+        "--port", type=_port, default=8000, help="port to bind; 0 picks a free one (default 8000)"
     )
     parser.add_argument(
         "--data",
@@ -167,6 +167,17 @@ def configure_logging(level: str) -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(RequestLogFormatter())
     logging.basicConfig(level=getattr(logging, level), handlers=[handler])
+
+
+def _port(text: str) -> int:
+    """A TCP port, 0 to 65535 (argparse turns the ``ValueError`` into a usage error)."""
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise ValueError(text)
+    return port
+
+
+_port.__name__ = "port"  # argparse names the type in its message: "invalid port value: '70000'"
 
 
 def _open_store(path: Path | None) -> Store:

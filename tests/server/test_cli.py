@@ -184,3 +184,13 @@ def test_a_data_file_sqlite_cannot_use_is_one_line(
     error = capsys.readouterr().err
     assert error.startswith(f"reference server: cannot use {path} as the data file: ")
     assert "Traceback" not in error and len(error.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "eighty"])
+def test_a_port_outside_0_to_65535_is_a_usage_error(
+    port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["--port", port])
+    assert stopped.value.code == 2
+    assert f"invalid port value: '{port}'" in capsys.readouterr().err
