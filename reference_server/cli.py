@@ -193,7 +193,11 @@ def _open_store(path: Path | None) -> Store:
 
 def _load_cas(path: Path) -> list[x509.Certificate]:
     """The CA certificates of one ``--trust`` file: every certificate of a PEM file, or one DER."""
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        reason = error.strerror or error
+        raise ValueError(f"cannot read the --trust file {path}: {reason}") from None
     try:
         return x509.load_pem_x509_certificates(data)
     except ValueError:

@@ -149,6 +149,11 @@ def test_trust_is_repeatable_and_a_file_without_a_certificate_is_refused(
     empty.write_bytes(b"no certificate here")
     assert main(["--port", "0", "--trust", str(empty)]) == 2
     assert "holds no CA certificate" in capsys.readouterr().err
+    assert main(["--port", "0", "--trust", str(tmp_path / "missing.pem")]) == 2
+    assert capsys.readouterr().err == (
+        f"reference server: cannot read the --trust file {tmp_path / 'missing.pem'}: "
+        "No such file or directory\n"
+    )
 
 
 @pytest.mark.slow
