@@ -6,7 +6,8 @@ next to the requests themselves. Two figures, measured in the same round against
 reference server:
 
 * **suite**: ``conformance run --target URL --profile profiles/reference-server.toml --cert ...
-  --key ... -n auto -- --trust-anchor ... ...`` in a subprocess, timed from its start to its
+  --key ... --seed 20260129 -n auto -- --trust-anchor ... ...`` (the bundled run's seed; against
+  a target the default would be a random one) in a subprocess, timed from its start to its
   exit (interpreter start, imports, preflight, collection, xdist workers, every scenario,
   reports written to a temporary directory). The server is the one ``conformance run``
   starts for itself (``python -m reference_server --port 0 --trust CA ...``, started here with
@@ -60,6 +61,7 @@ from bench.load import gate, process_cpu_seconds
 from bench.replay import ReplayPool, ReplayRequest
 from bench.suite_recorder import ENV_DIRECTORY
 from conformance.commands.run import (
+    DEFAULT_SEED,
     BundledIdentity,
     bundled_reference_server,
     pytest_arguments,
@@ -296,6 +298,10 @@ def suite_command(
         str(identity.key),
         "--reports",
         str(reports),
+        # The bundled run's seed: against a target the default is a random one, and rounds (and
+        # sessions) compare better when they send the same data to their fresh servers.
+        "--seed",
+        str(DEFAULT_SEED),
         "-n",
         numprocesses,
         "--",

@@ -200,6 +200,14 @@ class _Failed:
 # --- the factory --------------------------------------------------------------------------------
 
 
+#: Why a target may refuse valid set-up data: it is the data an earlier run created already.
+_SAME_SEED_HINT = (
+    "; a target that still holds the data of an earlier run with the same --seed refuses it "
+    "again (the account exists, the payment is a logical duplicate): run with another seed "
+    "(against a target, the default is a random one) or reset the sandbox"
+)
+
+
 class DataFactory:
     """Creates set-up data through the target's API; caches what read-only scenarios share.
 
@@ -299,7 +307,8 @@ class DataFactory:
                 spec=operation.spec,
                 sent=exchange,
                 expected=f"a valid {operation.name} request is accepted "
-                f"(HTTP {' or '.join(str(s) for s in wanted)})",
+                f"(HTTP {' or '.join(str(s) for s in wanted)})"
+                + (_SAME_SEED_HINT if 400 <= exchange.status < 500 else ""),
             )
         try:
             check_response_schema(exchange, operation, self.contract)

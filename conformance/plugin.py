@@ -51,8 +51,8 @@ from conformance.commands.run import (
     BundledIdentity,
     PreflightDone,
     bundled_reference_server,
-    parse_seed,
     preflight,
+    run_seed,
     write_run_identity,
 )
 from conformance.errors import ConformanceError
@@ -166,8 +166,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--seed",
         metavar="N",
-        help=f"seed of the generated data (default {DEFAULT_SEED}; 'random' draws one); "
-        "printed in the header and the reports, it reproduces the run",
+        help=f"seed of the generated data ('random' draws one); default {DEFAULT_SEED} for "
+        "the bundled server, random for a target (it keeps an earlier run's data, which the "
+        "same seed would create again); printed in the header and the reports",
     )
     group.addoption(
         "--conformance-strict",
@@ -219,7 +220,7 @@ def pytest_configure(config: pytest.Config) -> None:
         seed = int(workerinput[_WORKER_SEED])
     else:
         try:
-            seed = parse_seed(config.getoption("seed"))
+            seed = run_seed(config.getoption("seed"), bundled=_uses_bundled_server(config))
         except ConformanceError as error:
             raise pytest.UsageError(error.message) from None
     config.stash[_SEED] = seed

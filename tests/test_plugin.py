@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from conformance import plugin
 from conformance.commands.run import DEFAULT_SEED, SCENARIOS_DIR, PreflightDone
 from conformance.contract import load_contract
 from conformance.generate import generate_scenarios
@@ -318,12 +319,24 @@ def test_every_xdist_worker_gets_the_same_seed(suite: pytest.Pytester) -> None:
 def test_workers_are_told_the_digest_of_the_contract_the_controller_checked(
     pytester: pytest.Pytester,
 ) -> None:
-    config = pytester.parseconfigure("--target", "http://127.0.0.1:9")
+    config = pytester.parseconfigure("--target", "http://127.0.0.1:9", "--seed", "11")
     handout = config.pluginmanager.get_plugin("conformance-xdist-seed")
     node = SimpleNamespace(config=config, workerinput={})
     handout.pytest_configure_node(node)
     assert node.workerinput["conformance_contract_checked"] == load_contract().digest
-    assert node.workerinput["conformance_seed"] == DEFAULT_SEED
+    assert node.workerinput["conformance_seed"] == 11
+
+
+def test_a_target_gets_a_random_seed_unless_one_is_given(pytester: pytest.Pytester) -> None:
+    """A target keeps what the last run created; the same seed would create it again."""
+    drawn = {
+        pytester.parseconfigure("--target", "http://127.0.0.1:9").stash[plugin._SEED]
+        for _ in range(4)
+    }
+    assert len(drawn) > 1 and DEFAULT_SEED not in drawn
+    given = pytester.parseconfigure("--target", "http://127.0.0.1:9", "--seed", "5")
+    assert given.stash[plugin._SEED] == 5
+    assert pytester.parseconfigure().stash[plugin._SEED] == DEFAULT_SEED  # the bundled server
 
 
 # --- reports -------------------------------------------------------------------------------------

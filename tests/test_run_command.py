@@ -131,6 +131,13 @@ def test_the_run_identity_has_a_second_ca_named_outside_ascii(tmp_path: Path) ->
     assert args[args.index("--trust-anchor-utf8-key") + 1] == str(identity.utf8_ca_key)
 
 
+def test_the_seed_of_a_run_is_fixed_for_the_bundled_server_and_random_for_a_target() -> None:
+    assert run_command.run_seed(None, bundled=True) == DEFAULT_SEED
+    drawn = {run_command.run_seed(None, bundled=False) for _ in range(5)}
+    assert len(drawn) > 1
+    assert run_command.run_seed("42", bundled=False) == run_command.run_seed(42, bundled=True) == 42
+
+
 def test_the_seed() -> None:
     assert parse_seed(None) == DEFAULT_SEED == 20260129
     assert parse_seed("42") == 42

@@ -57,11 +57,13 @@ __all__ = [
     "pytest_arguments",
     "register",
     "run",
+    "run_seed",
     "write_run_identity",
 ]
 
-#: The default run seed: the date of the spec release the suite checks (1.22.0, 2026-01-29), so
-#: that two runs of the same suite on the same target send the same data unless asked otherwise.
+#: The default seed of a run against the bundled reference server (:func:`run_seed`): the date
+#: of the spec release the suite checks (1.22.0, 2026-01-29), so that two bundled runs of the same
+#: suite send the same data unless asked otherwise.
 DEFAULT_SEED = 20260129
 #: The test module the suite is (one test, parametrised by the plugin).
 SCENARIOS_DIR = Path(__file__).resolve().parent.parent / "scenarios"
@@ -112,6 +114,22 @@ def parse_seed(text: str | int | None) -> int:
     if value < 0:
         raise ConformanceError(f"--seed must not be negative, not {value}")
     return value
+
+
+def run_seed(text: str | int | None, *, bundled: bool) -> int:
+    """The seed of a run: ``--seed`` when given (:func:`parse_seed`); else :data:`DEFAULT_SEED`
+    for the bundled reference server, which starts empty on every run, and a random one for any
+    other target.
+
+    A target keeps what a run created (customers, accounts, payments), and the same seed creates
+    the same things again, which the target rightly refuses (the account number exists, the
+    payment is a logical duplicate): a second run with the first one's seed would fail in its
+    set-up. The seed is printed either way; it reproduces a run's data on a target that does not
+    hold that data yet (a fresh sandbox, or one reset by its data fill).
+    """
+    if text is None:
+        return DEFAULT_SEED if bundled else parse_seed("random")
+    return parse_seed(text)
 
 
 # --- the bundled reference server ---------------------------------------------------------------
@@ -367,8 +385,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed",
         metavar="N",
-        help=f"seed of the generated data (default {DEFAULT_SEED}; 'random' draws one); "
-        "printed in the header and the reports, it reproduces the run",
+        help=f"seed of the generated data ('random' draws one); default {DEFAULT_SEED} for "
+        "the bundled server, random for a target (it keeps an earlier run's data, which the "
+        "same seed would create again); printed in the header and the reports",
     )
     parser.add_argument(
         "--strict",
@@ -490,14 +509,14 @@ def run(args: argparse.Namespace) -> int:
 
     from conformance.profile import ENV_PROFILE, ENV_TARGET, REFERENCE_PROFILE, profile_from_options
 
-    seed = parse_seed(args.seed)
-    reports = writable_reports(Path(args.reports).resolve())
     bundled = (
         args.target is None
         and args.profile is None
         and not os.environ.get(ENV_TARGET)
         and not os.environ.get(ENV_PROFILE)
     )
+    seed = run_seed(args.seed, bundled=bundled)
+    reports = writable_reports(Path(args.reports).resolve())
     if args.fault and not bundled:
         raise ConformanceError("--fault switches on faults of the bundled reference server only")
     previous = signal.getsignal(signal.SIGTERM)
