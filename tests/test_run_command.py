@@ -331,3 +331,29 @@ def test_reports_that_cannot_be_written_stop_the_run_before_it_starts(
     assert "--reports" in error and "Traceback" not in error
     made = run_command.writable_reports(tmp_path / "new" / "reports")
     assert made.is_dir() and list(made.iterdir()) == []  # created, and the probe file is gone
+
+
+@pytest.mark.slow
+def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
+    """A target keeps what a run created: the second run (a new random seed by default) passes
+    where the same seed again fails in its set-up (the account exists already)."""
+    selection = ["-n", "0", "--", "-k", "E12-valid-request-accepted or CS-valid-request-accepted"]
+    with bundled_reference_server(log_path=tmp_path / "server.log") as url:
+
+        def run(name: str, *seed: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-c", DRIVER, "run", "--target", url, "--profile",
+                 str(ROOT / "profiles" / "reference-server.toml"), "--strict",
+                 "--reports", str(tmp_path / name), *seed, *selection],
+                capture_output=True, text=True, timeout=300, check=False,
+            )  # fmt: skip
+
+        for name in ("first", "second"):
+            done = run(name)
+            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+            assert "2 passed" in done.stdout
+        assert run("pinned-1", "--seed", "77").returncode == 0
+        again = run("pinned-2", "--seed", "77")
+        assert again.returncode != 0
+        refused = "Set-up failed: creating a sandbox account (SA) was answered HTTP 400"
+        assert refused in again.stdout
