@@ -764,3 +764,25 @@ def test_cli_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[
 def test_cli_ca_cert_without_ca_key_is_a_certificate_error(files, tmp_path: Path) -> None:
     with pytest.raises(CertificateError, match="--ca-cert and --ca-key go together"):
         run_cli("--out", str(tmp_path), "--ca-cert", str(files["ca_certificate"]))
+
+
+def test_cli_names_a_new_ca_outside_ascii(tmp_path: Path) -> None:
+    """The CA of the RFC 2047 scenarios (``--trust-anchor-utf8``, spec 5 item 3)."""
+    out = tmp_path / "utf8"
+    assert run_cli("--out", str(out), "--ca-name", "Conformance Test CA Ærø") == 0
+    authority = load_ca(out / "ca.pem", out / "ca.key")
+    names = authority.certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    assert [name.value for name in names] == ["Conformance Test CA Ærø"]
+    loaded = load_identity(out / "tpp.pem", out / "tpp.key")
+    assert verify_chain(loaded.certificate, authority.certificate) is None
+    assert "Ærø" in loaded.key_id
+
+
+def test_cli_ca_name_is_for_a_new_ca_only(files, tmp_path: Path) -> None:
+    with pytest.raises(CertificateError, match="--ca-name names a new CA"):
+        run_cli(
+            "--out", str(tmp_path), "--ca-name", "X",
+            "--ca-cert", str(files["ca_certificate"]), "--ca-key", str(files["ca_key"]),
+        )  # fmt: skip
+    with pytest.raises(CertificateError, match="--ca-name must not be empty"):
+        run_cli("--out", str(tmp_path), "--ca-name", " ")

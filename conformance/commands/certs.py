@@ -127,6 +127,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="issue under this existing CA certificate instead of a new CA (needs --ca-key)",
     )
     parser.add_argument("--ca-key", type=Path, metavar="PEM", help="the existing CA's private key")
+    parser.add_argument(
+        "--ca-name",
+        metavar="NAME",
+        help="common name of the new CA (default 'Conformance Test CA'); a name outside ASCII "
+        "(\"Conformance Test CA Ærø\") makes the CA the RFC 2047 scenarios need "
+        "(--trust-anchor-utf8, spec 5 item 3)",
+    )
     parser.add_argument("--p12-password", metavar="TEXT", help="encrypt tpp.p12 with this password")
     parser.set_defaults(func=run)
 
@@ -135,7 +142,13 @@ def _certificate_authority(args: argparse.Namespace) -> CertificateAuthority:
     if (args.ca_cert is None) != (args.ca_key is None):
         raise CertificateError("--ca-cert and --ca-key go together: give both or neither")
     if args.ca_cert is not None:
+        if args.ca_name is not None:
+            raise CertificateError("--ca-name names a new CA; an existing one (--ca-cert) has one")
         return load_ca(args.ca_cert, args.ca_key)
+    if args.ca_name is not None:
+        if not args.ca_name.strip():
+            raise CertificateError("--ca-name must not be empty")
+        return generate_ca(args.ca_name)
     return generate_ca()
 
 
