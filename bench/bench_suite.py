@@ -54,7 +54,7 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import cycle, islice, pairwise
+from itertools import cycle, islice
 from pathlib import Path
 
 from bench.load import gate, process_cpu_seconds
@@ -64,7 +64,7 @@ from conformance.commands.run import (
     DEFAULT_SEED,
     BundledIdentity,
     bundled_reference_server,
-    pytest_arguments,
+    trust_anchor_arguments,
     write_run_identity,
 )
 from conformance.profile import REFERENCE_PROFILE
@@ -281,7 +281,8 @@ def suite_command(
 ) -> list[str]:
     """``conformance run`` against ``url`` as a user aims it at a server they started: the
     reference profile, the run identity, its CAs as the trust anchors (the pytest options that
-    ``conformance run`` gives a bundled run, :func:`trust_anchor_arguments`), and the recorder
+    ``conformance run`` gives a bundled run,
+    :func:`~conformance.commands.run.trust_anchor_arguments`), and the recorder
     plugin (:mod:`bench.suite_recorder`)."""
     return [
         sys.executable,
@@ -310,28 +311,6 @@ def suite_command(
         "bench.suite_recorder",
         *pytest_args,
     ]
-
-
-def trust_anchor_arguments(identity: BundledIdentity) -> list[str]:
-    """The ``--trust-anchor*`` options ``conformance run`` passes pytest for a bundled run with
-    ``identity`` (taken from :func:`~conformance.commands.run.pytest_arguments` itself, so that
-    the measured run judges exactly what a bundled run judges)."""
-    args = pytest_arguments(
-        target=None,
-        profile=None,
-        cert=None,
-        key=None,
-        seed=0,
-        strict=False,
-        reports=Path(),
-        numprocesses=None,
-        trust_anchor=identity,
-    )
-    chosen: list[str] = []
-    for flag, value in pairwise(args):
-        if flag.startswith("--trust-anchor"):
-            chosen += [flag, value]
-    return chosen
 
 
 def load_recorded(directory: Path) -> list[ReplayRequest]:

@@ -58,6 +58,7 @@ __all__ = [
     "register",
     "run",
     "run_seed",
+    "trust_anchor_arguments",
     "write_run_identity",
 ]
 
@@ -420,6 +421,22 @@ def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def trust_anchor_arguments(identity: BundledIdentity) -> list[str]:
+    """The plugin's ``--trust-anchor*`` options for the CAs of ``identity``: what a bundled run
+    gives pytest, and what a run against a server trusting the same CAs needs for the same
+    verdicts (the suite benchmark passes them)."""
+    return [
+        "--trust-anchor",
+        str(identity.ca_certificate),
+        "--trust-anchor-key",
+        str(identity.ca_key),
+        "--trust-anchor-utf8",
+        str(identity.utf8_ca_certificate),
+        "--trust-anchor-utf8-key",
+        str(identity.utf8_ca_key),
+    ]
+
+
 def pytest_arguments(
     *,
     target: str | None,
@@ -441,28 +458,16 @@ def pytest_arguments(
     # would import them and every scenario item would pass through their fixtures and hooks.
     args = [str(SCENARIOS_DIR), "-p", "conformance.plugin", "-p", "no:cacheprovider"]
     args += [*_UNUSED_PLUGINS, "--assert=plain"]
-    anchor = (
-        (None, None, None, None)
-        if trust_anchor is None
-        else (
-            str(trust_anchor.ca_certificate),
-            str(trust_anchor.ca_key),
-            str(trust_anchor.utf8_ca_certificate),
-            str(trust_anchor.utf8_ca_key),
-        )
-    )
     for flag, value in (
         ("--target", target),
         ("--profile", profile),
         ("--cert", cert),
         ("--key", key),
-        ("--trust-anchor", anchor[0]),
-        ("--trust-anchor-key", anchor[1]),
-        ("--trust-anchor-utf8", anchor[2]),
-        ("--trust-anchor-utf8-key", anchor[3]),
     ):
         if value is not None:
             args += [flag, value]
+    if trust_anchor is not None:
+        args += trust_anchor_arguments(trust_anchor)
     args += ["--seed", str(seed), "--reports", str(reports)]
     if strict:
         args.append("--conformance-strict")
