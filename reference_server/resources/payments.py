@@ -181,7 +181,9 @@ def create_payment(call: Call) -> Response:
         allow_duplicate = call.query.get("allowLogicalDuplicate", False) or app.faulty(
             "logical-duplicate-allowed"
         )
-        key = None if periodic else duplicate_key(product, psu_key, body)
+        # Duplicates are "of the same PSU": a single payment without one (a fault that drops a
+        # required header lets that through) has no key and matches nothing, as before keys.
+        key = None if periodic or not psu_key else duplicate_key(product, psu_key, body)
         if key is not None and not allow_duplicate:
             earlier = find_logical_duplicate(call, key)
             if earlier is not None:
