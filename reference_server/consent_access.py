@@ -113,9 +113,7 @@ def consent_for(call: Call, account_id: str | None, *, any_psu: bool = False) ->
             "than 180 days (spec 8)",
         )
     if status != ConsentStatus.VALID:
-        raise ApiError(
-            401, "CONSENT_INVALID", f"consent {consent.id} is {status}, not valid"
-        )
+        raise ApiError(401, "CONSENT_INVALID", f"consent {consent.id} is {status}, not valid")
     if account_id is not None and account_id not in consent.account_ids:
         raise ApiError(
             403, "CONSENT_INVALID", f"consent {consent.id} does not cover account {account_id}"

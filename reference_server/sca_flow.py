@@ -89,9 +89,7 @@ def sca_status_document(authorisation: Authorisation, status: str | None = None)
     }
 
 
-def start(
-    app: Application, call: Call, subject_kind: str, subject_id: str
-) -> Authorisation:
+def start(app: Application, call: Call, subject_kind: str, subject_id: str) -> Authorisation:
     """A new authorisation for the subject: STARTED when the PSU is a sandbox customer,
     RECEIVED when the PSU must first identify on the SCA page."""
     now = app.clock.now().isoformat()

@@ -131,7 +131,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--ca-name",
         metavar="NAME",
         help="common name of the new CA (default 'Conformance Test CA'); a name outside ASCII "
-        "(\"Conformance Test CA Ærø\") makes the CA the RFC 2047 scenarios need "
+        '("Conformance Test CA Ærø") makes the CA the RFC 2047 scenarios need '
         "(--trust-anchor-utf8, spec 5 item 3)",
     )
     parser.add_argument("--p12-password", metavar="TEXT", help="encrypt tpp.p12 with this password")

@@ -187,9 +187,7 @@ def list_transactions(call: Call) -> Response:
     if status != "booked":
         transactions["pending"] = _pending(call, account)
     transactions["_links"] = _pagination(call, offset, limit, len(selected))
-    return Response.json(
-        200, {"account": account_reference(account), "transactions": transactions}
-    )
+    return Response.json(200, {"account": account_reference(account), "transactions": transactions})
 
 
 def transaction_detail(call: Call) -> Response:

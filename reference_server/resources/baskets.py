@@ -51,9 +51,7 @@ def basket_document(call: Call, basket: Basket) -> dict[str, Any]:
     statuses = [payment.status for payment in payments_of_basket(call.app.store, basket)]
     return {
         "basketId": basket.id,
-        "transactionStatus": basket_status(
-            statuses, best_case=call.app.faulty("basket-best-case")
-        ),
+        "transactionStatus": basket_status(statuses, best_case=call.app.faulty("basket-best-case")),
         "_links": {
             "startAuthorisation": {
                 "href": f"{basket_path(basket.id)}/authorisations",
@@ -163,9 +161,7 @@ def authorise_basket(call: Call) -> Response:
         raise sca_flow.unknown_psu_error(authorisation)
     shown = ScaStatus.RECEIVED if app.faulty("sca-start-not-started") else None
     document = sca_flow.sca_status_document(authorisation, shown)
-    return Response.json(
-        201, document, headers=(("Location", document["_links"]["self"]["href"]),)
-    )
+    return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 
 def show_basket(call: Call) -> Response:

@@ -32,8 +32,7 @@ def run_now(call: Call) -> Response:
         {
             "ranAt": moment.isoformat(),
             "moved": [
-                {"paymentId": payment_id, "from": old, "to": new}
-                for payment_id, old, new in moves
+                {"paymentId": payment_id, "from": old, "to": new} for payment_id, old, new in moves
             ],
         },
     )

@@ -313,9 +313,7 @@ def authorise_payment(call: Call) -> Response:
     if authorisation.customer_id is None:
         raise sca_flow.unknown_psu_error(authorisation)
     document = sca_flow.sca_status_document(authorisation)
-    return Response.json(
-        201, document, headers=(("Location", document["_links"]["self"]["href"]),)
-    )
+    return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 
 OPERATIONS = {

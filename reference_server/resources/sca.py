@@ -89,7 +89,7 @@ def _page(
         form = (
             f'<form method="post" action="{action}">'
             '<p><label>Customer number <input name="customerNumber" autocomplete="off" '
-            'autofocus></label></p>'
+            "autofocus></label></p>"
             f'<p><button name="action" value="{APPROVE}">Approve</button> '
             f'<button name="action" value="{CANCEL}">Cancel</button></p>'
             "</form>"
@@ -100,7 +100,7 @@ def _page(
             f'<strong id="scaStatus">{html.escape(authorisation.status)}</strong>.</p>'
         )
     text = (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>Sandbox SCA</title><style>{_STYLE}</style></head><body>"
         "<h1>Strong customer authentication (sandbox)</h1>"
         f"{problem}{_describe(call, authorisation)}{form}"
@@ -145,13 +145,15 @@ def submit_sca(call: Call) -> Response:
     if authorisation is None:
         return _not_found(call)
     if authorisation.status not in ScaStatus.OPEN:
-        return _page(call, authorisation, error="SCA_INVALID: this authorisation has ended",
-                     status=409)
+        return _page(
+            call, authorisation, error="SCA_INVALID: this authorisation has ended", status=409
+        )
     fields = _form_fields(call)
     action = fields.get("action", "").strip().lower()
     if action not in (APPROVE, CANCEL):
-        return _page(call, authorisation, error="FORMAT_ERROR: choose approve or cancel",
-                     status=400)
+        return _page(
+            call, authorisation, error="FORMAT_ERROR: choose approve or cancel", status=400
+        )
     store = call.app.store
     customer = None
     if action == APPROVE:

@@ -111,14 +111,13 @@ def test_repeated_id_counts_once(world: World, psu: support.Psu) -> None:
     basket_id = world.basket_id([payment_id, payment_id], psu)
     shown = world.browser.get(f"/_control/signing-baskets/{basket_id}").json()
     assert [item["paymentId"] for item in shown["payments"]] == [payment_id]
-    schema = {"$ref": "https://psd2-conformance.invalid/schemas/types/payments.json#/$defs/"
-              "SigningBasket"}
+    schema = {
+        "$ref": "https://psd2-conformance.invalid/schemas/types/payments.json#/$defs/SigningBasket"
+    }
     assert not list(world.contract.validator(schema).iter_errors(shown))
 
 
-def test_basket_status_follows_its_payments_on_every_read(
-    world: World, psu: support.Psu
-) -> None:
+def test_basket_status_follows_its_payments_on_every_read(world: World, psu: support.Psu) -> None:
     first, second = world.payment(psu), world.payment(psu)
     basket_id = world.basket_id([first, second], psu)
     assert world.basket_status(basket_id) == "RCVD"
@@ -166,9 +165,7 @@ def test_start_for_an_unknown_basket_is_404(world: World, psu: support.Psu) -> N
     assert answer.json()["code"] == "RESOURCE_UNKNOWN"
 
 
-def test_start_for_an_unknown_psu_is_401_with_sca_redirect(
-    world: World, psu: support.Psu
-) -> None:
+def test_start_for_an_unknown_psu_is_401_with_sca_redirect(world: World, psu: support.Psu) -> None:
     basket_id = world.basket_id([world.payment(psu)], psu)
     stranger = support.Psu("3fa85f64-5717-4562-b3fc-2c963f66afa6", "0", "Nobody", psu.account)
     answer = world.start_basket(basket_id, stranger)
@@ -179,9 +176,7 @@ def test_start_for_an_unknown_psu_is_401_with_sca_redirect(
     assert body["tppMessages"][0]["code"] == "PSU_CREDENTIALS_INVALID"
 
 
-def test_start_when_every_payment_was_cancelled_is_blocked(
-    world: World, psu: support.Psu
-) -> None:
+def test_start_when_every_payment_was_cancelled_is_blocked(world: World, psu: support.Psu) -> None:
     payment_id = world.payment(psu)
     basket_id = world.basket_id([payment_id], psu)
     world.cancel(payment_id)
@@ -190,9 +185,7 @@ def test_start_when_every_payment_was_cancelled_is_blocked(
     assert answer.json()["code"] == "RESOURCE_BLOCKED"
 
 
-def test_start_after_the_basket_was_authorised_is_blocked(
-    world: World, psu: support.Psu
-) -> None:
+def test_start_after_the_basket_was_authorised_is_blocked(world: World, psu: support.Psu) -> None:
     basket_id = world.authorised(psu, world.payment(psu))
     answer = world.start_basket(basket_id, psu)
     assert answer.status_code == 400

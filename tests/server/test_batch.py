@@ -30,8 +30,9 @@ def record(status: str, execution: str | None = None, kind: str = PaymentKind.SI
     request = {"instructedAmount": {"amount": "1.00", "currency": "NOK"}}
     if execution is not None:
         request["requestedExecutionDate" if kind == PaymentKind.SINGLE else "startDate"] = execution
-    return Payment("p", "norwegian-domestic-credit-transfers", kind, request, status, None, None,
-                   "", "")
+    return Payment(
+        "p", "norwegian-domestic-credit-transfers", kind, request, status, None, None, "", ""
+    )
 
 
 @pytest.mark.parametrize(

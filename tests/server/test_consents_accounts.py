@@ -192,9 +192,7 @@ def test_account_list_with_a_received_consent_is_401(world: World, psu: support.
     assert answer.json()["code"] == "CONSENT_INVALID"
 
 
-def test_account_gone_from_the_backend_leaves_an_empty_list(
-    world: World, psu: support.Psu
-) -> None:
+def test_account_gone_from_the_backend_leaves_an_empty_list(world: World, psu: support.Psu) -> None:
     consent_id = valid_consent(world, psu)
     removed = world.browser.delete(f"/_control/accounts/{psu.account['id']}")
     assert removed.status_code == 204
@@ -391,9 +389,7 @@ def test_fifth_call_of_the_day_without_psu_ip_address_is_429(
     assert details(world, psu, created["id"]).status_code == 200
 
 
-def test_consent_older_than_90_days_without_psu_is_expired(
-    world: World, psu: support.Psu
-) -> None:
+def test_consent_older_than_90_days_without_psu_is_expired(world: World, psu: support.Psu) -> None:
     (created,) = add_transactions(world, psu, bodies.account_transaction(psu.account))
     valid_consent(world, psu)
     world.advance("P89D")

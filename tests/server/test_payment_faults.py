@@ -73,8 +73,9 @@ def test_every_payment_fault_is_registered_with_its_rule() -> None:
 
 
 def test_pipeline_decisions_follow_the_faults() -> None:
-    faithful, broken = Application(), Application(
-        faults=("ignore-minor-units", "no-basket-limit", "kid-error-401")
+    faithful, broken = (
+        Application(),
+        Application(faults=("ignore-minor-units", "no-basket-limit", "kid-error-401")),
     )
     name = "check_amount_fraction_digits"
     assert not faults_payments.skipped_check(faithful, name)

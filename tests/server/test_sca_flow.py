@@ -61,8 +61,10 @@ def test_full_basket_flow_lands_on_the_tpp_with_finalised_and_moves_every_status
     assert world.basket_status(started["basket"]) == "ACTC"
     status = world.browser.get(started["record"]["_links"]["self"]["href"])
     assert status.json()["scaStatus"] == "FINALISED"
-    schema = {"$ref": "https://psd2-conformance.invalid/schemas/types/payments.json#/$defs/"
-              "ScaStatusResponse"}
+    schema = {
+        "$ref": "https://psd2-conformance.invalid/schemas/types/payments.json#/$defs/"
+        "ScaStatusResponse"
+    }
     assert not list(world.contract.validator(schema).iter_errors(status.json()))
 
 

@@ -73,7 +73,6 @@ def test_find_refuses_non_field_names() -> None:
         Store().find(CUSTOMERS, "x') OR 1=1 --", "a")
 
 
-
 def _plan(store: Store, field: str) -> str:
     rows = store._connection.execute(
         "EXPLAIN QUERY PLAN SELECT doc FROM records "
@@ -103,6 +102,7 @@ def test_an_index_made_in_a_rolled_back_transaction_is_made_again() -> None:
     assert "records_by_customerType" not in _plan(store, "customerType")
     assert [c.id for c in store.find(CUSTOMERS, "customerType", "PRIVATE")] == ["c1"]
     assert "records_by_customerType" in _plan(store, "customerType")
+
 
 def test_atomic_group_rolls_back_as_one() -> None:
     store = Store()
