@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange
+    from conformance.exchange import Exchange
 
 __all__ = ["ENV_DIRECTORY", "KEPT_HEADERS_EXCLUDED", "exchange_record"]
 

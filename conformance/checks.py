@@ -1,6 +1,6 @@
 """Checks: one requirement each, judged on one recorded exchange (schemathesis, OpenID model).
 
-Every check is a plain function whose first argument is the :class:`~conformance.client.Exchange`
+Every check is a plain function whose first argument is the :class:`~conformance.exchange.Exchange`
 it judges; it returns quietly when the target conforms and raises :class:`ConformanceFailure`
 otherwise. A check does not know the rule id or level it serves: the runner that calls it
 attaches the scenario (:meth:`ConformanceFailure.for_scenario`), so one check serves many rules
@@ -23,14 +23,15 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import ValidationError
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange
     from conformance.contract import Contract, Operation
+    from conformance.exchange import Exchange
     from conformance.scenario import Scenario
 
 __all__ = [
     "ERROR_BODY_SCHEMA",
     "PAYMENT_ERROR_BODY_SCHEMA",
     "ConformanceFailure",
+    "NotApplicable",
     "ScenarioLabel",
     "accept_fixes",
     "check_all",
@@ -126,6 +127,19 @@ class ConformanceFailure(AssertionError):
             lines += ["", "Exchange:", _indent(exchange.render()), "", "Reproduce with:"]
             lines.append("    " + _reproduce(exchange))
         return "\n".join(lines)
+
+
+class NotApplicable(Exception):
+    """The scenario cannot judge this target; ``reason`` is the one sentence the report shows.
+
+    Raised when the profile declares the operation or product unsupported, when the scenario
+    needs a control the target lacks (the reference server's clock or batch), a trust anchor
+    the profile does not name, or data the target cannot be asked to create (no sandbox).
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def _indent(text: str) -> str:

@@ -1,10 +1,11 @@
 """The ``conformance`` command line.
 
 Each sub-command lives in its own module under ``conformance.commands`` and exposes
-``register(subparsers)``, which adds its parser (its one-line help comes from :data:`COMMANDS`)
-and sets ``func`` to a callable taking the parsed arguments and returning the exit code; only the
-module of the command being run is imported. A :class:`~conformance.errors.ConformanceError`
-raised by a command becomes one line on stderr and a non-zero exit, never a traceback.
+``register(subparsers)``, which adds its parser (its one-line help comes from
+:data:`conformance.commands.COMMANDS`) and sets ``func`` to a callable taking the parsed arguments
+and returning the exit code; only the module of the command being run is imported. A
+:class:`~conformance.errors.ConformanceError` raised by a command becomes one line on stderr and a
+non-zero exit, never a traceback.
 """
 
 from __future__ import annotations
@@ -15,19 +16,8 @@ import sys
 from collections.abc import Sequence
 
 from conformance import __version__
+from conformance.commands import COMMANDS
 from conformance.errors import ConformanceError
-
-#: Sub-commands and their one-line help, in the order ``--help`` lists them. A command's module
-#: is ``conformance.commands.<name>`` (``-`` read as ``_``).
-COMMANDS: dict[str, str] = {
-    "run": "run the conformance suite (against the bundled reference server by default)",
-    "report": "render the Allure HTML report of the last run (needs Node.js or Allure)",
-    "selfcheck": "check that the suite catches each deliberate fault of the reference server",
-    "call": "send one signed request and show the exchange",
-    "certs": "write a test CA and a TPP signing certificate with PSD2 roles (spec 5)",
-    "serve": "run the reference server (a local sandbox of the interface)",
-    "export-openapi": "write the contract as an OpenAPI 3.1 document",
-}
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ own modules, and this one only wires them into pytest.
   ``--seed``, ``--conformance-strict`` (pytest already owns ``--strict``; ``conformance run
   --strict`` passes this one), ``--reports``.
 - **Parametrisation**: :func:`pytest_pycollect_makeitem` gives the one test of
-  ``conformance/scenarios/test_conformance.py`` (marked ``conformance``) one item per generated
+  ``conformance/suite/test_conformance.py`` (marked ``conformance``) one item per generated
   scenario, its scenario bound to it, with the scenario id as test id and markers for operation,
   level, kind, rule and spec part (``-m "E16 and must"``). The scenario list comes from the
   ``pytest_conformance_scenarios`` hook, whose default implementation generates it from the
@@ -45,16 +45,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from conformance.checks import ConformanceFailure
-from conformance.commands.run import (
-    DEFAULT_SEED,
-    SCENARIOS_DIR,
-    BundledIdentity,
-    PreflightDone,
-    bundled_reference_server,
-    preflight,
-    run_seed,
-    write_run_identity,
-)
 from conformance.errors import ConformanceError
 from conformance.report.collector import ComplianceCollector
 from conformance.report.compliance import profile_summary
@@ -75,13 +65,24 @@ from conformance.report.verdicts import (
     verdict_properties,
 )
 from conformance.scenario import KINDS, LEVELS
+from conformance.suite import SUITE_DIR
+from conformance.target.session import (
+    DEFAULT_SEED,
+    BundledIdentity,
+    PreflightDone,
+    bundled_reference_server,
+    preflight,
+    run_seed,
+    write_run_identity,
+)
 
 if TYPE_CHECKING:
-    from conformance.certs import CertificateAuthority
-    from conformance.client import TargetClient
-    from conformance.profile import TargetProfile
-    from conformance.runners import RunContext, Runner
+    from conformance.runners import Runner
+    from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
+    from conformance.signing.certificates import CertificateAuthority
+    from conformance.target.client import TargetClient
+    from conformance.target.profile import TargetProfile
 
 __all__ = ["SCENARIO_MARKER", "ScenarioHooks"]
 
@@ -213,7 +214,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{kind}: scenarios run by the {kind} runner")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and _WORKER_CONTRACT in workerinput:
-        from conformance._contract_load import trust_checked
+        from conformance.contract.loader import trust_checked
 
         trust_checked(str(workerinput[_WORKER_CONTRACT]))
     if workerinput is not None and _WORKER_SEED in workerinput:
@@ -246,7 +247,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     known = early_config.known_args_namespace
     aimed = getattr(known, "target", None) or getattr(known, "profile", None)
     if aimed and not getattr(known, "file_or_dir", None):
-        known.file_or_dir = [str(SCENARIOS_DIR)]
+        known.file_or_dir = [str(SUITE_DIR)]
 
 
 def _collect_the_suite_when_aimed_at_a_target(config: pytest.Config) -> None:
@@ -259,7 +260,7 @@ def _collect_the_suite_when_aimed_at_a_target(config: pytest.Config) -> None:
         return
     if config.args_source == pytest.Config.ArgsSource.ARGS:
         return
-    config.args[:] = [str(SCENARIOS_DIR)]
+    config.args[:] = [str(SUITE_DIR)]
 
 
 def _describe_target(config: pytest.Config) -> tuple[str, dict[str, Any]]:
@@ -279,7 +280,7 @@ def _describe_target(config: pytest.Config) -> tuple[str, dict[str, Any]]:
 class _XdistSeed:
     """Hands the controller's seed to every worker (a random one is drawn once, not per worker),
     and the digest of the contract it has checked, so that the workers do not check the same
-    schemas against the meta-schema again (:func:`conformance._contract_load.trust_checked`)."""
+    schemas against the meta-schema again (:func:`conformance.contract.loader.trust_checked`)."""
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[_WORKER_SEED] = node.config.stash[_SEED]
@@ -325,7 +326,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 def _names_scenarios(config: pytest.Config) -> bool:
     for arg in config.args:
         path = Path(arg.split("::", 1)[0]).resolve()
-        if path == SCENARIOS_DIR or SCENARIOS_DIR in path.parents or path in SCENARIOS_DIR.parents:
+        if path == SUITE_DIR or SUITE_DIR in path.parents or path in SUITE_DIR.parents:
             return True
     return False
 
@@ -360,7 +361,7 @@ def _preflight_done(config: pytest.Config) -> bool:
 
 
 def _profile_from_options(config: pytest.Config) -> TargetProfile:
-    from conformance.profile import profile_from_options
+    from conformance.target.profile import profile_from_options
 
     return profile_from_options(**_target_options(config))
 
@@ -369,7 +370,7 @@ def _trust_anchor_from_options(
     config: pytest.Config, option: str = "trust_anchor"
 ) -> CertificateAuthority | None:
     """The CA of ``--trust-anchor`` (or of ``--trust-anchor-utf8``) with its ``-key``."""
-    from conformance.certs import load_ca
+    from conformance.signing.certificates import load_ca
 
     ca, key = config.getoption(option), config.getoption(f"{option}_key")
     if ca is None and key is None:
@@ -382,7 +383,7 @@ def _trust_anchor_from_options(
 
 def _uses_bundled_server(config: pytest.Config) -> bool:
     """No target anywhere (options, CONFORMANCE_TARGET, CONFORMANCE_PROFILE): the bundled one."""
-    from conformance.profile import ENV_PROFILE, ENV_TARGET
+    from conformance.target.profile import ENV_PROFILE, ENV_TARGET
 
     return not (
         _given_on_command_line(config) or os.environ.get(ENV_TARGET) or os.environ.get(ENV_PROFILE)
@@ -544,7 +545,7 @@ def _trust_anchor(
 ) -> CertificateAuthority | None:
     """A trust anchor from its pytest options, else the bundled run's CA (the ASCII-named one, or
     with ``utf8`` the one named outside ASCII) when the run signs with the bundled identity."""
-    from conformance.certs import load_ca
+    from conformance.signing.certificates import load_ca
 
     try:
         anchor = _trust_anchor_from_options(request.config, option)
@@ -563,7 +564,7 @@ def _trust_anchor(
 @pytest.fixture(scope="session")
 def conformance_client(conformance_profile: TargetProfile) -> Iterator[TargetClient]:
     """One signed client per worker (keep-alive connections, every exchange recorded)."""
-    from conformance.client import TargetClient
+    from conformance.target.client import TargetClient
 
     try:
         client = TargetClient.from_profile(conformance_profile)
@@ -586,9 +587,9 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
     to what the test names.
     """
     from conformance.contract import load_contract
-    from conformance.fixtures import DataFactory
-    from conformance.runners import RunContext
-    from conformance.sca import sca_step_for
+    from conformance.runners.context import RunContext
+    from conformance.target.sca import sca_step_for
+    from conformance.target.setup_data import DataFactory
 
     profile: TargetProfile = request.getfixturevalue("conformance_profile")
     client: TargetClient = request.getfixturevalue("conformance_client")
@@ -627,7 +628,7 @@ def _shared_data_seed(config: pytest.Config, seed: int) -> int:
     itself; worker ``gwN`` a seed derived from the run seed and its name, as reproducible.
     Scenario data is unaffected: it is seeded from the run seed and the scenario id.
     """
-    from conformance.runners import scenario_seed
+    from conformance.scenario import scenario_seed
 
     worker = getattr(config, "workerinput", {}).get("workerid")
     return seed if worker is None else scenario_seed(seed, f"worker:{worker}")

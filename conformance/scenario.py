@@ -13,6 +13,7 @@ is a :class:`JsonObject`; :func:`thaw` gives the ``list``/``dict`` form to send.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "Mutation",
     "Scenario",
     "freeze",
+    "scenario_seed",
     "thaw",
 ]
 
@@ -171,3 +173,9 @@ class Scenario:
             if key == name:
                 return thaw(value)
         return default
+
+
+def scenario_seed(run_seed: int, scenario_id: str) -> int:
+    """The seed of one scenario's data: stable across runs, machines and xdist workers."""
+    digest = hashlib.sha256(f"{run_seed}:{scenario_id}".encode()).hexdigest()
+    return int(digest[:8], 16)

@@ -3,8 +3,8 @@
 ``Application.dispatch(request) -> Response`` is the whole server minus the socket: route
 (reference-server-only routes first, then the contract), authenticate and check headers (spec 5,
 spec 4.2), validate parameters and body (the contract's schemas, then the cross-field checks of
-``conformance.crossfield``), call the handler, and turn every refusal into the spec 7 error body.
-Tests can call it directly without HTTP.
+``conformance.contract.crossfield``), call the handler, and turn every refusal into the spec 7 error
+body. Tests can call it directly without HTTP.
 """
 
 from __future__ import annotations

@@ -20,8 +20,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from conformance.certs import read_psd2_roles, verify_chain
-from conformance.identifiers import is_valid_national_id
+from conformance.contract.identifiers import is_valid_national_id
 from conformance.signing import (
     SPEC5_SIGNED_HEADERS,
     Verification,
@@ -29,6 +28,7 @@ from conformance.signing import (
     decode_header_value,
     verify_request,
 )
+from conformance.signing.certificates import read_psd2_roles, verify_chain
 from reference_server import sandbox_data
 from reference_server.api import ApiError, AuthContext, Headers, Request
 

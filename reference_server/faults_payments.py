@@ -156,7 +156,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: Cross-field checks (``conformance.crossfield`` function names) a fault switches off.
+#: Cross-field checks (``conformance.contract.crossfield`` function names) a fault switches off.
 SKIPPED_CHECKS: Mapping[str, str] = MappingProxyType(
     {
         "check_amount_fraction_digits": "ignore-minor-units",

@@ -4,7 +4,7 @@ Query strings are text; the contract types them (spec 4.3: ``limit`` int32, ``wi
 boolean), so each value is converted to its schema's type first and then validated: ``limit=abc``
 and ``limit=0`` are both 400 FORMAT_ERROR (spec 8: limit at least 1). The body is decoded strictly
 (UTF-8, JSON), validated against the operation's request schema, then handed to the cross-field
-checks of ``conformance.crossfield`` (spec 2.7, spec 4.3 E5/E7). Every refusal is an
+checks of ``conformance.contract.crossfield`` (spec 2.7, spec 4.3 E5/E7). Every refusal is an
 :class:`~reference_server.api.ApiError`; payment operations list each problem in ``tppMessages``.
 """
 
@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 from jsonschema.exceptions import ValidationError, best_match, relevance
 
-from conformance.crossfield import CheckContext, checks_for
+from conformance.contract.crossfield import CheckContext, checks_for
 from reference_server import faults_payments
 from reference_server.api import ApiError, Request, TppMessage
 

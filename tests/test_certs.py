@@ -1,4 +1,5 @@
-"""Tests for conformance.certs and the ``conformance certs`` command (spec 5 certificates).
+"""Tests for conformance.signing.certificates and the ``conformance certs`` command (spec 5
+certificates).
 
 RSA keys cost ~50-100 ms each, so the keys are made once per module and reused through the
 ``key=`` parameter; only the CLI tests generate fresh ones.
@@ -18,8 +19,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from conformance import certs
-from conformance.certs import (
+from conformance.commands import certs as certs_command
+from conformance.errors import CertificateError
+from conformance.signing import certificates as certs
+from conformance.signing.certificates import (
     PSD2_ROLES,
     QC_STATEMENTS_OID,
     CertificateAuthority,
@@ -38,8 +41,6 @@ from conformance.certs import (
     verify_chain,
     write_identity,
 )
-from conformance.commands import certs as certs_command
-from conformance.errors import CertificateError
 
 NOW = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC)
 

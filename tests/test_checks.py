@@ -27,8 +27,8 @@ from conformance.checks import (
     check_tpp_message_path,
     schema_for_fixes,
 )
-from conformance.client import Exchange
 from conformance.contract import Contract, load_contract
+from conformance.exchange import Exchange
 from conformance.scenario import Expectation, Scenario
 
 PAYMENT = {

@@ -16,10 +16,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from conformance.certs import default_identity
-from conformance.client import STANDARD_SIGNER, Exchange, TargetClient, target_error
 from conformance.commands import call
 from conformance.errors import TargetError
+from conformance.exchange import STANDARD_SIGNER, Exchange
 from conformance.signing import (
     StaleDigestSigner,
     VerificationFailure,
@@ -27,6 +26,8 @@ from conformance.signing import (
     build_signing_string,
     verify_request,
 )
+from conformance.signing.certificates import default_identity
+from conformance.target.client import TargetClient, target_error
 
 PSU_ID = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"
 NATIONAL_ID = "01017012345"

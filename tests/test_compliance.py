@@ -10,10 +10,8 @@ from pathlib import Path
 import pytest
 
 from conformance import SPEC_VERSION, __version__
-from conformance.certs import generate_ca, generate_tpp_identity, write_identity
 from conformance.contract import load_contract
-from conformance.identifiers import generate_national_id
-from conformance.profile import CorporatePsu, PrivatePsu, TargetProfile
+from conformance.contract.identifiers import generate_national_id
 from conformance.report.compliance import (
     COMPLIANCE_JSON,
     COMPLIANCE_MD,
@@ -38,6 +36,8 @@ from conformance.report.verdicts import (
     read_verdict,
     verdict_properties,
 )
+from conformance.signing.certificates import generate_ca, generate_tpp_identity, write_identity
+from conformance.target.profile import CorporatePsu, PrivatePsu, TargetProfile
 
 NATIONAL_ID = generate_national_id(random.Random(7))
 STARTED = datetime(2026, 1, 29, 8, 0, tzinfo=UTC)

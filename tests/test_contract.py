@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance import _contract_load
-from conformance._contract_load import contract_digest
-from conformance._contract_model import Operation, Parameter
-from conformance._contract_router import Router
 from conformance.contract import DEFAULT_ROOT, TYPES_BASE, Contract, load_contract
+from conformance.contract import loader as _contract_load
+from conformance.contract.loader import contract_digest
+from conformance.contract.model import Operation, Parameter
+from conformance.contract.router import Router
 from conformance.errors import ContractError
 
 FIXTURE = Path(__file__).parent / "data" / "contract_min"
@@ -564,7 +564,7 @@ def test_validator_is_cached_and_checks_formats_and_refs(fixture_contract: Contr
     body = fixture_contract.operations["E16"].request_schema
     assert body is not None
     validator = fixture_contract.validator(body)
-    # Draft 2020-12 (jsonschema's validator with a set-based enum: conformance._fast_validator)
+    # Draft 2020-12 (jsonschema's validator with a set-based enum: conformance.contract.validators)
     assert validator.META_SCHEMA == Draft202012Validator.META_SCHEMA
     assert fixture_contract.validator(body) is validator
     assert fixture_contract.validator(json.loads(json.dumps(body))) is validator  # equal content

@@ -22,9 +22,9 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from conformance import factories
-from conformance._contract_check import ASSERTING, COMPILED, CheckCompiler
 from conformance.contract import Contract, load_contract
+from conformance.contract.compiled import ASSERTING, COMPILED, CheckCompiler
+from conformance.generate import factories
 
 FORMATS = Draft202012Validator.FORMAT_CHECKER
 
@@ -514,7 +514,7 @@ def test_contract_validators_report_the_errors_of_the_schema_with_references(
     contract: Contract, name: str
 ) -> None:
     """``Contract.validator`` validates the schema with its ``$ref``\\s inlined and enums of
-    strings by set (``conformance._fast_validator``); the errors it lists must be stock
+    strings by set (``conformance.contract.validators``); the errors it lists must be stock
     ``jsonschema``'s on the schema as written, in the same order, so that the server's messages
     and ``best_match`` do not change."""
     schema = dict(_CONTRACT_SCHEMAS)[name]
@@ -531,7 +531,7 @@ def test_contract_validators_report_the_errors_of_the_schema_with_references(
 
 
 def test_inlining_keeps_recursive_and_allof_sibling_references() -> None:
-    from conformance._fast_validator import inline_refs
+    from conformance.contract.validators import inline_refs
 
     documents = {
         "https://x.invalid/node": {
@@ -565,7 +565,7 @@ def test_inlining_keeps_recursive_and_allof_sibling_references() -> None:
     ids=["strings", "mixed", "bool", "repeated", "empty"],
 )
 def test_the_set_based_enum_reports_what_jsonschema_reports(enum: list[Any]) -> None:
-    from conformance._fast_validator import ContractValidator
+    from conformance.contract.validators import ContractValidator
 
     schema = {"enum": enum}
     fast, stock = ContractValidator(schema), Draft202012Validator(schema)

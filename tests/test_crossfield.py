@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from conformance import crossfield as xf
-from conformance.crossfield import CheckContext, Violation
+from conformance.contract import crossfield as xf
+from conformance.contract.crossfield import CheckContext, Violation
 
 # ISO 4217 minor units of the currencies used below; the module itself reads them from the
 # contract (schemas/types/common.json x-minorUnits), this small table keeps these tests standalone.

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance import crossfield
-from conformance.contract import load_contract
+from conformance.contract import crossfield, load_contract
 
 FIXTURE = Path(__file__).parent / "data" / "contract_min"
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from stdnum import luhn
 
-from conformance import factories as f
-from conformance import identifiers as ids
-from conformance.crossfield import CheckContext, checks_for
+from conformance.contract import identifiers as ids
+from conformance.contract.crossfield import CheckContext, checks_for
 from conformance.errors import ContractError
+from conformance.generate import factories as f
 
 TODAY = date(2026, 1, 29)
 # ISO 4217 minor units of the currencies used where these tests must not depend on the contract

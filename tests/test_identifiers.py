@@ -11,7 +11,7 @@ from stdnum import luhn
 from stdnum.no import fodselsnummer, kontonr, orgnr
 from stdnum.no import iban as stdnum_no_iban
 
-from conformance import identifiers as ids
+from conformance.contract import identifiers as ids
 
 SEEDS = range(40)
 

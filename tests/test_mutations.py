@@ -16,7 +16,7 @@ import pytest
 
 from conformance.contract import Contract, Operation, load_contract
 from conformance.generate import generate_scenarios
-from conformance.mutations import (
+from conformance.generate.mutations import (
     BAD_FORMAT_VALUES,
     SchemaResolver,
     body_constraints,

@@ -15,8 +15,8 @@ from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 from conformance import SPEC_VERSION, __version__
 from conformance.commands import export_openapi
 from conformance.contract import DEFAULT_ROOT, Contract, load_contract
+from conformance.contract.openapi import build_openapi, render_openapi
 from conformance.errors import ConformanceError
-from conformance.openapi import build_openapi, render_openapi
 
 FIXTURE = Path(__file__).parent / "data" / "contract_min"
 EXPORT = DEFAULT_ROOT / "openapi.json"

@@ -1,6 +1,6 @@
 """The pytest plugin (conformance.plugin) and the suite's test module, driven through pytester.
 
-Most tests run a stand-in suite: a copy of ``conformance/scenarios/test_conformance.py`` with a
+Most tests run a stand-in suite: a copy of ``conformance/suite/test_conformance.py`` with a
 conftest that supplies five hand-made scenarios (``pytest_conformance_scenarios``), a fake run
 context and a fake runner whose outcome is chosen by the scenario id. That exercises the verdict
 rules, the reports and the masking without a target. The tests that need the generated
@@ -20,14 +20,15 @@ import httpx
 import pytest
 
 from conformance import plugin
-from conformance.commands.run import DEFAULT_SEED, SCENARIOS_DIR, PreflightDone
 from conformance.contract import load_contract
+from conformance.contract.identifiers import generate_national_id
 from conformance.generate import generate_scenarios
-from conformance.identifiers import generate_national_id
+from conformance.suite import SUITE_DIR
+from conformance.target.session import DEFAULT_SEED, PreflightDone
 
 pytest_plugins = ["pytester"]
 
-SCENARIOS_FILE = SCENARIOS_DIR / "test_conformance.py"
+SCENARIOS_FILE = SUITE_DIR / "test_conformance.py"
 NATIONAL_ID = generate_national_id(random.Random(11))
 
 CONFTEST = f'''
@@ -36,10 +37,10 @@ from types import SimpleNamespace
 import pytest
 
 from conformance.checks import ConformanceFailure
-from conformance.client import Exchange
+from conformance.exchange import Exchange
 from conformance.contract import load_contract
-from conformance.profile import TargetProfile
-from conformance.runners import NotApplicable
+from conformance.target.profile import TargetProfile
+from conformance.checks import NotApplicable
 from conformance.scenario import Expectation, Scenario
 
 NATIONAL_ID = "{NATIONAL_ID}"
@@ -127,10 +128,6 @@ def imports_settled() -> None:
     copy's httpcore exceptions (a refused connection escapes as ``httpcore.ConnectError`` in
     other tests of this worker). A refused connection imports httpcore's connect path.
     """
-    import conformance.client
-    import conformance.fixtures
-    import conformance.runners
-    import conformance.sca  # noqa: F401
 
     with contextlib.suppress(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{closed_port()}/", timeout=2.0)

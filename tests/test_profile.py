@@ -9,7 +9,7 @@ import pytest
 
 from conformance.contract import load_contract
 from conformance.errors import ProfileError
-from conformance.profile import (
+from conformance.target.profile import (
     REFERENCE_PROFILE,
     CorporatePsu,
     PrivatePsu,

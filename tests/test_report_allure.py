@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Exchange
-from conformance.identifiers import generate_national_id
+from conformance.contract.identifiers import generate_national_id
+from conformance.exchange import Exchange
 from conformance.report import allure as allure_report
 from conformance.report.masking import scrub_identities
 

@@ -23,7 +23,7 @@ SPEC_PARTS = frozenset(
 )
 _REFERENCE = re.compile(r"^spec ([1-9](?:\.[1-9])?)(?![.0-9])")
 #: Cross-field rules of the payment bodies: spec 2.7 (and the amount rule of spec 2.1, the KID
-#: check digit of spec 7 rule 2), as ``conformance.crossfield`` implements them.
+#: check digit of spec 7 rule 2), as ``conformance.contract.crossfield`` implements them.
 CROSS_FIELD_RULES = {
     "XF-kid-check-digit": {"E16"},
     "XF-remittance-exclusive": {"E16"},

@@ -17,17 +17,19 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance.certs import load_ca
 from conformance.commands import run as run_command
-from conformance.commands.run import (
+from conformance.commands.run import pytest_arguments
+from conformance.errors import ConformanceError, ProfileError, TargetError
+from conformance.report import writable_reports
+from conformance.signing.certificates import load_ca
+from conformance.suite import SUITE_DIR
+from conformance.target import session
+from conformance.target.session import (
     DEFAULT_SEED,
-    SCENARIOS_DIR,
     bundled_reference_server,
     parse_seed,
-    pytest_arguments,
     write_run_identity,
 )
-from conformance.errors import ConformanceError, ProfileError, TargetError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,7 +95,7 @@ def test_pytest_arguments_name_the_suite_the_reports_and_keep_the_users_last(
         numprocesses="auto",
         extra=["--", "-k", "E12", "-n", "0"],
     )
-    assert args[0] == str(SCENARIOS_DIR)
+    assert args[0] == str(SUITE_DIR)
     assert args[args.index("-p") + 1] == "conformance.plugin"
     assert args[args.index("--target") + 1] == "https://bank.example"
     assert args[args.index("--profile") + 1] == "/p/bank.toml"
@@ -132,10 +134,10 @@ def test_the_run_identity_has_a_second_ca_named_outside_ascii(tmp_path: Path) ->
 
 
 def test_the_seed_of_a_run_is_fixed_for_the_bundled_server_and_random_for_a_target() -> None:
-    assert run_command.run_seed(None, bundled=True) == DEFAULT_SEED
-    drawn = {run_command.run_seed(None, bundled=False) for _ in range(5)}
+    assert session.run_seed(None, bundled=True) == DEFAULT_SEED
+    drawn = {session.run_seed(None, bundled=False) for _ in range(5)}
     assert len(drawn) > 1
-    assert run_command.run_seed("42", bundled=False) == run_command.run_seed(42, bundled=True) == 42
+    assert session.run_seed("42", bundled=False) == session.run_seed(42, bundled=True) == 42
 
 
 def test_the_seed() -> None:
@@ -204,7 +206,7 @@ def test_the_exit_code_is_pytests(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert seen["args"][seen["args"].index("--target") + 1] == "https://bank.example"
     # The target was preflighted here: the plugin is told so, for exactly these options.
     assert seen["plugins"] == [
-        run_command.PreflightDone(target="https://bank.example", profile=None, cert=None, key=None)
+        session.PreflightDone(target="https://bank.example", profile=None, cert=None, key=None)
     ]
 
 
@@ -314,8 +316,8 @@ def test_ctrl_c_stops_the_bundled_server(tmp_path: Path) -> None:
 
 
 def test_the_suite_module_is_where_the_command_looks() -> None:
-    assert (SCENARIOS_DIR / "test_conformance.py").is_file()
-    assert SCENARIOS_DIR.parent == ROOT / "conformance"
+    assert (SUITE_DIR / "test_conformance.py").is_file()
+    assert SUITE_DIR.parent == ROOT / "conformance"
 
 
 def test_reports_that_cannot_be_written_stop_the_run_before_it_starts(
@@ -329,7 +331,7 @@ def test_reports_that_cannot_be_written_stop_the_run_before_it_starts(
     error = capsys.readouterr().err
     assert error.startswith(f"conformance: cannot write reports to {blocker / 'reports'}: ")
     assert "--reports" in error and "Traceback" not in error
-    made = run_command.writable_reports(tmp_path / "new" / "reports")
+    made = writable_reports(tmp_path / "new" / "reports")
     assert made.is_dir() and list(made.iterdir()) == []  # created, and the probe file is gone
 
 

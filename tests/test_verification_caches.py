@@ -1,4 +1,5 @@
-"""The per-certificate caches of the verifier (``conformance.signing``, ``conformance.certs``).
+"""The per-certificate caches of the verifier (``conformance.signing``,
+``conformance.signing.certificates``).
 
 A server verifies every request; what depends only on the certificate (its parsing, its keyId
 issuer comparison, its PSD2 roles, the CA's signature over it) is remembered per certificate.
@@ -17,7 +18,14 @@ import httpx
 from cryptography.hazmat.primitives import serialization
 
 from conformance import signing
-from conformance.certs import (
+from conformance.signing import (
+    KeyIdIssuerMismatchSigner,
+    SignatureAuth,
+    VerificationFailure,
+    verify_httpx_request,
+    verify_request,
+)
+from conformance.signing.certificates import (
     CertificateAuthority,
     TppIdentity,
     generate_ca,
@@ -25,13 +33,6 @@ from conformance.certs import (
     read_psd2_roles,
     read_psd2_statement,
     verify_chain,
-)
-from conformance.signing import (
-    KeyIdIssuerMismatchSigner,
-    SignatureAuth,
-    VerificationFailure,
-    verify_httpx_request,
-    verify_request,
 )
 
 NOW = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.UTC)

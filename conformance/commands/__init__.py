@@ -1,1 +1,15 @@
-"""Sub-commands of the ``conformance`` CLI, one module each (see :mod:`conformance.cli`)."""
+"""The sub-commands of ``conformance``: one module each, named after the command."""
+
+__all__ = ["COMMANDS"]
+
+#: Sub-commands and their one-line help, in the order ``--help`` lists them. A command's module
+#: is ``conformance.commands.<name>`` (``-`` read as ``_``).
+COMMANDS: dict[str, str] = {
+    "run": "run the conformance suite (against the bundled reference server by default)",
+    "report": "render the Allure HTML report of the last run (needs Node.js or Allure)",
+    "selfcheck": "check that the suite catches each deliberate fault of the reference server",
+    "call": "send one signed request and show the exchange",
+    "certs": "write a test CA and a TPP signing certificate with PSD2 roles (spec 5)",
+    "serve": "run the reference server (a local sandbox of the interface)",
+    "export-openapi": "write the contract as an OpenAPI 3.1 document",
+}

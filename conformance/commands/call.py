@@ -24,10 +24,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from conformance.cli import COMMANDS
-from conformance.client import TargetClient
+from conformance.commands import COMMANDS
 from conformance.errors import ConformanceError
-from conformance.profile import profile_from_options
+from conformance.target.client import TargetClient
+from conformance.target.profile import profile_from_options
 
 __all__ = ["add_arguments", "parse_header", "register", "run"]
 

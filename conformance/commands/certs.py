@@ -12,7 +12,9 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
-from conformance.certs import (
+from conformance.commands import COMMANDS
+from conformance.errors import CertificateError
+from conformance.signing.certificates import (
     PSD2_ROLES,
     CertificateAuthority,
     generate_ca,
@@ -20,8 +22,6 @@ from conformance.certs import (
     load_ca,
     write_identity,
 )
-from conformance.cli import COMMANDS
-from conformance.errors import CertificateError
 
 #: An expired certificate ended this long before now, so clock skew cannot make it valid again.
 _EXPIRED_MARGIN = dt.timedelta(days=1)

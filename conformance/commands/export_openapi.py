@@ -10,10 +10,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from conformance.cli import COMMANDS
+from conformance.commands import COMMANDS
 from conformance.contract import load_contract
+from conformance.contract.openapi import render_openapi
 from conformance.errors import ConformanceError
-from conformance.openapi import render_openapi
 
 OUTPUT_NAME = "openapi.json"
 

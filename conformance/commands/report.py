@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from conformance.cli import COMMANDS
+from conformance.commands import COMMANDS
 from conformance.errors import ConformanceError
 
 __all__ = ["ALLURE_NPM_PACKAGE", "allure_command", "register", "run"]

@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.cli import COMMANDS
+from conformance.commands import COMMANDS
 from conformance.errors import ConformanceError
 from conformance.selfcheck import (
     FAITHFUL,
@@ -165,9 +165,9 @@ def run_one(
 
 def selfcheck(args: argparse.Namespace) -> int:
     """Every chosen server in turn, then the table; 0 when every one matched, else 1."""
-    from conformance.commands.run import writable_reports
     from conformance.contract import load_contract
     from conformance.generate import generate_scenarios
+    from conformance.report import writable_reports
 
     faults = _chosen_faults(args.fault)
     servers: list[str | None] = ([] if args.skip_faithful else [None]) + list(faults)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from conformance.cli import COMMANDS
+from conformance.commands import COMMANDS
 
 __all__ = ["register"]
 

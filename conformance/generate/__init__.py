@@ -6,9 +6,9 @@ every xdist worker and every run get the same scenarios and the same test ids. T
 cached per contract object: the plugin calls it once per process.
 
 Families (one module each): :mod:`~conformance.generate.positive`,
-:mod:`~conformance.generate.constraints`, :mod:`~conformance.generate.headers`,
-:mod:`~conformance.generate.auth`, :mod:`~conformance.generate.rules`,
-:mod:`~conformance.generate.flows`, :mod:`~conformance.generate.versioning`,
+:mod:`~conformance.generate.constraint`, :mod:`~conformance.generate.header`,
+:mod:`~conformance.generate.auth`, :mod:`~conformance.generate.rule`,
+:mod:`~conformance.generate.flow`, :mod:`~conformance.generate.version`,
 :mod:`~conformance.generate.robustness`.
 
 :func:`scenario_markers` names the pytest markers of a scenario (operation, level, kind, rule,
@@ -26,13 +26,13 @@ from conformance.contract import Contract
 from conformance.errors import ContractError
 from conformance.generate import (
     auth,
-    constraints,
-    flows,
-    headers,
+    constraint,
+    flow,
+    header,
     positive,
     robustness,
-    rules,
-    versioning,
+    rule,
+    version,
 )
 from conformance.generate._common import Context
 from conformance.scenario import Scenario
@@ -49,12 +49,12 @@ __all__ = [
 #: The family generators, by kind.
 FAMILIES: tuple[tuple[str, Callable[[Context], Iterator[Scenario]]], ...] = (
     ("positive", positive.generate),
-    ("constraint", constraints.generate),
-    ("header", headers.generate),
+    ("constraint", constraint.generate),
+    ("header", header.generate),
     ("auth", auth.generate),
-    ("rule", rules.generate),
-    ("flow", flows.generate),
-    ("version", versioning.generate),
+    ("rule", rule.generate),
+    ("flow", flow.generate),
+    ("version", version.generate),
     ("robustness", robustness.generate),
 )
 

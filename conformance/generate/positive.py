@@ -30,8 +30,8 @@ from conformance.generate._common import (
     scenario_id,
     success,
 )
+from conformance.generate.mutations import DEFAULT_SPEC, id_safe
 from conformance.generate.variants import ENUM_VARIANTS, base_variant, variants
-from conformance.mutations import DEFAULT_SPEC, id_safe
 from conformance.scenario import Mutation, Scenario
 
 __all__ = ["MAX_SWEEP_VALUES", "generate"]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from conformance.report.masking import scrub_identities
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange
+    from conformance.exchange import Exchange
     from conformance.scenario import Scenario
 
 try:

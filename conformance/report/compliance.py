@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance import SPEC_VERSION, __version__
-from conformance.identifiers import mask_identity
+from conformance.contract.identifiers import mask_identity
 from conformance.report.masking import certificate_summary, scrub_identities
 from conformance.report.verdicts import (
     FAILED,
@@ -35,7 +35,7 @@ from conformance.report.verdicts import (
 
 if TYPE_CHECKING:
     from conformance.contract import Contract
-    from conformance.profile import TargetProfile
+    from conformance.target.profile import TargetProfile
 
 __all__ = [
     "COMPLIANCE_JSON",

@@ -3,10 +3,10 @@
 Reports travel: a bank engineer attaches them to a ticket, CI keeps them for months. So no
 private key ever goes into one (the profile's key path and password are left out altogether), a
 full PSU identity number never does (spec 4.2 X-PSU-IDENTITY carries the national identity or
-D-number of a real test person: masked with :func:`conformance.identifiers.mask_identity`), and a
-certificate is named by a short fingerprint, subject and serial instead of its whole PEM.
+D-number of a real test person: masked with :func:`conformance.contract.identifiers.mask_identity`),
+and a certificate is named by a short fingerprint, subject and serial instead of its whole PEM.
 
-:class:`~conformance.client.Exchange` already masks the identity header in what it renders; the
+:class:`~conformance.exchange.Exchange` already masks the identity header in what it renders; the
 texts written here (failure summaries, response bodies in attachments) may still carry a number
 that a target echoed, so :func:`scrub_identities` masks every 11-digit run that is a valid
 national identity or D-number, wherever it stands.
@@ -21,7 +21,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 
-from conformance.identifiers import is_valid_national_id, mask_identity
+from conformance.contract.identifiers import is_valid_national_id, mask_identity
 
 __all__ = ["CertificateSummary", "certificate_summary", "scrub_identities"]
 

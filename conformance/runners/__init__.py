@@ -1,5 +1,5 @@
 """Runners: one per scenario kind, each turning a :class:`~conformance.scenario.Scenario` into
-requests to the target and a verdict (SUITE_DESIGN.md).
+requests to the target and a verdict (ARCHITECTURE.md).
 
 The plugin calls :func:`run_scenario` once per test item with a :class:`RunContext` built once
 per worker (one client, one data factory, one SCA step). A runner either returns (the target
@@ -14,62 +14,41 @@ report, whatever the verdict.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from conformance.checks import ConformanceFailure
-from conformance.runners._context import NotApplicable, RunContext, Runner, scenario_seed
+from conformance.checks import ConformanceFailure, NotApplicable
+from conformance.runners import (
+    auth,
+    constraint,
+    flow,
+    header,
+    positive,
+    robustness,
+    rule,
+    version,
+)
+from conformance.runners.context import RunContext, Runner
 
 if TYPE_CHECKING:
     from conformance.scenario import Scenario
 
-__all__ = [
-    "RUNNERS",
-    "ConformanceFailure",
-    "NotApplicable",
-    "RunContext",
-    "Runner",
-    "run_scenario",
-    "scenario_seed",
-]
+__all__ = ["RUNNERS", "RunContext", "Runner", "run_scenario"]
 
-
-@functools.cache
-def _runners() -> Mapping[str, Runner]:
-    """The kind → runner table, built on first use: the runner modules import the data factory,
-    which imports this package's vocabulary (``_context``, ``_request``)."""
-    from conformance.runners import (
-        auth,
-        constraint,
-        flow,
-        header,
-        positive,
-        robustness,
-        rule,
-        version,
-    )
-
-    return MappingProxyType(
-        {
-            "positive": positive.run,
-            "constraint": constraint.run,
-            "header": header.run,
-            "auth": auth.run,
-            "rule": rule.run,
-            "flow": flow.run,
-            "version": version.run,
-            "robustness": robustness.run,
-        }
-    )
-
-
-def __getattr__(name: str) -> Any:
-    """``RUNNERS``: the immutable mapping of scenario kind → runner (PEP 562, built lazily)."""
-    if name == "RUNNERS":
-        return _runners()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The scenario kind → runner table (one runner per kind of ``conformance.scenario.KINDS``).
+RUNNERS: Mapping[str, Runner] = MappingProxyType(
+    {
+        "positive": positive.run,
+        "constraint": constraint.run,
+        "header": header.run,
+        "auth": auth.run,
+        "rule": rule.run,
+        "flow": flow.run,
+        "version": version.run,
+        "robustness": robustness.run,
+    }
+)
 
 
 def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
@@ -81,7 +60,7 @@ def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
     exchange made meanwhile (set-up included) is appended to ``ctx.exchanges``.
     """
     try:
-        runner = _runners()[scenario.kind]
+        runner = RUNNERS[scenario.kind]
     except KeyError:
         raise ValueError(f"scenario {scenario.id} has an unknown kind {scenario.kind!r}") from None
     ctx.client.take_exchanges()

@@ -25,11 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from conformance.certs import PSD2_ROLES, default_ca, generate_ca, generate_tpp_identity
-from conformance.client import DEFAULT_AUTH
-from conformance.runners._bases import base_request
-from conformance.runners._context import NotApplicable, scenario_seed
-from conformance.runners._verdict import judge
+from conformance.checks import NotApplicable
+from conformance.runners.base_requests import base_request
+from conformance.runners.verdict import judge
+from conformance.scenario import scenario_seed
 from conformance.signing import (
     BodyChangedAfterSigningSigner,
     IncompleteHeadersSigner,
@@ -42,12 +41,19 @@ from conformance.signing import (
     WrongAlgorithmSigner,
     WrongKeySigner,
 )
+from conformance.signing.certificates import (
+    PSD2_ROLES,
+    default_ca,
+    generate_ca,
+    generate_tpp_identity,
+)
+from conformance.target.client import DEFAULT_AUTH
 
 if TYPE_CHECKING:
-    from conformance.certs import CertificateAuthority, TppIdentity
-    from conformance.runners._context import RunContext
-    from conformance.runners._request import OperationRequest
+    from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
+    from conformance.signing.certificates import CertificateAuthority, TppIdentity
+    from conformance.target.request import OperationRequest
 
 __all__ = ["CASES", "NoCertificateSigner", "run"]
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from conformance.runners._bases import base_request
-from conformance.runners._context import scenario_seed
-from conformance.runners._request import apply_mutation
-from conformance.runners._verdict import judge
+from conformance.runners.base_requests import base_request
+from conformance.runners.verdict import judge
+from conformance.scenario import scenario_seed
+from conformance.target.request import apply_mutation
 
 if TYPE_CHECKING:
-    from conformance.runners._context import RunContext
+    from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
 
 __all__ = ["run"]

@@ -15,16 +15,16 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from conformance.checks import ConformanceFailure, check_not_server_error
-from conformance.runners._bases import base_request
-from conformance.runners._context import scenario_seed
-from conformance.runners._request import NO_BODY
-from conformance.runners._verdict import judge
+from conformance.runners.base_requests import base_request
+from conformance.runners.verdict import judge
+from conformance.scenario import scenario_seed
+from conformance.target.request import NO_BODY
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange
-    from conformance.runners._context import RunContext
-    from conformance.runners._request import OperationRequest
+    from conformance.exchange import Exchange
+    from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
+    from conformance.target.request import OperationRequest
 
 __all__ = ["CASES", "run"]
 

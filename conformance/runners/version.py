@@ -26,17 +26,18 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.checks import (
     ConformanceFailure,
+    NotApplicable,
     check_equal,
     check_json_body,
     check_status,
 )
-from conformance.runners._bases import base_request
-from conformance.runners._context import NotApplicable, scenario_seed
-from conformance.runners._request import OperationRequest, apply_mutation
-from conformance.runners._verdict import judge
+from conformance.runners.base_requests import base_request
+from conformance.runners.verdict import judge
+from conformance.scenario import scenario_seed
+from conformance.target.request import OperationRequest, apply_mutation
 
 if TYPE_CHECKING:
-    from conformance.runners._context import RunContext
+    from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
 
 __all__ = ["EFFECTS", "run"]

@@ -8,7 +8,7 @@ used for SCA in the sandbox (spec 5 item 7), is the one sent or else assigned.
 
 from __future__ import annotations
 
-from conformance.identifiers import is_valid_national_id
+from conformance.contract.identifiers import is_valid_national_id
 from reference_server import sandbox_data as data
 from reference_server import sandbox_views as views
 from reference_server.api import ApiError, Call, Response

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from conformance.identifiers import bban_to_iban, generate_bban, generate_national_id
+from conformance.contract.identifiers import bban_to_iban, generate_bban, generate_national_id
 from reference_server import sandbox_data as data
 from reference_server.api import Call, Response
 from reference_server.resources.sandbox_accounts import PRIVATE_LIMIT, PRIVATE_ROLES

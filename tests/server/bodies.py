@@ -6,7 +6,7 @@ import random
 from datetime import date, timedelta
 from typing import Any
 
-from conformance.identifiers import bban_to_iban, generate_bban
+from conformance.contract.identifiers import bban_to_iban, generate_bban
 
 _RNG = random.Random("reference-server-tests")
 

@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance.certs import TppIdentity, default_identity
 from conformance.contract import Contract, load_contract
 from conformance.signing import SignatureAuth
+from conformance.signing.certificates import TppIdentity, default_identity
 from reference_server.app import Application
 from reference_server.http import RunningServer, start
 

@@ -25,8 +25,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from conformance import factories
 from conformance.contract import Contract
+from conformance.generate import factories
 from reference_server.app import Application
 from reference_server.http import RunningServer, start
 from reference_server.validation import BANK_ZONE

@@ -15,14 +15,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from conformance.certs import (
-    TppIdentity,
-    default_ca,
-    default_identity,
-    generate_ca,
-    generate_tpp_identity,
-)
-from conformance.identifiers import generate_national_id
+from conformance.contract.identifiers import generate_national_id
 from conformance.signing import (
     BodyChangedAfterSigningSigner,
     IncompleteHeadersSigner,
@@ -33,6 +26,13 @@ from conformance.signing import (
     StaleDigestSigner,
     WrongAlgorithmSigner,
     WrongKeySigner,
+)
+from conformance.signing.certificates import (
+    TppIdentity,
+    default_ca,
+    default_identity,
+    generate_ca,
+    generate_tpp_identity,
 )
 from reference_server.http import RunningServer, start
 from server import bodies

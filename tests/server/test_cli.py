@@ -18,8 +18,8 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding
 
-from conformance.certs import default_ca, generate_ca
 from conformance.commands import serve
+from conformance.signing.certificates import default_ca, generate_ca
 from reference_server.cli import build_parser, main
 from server import bodies
 from server.conftest import make_client

@@ -10,8 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from conformance import factories
 from conformance.contract import Contract
+from conformance.generate import factories
 from server import bodies
 from server import payment_support as support
 from server.conftest import ErrorCapture

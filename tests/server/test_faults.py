@@ -8,7 +8,6 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from conformance.certs import default_identity
 from conformance.signing import (
     IncompleteHeadersSigner,
     KeyIdSerialMismatchSigner,
@@ -16,6 +15,7 @@ from conformance.signing import (
     StaleDigestSigner,
     WrongKeySigner,
 )
+from conformance.signing.certificates import default_identity
 from reference_server.faults import _CORE_FAULTS, FAULTS, UnknownFaultError, check_names
 from reference_server.http import RunningServer
 from server import bodies

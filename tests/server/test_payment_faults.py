@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance import factories
 from conformance.contract import Contract
+from conformance.generate import factories
 from reference_server import faults_payments
 from reference_server.app import Application
 from reference_server.faults import FAULTS

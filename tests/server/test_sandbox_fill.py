@@ -6,7 +6,7 @@ from datetime import date
 
 import httpx
 
-from conformance.identifiers import is_valid_bban, is_valid_national_id
+from conformance.contract.identifiers import is_valid_bban, is_valid_national_id
 from reference_server.resources.sandbox_fill import build_fill, fill_id
 
 

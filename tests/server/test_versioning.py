@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from conformance import factories
 from conformance.contract import Contract
+from conformance.generate import factories
 from reference_server import versioning
 from reference_server.versioning import (
     AMOUNT_AS_STRING,

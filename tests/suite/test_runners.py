@@ -10,24 +10,19 @@ from types import MappingProxyType
 
 import pytest
 
-from conformance.certs import default_ca, generate_ca
-from conformance.checks import ConformanceFailure
+from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
-from conformance.runners import (
-    RUNNERS,
-    NotApplicable,
-    RunContext,
-    run_scenario,
-    scenario_seed,
-)
-from conformance.runners._bases import minimal_body
-from conformance.runners._request import OperationRequest, Psu, apply_mutation
+from conformance.runners import RUNNERS, run_scenario
 from conformance.runners.auth import CASES as AUTH_CASES
+from conformance.runners.base_requests import minimal_body
+from conformance.runners.context import RunContext
 from conformance.runners.flow import FLOWS
 from conformance.runners.robustness import CASES as ROBUSTNESS_CASES
-from conformance.runners.rules import RULE_CHECKS
+from conformance.runners.rule.checks import RULE_CHECKS
 from conformance.runners.version import EFFECTS
-from conformance.scenario import KINDS, Expectation, Mutation, Scenario
+from conformance.scenario import KINDS, Expectation, Mutation, Scenario, scenario_seed
+from conformance.signing.certificates import default_ca, generate_ca
+from conformance.target.request import OperationRequest, Psu, apply_mutation
 
 ONE_OF_EACH_KIND = (
     "E12-valid-request-accepted",  # positive

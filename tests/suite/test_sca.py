@@ -12,10 +12,11 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from conformance.client import TargetClient
-from conformance.profile import ScaSettings, TargetProfile
-from conformance.runners import NotApplicable, RunContext
-from conformance.sca import CommandSca, ManualSca, ReferenceSca, ScaError, sca_step_for
+from conformance.checks import NotApplicable
+from conformance.runners.context import RunContext
+from conformance.target.client import TargetClient
+from conformance.target.profile import ScaSettings, TargetProfile
+from conformance.target.sca import CommandSca, ManualSca, ReferenceSca, ScaError, sca_step_for
 
 REDIRECT = "https://tpp.invalid/conformance/redirect"
 

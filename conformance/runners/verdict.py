@@ -22,9 +22,9 @@ from conformance.checks import (
 from conformance.scenario import BODY_SCHEMA_ERROR, BODY_SCHEMA_RESPONSE
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange
     from conformance.contract import Contract, Operation
-    from conformance.runners._context import RunContext
+    from conformance.exchange import Exchange
+    from conformance.runners.context import RunContext
     from conformance.scenario import Expectation, Scenario
 
 __all__ = ["PAYMENT_STYLE_FAMILIES", "judge", "judge_expectation"]

@@ -4,7 +4,7 @@ Each scenario names its flow in ``params["flow"]``; the flow runner performs the
 every answer against its documented schema. ``operation`` is the operation whose behaviour the
 flow judges (usually the last one called) and ``expect`` its success. Flags for the runner:
 
-* ``needs_sca``: the flow completes or cancels an SCA redirect (``conformance.sca``);
+* ``needs_sca``: the flow completes or cancels an SCA redirect (``conformance.target.sca``);
 * ``needs_control``: the flow needs a way to trigger the sandbox's simulated batch run (spec 3:
   "five times a day"); the reference server offers one, other targets declare it or the scenario
   is not applicable.
@@ -23,8 +23,8 @@ from typing import Any
 
 from conformance.contract import Operation
 from conformance.generate._common import Context, params, scenario_id, success
+from conformance.generate.mutations import id_safe
 from conformance.generate.variants import base_variant
-from conformance.mutations import id_safe
 from conformance.scenario import Scenario
 
 __all__ = ["FLOWS", "PERIODIC_PRODUCTS", "Flow", "generate"]

@@ -1,35 +1,22 @@
-"""The runners' shared vocabulary: the verdict "not applicable", the run context, the seed."""
+"""The run context: what every runner is given, built once per worker."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conformance.certs import CertificateAuthority
-    from conformance.client import Exchange, TargetClient
     from conformance.contract import Contract
-    from conformance.fixtures import DataFactory
-    from conformance.profile import TargetProfile
-    from conformance.sca import ScaStep
+    from conformance.exchange import Exchange
     from conformance.scenario import Scenario
+    from conformance.signing.certificates import CertificateAuthority
+    from conformance.target.client import TargetClient
+    from conformance.target.profile import TargetProfile
+    from conformance.target.sca import ScaStep
+    from conformance.target.setup_data import DataFactory
 
-__all__ = ["NotApplicable", "RunContext", "Runner", "scenario_seed"]
-
-
-class NotApplicable(Exception):
-    """The scenario cannot judge this target; ``reason`` is the one sentence the report shows.
-
-    Raised when the profile declares the operation or product unsupported, when the scenario
-    needs a control the target lacks (the reference server's clock or batch), a trust anchor
-    the profile does not name, or data the target cannot be asked to create (no sandbox).
-    """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+__all__ = ["RunContext", "Runner"]
 
 
 @dataclass
@@ -76,9 +63,3 @@ class RunContext:
 
 #: The one signature every runner has.
 Runner = Callable[["Scenario", RunContext], None]
-
-
-def scenario_seed(run_seed: int, scenario_id: str) -> int:
-    """The seed of one scenario's data: stable across runs, machines and xdist workers."""
-    digest = hashlib.sha256(f"{run_seed}:{scenario_id}".encode()).hexdigest()
-    return int(digest[:8], 16)

@@ -33,8 +33,8 @@ from conformance.generate._common import (
     scenario_id,
     takes_header,
 )
+from conformance.generate.mutations import parameter_constraints
 from conformance.generate.variants import base_variant
-from conformance.mutations import parameter_constraints
 from conformance.scenario import Mutation, Scenario
 
 __all__ = ["CORPORATE_ID_HEADER", "CORPORATE_RULE_SPEC", "generate"]

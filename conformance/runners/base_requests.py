@@ -2,8 +2,8 @@
 
 A scenario changes one thing in a request the target must accept, so the base has to be right
 in every respect the scenario does not test: path values that name existing resources (set up
-through :class:`~conformance.fixtures.DataFactory`), the headers spec 4.2 requires, and a body
-valid against the operation's schema and the cross-field rules of spec 2.7 (seeded factories).
+through :class:`~conformance.target.setup_data.DataFactory`), the headers spec 4.2 requires, and a
+body valid against the operation's schema and the cross-field rules of spec 2.7 (seeded factories).
 
 Variants: ``""`` (the default request), ``minimal`` (only the required members, plus what a
 cross-field rule makes necessary), ``complete`` (every optional member too), the product variants
@@ -20,15 +20,15 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from conformance import factories
-from conformance import identifiers as ids
-from conformance.fixtures import NDCT_PRODUCT, PRODUCT_OF_OPERATION
-from conformance.runners._context import NotApplicable
-from conformance.runners._request import OperationRequest
+from conformance.checks import NotApplicable
+from conformance.contract import identifiers as ids
+from conformance.generate import factories
+from conformance.target.request import OperationRequest
+from conformance.target.setup_data import NDCT_PRODUCT, PRODUCT_OF_OPERATION
 
 if TYPE_CHECKING:
     from conformance.contract import Contract
-    from conformance.runners._context import RunContext
+    from conformance.runners.context import RunContext
 
 __all__ = ["BUILDERS", "Builder", "base_request", "minimal_body"]
 

@@ -21,12 +21,12 @@ from jsonschema.protocols import Validator
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-from conformance._contract_check import Check, CheckCompiler
-from conformance._contract_load import LoadedContract, load, prefix_of
-from conformance._contract_model import Assumption, Operation, Parameter, Response, Rule, Schema
-from conformance._contract_router import Router
 from conformance._data import data_directory
-from conformance._fast_validator import ContractValidator, inline_refs
+from conformance.contract.compiled import Check, CheckCompiler
+from conformance.contract.loader import LoadedContract, load, prefix_of
+from conformance.contract.model import Assumption, Operation, Parameter, Response, Rule, Schema
+from conformance.contract.router import Router
+from conformance.contract.validators import ContractValidator, inline_refs
 from conformance.errors import ContractError
 
 __all__ = [
@@ -137,7 +137,7 @@ class Contract:
     def validator(self, schema: Schema | bool) -> Validator:
         """A cached Draft 2020-12 validator for ``schema``: format checker on, shared types
         resolvable; it reports exactly stock ``jsonschema``'s errors, for less work
-        (``conformance._fast_validator``).
+        (``conformance.contract.validators``).
 
         The first lookup is by identity (the contract's own schemas live as long as it does);
         a schema built by a caller falls back to its canonical JSON text, so rebuilding the same
@@ -161,7 +161,7 @@ class Contract:
         closure calls instead of the ``jsonschema`` interpreter and ``$ref`` resolution; on
         False, ask :meth:`validator` why (messages, paths, ``best_match``). Built once per
         schema and cached like :meth:`validator`; the contract is read-only, so nothing
-        invalidates it. How the verdicts are kept equal: ``conformance._contract_check``.
+        invalidates it. How the verdicts are kept equal: ``conformance.contract.compiled``.
         """
         entry = self._checks_by_identity.get(id(schema))
         if entry is not None and entry[0] is schema:
@@ -176,7 +176,7 @@ class Contract:
 
     def _new_validator(self, schema: Schema | bool) -> Validator:
         # References inlined, enums of strings by set: the same errors as stock jsonschema on
-        # the schema as written, for less work (``conformance._fast_validator``).
+        # the schema as written, for less work (``conformance.contract.validators``).
         return ContractValidator(
             inline_refs(schema, self.lookup),
             registry=self.registry,

@@ -90,7 +90,7 @@ PRODUCT_OPERATIONS: Mapping[str, str] = MappingProxyType(
     {"ndct": "E16", "periodic-ndct": "E17", "ncbct": "E18"}
 )
 
-#: How the SCA redirect of spec 5 item 6 is completed (see ``conformance.sca``).
+#: How the SCA redirect of spec 5 item 6 is completed (see ``conformance.target.sca``).
 SCA_MODES: tuple[str, ...] = ("reference", "manual", "command")
 ScaMode = Literal["reference", "manual", "command"]
 

@@ -15,9 +15,9 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from conformance import factories
 from conformance.checks import (
     ConformanceFailure,
+    NotApplicable,
     check_equal,
     check_json_body,
     check_response_schema,
@@ -25,17 +25,17 @@ from conformance.checks import (
     check_status,
     json_document,
 )
-from conformance.runners._context import NotApplicable, scenario_seed
-from conformance.runners._request import OperationRequest
-from conformance.runners._verdict import judge_expectation
-from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
+from conformance.generate import factories
+from conformance.runners.verdict import judge_expectation
+from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation, scenario_seed
+from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange
-    from conformance.fixtures import Account, CardAccount, Payment
-    from conformance.runners._context import RunContext
-    from conformance.runners._request import Psu
+    from conformance.exchange import Exchange
+    from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
+    from conformance.target.request import Psu
+    from conformance.target.setup_data import Account, CardAccount, Payment
 
 __all__ = ["FLOWS", "run"]
 

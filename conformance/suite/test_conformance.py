@@ -21,13 +21,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from conformance.checks import ConformanceFailure
-from conformance.client import Exchange
+from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.errors import ConformanceError
+from conformance.exchange import Exchange
 from conformance.report import allure as allure_report
 from conformance.report.masking import scrub_identities
 from conformance.report.verdicts import NOT_APPLICABLE_PREFIX, ReportedFailure
-from conformance.runners import NotApplicable, RunContext, Runner
+from conformance.runners import Runner
+from conformance.runners.context import RunContext
 from conformance.scenario import Scenario
 
 pytestmark = pytest.mark.conformance

@@ -26,12 +26,12 @@ from html.parser import HTMLParser
 from typing import IO, TYPE_CHECKING, Protocol
 from urllib.parse import urlencode, urljoin
 
+from conformance.checks import NotApplicable
 from conformance.errors import ConformanceError
-from conformance.runners._context import NotApplicable
 
 if TYPE_CHECKING:
-    from conformance.client import TargetClient
-    from conformance.profile import TargetProfile
+    from conformance.target.client import TargetClient
+    from conformance.target.profile import TargetProfile
 
 __all__ = [
     "CommandSca",

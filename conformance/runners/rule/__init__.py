@@ -1,18 +1,19 @@
 """Rule scenarios: one per row of the rule table and operation it lists (``schemas/rules.json``).
 
-``params["check"]`` is the row's ``check`` name; :data:`~conformance.runners.rules.RULE_CHECKS`
-maps it to the function that builds the row's situation and judges the answer.
+``params["check"]`` is the row's ``check`` name;
+:data:`~conformance.runners.rule.checks.RULE_CHECKS` maps it to the function that builds the row's
+situation and judges the answer.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from conformance.runners._context import scenario_seed
-from conformance.runners.rules import RULE_CHECKS
+from conformance.runners.rule.checks import RULE_CHECKS
+from conformance.scenario import scenario_seed
 
 if TYPE_CHECKING:
-    from conformance.runners._context import RunContext
+    from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
 
 __all__ = ["run"]

@@ -24,7 +24,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from conformance.identifiers import is_valid_kid
+from conformance.contract.identifiers import is_valid_kid
 
 if TYPE_CHECKING:
     from conformance.contract import Contract

@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
-from conformance.client import DEFAULT_AUTH
+from conformance.target.client import DEFAULT_AUTH
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange, TargetClient
     from conformance.contract import Contract, Operation
-    from conformance.profile import TargetProfile
+    from conformance.exchange import Exchange
     from conformance.scenario import Mutation
+    from conformance.target.client import TargetClient
+    from conformance.target.profile import TargetProfile
 
 __all__ = [
     "NO_BODY",

@@ -27,8 +27,8 @@ from conformance.generate._common import (
     success,
     takes_header,
 )
+from conformance.generate.mutations import id_safe
 from conformance.generate.variants import base_variant
-from conformance.mutations import id_safe
 from conformance.scenario import Expectation, Mutation, Scenario
 
 __all__ = ["ACCEPT_FIX", "EFFECTS", "UNKNOWN_FIX_VALUE", "Effect", "generate"]

@@ -2,9 +2,9 @@
 
 Every factory returns ``dict``/``list`` values of ``str``, ``int`` and ``bool`` that validate
 against the request schema of their operation (``schemas/``) and satisfy the cross-field rules of
-:mod:`conformance.crossfield`, so a scenario starts from a body the target must accept and changes
-one thing. Names and shapes follow spec 2.7 (payments) and spec 2.9 (sandbox); where the spec
-shows no shape (sandbox creation requests, consents) they follow the schema files, which record
+:mod:`conformance.contract.crossfield`, so a scenario starts from a body the target must accept and
+changes one thing. Names and shapes follow spec 2.7 (payments) and spec 2.9 (sandbox); where the
+spec shows no shape (sandbox creation requests, consents) they follow the schema files, which record
 that choice as an assumption.
 
 Determinism: the same arguments give the same value, on every machine and run. Each call seeds
@@ -13,7 +13,7 @@ seed) from the seed and the factory's name, so two factories given the same seed
 independent data. Nothing reads the clock: factories whose data has dates take ``today``.
 
 Identifiers (account numbers, IBANs, KIDs, BICs, national identity numbers) come from
-:mod:`conformance.identifiers` and carry correct check digits.
+:mod:`conformance.contract.identifiers` and carry correct check digits.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from faker import Faker
 
-from conformance import identifiers as ids
+from conformance.contract import identifiers as ids
 
 __all__ = [
     "balance_update",

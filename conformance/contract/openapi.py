@@ -26,8 +26,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from conformance import SPEC_VERSION, __version__
-from conformance._schema_walk import Pointer, rewrite_refs
 from conformance.contract import Contract, Operation, Parameter
+from conformance.contract.walk import Pointer, rewrite_refs
 from conformance.errors import ContractError
 
 __all__ = [

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from conformance._contract_model import Operation
+from conformance.contract.model import Operation
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 

@@ -21,25 +21,25 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from conformance import factories
 from conformance.checks import (
     ConformanceFailure,
+    NotApplicable,
     check_json_body,
     check_max_length,
     check_status,
 )
-from conformance.identifiers import is_valid_kid
-from conformance.runners._bases import base_request
-from conformance.runners._context import NotApplicable
-from conformance.runners._request import OperationRequest
-from conformance.runners._verdict import judge, judge_expectation
+from conformance.contract.identifiers import is_valid_kid
+from conformance.generate import factories
+from conformance.runners.base_requests import base_request
+from conformance.runners.verdict import judge, judge_expectation
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
+from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange
-    from conformance.fixtures import Account, Consent
-    from conformance.runners._context import RunContext
+    from conformance.exchange import Exchange
+    from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
+    from conformance.target.setup_data import Account, Consent
 
 __all__ = ["RULE_CHECKS", "RuleCheck", "expect_success"]
 

@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator, FormatChecker
 
-from conformance._schema_walk import iter_refs
+from conformance.contract.walk import iter_refs
 
 __all__ = ["Check", "CheckCompiler"]
 

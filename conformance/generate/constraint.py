@@ -1,9 +1,9 @@
 """Constraint scenarios (spec 2, spec 4.3): each request constraint broken alone is rejected.
 
 For every operation, the request body schema and the query and path parameter schemas are walked
-(:mod:`conformance.mutations`); each constraint yields one scenario with rule ``SCH-<keyword>``,
-the spec part of the nearest ``x-spec`` and the id ``<op>-<field>-<keyword>-<value or size>-
-rejected`` (``E16-creditorName-maxLength-71-rejected``).
+(:mod:`conformance.generate.mutations`); each constraint yields one scenario with rule
+``SCH-<keyword>``, the spec part of the nearest ``x-spec`` and the id
+``<op>-<field>-<keyword>-<value or size>- rejected`` (``E16-creditorName-maxLength-71-rejected``).
 
 Expected answer: 400 with the spec 7 error body; on payment operations the code is FORMAT_ERROR
 (spec 7: E17's 400 example and the ``tppMessages`` code list). Levels: payment constraints are
@@ -31,13 +31,13 @@ from conformance.generate._common import (
     rejection,
     scenario_id,
 )
-from conformance.generate.variants import base_variant
-from conformance.mutations import (
+from conformance.generate.mutations import (
     DEFAULT_SPEC,
     BrokenConstraint,
     body_constraints,
     parameter_constraints,
 )
+from conformance.generate.variants import base_variant
 from conformance.scenario import Scenario
 
 __all__ = ["UNKNOWN_PATH_VALUE_STATUSES", "generate"]

@@ -29,21 +29,23 @@ from datetime import UTC, date, datetime, timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from conformance import factories
 from conformance.checks import (
     ConformanceFailure,
+    NotApplicable,
     check_response_schema,
     check_sca_redirect,
     json_document,
 )
-from conformance.runners._context import NotApplicable, scenario_seed
-from conformance.runners._request import NO_BODY, OperationRequest, Psu
+from conformance.generate import factories
+from conformance.scenario import scenario_seed
+from conformance.target.request import NO_BODY, OperationRequest, Psu
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange, TargetClient
     from conformance.contract import Contract
-    from conformance.profile import TargetProfile
-    from conformance.sca import ScaStep
+    from conformance.exchange import Exchange
+    from conformance.target.client import TargetClient
+    from conformance.target.profile import TargetProfile
+    from conformance.target.sca import ScaStep
 
 __all__ = [
     "NDCT_PRODUCT",

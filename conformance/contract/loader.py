@@ -27,10 +27,10 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from conformance._contract_model import Assumption, Operation, Parameter, Response, Rule
-from conformance._contract_router import route_key
 from conformance._data import data_directory
-from conformance._schema_walk import Pointer, absolute, iter_refs, pointer_text, rewrite_refs
+from conformance.contract.model import Assumption, Operation, Parameter, Response, Rule
+from conformance.contract.router import route_key
+from conformance.contract.walk import Pointer, absolute, iter_refs, pointer_text, rewrite_refs
 from conformance.errors import ContractError
 
 #: The suite's own meta-schema, used when a contract directory (a test fixture) has none.
