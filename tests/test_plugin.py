@@ -327,13 +327,13 @@ def test_workers_are_told_the_digest_of_the_contract_the_controller_checked(
 def test_a_target_gets_a_random_seed_unless_one_is_given(pytester: pytest.Pytester) -> None:
     """A target keeps what the last run created; the same seed would create it again."""
     drawn = {
-        pytester.parseconfigure("--target", "http://127.0.0.1:9").stash[plugin._SEED]
+        pytester.parseconfigure("--target", "http://127.0.0.1:9").stash[plugin.SEED]
         for _ in range(4)
     }
     assert len(drawn) > 1 and DEFAULT_SEED not in drawn
     given = pytester.parseconfigure("--target", "http://127.0.0.1:9", "--seed", "5")
-    assert given.stash[plugin._SEED] == 5
-    assert pytester.parseconfigure().stash[plugin._SEED] == DEFAULT_SEED  # the bundled server
+    assert given.stash[plugin.SEED] == 5
+    assert pytester.parseconfigure().stash[plugin.SEED] == DEFAULT_SEED  # the bundled server
 
 
 # --- reports -------------------------------------------------------------------------------------

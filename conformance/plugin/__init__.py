@@ -1,0 +1,63 @@
+"""The pytest plugin of the suite (entry point ``conformance.plugin``).
+
+pytest reads hooks and fixtures from this module's names, so it re-exports those of its modules:
+:mod:`~conformance.plugin.options` (command-line options), :mod:`~conformance.plugin.configure`
+(seed, markers, xdist, header, preflight), :mod:`~conformance.plugin.collection` (one item per
+scenario), :mod:`~conformance.plugin.fixtures` (the run's client, profile and context) and
+:mod:`~conformance.plugin.verdicts` (outcomes as the suite's verdicts).
+"""
+
+from conformance.plugin.collection import (
+    SCENARIO_MARKER,
+    ScenarioHooks,
+    pytest_addhooks,
+    pytest_conformance_scenarios,
+    pytest_pycollect_makeitem,
+)
+from conformance.plugin.configure import (
+    pytest_configure,
+    pytest_load_initial_conftests,
+    pytest_report_header,
+    pytest_sessionstart,
+)
+from conformance.plugin.fixtures import (
+    conformance_bundled_server,
+    conformance_client,
+    conformance_context,
+    conformance_profile,
+    conformance_runner,
+    conformance_seed,
+    conformance_trust_anchor,
+    conformance_utf8_trust_anchor,
+)
+from conformance.plugin.options import SEED, pytest_addoption
+from conformance.plugin.verdicts import (
+    pytest_report_teststatus,
+    pytest_runtest_makereport,
+    pytest_terminal_summary,
+)
+
+__all__ = [
+    "SCENARIO_MARKER",
+    "SEED",
+    "ScenarioHooks",
+    "conformance_bundled_server",
+    "conformance_client",
+    "conformance_context",
+    "conformance_profile",
+    "conformance_runner",
+    "conformance_seed",
+    "conformance_trust_anchor",
+    "conformance_utf8_trust_anchor",
+    "pytest_addhooks",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_conformance_scenarios",
+    "pytest_load_initial_conftests",
+    "pytest_pycollect_makeitem",
+    "pytest_report_header",
+    "pytest_report_teststatus",
+    "pytest_runtest_makereport",
+    "pytest_sessionstart",
+    "pytest_terminal_summary",
+]

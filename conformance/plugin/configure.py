@@ -1,0 +1,181 @@
+"""Configuration and session start: seed, markers, xdist hand-over, report header, preflight."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from conformance.errors import ConformanceError
+from conformance.plugin.collection import SCENARIO_MARKER, generated_scenarios, register_markers
+from conformance.plugin.options import (
+    COLLECTOR,
+    SEED,
+    given_on_command_line,
+    is_worker,
+    names_scenarios,
+    profile_from_config,
+    strict_run,
+    target_options,
+    trust_anchor_from_options,
+    uses_bundled_server,
+)
+from conformance.report.collector import ComplianceCollector
+from conformance.report.compliance import profile_summary
+from conformance.scenario import KINDS, LEVELS
+from conformance.suite import SUITE_DIR
+from conformance.target.session import (
+    PreflightDone,
+    preflight,
+    run_seed,
+)
+
+if TYPE_CHECKING:
+    from conformance.target.profile import TargetProfile
+
+
+_WORKER_SEED = "conformance_seed"
+
+
+_WORKER_CONTRACT = "conformance_contract_checked"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    _collect_the_suite_when_aimed_at_a_target(config)
+    config.addinivalue_line(
+        "markers",
+        f"{SCENARIO_MARKER}: the test is parametrised by the generated conformance scenarios",
+    )
+    for level in LEVELS:
+        config.addinivalue_line("markers", f"{level}: scenarios of {level}-level requirements")
+    for kind in KINDS:
+        config.addinivalue_line("markers", f"{kind}: scenarios run by the {kind} runner")
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and _WORKER_CONTRACT in workerinput:
+        # on use, not at import: the plugin loads in every pytest process (start-up time)
+        from conformance.contract.loader import trust_checked
+
+        trust_checked(str(workerinput[_WORKER_CONTRACT]))
+    if workerinput is not None and _WORKER_SEED in workerinput:
+        seed = int(workerinput[_WORKER_SEED])
+    else:
+        try:
+            seed = run_seed(config.getoption("seed"), bundled=uses_bundled_server(config))
+        except ConformanceError as error:
+            raise pytest.UsageError(error.message) from None
+    config.stash[SEED] = seed
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistSeed(), "conformance-xdist-seed")
+    if workerinput is None:
+        collector = ComplianceCollector(
+            reports=Path(config.getoption("reports")),
+            seed=seed,
+            strict=strict_run(config),
+            describe_target=functools.partial(_describe_target, config),
+        )
+        config.stash[COLLECTOR] = collector
+        config.pluginmanager.register(collector, "conformance-compliance")
+    if config.option.markers:  # `pytest --markers`: list the scenario markers too
+        register_markers(config, generated_scenarios())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """The suite's directory is an initial path when ``--target`` names no tests (see below):
+    conftests are read for the initial paths before ``pytest_configure``."""
+    known = early_config.known_args_namespace
+    aimed = getattr(known, "target", None) or getattr(known, "profile", None)
+    if aimed and not getattr(known, "file_or_dir", None):
+        known.file_or_dir = [str(SUITE_DIR)]
+
+
+def _collect_the_suite_when_aimed_at_a_target(config: pytest.Config) -> None:
+    """``pytest --target URL`` (no test paths named) runs the suite, not the ``testpaths``.
+
+    Given a target or profile, a bank engineer means the conformance suite; test paths given on
+    the command line are respected (``pytest --target URL my_extra_tests/``).
+    """
+    if not given_on_command_line(config):
+        return
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        return
+    config.args[:] = [str(SUITE_DIR)]
+
+
+def _describe_target(config: pytest.Config) -> tuple[str, dict[str, Any]]:
+    """What the compliance matrix says the run was aimed at (the profile without secrets)."""
+    try:
+        profile: TargetProfile | None = profile_from_config(config)
+    except ConformanceError:
+        profile = None
+    summary = profile_summary(profile)
+    if uses_bundled_server(config):
+        summary["base_url"] = None
+        return "bundled reference server (one per process, started by the plugin)", summary
+    target = profile.base_url if profile is not None else str(config.getoption("target"))
+    return target, summary
+
+
+class _XdistSeed:
+    """Hands the controller's seed to every worker (a random one is drawn once, not per worker),
+    and the digest of the contract it has checked, so that the workers do not check the same
+    schemas against the meta-schema again (:func:`conformance.contract.loader.trust_checked`)."""
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[_WORKER_SEED] = node.config.stash[SEED]
+        if names_scenarios(node.config) or given_on_command_line(node.config):
+            # on use, not at import: the plugin loads in every pytest process (start-up time)
+            from conformance.contract import load_contract
+
+            # A broken contract: the workers load it themselves and report the problem.
+            with contextlib.suppress(ConformanceError):
+                node.workerinput[_WORKER_CONTRACT] = load_contract().digest
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    if is_worker(config):  # xdist shows the controller's header only; no profile to read here
+        return None
+    if not (given_on_command_line(config) or names_scenarios(config)):
+        return None
+    seed = config.stash[SEED]
+    if uses_bundled_server(config):
+        target = "the bundled reference server (started per process)"
+    else:
+        try:
+            target = profile_from_config(config).base_url
+        except ConformanceError:
+            target = str(config.getoption("target"))  # the session start says what is wrong
+    strict = (
+        "should-level failures fail the run"
+        if strict_run(config)
+        else ("should-level failures are reported, not counted")
+    )
+    return [f"conformance: seed {seed} (reproduce with --seed {seed}); target: {target}; {strict}"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Check a target given on the command line before anything runs (one line if it is bad)."""
+    config = session.config
+    if is_worker(config) or not given_on_command_line(config) or config.option.collectonly:
+        return
+    try:
+        if not _preflight_done(config):
+            preflight(profile_from_config(config))
+        trust_anchor_from_options(config)
+        trust_anchor_from_options(config, "trust_anchor_utf8")
+    except ConformanceError as error:
+        pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+
+
+def _preflight_done(config: pytest.Config) -> bool:
+    """``conformance run`` has just preflighted the target these options name."""
+    options = target_options(config)
+    return any(
+        isinstance(plugin, PreflightDone) and plugin.covers(**options)
+        for plugin in config.pluginmanager.get_plugins()
+    )

@@ -1,0 +1,137 @@
+"""The plugin's command-line options and what a run reads from them (target, seed, strictness)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from conformance.errors import ConformanceError
+from conformance.report.collector import ComplianceCollector
+from conformance.suite import SUITE_DIR
+from conformance.target.session import (
+    DEFAULT_SEED,
+)
+
+if TYPE_CHECKING:
+    from conformance.signing.certificates import CertificateAuthority
+    from conformance.target.profile import TargetProfile
+
+
+SEED = pytest.StashKey[int]()
+
+
+COLLECTOR = pytest.StashKey[ComplianceCollector]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "PSD2 conformance suite (spec 1.22.0)")
+    group.addoption(
+        "--target",
+        metavar="URL",
+        help="base URL of the implementation under test (overrides the profile's base_url); "
+        "without --target and --profile the bundled reference server is started",
+    )
+    group.addoption(
+        "--profile",
+        metavar="FILE",
+        help="target profile (TOML): supported operations and products, PSUs, SCA mode, paths",
+    )
+    group.addoption("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
+    group.addoption("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
+    group.addoption(
+        "--trust-anchor",
+        metavar="CA.pem",
+        help="the only CA the target accepts signing certificates from; with its key, the auth "
+        "scenarios mint test certificates from it and expect other CAs to be refused",
+    )
+    group.addoption("--trust-anchor-key", metavar="KEY", help="private key of --trust-anchor")
+    group.addoption(
+        "--trust-anchor-utf8",
+        metavar="CA.pem",
+        help="a second CA the target trusts, whose name has a character outside ASCII; with its "
+        "key, the RFC 2047 scenario signs with a certificate it issues (spec 5 item 3)",
+    )
+    group.addoption(
+        "--trust-anchor-utf8-key", metavar="KEY", help="private key of --trust-anchor-utf8"
+    )
+    group.addoption(
+        "--seed",
+        metavar="N",
+        help=f"seed of the generated data ('random' draws one); default {DEFAULT_SEED} for "
+        "the bundled server, random for a target (it keeps an earlier run's data, which the "
+        "same seed would create again); printed in the header and the reports",
+    )
+    group.addoption(
+        "--conformance-strict",
+        action="store_true",
+        default=False,
+        help="should-level failures fail the run (without it they are reported only)",
+    )
+    group.addoption(
+        "--reports",
+        metavar="DIR",
+        default="reports",
+        help="directory of compliance.json and compliance.md (default: reports)",
+    )
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def given_on_command_line(config: pytest.Config) -> bool:
+    """Whether the user pointed the run at a target (so it should be checked before it starts)."""
+    return config.getoption("target") is not None or config.getoption("profile") is not None
+
+
+def strict_run(config: pytest.Config) -> bool:
+    return bool(config.getoption("conformance_strict"))
+
+
+def names_scenarios(config: pytest.Config) -> bool:
+    for arg in config.args:
+        path = Path(arg.split("::", 1)[0]).resolve()
+        if path == SUITE_DIR or SUITE_DIR in path.parents or path in SUITE_DIR.parents:
+            return True
+    return False
+
+
+def target_options(config: pytest.Config) -> dict[str, str | None]:
+    """The options that name the target: ``--target``, ``--profile``, ``--cert``, ``--key``."""
+    return {name: config.getoption(name) for name in ("target", "profile", "cert", "key")}
+
+
+def profile_from_config(config: pytest.Config) -> TargetProfile:
+    # on use, not at import: the plugin loads in every pytest process (start-up time)
+    from conformance.target.profile import profile_from_options
+
+    return profile_from_options(**target_options(config))
+
+
+def trust_anchor_from_options(
+    config: pytest.Config, option: str = "trust_anchor"
+) -> CertificateAuthority | None:
+    """The CA of ``--trust-anchor`` (or of ``--trust-anchor-utf8``) with its ``-key``."""
+    # on use, not at import: the plugin loads in every pytest process (start-up time)
+    from conformance.signing.certificates import load_ca
+
+    ca, key = config.getoption(option), config.getoption(f"{option}_key")
+    if ca is None and key is None:
+        return None
+    if ca is None or key is None:
+        flag = "--" + option.replace("_", "-")
+        raise ConformanceError(f"{flag} and {flag}-key go together")
+    return load_ca(ca, key)
+
+
+def uses_bundled_server(config: pytest.Config) -> bool:
+    """No target anywhere (options, CONFORMANCE_TARGET, CONFORMANCE_PROFILE): the bundled one."""
+    # on use, not at import: the plugin loads in every pytest process (start-up time)
+    from conformance.target.profile import ENV_PROFILE, ENV_TARGET
+
+    return not (
+        given_on_command_line(config) or os.environ.get(ENV_TARGET) or os.environ.get(ENV_PROFILE)
+    )
