@@ -345,7 +345,7 @@ def schema_for_fixes(schema: Mapping[str, Any], fixes: frozenset[str]) -> Mappin
     cached = _FIXED_SCHEMAS.get(key)
     if cached is not None and cached[0] is schema:
         return cached[1]
-    changed = _apply_variants(schema, fixes)
+    changed: Mapping[str, Any] = _apply_variants(schema, fixes)
     _FIXED_SCHEMAS[key] = (schema, changed)
     return changed
 

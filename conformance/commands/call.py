@@ -140,7 +140,8 @@ def _body(args: argparse.Namespace, stderr: TextIO) -> bytes | None:
                 f"conformance: note: --data-json is not valid JSON ({error}); sent as given",
                 file=stderr,
             )
-        return args.data_json.encode("utf-8")
+        text: str = args.data_json
+        return text.encode("utf-8")
     return None
 
 

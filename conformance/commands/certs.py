@@ -162,10 +162,10 @@ def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
     """Generate and write the files; ``now`` is injectable for tests."""
     moment = now or dt.datetime.now(dt.UTC)
     ca = _certificate_authority(args)
-    window: dict[str, dt.datetime] = {}
+    not_before = not_after = None
     if args.expired:
-        end = moment - _EXPIRED_MARGIN
-        window = {"not_before": end - dt.timedelta(days=args.days), "not_after": end}
+        not_after = moment - _EXPIRED_MARGIN
+        not_before = not_after - dt.timedelta(days=args.days)
     identity = generate_tpp_identity(
         ca,
         roles=args.roles,
@@ -177,7 +177,8 @@ def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
         serial=args.serial,
         now=moment,
         valid_days=args.days,
-        **window,
+        not_before=not_before,
+        not_after=not_after,
     )
     written = write_identity(identity, args.out, ca=ca, p12_password=args.p12_password)
     for name, path in written.items():

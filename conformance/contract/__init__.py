@@ -186,7 +186,8 @@ class Contract:
     def lookup(self, uri: str) -> Mapping[str, Any]:
         """The schema an absolute ``$ref`` names (``…/types/common.json#/$defs/Link``)."""
         try:
-            return self.registry.resolver().lookup(uri).contents
+            contents: Mapping[str, Any] = self.registry.resolver().lookup(uri).contents
+            return contents
         except Unresolvable as error:
             raise KeyError(f"{uri} does not resolve: {error}") from None
 

@@ -215,7 +215,9 @@ def check_kid_check_digit(body: Any, context: CheckContext) -> list[Violation]:
     return violations
 
 
-def _structured_items(body: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], Mapping]]:
+def _structured_items(
+    body: Mapping[str, Any],
+) -> Iterator[tuple[tuple[str | int, ...], Mapping[str, Any]]]:
     array = body.get("remittanceInformationStructuredArray")
     if isinstance(array, Sequence) and not isinstance(array, str):
         for index, item in enumerate(array):

@@ -383,6 +383,7 @@ def load_spec_parts(root: Path) -> dict[str, str]:
     """
     file = root / "spec-parts.json"
     doc = read_json(root, file)
+    at: tuple[str, ...]
     if isinstance(doc, dict) and isinstance(doc.get("prefixes"), dict):
         table, at = doc["prefixes"], ("prefixes",)
     elif isinstance(doc, dict):

@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urldefrag, urljoin
 
 from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema.protocols import Validator
 
 __all__ = ["ContractValidator", "inline_refs"]
 
@@ -108,5 +109,8 @@ def _enum(
         yield ValidationError(f"{instance!r} is not one of {enums!r}")
 
 
-#: Draft 2020-12 with the set-based ``enum`` (same errors, same messages).
-ContractValidator = validators.extend(Draft202012Validator, {"enum": _enum})
+#: Draft 2020-12 with the set-based ``enum`` (same errors, same messages). The jsonschema stubs
+#: leave ``extend`` unannotated.
+ContractValidator: type[Validator] = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, {"enum": _enum}
+)

@@ -108,7 +108,13 @@ def profile_from_config(config: pytest.Config) -> TargetProfile:
     # on use, not at import: the plugin loads in every pytest process (start-up time)
     from conformance.target.profile import profile_from_options
 
-    return profile_from_options(**target_options(config))
+    options = target_options(config)
+    return profile_from_options(
+        target=options["target"],
+        profile=options["profile"],
+        cert=options["cert"],
+        key=options["key"],
+    )
 
 
 def trust_anchor_from_options(

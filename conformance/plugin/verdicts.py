@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -71,7 +71,7 @@ def _phase_verdict(
         reason = first_line(text)
         if facts.level == "should" and not strict_run(item.config):
             report.outcome = "skipped"
-            report.wasxfail = SHOULD_PREFIX + reason  # type: ignore[attr-defined]
+            report.wasxfail = SHOULD_PREFIX + reason
             return FAILED_SHOULD, reason
         return FAILED, reason
     reason = (
@@ -81,7 +81,9 @@ def _phase_verdict(
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Turn a phase's outcome into a verdict; the teardown report carries the final one.
 
     ``trylast``: the innermost wrapper, so allure-pytest and the JUnit writer see the report

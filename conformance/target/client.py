@@ -391,12 +391,12 @@ def _json_bytes(value: Any) -> bytes:
 
 def _query(
     params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None,
-) -> list[tuple[str, str]] | None:
+) -> httpx.QueryParams | None:
     """Query values as the spec writes them: booleans ``true``/``false`` (spec 4.3 E9, E16)."""
     if params is None:
         return None
     items = params.items() if isinstance(params, Mapping) else params
-    return [(name, _query_value(value)) for name, value in items]
+    return httpx.QueryParams([(name, _query_value(value)) for name, value in items])
 
 
 def _query_value(value: Any) -> str:
@@ -422,7 +422,7 @@ def _request_headers(headers: HeaderValues | None, *, has_body: bool) -> httpx.H
         replaced = {name.lower() for name, _ in given}
         pairs = [(name, value) for name, value in pairs if name.lower() not in replaced] + given
     return httpx.Headers(
-        [(name, _header_bytes(value)) for name, value in pairs if value is not None]
+        [(name.encode("ascii"), _header_bytes(value)) for name, value in pairs if value is not None]
     )
 
 

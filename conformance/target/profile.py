@@ -110,6 +110,7 @@ _DEFAULT_TIMEOUT = 30.0
 _DEFAULT_X_ACCEPT_FIX = "amount-as-string"
 
 _T = TypeVar("_T")
+_D = TypeVar("_D")
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 
@@ -281,7 +282,7 @@ class _Table:
         self._read.add(key)
         return self._data.get(key)
 
-    def get(self, key: str, kind: type[_T], default: _T) -> _T:
+    def get(self, key: str, kind: type[_T], default: _D) -> _T | _D:
         value = self._raw(key)
         if value is None:
             return default
@@ -289,12 +290,12 @@ class _Table:
             value = float(value)
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise self.error(key, f"must be {_TYPE_NAMES[kind]}, not {_describe(value)}")
-        if kind is str and not value.strip():
+        if isinstance(value, str) and not value.strip():
             raise self.error(key, "must not be empty")
         return value
 
     def optional_str(self, key: str) -> str | None:
-        return self.get(key, str, None)  # type: ignore[arg-type]
+        return self.get(key, str, None)
 
     def strings(self, key: str) -> tuple[str, ...] | None:
         value = self._raw(key)
