@@ -168,15 +168,18 @@ def bundled_reference_server(
             encoding="utf-8",
             env=env,
         )
-        stack.callback(_stop, process)
         assert process.stdout is not None
+        stack.callback(process.stdout.close)
         lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(
+        reader = threading.Thread(
             target=_read_lines,
             args=(process.stdout, lines),
             name="reference-server-out",
             daemon=True,
-        ).start()
+        )
+        reader.start()
+        stack.callback(reader.join, _SERVER_STOP_TIMEOUT)
+        stack.callback(_stop, process)
         url = _wait_for_url(process, lines, start_timeout, log_path)
         yield url
 
