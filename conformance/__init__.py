@@ -1,7 +1,5 @@
-"""Conformance suite for a PSD2-style open-banking interface (spec release 1.22.0).
-
-The package is both a library (contract loader, request signing, certificates, signed client)
-and a pytest plugin that generates the conformance scenarios from ``schemas/``.
+"""Conformance suite for a PSD2-style open-banking interface (spec release 1.22.0): a library and
+a pytest plugin; ARCHITECTURE.md maps the packages.
 """
 
 __version__ = "0.1.0"

@@ -1,12 +1,5 @@
-"""Where the project's data directories (``schemas/``, ``profiles/``) are, installed or not.
-
-In a checkout (and an editable install, which runs the checkout's code) they sit beside the
-packages, at the repository's root, where DESIGN.md puts the contract. A built wheel cannot
-install top-level data directories, so ``pyproject.toml`` ships them inside the package as
-``conformance/_bundled/<name>``; a bank team that runs ``pip install`` on the wheel gets the same
-contract and the same reference profile. The bundled copy is looked for first: it exists only in
-an installed wheel, while the checkout's directory is a guess (``site-packages/schemas`` of a
-wheel install could belong to another distribution).
+"""Where the data directories (``schemas/``, ``profiles/``) are: beside the packages in a checkout,
+inside the package (``conformance/_bundled/``) in an installed wheel.
 """
 
 from __future__ import annotations

@@ -1,16 +1,5 @@
-"""Checks: one requirement each, judged on one recorded exchange (schemathesis, OpenID model).
-
-Every check is a plain function whose first argument is the :class:`~conformance.exchange.Exchange`
-it judges; it returns quietly when the target conforms and raises :class:`ConformanceFailure`
-otherwise. A check does not know the rule id or level it serves: the runner that calls it
-attaches the scenario (:meth:`ConformanceFailure.for_scenario`), so one check serves many rules
-(STYLE.md). Where one answer can break a requirement in several places (a response schema), the
-check collects every place before failing, and :func:`check_all` runs several independent
-checks and reports them together.
-
-A failure message speaks to a bank engineer: the requirement and its spec part, what the spec
-says, what came back, then the whole exchange (:meth:`Exchange.render`) and the command that
-replays it (:meth:`Exchange.reproduce_command`).
+"""Checks: plain functions that judge one recorded exchange against one requirement, and the two
+ways a scenario ends without passing (:class:`ConformanceFailure`, :class:`NotApplicable`).
 """
 
 from __future__ import annotations

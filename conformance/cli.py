@@ -1,11 +1,5 @@
-"""The ``conformance`` command line.
-
-Each sub-command lives in its own module under ``conformance.commands`` and exposes
-``register(subparsers)``, which adds its parser (its one-line help comes from
-:data:`conformance.commands.COMMANDS`) and sets ``func`` to a callable taking the parsed arguments
-and returning the exit code; only the module of the command being run is imported. A
-:class:`~conformance.errors.ConformanceError` raised by a command becomes one line on stderr and a
-non-zero exit, never a traceback.
+"""The ``conformance`` command line: parses the sub-command and runs it; a
+:class:`~conformance.errors.ConformanceError` becomes one line and a non-zero exit.
 """
 
 from __future__ import annotations

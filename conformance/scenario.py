@@ -1,14 +1,5 @@
-"""What one conformance scenario is: the request to make, the requirement it checks, the answer due.
-
-A scenario is a frozen value generated from the contract (``conformance.generate``); a runner
-(``conformance.runners``, chosen by :attr:`Scenario.kind`) turns it into requests. Keeping it pure
-data is what makes test ids stable: the same contract always yields the same scenarios, and a
-failure names the operation, the requirement id, the spec part and the level without the runner
-knowing any of them.
-
-Values are immutable all the way down so that scenarios can be hashed, compared and shared between
-xdist workers: a JSON array inside a mutation value or a parameter is a ``tuple`` and a JSON object
-is a :class:`JsonObject`; :func:`thaw` gives the ``list``/``dict`` form to send.
+"""What one conformance scenario is (a frozen value: the request, the requirement, the answer due),
+and the seed of its data.
 """
 
 from __future__ import annotations

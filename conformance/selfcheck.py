@@ -1,25 +1,5 @@
-"""The self-check: the suite against the reference server's deliberate faults (DESIGN.md).
-
-The suite is only as good as the faults it catches. The reference server carries a registry of
-faults (``reference_server.faults``), each breaking one rule on purpose and naming, in the
-suite's words, the scenarios that must then fail (:meth:`Fault.breaks`). The self-check runs the
-suite once on the faithful server and once per fault, reads each run's verdicts back (the
-compliance matrix and the JUnit file) and requires:
-
-- on the faithful server, no scenario fails (not-applicable ones are allowed: they are not
-  judged);
-- with a fault, the failed scenarios are exactly those the fault names: none missing (the suite
-  did not notice), none unexpected (the suite blames the wrong rule, or the fault breaks more
-  than it says);
-- every failure explains itself: it names the spec part, shows what was sent and what came back,
-  and gives the command that reproduces the exchange.
-
-A must-level and a should-level failure both count as failed here, so the runs are made with
-``--strict``: a should-level failure then carries its whole message into the JUnit file (without
-it, it is reported as an expected failure with its first line only).
-
-This module is the logic (what to expect, how to read a run, how to compare, the table); running
-the suite is ``conformance.commands.selfcheck``'s.
+"""The self-check's logic: which scenarios each fault must fail, how a run's verdicts are read back,
+how they are compared, and the table that shows it.
 """
 
 from __future__ import annotations

@@ -1,17 +1,5 @@
-"""``conformance call``: send one request signed like the suite signs it, and show the exchange.
-
-This is how a bank engineer reproduces a single exchange from a report: every failed scenario
-carries a ``conformance call ...`` line (``Exchange.reproduce_command``) that replays it. The
-request is signed as spec 5 asks (Digest, Signature, TPP-Signature-Certificate), with the
-certificate given by ``--cert``/``--key``, the profile's, or the bundled default test identity.
-
-Headers follow curl's ``-H`` conventions: ``-H 'Name: value'`` sets a header (and replaces a
-default: X-Request-ID, Accept, Content-Type), ``-H 'Name:'`` removes a default header, and
-``-H 'Name;'`` sends the header with an empty value. A name given twice is sent twice.
-
-The exit code is 0 whenever an exchange happened, whatever its status: judging the answer is
-the suite's job, not this command's. A bad target, certificate or file is one line on stderr
-and a non-zero exit (``ConformanceError``).
+"""``conformance call``: send one request signed like the suite signs it, and show the exchange
+(headers with curl's ``-H`` conventions; exit 0 whenever an exchange happened).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""``conformance certs``: write a test CA and a TPP signing certificate (spec 5) to a directory.
-
-A bank onboarding the suite trusts ``ca.pem`` once; the TPP files (``tpp.pem`` + ``tpp.key``, or
-``tpp.p12``) are what the harness signs with. The options make the certificates the negative
-scenarios of spec 5 need: a chosen role set or none at all, an expired certificate, a chosen
-serial number, and more certificates under an existing CA (``--ca-cert``/``--ca-key``).
+"""``conformance certs``: write a test CA and a TPP signing certificate with PSD2 roles (spec 5),
+including the variants the negative scenarios need (role sets, expired, chosen serial).
 """
 
 from __future__ import annotations

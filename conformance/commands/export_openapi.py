@@ -1,8 +1,4 @@
-"""``conformance export-openapi``: write (or ``--check``) the OpenAPI 3.1 export of the contract.
-
-The export is generated, never edited: ``--check`` lets CI and the tests prove that the
-``openapi.json`` in the checkout is what the contract in ``schemas/`` gives today.
-"""
+"""``conformance export-openapi``: write (or ``--check``) the OpenAPI 3.1 export of the contract."""
 
 from __future__ import annotations
 

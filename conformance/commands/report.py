@@ -1,12 +1,5 @@
-"""``conformance report``: render the Allure HTML report of the last run.
-
-``conformance run`` writes Allure *results* (``reports/allure-results/``: one JSON file per
-scenario, the exchanges as attachments); the browsable report is made from them by the Allure
-command line, which is a Node.js (Allure 3, npm package ``allure``) or Java (Allure 2) program,
-not a Python one. This command uses an ``allure`` already on the PATH, else ``npx --yes
-allure@3``, and writes ``reports/allure-report/index.html``. Without either it says exactly what
-to install and which command to run, and exits non-zero: the compliance matrix
-(``compliance.md``) and ``junit.xml`` need nothing of this.
+"""``conformance report``: render the Allure HTML report of the last run with the Allure command
+line (``allure`` on the PATH, else ``npx --yes allure@3``), or say what to install.
 """
 
 from __future__ import annotations

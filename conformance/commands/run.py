@@ -1,20 +1,5 @@
-"""``conformance run``: the whole suite against a target, reports written.
-
-Without ``--target`` (and without ``--profile``) the bundled reference server is started on a
-free port (``python -m reference_server --port 0``), the suite runs against it with the shipped
-reference profile (``profiles/reference-server.toml``, its base URL replaced), and the server is
-stopped at the end, also on Ctrl-C and on failure: this is ``make run``.
-
-With ``--target URL`` (and usually ``--profile target.toml``, ``--cert``/``--key``) it runs
-against a bank's implementation. Before pytest starts, the profile is read, the certificate
-loaded and the target probed (:func:`preflight`), so that a wrong URL, an unreadable key or a
-typo in the profile is one line and a non-zero exit rather than hundreds of red scenarios.
-
-Then the CLI calls ``pytest.main`` with the plugin and the path of ``conformance/suite/``
-and returns pytest's exit code (STYLE.md). Everything after ``--`` goes to pytest as is
-(``conformance run -- -k E12 -n 0``). Reports go under ``--reports`` (default ``reports/``):
-``allure-results/``, ``junit.xml``, ``compliance.json``, ``compliance.md`` and, when the bundled
-server ran, its log ``reference-server.log``.
+"""``conformance run``: start the bundled reference server unless a target is given, check the
+target, run the suite through ``pytest.main`` and return pytest's exit code.
 """
 
 from __future__ import annotations

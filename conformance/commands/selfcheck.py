@@ -1,17 +1,6 @@
-"""``conformance selfcheck``: the suite against each deliberate fault of the reference server.
-
-DESIGN.md "Self-check": for the faithful server and for each fault (all by default, ``--fault``
-picks some), the bundled reference server is started with that fault and the whole suite runs
-against it (``conformance run --fault NAME --strict``, in a child process, so that every run
-starts clean); then the run's compliance matrix is compared with what the fault names
-(:mod:`conformance.selfcheck`). A table says, per server, how many scenarios were expected to
-fail, how many failed, how many of those it named did not fail (missing) and how many failed it
-did not name (unexpected); the exit code is 1 on any mismatch.
-
-The runs go one after the other, each with the xdist workers of ``-n`` (default ``auto``): one
-run already keeps every core busy. Each run's reports and its log (``run.log``) stay under
-``--reports`` (default ``reports/selfcheck``), one folder per server. Arguments after ``--`` go to
-every run's pytest (``conformance selfcheck --fault kid-error-401 -- -k E16``).
+"""``conformance selfcheck``: run the suite against the faithful reference server and each of its
+deliberate faults, one child process per run, and print the table :mod:`conformance.selfcheck`
+makes.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The contract of ``schemas/`` as one checked, read-only object.
-
-Everything that knows the interface — the reference server, scenario generation, the OpenAPI
-export — reads it through :func:`load_contract`, so the data is parsed and checked once per
-process and a malformed file stops the run with one line naming the file and the JSON pointer.
-Validators are built once per schema and cached because they run for every request and scenario.
+"""The contract of ``schemas/`` as one checked, read-only object (:func:`load_contract`), with its
+cached validators and compiled checks.
 """
 
 from __future__ import annotations

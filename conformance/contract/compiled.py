@@ -1,32 +1,5 @@
-"""Compiled validity checks: "is this instance valid against that schema?", answered fast.
-
-The reference server validates every request (body, parameters, headers) against the contract.
-``jsonschema`` answers that question through a general interpreter: every keyword of every
-subschema is a generator call, every ``$ref`` is resolved through ``referencing`` again, and an
-``enum`` of the 162 ISO 4217 codes is compared value by value. That is the right tool to *explain*
-a failure (error messages, paths, ``best_match``) and the wrong one to say "valid" a thousand
-times a second. A :class:`CheckCompiler` turns a schema once into nested closures that only
-answer True or False; a caller runs the full validator only when the answer is False, to say
-why. The verdicts are the same by construction, keyword by keyword:
-
-* only the assertions of Draft 2020-12 as ``jsonschema`` implements them are compiled, with its
-  semantics (``type`` "integer" accepts ``1.0`` but not ``True``; a string keyword ignores a
-  non-string; ``enum``/``const`` of strings is plain string equality; ``pattern`` is
-  ``re.search``; ``format`` goes through the very same ``FormatChecker``);
-* an assertion keyword this module does not compile (``multipleOf``, ``unevaluatedProperties``,
-  ``$dynamicRef``, ...) makes its subschema fall back to a ``jsonschema`` validator of that
-  subschema; ``enum``, ``const`` and ``uniqueItems`` over values other than strings fall back to a
-  validator of that keyword alone (``True`` and ``1`` are different there, and only there);
-* annotations (``description``, ``x-…``, ``$defs``, ``title``) assert nothing, as in
-  ``jsonschema``: the set of asserting keywords is read from the validator class itself, so a
-  keyword added by a future ``jsonschema`` falls back instead of being skipped;
-* ``$ref`` is followed once per target (a shared type compiles once for the whole contract) and
-  is applied beside its sibling keywords (2020-12); a reference cycle compiles to an indirection.
-  A relative ``$ref`` (a caller-built schema) is resolved against its root by ``jsonschema``, so
-  a schema holding one is not compiled: its check *is* the full validator's ``is_valid``.
-
-``tests/test_contract_check.py`` holds the two to the same verdict over every schema of the
-contract and thousands of generated instances, and over small schemas for every keyword.
+"""Compiled validity checks: a schema turned once into closures that answer "valid?" with exactly
+``jsonschema``'s verdict, falling back to ``jsonschema`` for what it does not compile.
 """
 
 from __future__ import annotations

@@ -1,16 +1,5 @@
-"""Cross-field rules of spec 2.7 and the sandbox date rule (spec 4.3 E5/E7, spec 8), as checks.
-
-JSON Schema says what one field may hold; these rules relate several fields ("exactly one of",
-"required when", "the fraction digits must equal the currency's minor units"), so they are plain
-functions. Every check has the same signature, ``check(body, context) -> list[Violation]``, and a
-verb-first name; none of them knows its rule id or severity: the rule table (``schemas/rules.json``,
-its ``check`` column) attaches those where a check is called, so one check can serve several rules
-(STYLE.md). The reference server runs them to answer 400 with ``tppMessages``; the suite runs them
-to build failing bodies and to judge what a target accepted.
-
-A check never raises on a malformed body: a body that fails the schema is the schema's business,
-so a check looks only at the parts it can read and stays silent about the rest. A check returns
-every violation it finds, not just the first.
+"""Cross-field rules of spec 2.7 and the sandbox date rule (spec 4.3 E5/E7, spec 8): one function
+per rule, ``check(body, context) -> list[Violation]``, used by both the server and the suite.
 """
 
 from __future__ import annotations

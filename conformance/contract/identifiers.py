@@ -1,26 +1,6 @@
-"""Norwegian identifiers with correct check digits: generated for requests, validated in checks.
-
-DESIGN.md asks for Norwegian identifiers "through python-stdnum rather than hand-written check
-digits", so every rule that stdnum knows is delegated to it:
-
-| identifier | spec | stdnum module |
-|---|---|---|
-| account number (BBAN, 11 digits, MOD11) | spec 2.7 `creditorAccount.bban` | `stdnum.no.kontonr` |
-| IBAN (NO + check digits + BBAN) | spec 2.7/2.9 `iban` | `stdnum.iban`, `stdnum.no.iban` |
-| national identity / D-number | spec 4.2 `X-PSU-IDENTITY` | `stdnum.no.fodselsnummer` |
-| organisation number | corporate PSUs (spec 4.2 `PSU-Corporate-ID`) | `stdnum.no.orgnr` |
-| BIC | spec 2.1 BicFiIdentifier | `stdnum.bic` plus the spec 2.1 pattern |
-| KID (MOD10) | spec 7 rule 2, spec 2.7 | `stdnum.luhn` |
-| KID (MOD11) | spec 7 rule 2, spec 2.7 | none: :func:`kid_mod11_check_character` |
-
-Generators never pick a check digit themselves where stdnum offers no public routine for it: they
-draw the payload and keep the one candidate check digit that stdnum's ``is_valid`` accepts.
-
-Every generator takes a :class:`random.Random` seeded by the caller and never touches the global
-``random`` state, so the same seed always yields the same identifier (no test id can change).
-
-Validators are strict about form: request bodies carry identifiers in their electronic form, so
-separators (spaces, dots, dashes) that stdnum's ``compact`` would tolerate make a value invalid.
+"""Norwegian identifiers with correct check digits (account number, IBAN, national identity and
+D-number, organisation number, BIC, KID MOD10/MOD11): seeded generators and strict validators,
+through python-stdnum wherever it has the rule.
 """
 
 from __future__ import annotations

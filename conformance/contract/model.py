@@ -1,10 +1,4 @@
-"""The contract's parts as frozen values: operations, parameters, responses, rules, assumptions.
-
-These are what the rest of the harness reads instead of the raw JSON of ``schemas/``, so that a
-misspelt key fails once, in the loader, and never as a ``KeyError`` deep inside a scenario.
-Embedded JSON Schemas stay plain ``dict``\\s (``jsonschema`` and ``referencing`` expect them); treat
-them as read-only, they are shared by every caller.
-"""
+"""The contract's parts as frozen values: operations, parameters, responses, rules, assumptions."""
 
 from __future__ import annotations
 

@@ -1,20 +1,5 @@
-"""Export the contract as an OpenAPI 3.1 document, for Schemathesis, Prism, Redoc or Postman users.
-
-The document is *generated* from ``schemas/`` (never edited by hand) and written deterministically
-(sorted keys, two-space indent, trailing newline) so that ``schemas/openapi.json`` in the checkout
-can be compared byte for byte with what the contract gives (``conformance export-openapi --check``).
-
-Choices the OpenAPI format forces on us:
-
-- OpenAPI allows one operation per method and path, but E16 and E18 share
-  ``POST /v1/payments/{payment-product}`` and differ only in the product (spec 4.1). A path
-  parameter whose schema is a ``const`` is therefore written into the path
-  (``/v1/payments/norwegian-domestic-credit-transfers``); ``x-path-template`` keeps the template.
-- Shared types become ``components/schemas`` named ``<file>.<Name>`` (``common.CurrencyCode``,
-  ``headers.X-Request-ID``), and every ``$ref`` is pointed there.
-- Headers (spec 4.2) are ``in: header`` parameters, required and optional alike, each kept once
-  in ``components/parameters`` (``headers.X-Request-ID.required`` / ``….optional``) and
-  referenced from the operations, since a reference cannot override ``required``.
+"""The contract as an OpenAPI 3.1 document, generated deterministically (``conformance
+export-openapi``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Map a request (method, path) to its contract operation, fast.
-
-The reference server calls :meth:`Router.match` for every request, so the work is done once here:
-static paths sit in a dict (bottle's ``Router`` idea) and templated paths are compiled to one
-regular expression each, bucketed by segment count and ordered so that literal segments win over
-placeholders. Path parameters that pin their values (``const``/``enum``) choose between operations
-sharing a template: E16 and E18 are both ``POST /v1/payments/{payment-product}`` (spec 4.1).
+"""Map a request's method and path to its contract operation: static paths in a dict, templates as
+compiled patterns, pinned path values choosing between operations that share a template.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""Walk a JSON Schema by its keywords (not by every dict), rewriting ``$ref``\\s on the way.
-
-Walking by keyword matters: a property called ``enum`` inside ``properties`` is a subschema, while
-the value of the ``enum`` keyword is data and must never be mistaken for a schema. The loader uses
-this to make every ``$ref`` absolute and to check that each resolves; the OpenAPI export uses it
-to point references at ``#/components/schemas``.
-"""
+"""Walk a JSON Schema by its keywords (not by every dict), rewriting each ``$ref`` on the way."""
 
 from __future__ import annotations
 

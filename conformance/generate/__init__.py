@@ -1,19 +1,5 @@
-"""Scenario generation: the contract in, every conformance scenario out, pure and deterministic.
-
-:func:`generate_scenarios` runs each family module over the contract and returns one tuple,
-sorted by id, with unique ids. It reads only the contract (no clock, no randomness, no I/O), so
-every xdist worker and every run get the same scenarios and the same test ids. The result is
-cached per contract object: the plugin calls it once per process.
-
-Families (one module each): :mod:`~conformance.generate.positive`,
-:mod:`~conformance.generate.constraint`, :mod:`~conformance.generate.header`,
-:mod:`~conformance.generate.auth`, :mod:`~conformance.generate.rule`,
-:mod:`~conformance.generate.flow`, :mod:`~conformance.generate.version`,
-:mod:`~conformance.generate.robustness`.
-
-:func:`scenario_markers` names the pytest markers of a scenario (operation, level, kind, rule,
-spec part) and :func:`all_marker_names` every marker a set of scenarios uses, for registration in
-``pytest_configure``.
+"""Scenario generation: the contract in, every scenario out, sorted by id; pure and deterministic
+(one module per scenario kind), plus the pytest markers of a scenario.
 """
 
 from __future__ import annotations

@@ -1,32 +1,5 @@
-"""Authentication scenarios (spec 5): signature, digest, certificate and role, per operation.
-
-"Every operation is authenticated by a signed request and a TPP certificate" (spec 5), so a
-request whose signature, digest or certificate is wrong must be refused: those cases are ``must``.
-The spec shows no status for it; 400, 401 and 403 are all accepted (which one is a matter of
-convention). The runner picks the deliberately broken signer by ``params["case"]``
-(``conformance.signing``: ``NoSignatureSigner``, ``StaleDigestSigner``, ``WrongKeySigner``, ...).
-
-Cases that need the target to trust a certificate the suite makes itself carry
-``needs_trust_anchor``; the runner reports them not applicable when the target declares no
-trust anchor for the suite's CA.
-
-Accepted cases:
-
-* ``sha512-digest``: spec 5 item 4 allows a SHA-512 Digest (RFC 5843) beside SHA-256;
-* ``rfc2047-signature``: spec 5 item 3, a Signature header whose keyId carries a UTF-8 CA name
-  (the only value of the Signature header that may be non-ASCII) is sent MIME-encoded
-  (``=?utf-8?B?...?=``) and must be accepted; it needs a certificate from a CA with such a name;
-* ``rfc2047-signed-header``: a signed header with a UTF-8 value, RFC 2047-encoded and signed as
-  sent. X-Request-ID is chosen: it is signed on every operation (spec 5 item 2), and the TPP
-  chooses it freely (spec 4.2; the contract accepts any non-empty value), whereas PSU-ID and Date
-  have ASCII-only formats, TPP-Redirect-URI is a URI (ASCII, RFC 3986) and PSU-Corporate-ID is an
-  identifier the bank issues. ``should``: spec 5 item 3 speaks of the Signature header only.
-* ``psu-identity``: spec 5 item 5, X-PSU-IDENTITY instead of PSU-ID on payment creation (the
-  operations that take X-PSU-IDENTITY); ``should``, since spec 4.2 lists PSU-ID as required there.
-
-``missing-role``: a certificate without the PSD2 role of the operation's family (payments and
-baskets: PSP_PI; accounts and consents: PSP_AI; schemas/README.md) is refused with 403
-(``should``: the roles are PSD2's, the spec names none). Sandbox operations need no role.
+"""Authentication scenarios (spec 5): signature, digest, certificate and PSD2 role cases, per
+operation.
 """
 
 from __future__ import annotations

@@ -1,19 +1,5 @@
-"""Constraint scenarios (spec 2, spec 4.3): each request constraint broken alone is rejected.
-
-For every operation, the request body schema and the query and path parameter schemas are walked
-(:mod:`conformance.generate.mutations`); each constraint yields one scenario with rule
-``SCH-<keyword>``, the spec part of the nearest ``x-spec`` and the id
-``<op>-<field>-<keyword>-<value or size>- rejected`` (``E16-creditorName-maxLength-71-rejected``).
-
-Expected answer: 400 with the spec 7 error body; on payment operations the code is FORMAT_ERROR
-(spec 7: E17's 400 example and the ``tppMessages`` code list). Levels: payment constraints are
-``must`` (the spec states both the constraint and the error answer); the other operations' error
-answers are not shown (spec 7: "Error responses of the remaining operations: not shown"), so their
-rejections are ``should``, as is any constraint whose schema records an ``x-assumed`` choice.
-
-A path parameter pinned by ``const`` or ``enum`` (the payment product) given another value names
-an unknown resource: 400, 403 (PRODUCT_INVALID) or 404 (PRODUCT_UNKNOWN, RESOURCE_UNKNOWN) are
-accepted, at ``should``.
+"""Constraint scenarios (spec 2, spec 4.3): each constraint of a request body, query or path
+parameter broken alone, ``<op>-<field>-<keyword>-<value>-rejected``.
 """
 
 from __future__ import annotations

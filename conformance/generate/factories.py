@@ -1,19 +1,5 @@
-"""Valid request data, deterministic from a seed: bodies and PSU headers as plain JSON-ready values.
-
-Every factory returns ``dict``/``list`` values of ``str``, ``int`` and ``bool`` that validate
-against the request schema of their operation (``schemas/``) and satisfy the cross-field rules of
-:mod:`conformance.contract.crossfield`, so a scenario starts from a body the target must accept and
-changes one thing. Names and shapes follow spec 2.7 (payments) and spec 2.9 (sandbox); where the
-spec shows no shape (sandbox creation requests, consents) they follow the schema files, which record
-that choice as an assumption.
-
-Determinism: the same arguments give the same value, on every machine and run. Each call seeds
-its own ``random.Random`` and its own ``Faker("no_NO")`` (``seed_instance``, never the global
-seed) from the seed and the factory's name, so two factories given the same seed still draw
-independent data. Nothing reads the clock: factories whose data has dates take ``today``.
-
-Identifiers (account numbers, IBANs, KIDs, BICs, national identity numbers) come from
-:mod:`conformance.contract.identifiers` and carry correct check digits.
+"""Valid request bodies and PSU data, deterministic from a seed (Faker ``no_NO``, identifiers with
+check digits), each satisfying its schema and the cross-field rules.
 """
 
 from __future__ import annotations

@@ -1,18 +1,5 @@
-"""Flow scenarios (spec 3 and the sandbox round trips of spec 2.9 / 4.3): several requests each.
-
-Each scenario names its flow in ``params["flow"]``; the flow runner performs the steps and checks
-every answer against its documented schema. ``operation`` is the operation whose behaviour the
-flow judges (usually the last one called) and ``expect`` its success. Flags for the runner:
-
-* ``needs_sca``: the flow completes or cancels an SCA redirect (``conformance.target.sca``);
-* ``needs_control``: the flow needs a way to trigger the sandbox's simulated batch run (spec 3:
-  "five times a day"); the reference server offers one, other targets declare it or the scenario
-  is not applicable.
-
-Levels: ``must`` where the spec states the outcome (basket status is the worst case of its
-payments, spec 2.4; basket authorisation starts in STARTED, spec 3; E3 lists E7's and sandbox
-payments' transactions, E4 only E5's; private and corporate agreements can be read, E14), ``should``
-where the spec shows no transition and the flow reads it the NextGenPSD2 way.
+"""Flow scenarios (spec 3, and the sandbox round trips of spec 2.9 / 4.3): several requests each,
+named by ``params["flow"]``.
 """
 
 from __future__ import annotations

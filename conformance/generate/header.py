@@ -1,21 +1,5 @@
-"""Header scenarios (spec 4.2, spec 7 rules 3 and 7): required headers and header formats.
-
-* Each required header of an operation omitted: ``<op>-header-<name>-missing-rejected``, rule
-  ``HDR-required``, ``must`` (spec 4.2 lists it as required). The spec shows no status or code for
-  header errors: 400 is expected (the 400 every operation documents for format errors) and no
-  code is required (HTTP_HEADER_REQUIRED, spec 7's list, would fit). The three headers the
-  signing layer owns (Signature, TPP-Signature-Certificate, Digest) are left to the auth family,
-  whose ``no-signature``, ``no-certificate`` and ``no-digest`` cases cover their absence once.
-* Each constraint of a header the operation takes (required or optional) broken alone, from
-  ``types/headers.json``: PSU-ID and PSU-Device-ID not UUIDs, PSU-Context and PSU-HTTP-Method
-  outside their enums, TPP-Redirect-Preferred neither true nor false, an empty X-Request-ID, ...:
-  ``<op>-header-<name>-<keyword>-<value>-rejected``, rule ``HDR-<keyword>``, 400, ``should``
-  (spec 4.2 states the formats; that a malformed value is refused with 400 is inferred, stated
-  only for the sandbox's PSU-ID by spec 7 rule 7, which the rule table covers).
-* A corporate PSU without PSU-Corporate-ID (spec 7 rule 3) on the operations that take
-  PSU-Corporate-ID and that no ``spec 7 rule 3`` row of the rule table already lists:
-  ``<op>-header-PSU-Corporate-ID-corporate-missing-rejected``, ``should`` there (the rule's
-  "corporate user" is clearest on payment creation, which the rule table covers at ``must``).
+"""Header scenarios (spec 4.2, spec 7 rules 3 and 7): each required header omitted, each header
+constraint broken, a corporate PSU without PSU-Corporate-ID.
 """
 
 from __future__ import annotations

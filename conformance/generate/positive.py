@@ -1,19 +1,5 @@
-"""Positive scenarios (spec 4.3): each operation answers a valid request with its success.
-
-Three kinds, all ``kind="positive"`` under the rule ``POS-<op>``:
-
-* one per base request of the operation (:mod:`conformance.generate.variants`): E16 with each
-  remittance form and a card debtor, E17 with each frequency, E18 below and above the regulatory
-  threshold, ...;
-* "each value accepted" sweeps over the short enums of a request body (purpose codes, roles,
-  cash account types, regulatory reporting codes, customer types, ...): a value the spec lists
-  must not be refused. Enums longer than :data:`MAX_SWEEP_VALUES` (currencies, countries) are not
-  swept: one value of them is exercised by every base request;
-* the same sweep over enum and boolean query parameters (E4 ``bookingStatus``,
-  ``allowLogicalDuplicate``, E9 ``withAccounts``).
-
-Operations the spec defines (E1 … E18) are ``must``; the operations it only names or implies
-(PS, PC, CC, ...) are ``should``, since their shapes are the contract's assumptions.
+"""Positive scenarios (spec 4.3): each base request of each operation, and each value of a short
+enum, answered with the operation's success.
 """
 
 from __future__ import annotations

@@ -1,16 +1,5 @@
-"""Robustness scenarios (spec 7): broken input gets a 4xx with the spec 7 error body, never a 5xx.
-
-Per operation, where the case means something for it:
-
-* requests with a body: malformed JSON, an empty body, a wrong Content-Type, bytes that are not
-  UTF-8, a body over 1 MiB (``params["bytes"]``);
-* every operation: an unknown path segment under its path (404), an unknown id in each free path
-  parameter (404), a method its path does not allow (405, and a second scenario for the ``Allow``
-  header RFC 9110 requires on a 405).
-
-The spec states none of these answers, so every scenario is ``should``; the statuses accepted are
-the ones HTTP defines for the case (400 or 415 for a wrong media type, 400 or 413 for an oversized
-body). The body is checked against the spec 7 error body.
+"""Robustness scenarios (spec 7): malformed, oversized, mistyped or misrouted requests, answered
+with a 4xx and the spec 7 error body.
 """
 
 from __future__ import annotations

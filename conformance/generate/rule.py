@@ -1,13 +1,5 @@
-"""Rule scenarios: one per row of the rule table (``schemas/rules.json``) and operation it lists.
-
-The table is the authority: id, spec part, level, expected status and code all come from the row,
-so a new row is a new scenario without code. ``params["check"]`` carries the row's ``check`` name,
-by which the rule runner dispatches; the row's precondition and action are in the title and in
-``params`` for the report.
-
-Ids are ``<op>-<row id>-<outcome>``: ``rejected`` when every expected status is an error,
-otherwise ``holds`` (a limit or behaviour observed in a successful answer, e.g. the default page
-size of spec 8).
+"""Rule scenarios: one per row of the rule table (``schemas/rules.json``) and operation it lists,
+``<op>-<row id>-rejected`` or ``-holds``.
 """
 
 from __future__ import annotations

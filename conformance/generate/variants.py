@@ -1,22 +1,5 @@
-"""Names of the base requests the runner's factories build, and which one a scenario needs.
-
-A scenario changes one thing in a valid base request; :attr:`Scenario.variant` names that base.
-The names are the contract between generation and the factories, so they are listed here once:
-
-* ``""``: the operation's default request (operations without a body, and every operation for
-  the scenarios that do not touch the body: headers, signatures, robustness);
-* ``minimal``: only the required members of the body;
-* ``complete``: every optional member as well, including every optional object and array that
-  no cross-field rule forbids (E5 ``currencyExchange``, SA ``balances``, CC ``access.*``);
-* product variants of the payment and basket operations, below, each as complete as its
-  cross-field rules allow;
-* variants derived from an enum of the body (:data:`ENUM_VARIANTS`: one periodic payment per
-  ``frequency``) or of a path parameter (PS, PC, PA: one per ``payment-product``, the variant
-  being the product identifier itself).
-
-A constraint inside an optional object or array needs a base that carries that parent; where the
-default base cannot (the parent is one of two exclusive forms, or only meaningful for one
-frequency), :data:`POINTER_VARIANTS` names the base to use.
+"""The names of the base requests the factories build (``minimal``, ``complete``, product and enum
+variants), and which one a scenario needs.
 """
 
 from __future__ import annotations

@@ -1,15 +1,5 @@
-"""Versioning scenarios (spec 9): the /v1 prefix, x-accept-fix values, deprecated fields.
-
-* Each value of ``x-accept-fix`` spec 9 shows (``types/headers.json`` ``x-knownValues``) changes
-  what spec 9 says it changes, checked on the operation where that shows
-  (:data:`EFFECTS`); a value added to ``x-knownValues`` without an entry there is still sent, on
-  every operation that requires the header, and must be accepted.
-* An unknown ``x-accept-fix`` value is ignored (``should``: breaking changes keep arriving behind
-  the header, spec 9, so a value the target does not know yet must not fail the request).
-* A request member marked ``deprecated`` in the request schema is still accepted
-  (``remittanceInformationStructured``: "to be deprecated", spec 9, 1.16.2).
-* The interface lives under ``/v1`` (spec 9): the same request without the prefix is not the
-  interface and is answered 404 (``should``: the status is convention).
+"""Versioning scenarios (spec 9): the ``/v1`` prefix, ``x-accept-fix`` values and their effects,
+deprecated request members.
 """
 
 from __future__ import annotations

@@ -1,15 +1,5 @@
-"""Allure labels and attachments of one scenario (allure-pytest writes them to ``--alluredir``).
-
-DESIGN.md: epic = spec part, feature = operation, story = rule id; severity from the level
-(``must`` → critical, ``should`` → normal). Every exchange of the scenario, set-up included, is
-attached as text (request line, headers, signing string, body; response; one attachment per
-scenario, the exchanges in order), and a failure gets a ``reproduce`` attachment with the
-``conformance call`` line of each exchange it is about, so a bank engineer can replay exactly
-what the suite sent.
-
-The calls are plain ``allure.dynamic`` / ``allure.attach``: without ``--alluredir`` allure-pytest
-registers no listener and they do nothing; :func:`enabled` tells, so that the exchanges are not
-rendered for nobody.
+"""Allure labels (epic = spec part, feature = operation, story = rule, severity from the level) and
+attachments (exchanges, reproduction commands) of one scenario.
 """
 
 from __future__ import annotations

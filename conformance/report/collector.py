@@ -1,10 +1,5 @@
-"""Collecting the verdicts of a run and writing the compliance matrix when it ends.
-
-A pytest plugin object, registered by ``conformance.plugin`` in the process that reports: the
-only process without xdist, the controller with it (it receives every worker's reports through
-``pytest_runtest_logreport``). Everything it needs about a scenario travels in the reports'
-``user_properties`` (:class:`~conformance.report.verdicts.ScenarioFacts`), so nothing is
-generated again here. What the run was aimed at is asked from ``describe_target`` at the end.
+"""The pytest plugin object that gathers a run's verdicts in the reporting process and writes the
+compliance matrix at the end.
 """
 
 from __future__ import annotations

@@ -1,16 +1,4 @@
-"""The compliance matrix: ``compliance.json`` for machines, ``compliance.md`` for people.
-
-What a bank hands its auditor after a run: operation × rule with the count of each verdict per
-cell, every scenario with its verdict, and the facts that make the run reproducible and the
-verdicts interpretable: the target and its profile, the spec release (``SPEC_VERSION``), the
-suite version, the seed, the start and end of the run, and every assumption a verdict rests on
-(the scenario's own and its operation's, from the contract's "not shown" choices). Each
-assumption is listed once with an id (``A1``...) and referenced from the scenarios and matrix
-cells that rest on it, so the report stays readable while every verdict still names its premises.
-
-Nothing secret goes in (``conformance.report.masking``): no key path or password, the PSU
-identity number masked, the certificate shortened to subject, serial and fingerprint.
-"""
+"""The compliance matrix: ``compliance.json`` for machines, ``compliance.md`` for people."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""What may not appear in a report, and how it is hidden.
-
-Reports travel: a bank engineer attaches them to a ticket, CI keeps them for months. So no
-private key ever goes into one (the profile's key path and password are left out altogether), a
-full PSU identity number never does (spec 4.2 X-PSU-IDENTITY carries the national identity or
-D-number of a real test person: masked with :func:`conformance.contract.identifiers.mask_identity`),
-and a certificate is named by a short fingerprint, subject and serial instead of its whole PEM.
-
-:class:`~conformance.exchange.Exchange` already masks the identity header in what it renders; the
-texts written here (failure summaries, response bodies in attachments) may still carry a number
-that a target echoed, so :func:`scrub_identities` masks every 11-digit run that is a valid
-national identity or D-number, wherever it stands.
+"""What may not appear in a report, and how it is hidden: identity numbers masked, certificates
+summarised, keys and passwords left out.
 """
 
 from __future__ import annotations

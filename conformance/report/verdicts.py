@@ -1,15 +1,5 @@
-"""The verdict words of a report and how one test's phase reports become one verdict.
-
-DESIGN.md "Verdicts": a scenario passes, fails a ``must`` requirement, fails a ``should``
-requirement (reported, not counted unless ``--conformance-strict``), is not applicable (the
-target declares the operation unsupported, or the scenario needs something the target lacks:
-never reported as passed), is skipped for another reason, or could not be judged (an error: a
-set-up that failed, a target that stopped answering, a runner bug).
-
-The facts a report needs about a scenario travel with pytest's reports as ``user_properties``
-(:meth:`ScenarioFacts.properties`): that is the channel pytest-xdist carries from the workers to
-the controller, which writes the compliance matrix without generating anything, and pytest's
-JUnit XML writes them as ``<property>`` elements, so CI sees the operation, rule and verdict too.
+"""The verdict words of a report, the scenario facts that travel with pytest's reports, and how a
+test's phase reports become one verdict.
 """
 
 from __future__ import annotations

@@ -1,19 +1,4 @@
-"""The conformance suite: one test, one item per generated scenario (``conformance.plugin``).
-
-The plugin makes one item of :func:`test_scenario` per scenario the contract yields, the
-scenario bound to it (test id = scenario id, markers for operation, level, kind, rule and spec
-part), and provides the worker's run context. This module decides how a scenario's outcome
-reads in pytest's words:
-
-- the target declares the operation unsupported (profile), or the runner finds the scenario
-  cannot judge this target: skipped as "not applicable: <reason>", never passed;
-- the runner returns: passed;
-- a :class:`~conformance.checks.ConformanceFailure`: failed, with the exchanges attached and the
-  ``conformance call`` line that replays them (the plugin turns a ``should`` failure into a
-  tolerated one unless ``--conformance-strict``);
-- the target stops answering, or answers something that is not the interface (a
-  :class:`~conformance.errors.ConformanceError`): failed with that one sentence, no traceback.
-"""
+"""The conformance suite: one test, one pytest item per scenario (made by the plugin)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""The signed client every scenario talks to the target through, and the record of each exchange.
-
-One :class:`TargetClient` wraps one ``httpx.Client`` (HTTP/1.1, keep-alive, a connection pool),
-created once per session or xdist worker. Every request is signed like spec 5 asks
-(:class:`conformance.signing.SignatureAuth` adds Digest, Signature and TPP-Signature-Certificate);
-a negative scenario passes its own, deliberately broken signer for one request.
-
-Every exchange is recorded as a frozen :class:`Exchange`, through the client's response event
-hook (so redirects or retries of an auth flow are recorded as what they are: separate
-exchanges) and the signer's ``on_signed`` hook (the signing string is what a bank engineer needs
-to see when a signature is refused). A failure message shows :meth:`Exchange.render` and
-:meth:`Exchange.reproduce_command`, the ``conformance call`` line that replays the exchange.
-
-A target that cannot be reached, or that answers something other than JSON where JSON is
-expected, is a :class:`~conformance.errors.TargetError` (one sentence naming the URL), not a
-conformance failure: the suite cannot judge a bank it cannot talk to.
+"""The signed client every scenario talks to the target through, recording each exchange; a
+target it cannot talk to is a :class:`~conformance.errors.TargetError`.
 """
 
 from __future__ import annotations

@@ -1,18 +1,5 @@
-"""The SCA step of spec 5 item 6, pluggable: how the suite gets a PSU through the redirect.
-
-Payment creation, basket and consent authorisation send the PSU to ``_links.scaRedirect``;
-afterwards the flow returns to the TPP-Redirect-URI. The suite cannot authenticate at a real bank,
-so who plays the PSU is the profile's choice (``[sca] mode``):
-
-- :class:`ReferenceSca` fills in the reference server's own page (HTML form: the customer's
-  ``customerNumber``, spec 5 item 7, and an ``action`` of approve or cancel) and stops at the
-  redirect to the TPP-Redirect-URI, which it never fetches;
-- :class:`ManualSca` prints the link on the terminal and waits for a person to press Enter; it
-  needs a terminal and one process (not under pytest-xdist), else the scenario is not applicable;
-- :class:`CommandSca` runs the profile's command with the link as its argument and waits for it.
-
-Each returns a :class:`ScaOutcome`; the runner then reads the resource's status, which is the
-verdict either way (a bank's SCA page is not part of the interface).
+"""The SCA step of spec 5 item 6, chosen by the profile: the reference server's page filled in, a
+person at a terminal, or a command.
 """
 
 from __future__ import annotations
