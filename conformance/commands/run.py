@@ -172,6 +172,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the target, start the bundled server if needed, run pytest, return its exit code."""
+    # on use: `conformance run --help` answers without importing pytest and the contract
     import pytest
 
     from conformance.target.profile import (

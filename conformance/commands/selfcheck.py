@@ -14,7 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from conformance.commands import COMMANDS
+from conformance.contract import load_contract
 from conformance.errors import ConformanceError
+from conformance.generate import generate_scenarios
+from conformance.report import writable_reports
 from conformance.selfcheck import (
     FAITHFUL,
     Outcome,
@@ -25,6 +28,7 @@ from conformance.selfcheck import (
     render_table,
     scenario_refs,
 )
+from reference_server.faults import FAULTS, UnknownFaultError, check_names
 
 __all__ = ["register", "run_command", "run_one", "selfcheck"]
 
@@ -84,8 +88,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _chosen_faults(names: Sequence[str]) -> list[str]:
-    from reference_server.faults import FAULTS, UnknownFaultError, check_names
-
     try:
         check_names(names)
     except UnknownFaultError as error:
@@ -125,8 +127,6 @@ def run_one(
     pytest_args: Sequence[str],
 ) -> Outcome:
     """Run the suite on the server with ``fault`` (None: faithful) and compare."""
-    from reference_server.faults import FAULTS
-
     name = FAITHFUL if fault is None else fault
     if reports.exists():
         shutil.rmtree(reports)
@@ -154,10 +154,6 @@ def run_one(
 
 def selfcheck(args: argparse.Namespace) -> int:
     """Every chosen server in turn, then the table; 0 when every one matched, else 1."""
-    from conformance.contract import load_contract
-    from conformance.generate import generate_scenarios
-    from conformance.report import writable_reports
-
     faults = _chosen_faults(args.fault)
     servers: list[str | None] = ([] if args.skip_faithful else [None]) + list(faults)
     reports = writable_reports(Path(args.reports).resolve())

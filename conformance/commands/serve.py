@@ -12,6 +12,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    # on use: `conformance --help` lists this command without loading the server
     from reference_server.cli import add_arguments, run
 
     parser = subparsers.add_parser(

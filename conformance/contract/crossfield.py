@@ -11,12 +11,10 @@ from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from conformance.contract import Contract, load_contract
 from conformance.contract.identifiers import is_valid_kid
-
-if TYPE_CHECKING:
-    from conformance.contract import Contract
 
 __all__ = [
     "CHECKS",
@@ -478,8 +476,6 @@ def checks_for(operation_id: str, contract: Contract | None = None) -> tuple[Che
     tuple.
     """
     if contract is None:
-        from conformance.contract import load_contract  # deferred: the contract imports us
-
         contract = load_contract()
     return _checks_for(contract, operation_id)
 

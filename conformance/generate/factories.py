@@ -15,6 +15,7 @@ from typing import Any, Literal
 from faker import Faker
 
 from conformance.contract import identifiers as ids
+from conformance.contract import load_contract
 
 __all__ = [
     "balance_update",
@@ -67,8 +68,6 @@ def _sources(seed: int, purpose: str) -> tuple[random.Random, Faker]:
 def _minor_units(given: Mapping[str, int] | None) -> Mapping[str, int]:
     if given is not None:
         return given
-    from conformance.contract import load_contract
-
     return load_contract().minor_units
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from conformance.contract import load_contract
 from conformance.report.compliance import RunInfo, build_document, write_compliance
 from conformance.report.verdicts import ERROR, ScenarioFacts, ScenarioVerdict, read_verdict
 
@@ -53,8 +54,6 @@ class ComplianceCollector:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.verdicts:
             return
-        from conformance.contract import load_contract
-
         target, profile = self.describe_target()
         run = RunInfo(
             started=self.started,

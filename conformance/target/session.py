@@ -223,6 +223,7 @@ def write_run_identity(directory: Path) -> BundledIdentity:
     the RFC 2047 scenario: its keyId ``CA=`` is not ASCII, so the Signature header must be
     MIME-encoded (spec 5 item 3). Fresh CAs per run: nothing secret outlives the directory.
     """
+    # on use, not at import: the pytest plugin imports this module in every pytest process
     from conformance.signing.certificates import generate_ca, generate_tpp_identity, write_identity
 
     ca = generate_ca()
@@ -270,6 +271,7 @@ def preflight(profile: TargetProfile) -> None:
     enough: a target whose error answers alone are not JSON (the account list without a consent
     is an error) breaks spec 7, and that is for the scenarios to judge, not the probe.
     """
+    # on use, not at import: the pytest plugin imports this module in every pytest process
     from conformance.target.client import TargetClient
 
     with TargetClient.from_profile(profile) as client:
