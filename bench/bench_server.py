@@ -53,8 +53,7 @@ import httpx
 
 from bench.load import LoadPool, LoadRound, RawRequest, gate
 from conformance.generate import factories
-from conformance.signing import SignatureAuth
-from conformance.signing.certificates import TppIdentity, default_identity
+from conformance.signing import SignatureAuth, TppIdentity, default_identity
 
 BUDGET = 2.0
 """The reference server may cost at most this multiple of the bare handler per request."""

@@ -99,8 +99,7 @@ def _worker(pipe: Connection, base_url: str, cert: str, key: str | None) -> None
     send them all and answer ``(seconds, statuses)``; ``None`` ends. Errors go back as text."""
     import httpx
 
-    from conformance.signing import SignatureAuth
-    from conformance.signing.certificates import load_identity
+    from conformance.signing import SignatureAuth, load_identity
 
     try:
         identity = load_identity(cert, key)

@@ -26,9 +26,10 @@ from conformance.signing import (
     Verification,
     VerificationFailure,
     decode_header_value,
+    read_psd2_roles,
+    verify_chain,
     verify_request,
 )
-from conformance.signing.certificates import read_psd2_roles, verify_chain
 from reference_server import sandbox_data
 from reference_server.api import ApiError, AuthContext, Headers, Request
 

@@ -24,8 +24,7 @@ from cryptography.hazmat.primitives import serialization
 
 from conformance import cli
 from conformance.commands import call
-from conformance.signing import verify_request
-from conformance.signing.certificates import default_ca, generate_tpp_identity, write_identity
+from conformance.signing import default_ca, generate_tpp_identity, verify_request, write_identity
 from conformance.target.client import TargetClient
 
 PSU_ID = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"

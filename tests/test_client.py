@@ -24,9 +24,9 @@ from conformance.signing import (
     VerificationFailure,
     WrongKeySigner,
     build_signing_string,
+    default_identity,
     verify_request,
 )
-from conformance.signing.certificates import default_identity
 from conformance.target.client import TargetClient, target_error
 
 PSU_ID = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"

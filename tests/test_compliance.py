@@ -36,7 +36,7 @@ from conformance.report.verdicts import (
     read_verdict,
     verdict_properties,
 )
-from conformance.signing.certificates import generate_ca, generate_tpp_identity, write_identity
+from conformance.signing import generate_ca, generate_tpp_identity, write_identity
 from conformance.target.profile import CorporatePsu, PrivatePsu, TargetProfile
 
 NATIONAL_ID = generate_national_id(random.Random(7))

@@ -21,7 +21,7 @@ from conformance.commands import run as run_command
 from conformance.commands.run import pytest_arguments
 from conformance.errors import ConformanceError, ProfileError, TargetError
 from conformance.report import writable_reports
-from conformance.signing.certificates import load_ca
+from conformance.signing import load_ca
 from conformance.suite import SUITE_DIR
 from conformance.target import session
 from conformance.target.session import (

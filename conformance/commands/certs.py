@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conformance.commands import COMMANDS
 from conformance.errors import CertificateError
-from conformance.signing.certificates import (
+from conformance.signing import (
     PSD2_ROLES,
     CertificateAuthority,
     generate_ca,

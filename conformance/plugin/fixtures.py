@@ -26,7 +26,7 @@ from conformance.target.session import (
 if TYPE_CHECKING:
     from conformance.runners import Runner
     from conformance.runners.context import RunContext
-    from conformance.signing.certificates import CertificateAuthority
+    from conformance.signing import CertificateAuthority
     from conformance.target.client import TargetClient
     from conformance.target.profile import TargetProfile
 
@@ -114,7 +114,7 @@ def _trust_anchor(
     """A trust anchor from its pytest options, else the bundled run's CA (the ASCII-named one, or
     with ``utf8`` the one named outside ASCII) when the run signs with the bundled identity."""
     # on use, not at import: the plugin loads in every pytest process (start-up time)
-    from conformance.signing.certificates import load_ca
+    from conformance.signing import load_ca
 
     try:
         anchor = trust_anchor_from_options(request.config, option)

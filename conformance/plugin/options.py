@@ -16,7 +16,7 @@ from conformance.target.session import (
 )
 
 if TYPE_CHECKING:
-    from conformance.signing.certificates import CertificateAuthority
+    from conformance.signing import CertificateAuthority
     from conformance.target.profile import TargetProfile
 
 
@@ -122,7 +122,7 @@ def trust_anchor_from_options(
 ) -> CertificateAuthority | None:
     """The CA of ``--trust-anchor`` (or of ``--trust-anchor-utf8``) with its ``-key``."""
     # on use, not at import: the plugin loads in every pytest process (start-up time)
-    from conformance.signing.certificates import load_ca
+    from conformance.signing import load_ca
 
     ca, key = config.getoption(option), config.getoption(f"{option}_key")
     if ca is None and key is None:

@@ -30,6 +30,7 @@ from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 from conformance.signing import (
+    PSD2_ROLES,
     BodyChangedAfterSigningSigner,
     IncompleteHeadersSigner,
     KeyIdIssuerMismatchSigner,
@@ -40,9 +41,6 @@ from conformance.signing import (
     StaleDigestSigner,
     WrongAlgorithmSigner,
     WrongKeySigner,
-)
-from conformance.signing.certificates import (
-    PSD2_ROLES,
     default_ca,
     generate_ca,
     generate_tpp_identity,
@@ -52,7 +50,7 @@ from conformance.target.client import DEFAULT_AUTH
 if TYPE_CHECKING:
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
-    from conformance.signing.certificates import CertificateAuthority, TppIdentity
+    from conformance.signing import CertificateAuthority, TppIdentity
     from conformance.target.request import OperationRequest
 
 __all__ = ["CASES", "NoCertificateSigner", "run"]

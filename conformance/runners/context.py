@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from conformance.contract import Contract
     from conformance.exchange import Exchange
     from conformance.scenario import Scenario
-    from conformance.signing.certificates import CertificateAuthority
+    from conformance.signing import CertificateAuthority
     from conformance.target.client import TargetClient
     from conformance.target.profile import TargetProfile
     from conformance.target.sca import ScaStep

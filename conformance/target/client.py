@@ -20,8 +20,7 @@ import httpx
 from conformance import __version__
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
-from conformance.signing import SignatureAuth
-from conformance.signing.certificates import TppIdentity, default_identity, load_identity
+from conformance.signing import SignatureAuth, TppIdentity, default_identity, load_identity
 
 if TYPE_CHECKING:
     from conformance.target.profile import TargetProfile

@@ -224,7 +224,7 @@ def write_run_identity(directory: Path) -> BundledIdentity:
     MIME-encoded (spec 5 item 3). Fresh CAs per run: nothing secret outlives the directory.
     """
     # on use, not at import: the pytest plugin imports this module in every pytest process
-    from conformance.signing.certificates import generate_ca, generate_tpp_identity, write_identity
+    from conformance.signing import generate_ca, generate_tpp_identity, write_identity
 
     ca = generate_ca()
     tpp = generate_tpp_identity(ca)

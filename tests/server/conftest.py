@@ -13,8 +13,7 @@ import httpx
 import pytest
 
 from conformance.contract import Contract, load_contract
-from conformance.signing import SignatureAuth
-from conformance.signing.certificates import TppIdentity, default_identity
+from conformance.signing import SignatureAuth, TppIdentity, default_identity
 from reference_server.app import Application
 from reference_server.http import RunningServer, start
 

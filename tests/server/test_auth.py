@@ -24,11 +24,9 @@ from conformance.signing import (
     NoDigestSigner,
     SignatureAuth,
     StaleDigestSigner,
+    TppIdentity,
     WrongAlgorithmSigner,
     WrongKeySigner,
-)
-from conformance.signing.certificates import (
-    TppIdentity,
     default_ca,
     default_identity,
     generate_ca,

@@ -19,7 +19,7 @@ import pytest
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from conformance.commands import serve
-from conformance.signing.certificates import default_ca, generate_ca
+from conformance.signing import default_ca, generate_ca
 from reference_server.cli import build_parser, main
 from server import bodies
 from server.conftest import make_client

@@ -14,8 +14,8 @@ from conformance.signing import (
     SignatureAuth,
     StaleDigestSigner,
     WrongKeySigner,
+    default_identity,
 )
-from conformance.signing.certificates import default_identity
 from reference_server.faults import _CORE_FAULTS, FAULTS, UnknownFaultError, check_names
 from reference_server.http import RunningServer
 from server import bodies

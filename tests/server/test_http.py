@@ -284,8 +284,7 @@ def test_unhandled_exception_is_500_without_traceback(
     running.app.handlers = MappingProxyType({"SDF": broken})
     try:
         with httpx.Client(base_url=running.url) as plain:
-            from conformance.signing import SignatureAuth
-            from conformance.signing.certificates import default_identity
+            from conformance.signing import SignatureAuth, default_identity
 
             plain.auth = SignatureAuth(default_identity().signing_credentials())
             response = plain.post("/v1/sandbox/data-fill", headers={"X-Request-ID": "boom"})
@@ -301,8 +300,7 @@ def test_unhandled_exception_is_500_without_traceback(
 def test_operation_without_handler_is_501(server: RunningServer) -> None:
     running = start(Application(modules=()))
     try:
-        from conformance.signing import SignatureAuth
-        from conformance.signing.certificates import default_identity
+        from conformance.signing import SignatureAuth, default_identity
 
         with httpx.Client(
             base_url=running.url, auth=SignatureAuth(default_identity().signing_credentials())

@@ -21,7 +21,7 @@ from conformance.runners.robustness import CASES as ROBUSTNESS_CASES
 from conformance.runners.rule.checks import RULE_CHECKS
 from conformance.runners.version import EFFECTS
 from conformance.scenario import KINDS, Expectation, Mutation, Scenario, scenario_seed
-from conformance.signing.certificates import default_ca, generate_ca
+from conformance.signing import default_ca, generate_ca
 from conformance.target.request import OperationRequest, Psu, apply_mutation
 
 ONE_OF_EACH_KIND = (

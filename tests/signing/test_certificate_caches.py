@@ -19,20 +19,18 @@ from cryptography.hazmat.primitives import serialization
 
 from conformance import signing
 from conformance.signing import (
+    CertificateAuthority,
     KeyIdIssuerMismatchSigner,
     SignatureAuth,
-    VerificationFailure,
-    verify_httpx_request,
-    verify_request,
-)
-from conformance.signing.certificates import (
-    CertificateAuthority,
     TppIdentity,
+    VerificationFailure,
     generate_ca,
     generate_tpp_identity,
     read_psd2_roles,
     read_psd2_statement,
     verify_chain,
+    verify_httpx_request,
+    verify_request,
 )
 
 NOW = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.UTC)

@@ -1,5 +1,5 @@
-"""Tests for conformance.signing.certificates and the ``conformance certs`` command (spec 5
-certificates).
+"""The certificates of conformance.signing (DER, QCStatement, issuing, key files) and the
+``conformance certs`` command (spec 5 certificates).
 
 RSA keys cost ~50-100 ms each, so the keys are made once per module and reused through the
 ``key=`` parameter; only the CLI tests generate fresh ones.
@@ -21,19 +21,21 @@ from cryptography.x509.oid import NameOID
 
 from conformance.commands import certs as certs_command
 from conformance.errors import CertificateError
-from conformance.signing import certificates as certs
-from conformance.signing.certificates import (
+from conformance.signing import (
     PSD2_ROLES,
     QC_STATEMENTS_OID,
     CertificateAuthority,
     RoleOfPsp,
+    SigningCredentials,
     TppIdentity,
     decode_psd2_statement,
     default_ca,
     default_identity,
+    der,
     encode_psd2_qc_statements,
     generate_ca,
     generate_tpp_identity,
+    keyfiles,
     load_ca,
     load_identity,
     read_psd2_roles,
@@ -152,7 +154,7 @@ def test_role_order_and_duplicates_do_not_change_the_encoding() -> None:
 def test_lengths_use_short_form_below_128_and_minimal_long_form_above(
     length: int, expected: str
 ) -> None:
-    assert certs._encode_length(length) == bytes.fromhex(expected)
+    assert der.encode_length(length) == bytes.fromhex(expected)
 
 
 @pytest.mark.parametrize(
@@ -165,15 +167,15 @@ def test_lengths_use_short_form_below_128_and_minimal_long_form_above(
     ],
 )
 def test_object_identifiers_encode_and_decode(dotted: str, expected: str) -> None:
-    encoded = certs._encode_oid(dotted)
+    encoded = der.encode_oid(dotted)
     assert encoded == bytes.fromhex(expected)
-    assert certs._decode_oid(encoded, "oid") == dotted
+    assert der.decode_oid(encoded, "oid") == dotted
 
 
 @pytest.mark.parametrize("dotted", ["", "1", "3.1", "1.40", "0.4.x", "1.-2"])
 def test_invalid_object_identifiers_are_refused(dotted: str) -> None:
     with pytest.raises(ValueError):
-        certs._encode_oid(dotted)
+        der.encode_oid(dotted)
 
 
 def test_long_names_round_trip_through_long_form_lengths() -> None:
@@ -198,15 +200,15 @@ def test_decode_reads_back_what_encode_wrote(roles: frozenset[str]) -> None:
 
 
 def _statements(*statements: bytes) -> bytes:
-    return certs._encode_sequence(*statements)
+    return der.encode_sequence(*statements)
 
 
-QC_COMPLIANCE = certs._encode_sequence(certs._encode_oid("0.4.0.1862.1.1"))  # no statementInfo
+QC_COMPLIANCE = der.encode_sequence(der.encode_oid("0.4.0.1862.1.1"))  # no statementInfo
 
 
 def _psd2(roles: bytes, nca_name: bytes, nca_id: bytes) -> bytes:
-    return certs._encode_sequence(
-        certs._encode_oid("0.4.0.19495.2"), certs._encode_sequence(roles, nca_name, nca_id)
+    return der.encode_sequence(
+        der.encode_oid("0.4.0.19495.2"), der.encode_sequence(roles, nca_name, nca_id)
     )
 
 
@@ -222,9 +224,9 @@ def test_statements_without_psd2_give_none() -> None:
 
 
 def test_unknown_role_oids_are_kept_as_dotted_strings() -> None:
-    role = certs._encode_sequence(certs._encode_oid("0.4.0.19495.1.9"), certs._encode_utf8("X"))
+    role = der.encode_sequence(der.encode_oid("0.4.0.19495.1.9"), der.encode_utf8("X"))
     value = _statements(
-        _psd2(certs._encode_sequence(role), certs._encode_utf8("N"), certs._encode_utf8("I"))
+        _psd2(der.encode_sequence(role), der.encode_utf8("N"), der.encode_utf8("I"))
     )
     statement = decode_psd2_statement(value)
     assert statement is not None
@@ -247,9 +249,9 @@ MALFORMED = [
     pytest.param(
         _statements(
             _psd2(
-                certs._encode_sequence(),
-                certs._encode_tlv(0x13, b"Finanstilsynet"),  # PrintableString, not UTF8String
-                certs._encode_utf8("NO-FSA"),
+                der.encode_sequence(),
+                der.encode_tlv(0x13, b"Finanstilsynet"),  # PrintableString, not UTF8String
+                der.encode_utf8("NO-FSA"),
             )
         ),
         "nCAName has tag 0x13",
@@ -261,15 +263,15 @@ MALFORMED = [
         id="two-psd2-statements",
     ),
     pytest.param(
-        _statements(certs._encode_sequence(certs._encode_oid("0.4.0.19495.2"))),
+        _statements(der.encode_sequence(der.encode_oid("0.4.0.19495.2"))),
         "exactly one statementInfo",
         id="psd2-without-info",
     ),
     pytest.param(
         _statements(
-            certs._encode_sequence(
-                certs._encode_oid("0.4.0.19495.2"),
-                certs._encode_sequence(certs._encode_sequence(), certs._encode_utf8("N")),
+            der.encode_sequence(
+                der.encode_oid("0.4.0.19495.2"),
+                der.encode_sequence(der.encode_sequence(), der.encode_utf8("N")),
             )
         ),
         "has 2 fields",
@@ -565,11 +567,8 @@ def test_load_ca_round_trip(files: dict[str, Path], ca: CertificateAuthority) ->
 
 
 def test_signing_credentials_carry_certificate_and_key(identity: TppIdentity) -> None:
-    signing = pytest.importorskip(
-        "conformance.signing", reason="conformance.signing is written by another helper"
-    )
     credentials = identity.signing_credentials()
-    assert isinstance(credentials, signing.SigningCredentials)
+    assert isinstance(credentials, SigningCredentials)
     assert credentials.certificate == identity.certificate
     assert credentials.private_key is identity.private_key
 
@@ -583,7 +582,7 @@ def error_files(files: dict[str, Path], other_ca: CertificateAuthority, tmp_path
     text = folder / "notes.pem"
     text.write_text("this is not a certificate\n")
     other_key = folder / "other.key"
-    other_key.write_bytes(certs._pkcs8(other_ca.private_key))
+    other_key.write_bytes(keyfiles._pkcs8(other_ca.private_key))
     ec_key = folder / "ec.key"
     ec_key.write_bytes(
         ec.generate_private_key(ec.SECP256R1()).private_bytes(
