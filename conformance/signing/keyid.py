@@ -99,7 +99,7 @@ def parse_signature_header(value: str) -> SignatureParameters:
         base64.b64decode(params["signature"], validate=True)
     except binascii.Error as exc:
         raise MalformedSignatureError("Signature signature parameter is not base64") from exc
-    headers = ("date",)
+    headers: tuple[str, ...] = ("date",)
     if "headers" in params:
         headers = tuple(name.lower() for name in params["headers"].split())
         if not headers:
