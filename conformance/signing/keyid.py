@@ -230,7 +230,7 @@ def load_signature_certificate(value: str) -> x509.Certificate:
 
 
 @dataclass(frozen=True, slots=True)
-class _SigningCertificate:
+class SigningCertificate:
     """What :func:`verify_request` reads from a TPP-Signature-Certificate, read once."""
 
     certificate: x509.Certificate
@@ -242,7 +242,7 @@ class _SigningCertificate:
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def signing_certificate(value: str) -> _SigningCertificate:
+def signing_certificate(value: str) -> SigningCertificate:
     """:func:`load_signature_certificate` and the facts the verifier needs, per header value.
 
     Why the cache is safe: everything here is a pure function of the header text (the DER
@@ -253,7 +253,7 @@ def signing_certificate(value: str) -> _SigningCertificate:
     not load raises every time (``lru_cache`` does not keep exceptions).
     """
     certificate = load_signature_certificate(value)
-    return _SigningCertificate(
+    return SigningCertificate(
         certificate=certificate,
         not_before=certificate.not_valid_before_utc,
         not_after=certificate.not_valid_after_utc,

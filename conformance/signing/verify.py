@@ -8,7 +8,7 @@ import base64
 import binascii
 import enum
 import hmac
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -28,6 +28,7 @@ from conformance.signing.canonical import (
 )
 from conformance.signing.keyid import (
     SignatureParameters,
+    SigningCertificate,
     dn_text_key,
     keys_match,
     parse_signature_header,
@@ -95,6 +96,156 @@ def _check_digest(value: str, body: bytes) -> tuple[VerificationFailure, str] | 
     return None
 
 
+@dataclass(frozen=True)
+class _Problem:
+    """A failed requirement: why, in words, and the header concerned (when one is)."""
+
+    failure: VerificationFailure
+    detail: str
+    header: str | None = None
+
+
+@dataclass(frozen=True)
+class _Signed:
+    """A request whose Signature parsed and whose certificate decoded: what the steps judge."""
+
+    lowered: Mapping[str, str]
+    body: bytes
+    parameters: SignatureParameters
+    facts: SigningCertificate
+    moment: datetime
+    required_signed: Sequence[str]
+    signing_string: str | None
+    string_error: SigningStringError | None
+
+    def failed(self, problem: _Problem) -> Verification:
+        return Verification(
+            False,
+            problem.failure,
+            problem.detail,
+            header=problem.header,
+            signing_string=self.signing_string,
+            certificate=self.facts.certificate,
+            parameters=self.parameters,
+        )
+
+
+def _certificate_in_validity(signed: _Signed) -> _Problem | None:
+    facts = signed.facts
+    if facts.not_before <= signed.moment <= facts.not_after:
+        return None
+    return _Problem(
+        VerificationFailure.BAD_CERTIFICATE,
+        f"the signing certificate is not valid at {signed.moment.isoformat()}: valid from "
+        f"{facts.not_before.isoformat()} to {facts.not_after.isoformat()} (spec 5.1)",
+    )
+
+
+def _algorithm_is_rsa_sha256(signed: _Signed) -> _Problem | None:
+    algorithm = signed.parameters.algorithm
+    if algorithm is not None and algorithm.lower() != SIGNATURE_ALGORITHM:
+        return _Problem(
+            VerificationFailure.UNSUPPORTED_ALGORITHM,
+            f"algorithm={algorithm!r}; spec 5.2 expects rsa-sha256, the algorithm of the "
+            "certificate",
+        )
+    public_key = signed.facts.public_key
+    if not isinstance(public_key, rsa.RSAPublicKey):
+        return _Problem(
+            VerificationFailure.UNSUPPORTED_ALGORITHM,
+            f"the certificate key is not RSA ({type(public_key).__name__}); spec 5.2 expects "
+            "rsa-sha256 to name the certificate's algorithm",
+        )
+    return None
+
+
+def _key_id_names_the_certificate(signed: _Signed) -> _Problem | None:
+    facts = signed.facts
+    try:
+        serial, issuer_text = parsed_key_id(signed.parameters.key_id)
+    except ValueError as exc:
+        return _Problem(VerificationFailure.KEYID_MISMATCH, str(exc))
+    if serial != facts.serial:
+        return _Problem(
+            VerificationFailure.KEYID_MISMATCH,
+            f"keyId serial {serial:x} is not the certificate serial "
+            f"{facts.serial:x} (spec 5.2 keyId SN=<serial_hex>)",
+        )
+    if not keys_match(dn_text_key(issuer_text), facts.issuer_key):
+        return _Problem(
+            VerificationFailure.KEYID_MISMATCH,
+            f"keyId CA {issuer_text!r} is not the certificate issuer "
+            f"{facts.certificate.issuer.rfc4514_string()!r} (spec 5.2 keyId CA=<CA DN>)",
+        )
+    return None
+
+
+def _digest_matches_the_body(signed: _Signed) -> _Problem | None:
+    digest_value = signed.lowered.get("digest")
+    if digest_value is None:
+        if not signed.body:
+            return None
+        return _Problem(
+            VerificationFailure.MISSING_HEADER,
+            f"Digest: absent from a request with a {len(signed.body)}-byte body (spec 5.4)",
+            header="Digest",
+        )
+    problem = _check_digest(digest_value, signed.body)
+    return None if problem is None else _Problem(*problem)
+
+
+def _spec5_headers_are_signed(signed: _Signed) -> _Problem | None:
+    listed = set(signed.parameters.headers)
+    for name in signed.required_signed:
+        if name.lower() in signed.lowered and name.lower() not in listed:
+            return _Problem(
+                VerificationFailure.HEADERS_INCOMPLETE,
+                f"{name} is present in the request but not in the Signature headers list "
+                f"{' '.join(signed.parameters.headers)!r} (spec 5.2)",
+                header=name.lower(),
+            )
+    return None
+
+
+def _listed_headers_are_present(signed: _Signed) -> _Problem | None:
+    error = signed.string_error
+    if error is None:
+        return None
+    if error.header_name.startswith("("):
+        return _Problem(VerificationFailure.MALFORMED_SIGNATURE, str(error))
+    return _Problem(
+        VerificationFailure.MISSING_HEADER,
+        f"{error} (draft-cavage-http-signatures-10 section 2.3)",
+        header=error.header_name,
+    )
+
+
+def _signature_verifies(signed: _Signed) -> _Problem | None:
+    assert signed.signing_string is not None  # the previous step saw to it
+    public_key = signed.facts.public_key
+    assert isinstance(public_key, rsa.RSAPublicKey)  # _algorithm_is_rsa_sha256 saw to it
+    if verify_signature(signed.signing_string, signed.parameters.signature, public_key):
+        return None
+    return _Problem(
+        VerificationFailure.BAD_SIGNATURE,
+        "the signature does not verify with the certificate's key over the signing string "
+        "(spec 5.2: Base64(RSA-SHA256(signing string)))",
+    )
+
+
+#: The checks after the Signature header parsed and the certificate decoded, in the order they
+#: are judged; the first problem is the verdict.
+_STEPS: tuple[Callable[[_Signed], _Problem | None], ...] = (
+    _certificate_in_validity,
+    _algorithm_is_rsa_sha256,
+    _key_id_names_the_certificate,
+    _digest_matches_the_body,
+    _spec5_headers_are_signed,
+    _listed_headers_are_present,
+    _signature_verifies,
+)
+
+
 def verify_request(
     method: str,
     target: str,
@@ -108,30 +259,27 @@ def verify_request(
 
     Order of checks: TPP-Signature-Certificate and Signature present (MISSING_HEADER); Signature
     parsed after RFC 2047 decoding (MALFORMED_SIGNATURE); certificate decoded and valid at
-    ``now`` (BAD_CERTIFICATE; ``now`` defaults to the current time); algorithm rsa-sha256 and an
-    RSA certificate key (UNSUPPORTED_ALGORITHM); keyId serial and issuer against the certificate
-    (KEYID_MISMATCH); Digest present when there is a body, SHA-256/SHA-512, matching
-    (MISSING_HEADER, UNSUPPORTED_DIGEST_ALGORITHM, DIGEST_MISMATCH); every header of
-    ``required_signed`` present in the request is listed (HEADERS_INCOMPLETE); every listed
-    header present (MISSING_HEADER); the RSA-SHA256 signature (BAD_SIGNATURE).
+    ``now`` (BAD_CERTIFICATE; ``now`` defaults to the current time); then :data:`_STEPS`:
+    algorithm rsa-sha256 and an RSA certificate key (UNSUPPORTED_ALGORITHM); keyId serial and
+    issuer against the certificate (KEYID_MISMATCH); Digest present when there is a body,
+    SHA-256/SHA-512, matching (MISSING_HEADER, UNSUPPORTED_DIGEST_ALGORITHM, DIGEST_MISMATCH);
+    every header of ``required_signed`` present in the request is listed (HEADERS_INCOMPLETE);
+    every listed header present (MISSING_HEADER); the RSA-SHA256 signature (BAD_SIGNATURE).
 
     ``target`` is the path and query as received; ``headers`` values are as received (still
     RFC 2047-encoded: they are signed that way).
     """
     lowered = lowercased(headers)
-
     certificate_value = lowered.get("tpp-signature-certificate")
     if certificate_value is None:
         return _missing("TPP-Signature-Certificate", "spec 5.1")
     signature_value = lowered.get("signature")
     if signature_value is None:
         return _missing("Signature", "spec 5.2")
-
     try:
         parameters = parse_signature_header(decode_header_value(signature_value.strip()))
     except ValueError as exc:
         return Verification(False, VerificationFailure.MALFORMED_SIGNATURE, f"{exc} (spec 5.2)")
-
     # Rebuilt up front so that every later verdict can show it in the report.
     signing_string: str | None = None
     string_error: SigningStringError | None = None
@@ -139,124 +287,32 @@ def verify_request(
         signing_string = signing_string_of(method, target, lowered, parameters.headers)
     except SigningStringError as exc:
         string_error = exc
-
-    def fail(
-        failure: VerificationFailure,
-        detail: str,
-        *,
-        header: str | None = None,
-        certificate: x509.Certificate | None = None,
-    ) -> Verification:
-        return Verification(
-            False,
-            failure,
-            detail,
-            header=header,
-            signing_string=signing_string,
-            certificate=certificate,
-            parameters=parameters,
-        )
-
     try:
         facts = signing_certificate(certificate_value)
     except ValueError as exc:
-        return fail(
+        return Verification(
+            False,
             VerificationFailure.BAD_CERTIFICATE,
             f"TPP-Signature-Certificate is not a base64 DER (or PEM) certificate: {exc} (spec 5.1)",
+            signing_string=signing_string,
+            parameters=parameters,
         )
-    certificate = facts.certificate
-    moment = now or datetime.now(UTC)
-    if not facts.not_before <= moment <= facts.not_after:
-        return fail(
-            VerificationFailure.BAD_CERTIFICATE,
-            f"the signing certificate is not valid at {moment.isoformat()}: valid from "
-            f"{facts.not_before.isoformat()} to {facts.not_after.isoformat()} (spec 5.1)",
-            certificate=certificate,
-        )
-
-    public_key = facts.public_key
-    algorithm = parameters.algorithm
-    if algorithm is not None and algorithm.lower() != SIGNATURE_ALGORITHM:
-        return fail(
-            VerificationFailure.UNSUPPORTED_ALGORITHM,
-            f"algorithm={algorithm!r}; spec 5.2 expects rsa-sha256, the algorithm of the "
-            "certificate",
-            certificate=certificate,
-        )
-    if not isinstance(public_key, rsa.RSAPublicKey):
-        return fail(
-            VerificationFailure.UNSUPPORTED_ALGORITHM,
-            f"the certificate key is not RSA ({type(public_key).__name__}); spec 5.2 expects "
-            "rsa-sha256 to name the certificate's algorithm",
-            certificate=certificate,
-        )
-
-    try:
-        serial, issuer_text = parsed_key_id(parameters.key_id)
-    except ValueError as exc:
-        return fail(VerificationFailure.KEYID_MISMATCH, str(exc), certificate=certificate)
-    if serial != facts.serial:
-        return fail(
-            VerificationFailure.KEYID_MISMATCH,
-            f"keyId serial {serial:x} is not the certificate serial "
-            f"{facts.serial:x} (spec 5.2 keyId SN=<serial_hex>)",
-            certificate=certificate,
-        )
-    if not keys_match(dn_text_key(issuer_text), facts.issuer_key):
-        return fail(
-            VerificationFailure.KEYID_MISMATCH,
-            f"keyId CA {issuer_text!r} is not the certificate issuer "
-            f"{certificate.issuer.rfc4514_string()!r} (spec 5.2 keyId CA=<CA DN>)",
-            certificate=certificate,
-        )
-
-    digest_value = lowered.get("digest")
-    if digest_value is None:
-        if body:
-            return fail(
-                VerificationFailure.MISSING_HEADER,
-                f"Digest: absent from a request with a {len(body)}-byte body (spec 5.4)",
-                header="Digest",
-                certificate=certificate,
-            )
-    else:
-        problem = _check_digest(digest_value, body)
+    signed = _Signed(
+        lowered=lowered,
+        body=body,
+        parameters=parameters,
+        facts=facts,
+        moment=now or datetime.now(UTC),
+        required_signed=required_signed,
+        signing_string=signing_string,
+        string_error=string_error,
+    )
+    for step in _STEPS:
+        problem = step(signed)
         if problem is not None:
-            failure, detail = problem
-            return fail(failure, detail, certificate=certificate)
-
-    listed = set(parameters.headers)
-    for name in required_signed:
-        if name.lower() in lowered and name.lower() not in listed:
-            return fail(
-                VerificationFailure.HEADERS_INCOMPLETE,
-                f"{name} is present in the request but not in the Signature headers list "
-                f"{' '.join(parameters.headers)!r} (spec 5.2)",
-                header=name.lower(),
-                certificate=certificate,
-            )
-
-    if string_error is not None:
-        if string_error.header_name.startswith("("):
-            return fail(
-                VerificationFailure.MALFORMED_SIGNATURE, str(string_error), certificate=certificate
-            )
-        return fail(
-            VerificationFailure.MISSING_HEADER,
-            f"{string_error} (draft-cavage-http-signatures-10 section 2.3)",
-            header=string_error.header_name,
-            certificate=certificate,
-        )
-    assert signing_string is not None
-    if not verify_signature(signing_string, parameters.signature, public_key):
-        return fail(
-            VerificationFailure.BAD_SIGNATURE,
-            "the signature does not verify with the certificate's key over the signing string "
-            "(spec 5.2: Base64(RSA-SHA256(signing string)))",
-            certificate=certificate,
-        )
+            return signed.failed(problem)
     return Verification(
-        True, signing_string=signing_string, certificate=certificate, parameters=parameters
+        True, signing_string=signing_string, certificate=facts.certificate, parameters=parameters
     )
 
 
