@@ -1,0 +1,156 @@
+"""Consent flows (spec 8, spec 4.3 E6, E8): the consented accounts and transactions, transaction
+details, and the REGISTER and VIEW roles an engagement needs to be offered for consent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from conformance.checks import (
+    check_equal,
+    check_response_schema,
+    check_status,
+)
+from conformance.generate import factories
+from conformance.runners.flow.steps import (
+    complete_sca,
+    documented_success,
+    fail,
+    response_document,
+    send_step,
+    start_authorisation,
+)
+from conformance.runners.flow.transactions import (
+    create_account_transactions,
+    dated_account_transactions,
+)
+from conformance.runners.verdict import judge_expectation
+from conformance.target.request import OperationRequest
+
+if TYPE_CHECKING:
+    from conformance.exchange import Exchange
+    from conformance.runners.context import RunContext
+    from conformance.scenario import Scenario
+    from conformance.target.setup_data import Consent, Engagement
+
+
+def _engaged_consent(
+    scenario: Scenario, ctx: RunContext, seed: int, *, transactions: int = 0
+) -> tuple[Engagement, Consent]:
+    """A fresh corporate engagement (REGISTER and VIEW) and the member's consent on its account."""
+    engagement = ctx.data.new_engagement(seed)
+    if transactions:
+        create_account_transactions(
+            scenario,
+            ctx,
+            engagement.account,
+            dated_account_transactions(ctx, engagement.account, seed),
+        )
+    member_account = replace(engagement.account, owner=engagement.member)
+    return engagement, ctx.data.new_consent(seed, member_account)
+
+
+def list_consented_accounts(scenario: Scenario, ctx: RunContext, consent: Consent) -> Exchange:
+    request = OperationRequest.build(
+        ctx, "AL", psu=consent.psu, headers={"Consent-ID": consent.consent_id}
+    )
+    return send_step(scenario, ctx, request)
+
+
+def consent_accounts(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """After a consent (CC, CA, SCA) the account list shows the consented account."""
+    engagement, consent = _engaged_consent(scenario, ctx, seed)
+    listed = list_consented_accounts(scenario, ctx, consent)
+    ibans = [item.get("iban") for item in response_document(listed).get("accounts") or []]
+    if engagement.account.iban not in ibans:
+        raise fail(
+            f"the account list does not show the consented account {engagement.account.iban}",
+            scenario.spec,
+            listed,
+            "an account engaged with REGISTER and VIEW, consented by its PSU, is listed",
+        )
+
+
+def consent_transactions(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """After a consent the account's transactions (AT) are listed."""
+    _, consent = _engaged_consent(scenario, ctx, seed, transactions=3)
+    request = OperationRequest.build(
+        ctx,
+        "AT",
+        psu=consent.psu,
+        path_values={"id": consent.account_id or ""},
+        query={"bookingStatus": "booked"},
+        headers={"Consent-ID": consent.consent_id},
+    )
+    listed = send_step(scenario, ctx, request)
+    booked = (response_document(listed).get("transactions") or {}).get("booked") or []
+    check_equal(listed, "booked transactions listed", 3, len(booked), spec=scenario.spec)
+
+
+def consent_transaction_details(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """After a consent, E8 returns the details of a transaction taken from AT's list."""
+    _, consent = _engaged_consent(scenario, ctx, seed, transactions=3)
+    if consent.account_id is None or consent.transaction_id is None:
+        raise fail(
+            "the consented account lists no booked transaction with a transactionId",
+            scenario.spec,
+            ctx.client.exchanges[-1] if ctx.client.exchanges else None,
+            "booked transactions carry stable transaction ids (spec 9, 1.18.0)",
+        )
+    request = OperationRequest.build(
+        ctx,
+        "E8",
+        psu=consent.psu,
+        path_values={"id": consent.account_id, "transactionId": consent.transaction_id},
+    )
+    details = send_step(scenario, ctx, request)
+    check_equal(
+        details,
+        "transactionsDetails.transactionId",
+        consent.transaction_id,
+        (response_document(details).get("transactionsDetails") or {}).get("transactionId"),
+        spec=scenario.spec,
+    )
+
+
+def consent_needs_register_and_view(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """An account engaged without REGISTER is not offered for consent (spec 4.3 E6): the consent
+    is refused, or the account list leaves it out."""
+    engagement = ctx.data.new_engagement(seed, roles=("VIEW",))
+    member = engagement.member.psu
+    request = OperationRequest.build(
+        ctx,
+        "CC",
+        psu=member,
+        body=factories.consent_request(seed, [engagement.account.iban]),
+    )
+    created = request.send(ctx)
+    if 400 <= created.status < 500:
+        check_response_schema(created, request.operation, ctx.contract)
+        return
+    judge_expectation(
+        created, documented_success(ctx, "CC"), request.operation, ctx.contract, spec=scenario.spec
+    )
+    consent_id = str(response_document(created).get("consentId"))
+    link = ((response_document(created).get("_links") or {}).get("scaRedirect") or {}).get("href")
+    if link is None:
+        started = OperationRequest.build(
+            ctx, "CA", psu=member, path_values={"consentId": consent_id}
+        )
+        _, link = start_authorisation(scenario, ctx, started)
+    complete_sca(ctx, str(link), member, approve=True)
+    listed = OperationRequest.build(ctx, "AL", psu=member, headers={"Consent-ID": consent_id})
+    exchange = listed.send(ctx)
+    if exchange.status >= 400:
+        check_status(exchange, (401, 403), spec=scenario.spec)
+        return
+    ibans = [item.get("iban") for item in response_document(exchange).get("accounts") or []]
+    if engagement.account.iban in ibans:
+        raise fail(
+            "an account engaged with VIEW only (no REGISTER) was offered for consent",
+            scenario.spec,
+            exchange,
+            "an engagement needs both REGISTER and VIEW to be offered for consent",
+            created,
+        )

@@ -1,0 +1,261 @@
+"""Payment and signing-basket flows (spec 3, spec 2.4, spec 5 item 6): statuses after creation, SCA
+completed and cancelled, batch runs, cancellation, the basket's worst case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from conformance.checks import (
+    NotApplicable,
+    check_equal,
+    check_sca_redirect,
+)
+from conformance.generate import factories
+from conformance.runners.flow.steps import (
+    NOT_ACCEPTED,
+    PAYMENT_STATUSES,
+    REJECTED,
+    authorise,
+    complete_sca,
+    documented_success,
+    expect_status,
+    fail,
+    payment_request,
+    payment_status,
+    read_sca_status,
+    response_document,
+    run_batch,
+    send_step,
+    start_authorisation,
+)
+from conformance.runners.verdict import judge_expectation
+from conformance.target.request import OperationRequest
+
+if TYPE_CHECKING:
+    from conformance.exchange import Exchange
+    from conformance.runners.context import RunContext
+    from conformance.scenario import Scenario
+    from conformance.target.setup_data import Payment
+
+
+def _product(scenario: Scenario) -> str:
+    return scenario.operation if scenario.operation in ("E16", "E17", "E18") else "E16"
+
+
+def _new_payment(scenario: Scenario, ctx: RunContext, seed: int, **options: Any) -> Payment:
+    return ctx.data.payment(seed, _product(scenario), **options)
+
+
+def payment_status_after_creation(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A new payment's status (PS) is one of the spec 3 payment statuses."""
+    payment = _new_payment(scenario, ctx, seed)
+    status, exchange = payment_status(scenario, ctx, payment)
+    expect_status(scenario, exchange, status, PAYMENT_STATUSES, "after creation")
+
+
+def payment_sca_completed(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """After SCA is completed the payment has moved on from RCVD (and is not rejected)."""
+    payment = _new_payment(scenario, ctx, seed)
+    authorise(scenario, ctx, payment, approve=True)
+    status, exchange = payment_status(scenario, ctx, payment)
+    expect_status(
+        scenario, exchange, status, PAYMENT_STATUSES - NOT_ACCEPTED, "after a completed SCA"
+    )
+
+
+def payment_sca_cancelled(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """After the PSU cancels SCA, the authorisation is FAILED and the payment RJCT."""
+    payment = _new_payment(scenario, ctx, seed)
+    started = authorise(scenario, ctx, payment, approve=False)
+    status, exchange = payment_status(scenario, ctx, payment)
+    expect_status(scenario, exchange, status, {"RJCT"}, "after a cancelled SCA", started)
+    sca_status = read_sca_status(ctx, started)
+    if sca_status is not None and sca_status != "FAILED":
+        raise fail(
+            f"after a cancelled SCA the authorisation reads {sca_status}",
+            scenario.spec,
+            started,
+            "a cancelled authorisation is FAILED",
+        )
+
+
+def batch_run_advances(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """An authorised payment is moved on by a simulated batch run (spec 3)."""
+    payment = _new_payment(scenario, ctx, seed)
+    authorise(scenario, ctx, payment, approve=True)
+    before, first = payment_status(scenario, ctx, payment)
+    run_batch(ctx)
+    after, exchange = payment_status(scenario, ctx, payment)
+    if after == before or after in REJECTED:
+        raise fail(
+            f"a batch run left the authorised payment at {after} (it was {before})",
+            scenario.spec,
+            exchange,
+            "the sandbox advances payments through its simulated batch run (spec 3)",
+            first,
+        )
+
+
+def batch_run_skips_periodic(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A simulated batch run does not advance a periodic payment (spec 3)."""
+    payment = ctx.data.payment(seed, "E17", authorise=True)
+    before, first = payment_status(scenario, ctx, payment)
+    run_batch(ctx)
+    after, exchange = payment_status(scenario, ctx, payment)
+    expect_status(scenario, exchange, after, {before}, "after a batch run", first)
+
+
+def payment_cancelled(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A new payment cancelled with PC reads CANC (spec 3)."""
+    payment = ctx.data.payment(seed, "E16")
+    cancelled = send_step(scenario, ctx, payment_request(ctx, "PC", payment))
+    status, exchange = payment_status(scenario, ctx, payment)
+    expect_status(scenario, exchange, status, {"CANC"}, "after cancellation", cancelled)
+
+
+def payment_authorisation_started(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """PA answers like E2: scaStatus STARTED with a scaRedirect link (spec 4.3 E2)."""
+    payment = ctx.data.payment(seed, "E16")
+    _authorisation_started(scenario, ctx, payment_request(ctx, "PA", payment))
+
+
+def _authorisation_started(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> None:
+    exchange = send_step(scenario, ctx, request)
+    check_sca_redirect(exchange, spec=scenario.spec)
+    check_equal(
+        exchange,
+        "scaStatus of the started authorisation",
+        "STARTED",
+        response_document(exchange).get("scaStatus"),
+        spec="spec 3",
+    )
+
+
+def _worst_case(statuses: Sequence[str]) -> str:
+    """The basket status for its payments' statuses: RJCT if any is rejected or cancelled, RCVD
+    if none is accepted, ACTC if all are, PATC otherwise (spec 2.4 "worst case")."""
+    if any(status in REJECTED for status in statuses):
+        return "RJCT"
+    accepted = [status not in NOT_ACCEPTED for status in statuses]
+    if all(accepted):
+        return "ACTC"
+    return "PATC" if any(accepted) else "RCVD"
+
+
+def _basket_request(ctx: RunContext, payments: Sequence[Payment]) -> OperationRequest:
+    return OperationRequest.build(
+        ctx,
+        "E1",
+        psu=payments[0].psu,
+        body=factories.signing_basket(payment.payment_id for payment in payments),
+    )
+
+
+def basket_worst_case(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """The basket's status is the worst case of its payments' (spec 2.4): new payments; one
+    whose SCA was cancelled (RJCT); one cancelled with PC (CANC)."""
+    after = str(scenario.param("after", "creation"))
+    first = ctx.data.payment(seed, "E16")
+    second = ctx.data.payment(seed + 1, "E16")
+    if after == "payment-rejected":
+        authorise(scenario, ctx, first, approve=False)
+    elif after == "payment-cancelled":
+        send_step(scenario, ctx, payment_request(ctx, "PC", first))
+    statuses = [payment_status(scenario, ctx, payment)[0] for payment in (first, second)]
+    created = _basket_request(ctx, [first, second]).send(ctx)
+    if after != "creation" and 400 <= created.status < 500:
+        _basket_after_change(scenario, ctx, seed, after, created)
+        return
+    judge_expectation(
+        created,
+        documented_success(ctx, "E1"),
+        ctx.contract.operations["E1"],
+        ctx.contract,
+        spec=scenario.spec,
+    )
+    check_equal(
+        created,
+        f"basket transactionStatus for payments in {', '.join(statuses)}",
+        _worst_case(statuses),
+        response_document(created).get("transactionStatus"),
+        spec="spec 2.4",
+    )
+
+
+def _basket_after_change(
+    scenario: Scenario, ctx: RunContext, seed: int, after: str, refused: Exchange
+) -> None:
+    """The target refuses a rejected or cancelled payment in a new basket; the basket is then
+    built first and the payment changed inside it, and its status read through the reference
+    server's basket view (the contract has no basket read)."""
+    if not ctx.profile.reference_server:
+        raise NotApplicable(
+            f"the target refuses a basket holding a {after.split('-')[1]} payment "
+            f"(HTTP {refused.status}), and the contract has no basket read to watch the status "
+            "change afterwards"
+        )
+    payments = [ctx.data.payment(seed + 2, "E16"), ctx.data.payment(seed + 3, "E16")]
+    created = send_step(scenario, ctx, _basket_request(ctx, payments))
+    basket_id = str(response_document(created).get("basketId"))
+    if after == "payment-cancelled":
+        send_step(scenario, ctx, payment_request(ctx, "PC", payments[0]))
+    else:
+        request = OperationRequest.build(
+            ctx, "E2", psu=payments[0].psu, path_values={"basketId": basket_id}
+        )
+        _, link = start_authorisation(scenario, ctx, request)
+        complete_sca(ctx, link, payments[0].psu, approve=False)
+    statuses = [payment_status(scenario, ctx, payment)[0] for payment in payments]
+    view = ctx.data.control("GET", f"/_control/signing-baskets/{basket_id}", what="read a basket")
+    read = ctx.client.exchanges[-1] if ctx.client.exchanges else None
+    check_equal(
+        read or created,
+        f"basket transactionStatus for payments in {', '.join(statuses)}",
+        _worst_case(statuses),
+        (view or {}).get("transactionStatus"),
+        spec="spec 2.4",
+        related=(refused,),
+    )
+
+
+def basket_authorisation_started(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """Starting the basket authorisation answers scaStatus STARTED and a scaRedirect (spec 3)."""
+    basket = ctx.data.basket(seed, [ctx.data.payment(seed, "E16")])
+    request = OperationRequest.build(
+        ctx, "E2", psu=basket.psu, path_values={"basketId": basket.basket_id}
+    )
+    _authorisation_started(scenario, ctx, request)
+
+
+def _basket_sca(scenario: Scenario, ctx: RunContext, seed: int, *, approve: bool) -> None:
+    payments = [ctx.data.payment(seed, "E16"), ctx.data.payment(seed + 1, "E18")]
+    basket = ctx.data.basket(seed, payments)
+    request = OperationRequest.build(
+        ctx, "E2", psu=basket.psu, path_values={"basketId": basket.basket_id}
+    )
+    started, link = start_authorisation(scenario, ctx, request)
+    complete_sca(ctx, link, basket.psu, approve=approve)
+    wanted = PAYMENT_STATUSES - NOT_ACCEPTED if approve else {"RJCT"}
+    what = "after the basket's SCA was " + ("completed" if approve else "cancelled")
+    for payment in payments:
+        status, exchange = payment_status(scenario, ctx, payment)
+        expect_status(scenario, exchange, status, wanted, what, started)
+    sca_status = read_sca_status(ctx, started)
+    expected = "FINALISED" if approve else "FAILED"
+    if sca_status is not None and sca_status != expected:
+        raise fail(
+            f"{what}, the authorisation reads {sca_status}",
+            scenario.spec,
+            started,
+            f"the authorisation is {expected}",
+        )
+
+
+def basket_sca_completed(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    _basket_sca(scenario, ctx, seed, approve=True)
+
+
+def basket_sca_cancelled(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    _basket_sca(scenario, ctx, seed, approve=False)

@@ -1,0 +1,242 @@
+"""Sandbox round trips (spec 2.9, spec 4.3): what a creation sends is what the read returns
+(customers, accounts, card accounts, agreements, engagements, balances), and the data fill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from conformance.checks import (
+    NotApplicable,
+    check_equal,
+)
+from conformance.generate import factories
+from conformance.runners.flow.steps import fail, response_document, send_step
+from conformance.target.request import OperationRequest
+
+if TYPE_CHECKING:
+    from conformance.exchange import Exchange
+    from conformance.runners.context import RunContext
+    from conformance.scenario import Scenario
+
+
+def same_fields(
+    exchange: Exchange,
+    sent: Mapping[str, Any],
+    read: Mapping[str, Any],
+    fields: Iterable[str],
+    what: str,
+    spec: str,
+    *related: Exchange,
+) -> None:
+    """Every one of ``fields`` reads back as it was sent (all differences listed)."""
+    differences = {
+        name: (sent.get(name), read.get(name))
+        for name in fields
+        if name in sent and sent.get(name) != read.get(name)
+    }
+    if differences:
+        listed = "; ".join(
+            f"{name}: sent {a!r}, read {b!r}" for name, (a, b) in differences.items()
+        )
+        raise fail(
+            f"{what} does not read back as created: {listed}",
+            spec,
+            exchange,
+            f"{what} created through the sandbox reads back with the same data",
+            *related,
+        )
+
+
+def roundtrip_customer(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A customer created with SCU is listed by E9 with the same data."""
+    body = factories.sandbox_customer_create(seed, "CORPORATE")
+    created = send_step(scenario, ctx, OperationRequest.build(ctx, "SCU", body=body))
+    customer_id = response_document(created).get("customerId")
+    listed = send_step(scenario, ctx, OperationRequest.build(ctx, "E9"))
+    found = next(
+        (item for item in response_document(listed) if item.get("customerId") == customer_id), None
+    )
+    if found is None:
+        raise fail(
+            f"E9 does not list the customer {customer_id} just created",
+            scenario.spec,
+            listed,
+            "E9 lists the customers created with POST /v1/sandbox/customers",
+            created,
+        )
+    expected = {**body, "customerNumber": response_document(created).get("customerNumber")}
+    same_fields(
+        listed,
+        expected,
+        found,
+        ("customerType", "customerName", "customerNumber"),
+        "the customer",
+        scenario.spec,
+        created,
+    )
+
+
+_ACCOUNT_FIELDS = (
+    "customerNumber",
+    "accountName",
+    "bban",
+    "iban",
+    "currency",
+    "product",
+    "cashAccountType",
+    "creditLine",
+)
+
+
+def roundtrip_account(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """An account created with SA reads back from E12 with the same data."""
+    owner = ctx.data.customer("PRIVATE")
+    body = factories.sandbox_account_create(seed, owner.customer_number or "")
+    created = send_step(scenario, ctx, OperationRequest.build(ctx, "SA", body=body))
+    account_id = str(response_document(created).get("id"))
+    read = send_step(
+        scenario, ctx, OperationRequest.build(ctx, "E12", path_values={"mockAccountId": account_id})
+    )
+    document = response_document(read)
+    account = document[0] if isinstance(document, list) and document else document
+    same_fields(read, body, account, _ACCOUNT_FIELDS, "the account", scenario.spec, created)
+    _same_balances(read, body.get("balances") or [], account.get("balances") or [], scenario)
+
+
+def _same_balances(
+    exchange: Exchange, sent: Sequence[Any], read: Sequence[Any], scenario: Scenario
+) -> None:
+    by_type = {item.get("balanceType"): item for item in read if isinstance(item, Mapping)}
+    for item in sent:
+        check_equal(
+            exchange,
+            f"the {item['balanceType']} balance",
+            item,
+            by_type.get(item["balanceType"]),
+            spec=scenario.spec,
+        )
+
+
+def roundtrip_card_account(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A card account created with SCA reads back from E10 with the same data."""
+    owner = ctx.data.customer("PRIVATE")
+    body = factories.sandbox_card_account_create(seed, owner.customer_number or "")
+    created = send_step(scenario, ctx, OperationRequest.build(ctx, "SCA", body=body))
+    resource = response_document(created).get("cardAccount") or {}
+    read = send_step(
+        scenario,
+        ctx,
+        OperationRequest.build(
+            ctx, "E10", path_values={"mockCardAccountId": str(resource.get("resourceId"))}
+        ),
+    )
+    fields = ("maskedPan", "currency", "creditLimit", "name", "product", "accountNumber", "expiry")
+    read_back = response_document(read).get("cardAccount") or {}
+    same_fields(read, body, read_back, fields, "the card account", scenario.spec, created)
+
+
+def roundtrip_agreement(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A private or corporate agreement created with SAG reads back from E14 (spec 4.3 E14)."""
+    corporate = scenario.param("agreement") == "corporate"
+    owner = ctx.data.corporate_customer().customer_id if corporate else None
+    body = factories.sandbox_agreement_create(seed, owner)
+    created = send_step(scenario, ctx, OperationRequest.build(ctx, "SAG", body=body))
+    agreement_id = str(response_document(created).get("id"))
+    read = send_step(
+        scenario,
+        ctx,
+        OperationRequest.build(ctx, "E14", path_values={"mockAgreementId": agreement_id}),
+    )
+    same_fields(
+        read,
+        {**body, "id": agreement_id},
+        response_document(read),
+        ("id", "name", "owner"),
+        "the agreement",
+        scenario.spec,
+        created,
+    )
+
+
+def roundtrip_engagement(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """An engagement created with E6 reads back from E13 with the same data."""
+    shared = ctx.data.engagement()
+    body = factories.sandbox_engagement(seed, shared.member.customer_id, shared.account.iban)
+    created = send_step(
+        scenario,
+        ctx,
+        OperationRequest.build(
+            ctx, "E6", path_values={"mockAgreementId": shared.agreement_id}, body=body
+        ),
+    )
+    engagement_id = response_document(created).get("id")
+    if engagement_id is None:
+        raise NotApplicable("E6 answers without the engagement id that E13 needs")
+    read = send_step(
+        scenario,
+        ctx,
+        OperationRequest.build(
+            ctx,
+            "E13",
+            path_values={
+                "mockAgreementId": shared.agreement_id,
+                "mockEngagementId": str(engagement_id),
+            },
+        ),
+    )
+    document = response_document(read)
+    fields = ("customer", "roles", "registerLimit", "approvalLimit")
+    same_fields(read, body, document, fields, "the engagement", scenario.spec, created)
+    check_equal(
+        read,
+        "the engagement's account iban",
+        body["account"]["iban"],
+        (document.get("account") or {}).get("iban"),
+        spec=scenario.spec,
+    )
+
+
+def roundtrip_balances(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """Balances changed with E15 read back from E12."""
+    account = ctx.data.new_account(seed)
+    body = factories.balance_update(seed, account.currency)
+    send_step(
+        scenario,
+        ctx,
+        OperationRequest.build(ctx, "E15", path_values={"mockAccountId": account.id}, body=body),
+    )
+    read = send_step(
+        scenario, ctx, OperationRequest.build(ctx, "E12", path_values={"mockAccountId": account.id})
+    )
+    document = response_document(read)
+    shown = document[0] if isinstance(document, list) and document else document
+    _same_balances(read, body, (shown or {}).get("balances") or [], scenario)
+
+
+def data_fill(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """The ids the data fill returns can be read: customers (E9), accounts (E12), cards (E10)."""
+    filled = response_document(send_step(scenario, ctx, OperationRequest.build(ctx, "SDF")))
+    listed = send_step(scenario, ctx, OperationRequest.build(ctx, "E9"))
+    known = {item.get("customerId") for item in response_document(listed)}
+    missing = [customer for customer in filled.get("customers") or [] if customer not in known]
+    if missing:
+        raise fail(
+            f"E9 does not list the filled customers {missing}",
+            scenario.spec,
+            listed,
+            "the customers the data fill created are listed",
+        )
+    for account_id in filled.get("accounts") or []:
+        send_step(
+            scenario,
+            ctx,
+            OperationRequest.build(ctx, "E12", path_values={"mockAccountId": str(account_id)}),
+        )
+    for card_id in filled.get("cardAccounts") or []:
+        send_step(
+            scenario,
+            ctx,
+            OperationRequest.build(ctx, "E10", path_values={"mockCardAccountId": str(card_id)}),
+        )

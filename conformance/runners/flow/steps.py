@@ -1,0 +1,153 @@
+"""What the flows share: a step sent and judged against its operation's documented success, payment
+status reads, authorisation and SCA, the batch control, and the failure of a flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from conformance.checks import (
+    ConformanceFailure,
+    NotApplicable,
+    check_json_body,
+    check_sca_redirect,
+    json_document,
+)
+from conformance.runners.verdict import judge_expectation
+from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
+from conformance.target.request import OperationRequest
+
+if TYPE_CHECKING:
+    from conformance.exchange import Exchange
+    from conformance.runners.context import RunContext
+    from conformance.scenario import Scenario
+    from conformance.target.request import Psu
+    from conformance.target.setup_data import Payment
+
+
+Flow = Callable[["Scenario", "RunContext", int], None]
+
+
+#: Payment statuses of spec 2.6 / spec 3, and those that mean "not (yet) accepted".
+PAYMENT_STATUSES = frozenset(
+    {"ACCP", "ACSC", "ACSP", "ACTC", "ACWC", "ACWP", "RCVD", "PDNG", "RJCT", "CANC", "PART"}
+)
+NOT_ACCEPTED = frozenset({"RCVD", "RJCT", "CANC"})
+REJECTED = frozenset({"RJCT", "CANC"})
+#: How many batch runs a flow waits at most for a payment to be booked (ACTC → ACSP → ACSC).
+MAX_BATCH_RUNS = 4
+
+
+def documented_success(ctx: RunContext, op_id: str) -> Expectation:
+    operation = ctx.contract.operations[op_id]
+    statuses = tuple(sorted(s for s in operation.responses if 200 <= s < 300))
+    return Expectation(statuses or (operation.success_status,), None, BODY_SCHEMA_RESPONSE)
+
+
+def send_step(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Exchange:
+    """Send one step and require its documented success (spec of the flow)."""
+    exchange = request.send(ctx)
+    op = request.operation
+    judge_expectation(
+        exchange, documented_success(ctx, op.id), op, ctx.contract, spec=scenario.spec
+    )
+    return exchange
+
+
+def response_document(exchange: Exchange) -> Any:
+    return check_json_body(exchange)
+
+
+def payment_request(ctx: RunContext, op_id: str, payment: Payment) -> OperationRequest:
+    return OperationRequest.build(
+        ctx,
+        op_id,
+        psu=payment.psu,
+        path_values={"payment-product": payment.product, "payment-id": payment.payment_id},
+    )
+
+
+def payment_status(scenario: Scenario, ctx: RunContext, payment: Payment) -> tuple[str, Exchange]:
+    """PS: the payment's transactionStatus (and the exchange it was read in)."""
+    exchange = send_step(scenario, ctx, payment_request(ctx, "PS", payment))
+    return str(response_document(exchange).get("transactionStatus")), exchange
+
+
+def start_authorisation(
+    scenario: Scenario, ctx: RunContext, request: OperationRequest
+) -> tuple[Exchange, str]:
+    """Start an authorisation (E2, PA): 201 with the SCA status record, or 401 with
+    ``_links.scaRedirect`` (spec 4.3 E2); the scaRedirect link."""
+    exchange = request.send(ctx)
+    op = request.operation
+    judge_expectation(
+        exchange,
+        Expectation((201, 401), None, BODY_SCHEMA_RESPONSE),
+        op,
+        ctx.contract,
+        spec=scenario.spec,
+    )
+    return exchange, check_sca_redirect(exchange, spec="spec 5 item 6")
+
+
+def complete_sca(ctx: RunContext, link: str, psu: Psu, *, approve: bool) -> None:
+    ctx.sca.complete(link, customer_number=psu.customer_number, approve=approve)
+
+
+def authorise(scenario: Scenario, ctx: RunContext, payment: Payment, *, approve: bool) -> Exchange:
+    """PA, then the PSU approves or cancels at the redirect; the PA exchange."""
+    exchange, link = start_authorisation(scenario, ctx, payment_request(ctx, "PA", payment))
+    complete_sca(ctx, link, payment.psu, approve=approve)
+    return exchange
+
+
+def read_sca_status(ctx: RunContext, started: Exchange) -> str | None:
+    """The authorisation's scaStatus read from the record's ``self`` link, when readable."""
+    links = (json_document(started) or {}).get("_links") or {}
+    href = (links.get("self") or links.get("scaStatus") or {}).get("href")
+    if not href:
+        return None
+    answer = ctx.client.request("GET", str(href))
+    document = json_document(answer)
+    if answer.status != 200 or not isinstance(document, Mapping):
+        return None
+    status = document.get("scaStatus")
+    return str(status) if status is not None else None
+
+
+def require_batch(ctx: RunContext) -> None:
+    if not ctx.profile.reference_server:
+        raise NotApplicable(
+            "the flow needs to trigger the sandbox's simulated batch run (spec 3), which only "
+            "the reference server's /_control/batch offers (reference_server = false)"
+        )
+
+
+def run_batch(ctx: RunContext) -> None:
+    ctx.data.control("POST", "/_control/batch", {}, what="run the simulated batch processing")
+
+
+def fail(
+    title: str, spec: str, exchange: Exchange | None, expected: str, *related: Exchange
+) -> ConformanceFailure:
+    return ConformanceFailure(title, spec=spec, sent=exchange, expected=expected, related=related)
+
+
+def expect_status(
+    scenario: Scenario,
+    exchange: Exchange,
+    found: str,
+    wanted: Iterable[str],
+    what: str,
+    *related: Exchange,
+) -> None:
+    allowed = sorted(set(wanted))
+    if found not in allowed:
+        raise fail(
+            f"{what}: the payment reads {found}, expected {' or '.join(allowed)}",
+            scenario.spec,
+            exchange,
+            f"{what}, the payment status is {' or '.join(allowed)}",
+            *related,
+        )
