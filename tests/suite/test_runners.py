@@ -18,7 +18,7 @@ from conformance.runners.base_requests import minimal_body
 from conformance.runners.context import RunContext
 from conformance.runners.flow import FLOWS
 from conformance.runners.robustness import CASES as ROBUSTNESS_CASES
-from conformance.runners.rule.checks import RULE_CHECKS
+from conformance.runners.rule import RULE_CHECKS
 from conformance.runners.version import EFFECTS
 from conformance.scenario import KINDS, Expectation, Mutation, Scenario, scenario_seed
 from conformance.signing import default_ca, generate_ca

@@ -1,22 +1,103 @@
 """Rule scenarios: one per row of the rule table and operation it lists (``schemas/rules.json``).
 
-``params["check"]`` is the row's ``check`` name;
-:data:`~conformance.runners.rule.checks.RULE_CHECKS` maps it to the function that builds the row's
-situation and judges the answer.
+``params["check"]`` is the row's ``check`` name; :data:`RULE_CHECKS` maps it to the function that
+builds the row's situation and judges the answer. The checks live by topic: ``payments`` (payment
+and basket rules), ``limits`` (limits, ages, pages and windows of spec 8), ``lengths`` (field
+lengths), ``requests`` (header, customer-type and sandbox rules); ``common`` holds what they share.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from conformance.runners.rule.checks import RULE_CHECKS
+from conformance.runners.rule.common import RuleCheck
+from conformance.runners.rule.lengths import (
+    check_account_name_length,
+    check_length_bounds_enforced,
+    check_max_length_enforced,
+    check_min_length_enforced,
+    check_response_field_length,
+)
+from conformance.runners.rule.limits import (
+    check_account_list_empty_when_account_gone,
+    check_consent_age_limit,
+    check_daily_call_limit,
+    check_default_page_size,
+    check_history_window_without_sca,
+    check_pagination_links_page_size,
+    check_query_minimum_enforced,
+    check_sca_renewal_required,
+)
+from conformance.runners.rule.payments import (
+    check_amount_fraction_digits,
+    check_basket_rejects_payment_kind,
+    check_basket_size_limit,
+    check_corporate_request_requires_corporate_id,
+    check_creditor_agent_required_for_bban,
+    check_debtor_account_exactly_one,
+    check_duplicate_months_rejected,
+    check_kid_check_digit,
+    check_logical_duplicate_refused,
+    check_pending_payment_cancellation_refused,
+    check_regulatory_reporting_threshold,
+    check_remittance_forms_exclusive,
+)
+from conformance.runners.rule.requests import (
+    check_engagement_account_owner,
+    check_foreign_debtor_transaction_rejected,
+    check_invalid_customer_type_rejected,
+    check_malformed_header_rejected,
+    check_sandbox_dates_rejected,
+)
 from conformance.scenario import scenario_seed
 
 if TYPE_CHECKING:
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
 
-__all__ = ["run"]
+__all__ = ["RULE_CHECKS", "run"]
+
+
+#: Rule-check function by the ``check`` name of the rule table (immutable).
+RULE_CHECKS: Mapping[str, RuleCheck] = MappingProxyType(
+    {
+        check.__name__: check
+        for check in (
+            check_basket_rejects_payment_kind,
+            check_basket_size_limit,
+            check_logical_duplicate_refused,
+            check_kid_check_digit,
+            check_corporate_request_requires_corporate_id,
+            check_duplicate_months_rejected,
+            check_foreign_debtor_transaction_rejected,
+            check_pending_payment_cancellation_refused,
+            check_malformed_header_rejected,
+            check_invalid_customer_type_rejected,
+            check_account_list_empty_when_account_gone,
+            check_daily_call_limit,
+            check_consent_age_limit,
+            check_sca_renewal_required,
+            check_history_window_without_sca,
+            check_default_page_size,
+            check_pagination_links_page_size,
+            check_query_minimum_enforced,
+            check_max_length_enforced,
+            check_min_length_enforced,
+            check_length_bounds_enforced,
+            check_response_field_length,
+            check_regulatory_reporting_threshold,
+            check_creditor_agent_required_for_bban,
+            check_remittance_forms_exclusive,
+            check_debtor_account_exactly_one,
+            check_amount_fraction_digits,
+            check_sandbox_dates_rejected,
+            check_engagement_account_owner,
+            check_account_name_length,
+        )
+    }
+)
 
 
 def run(scenario: Scenario, ctx: RunContext) -> None:

@@ -1,0 +1,100 @@
+"""What the rule checks share: the success half of a rule, the base request, body edits, sending and
+judging, and the reference server controls some rows need.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from conformance.checks import (
+    NotApplicable,
+)
+from conformance.runners.base_requests import base_request
+from conformance.runners.verdict import judge, judge_expectation
+from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
+from conformance.target.request import OperationRequest
+
+if TYPE_CHECKING:
+    from conformance.exchange import Exchange
+    from conformance.runners.context import RunContext
+    from conformance.scenario import Scenario
+    from conformance.target.setup_data import Consent
+
+
+#: One signature for every rule check: the scenario, the run context, the scenario's seed.
+RuleCheck = Callable[["Scenario", "RunContext", int], None]
+
+
+def expect_success(exchange: Exchange, scenario: Scenario, ctx: RunContext) -> None:
+    """The conforming half of a rule: the operation's documented success and response body."""
+    operation = ctx.contract.operations[scenario.operation]
+    statuses = tuple(sorted(s for s in operation.responses if 200 <= s < 300)) or (
+        operation.success_status,
+    )
+    judge_expectation(
+        exchange,
+        Expectation(statuses, None, BODY_SCHEMA_RESPONSE),
+        operation,
+        ctx.contract,
+        spec=scenario.spec,
+    )
+
+
+def rule_request(scenario: Scenario, ctx: RunContext, seed: int) -> OperationRequest:
+    return base_request(ctx, scenario.operation, scenario.variant, seed)
+
+
+def changed_body(request: OperationRequest, change: Callable[[Any], None]) -> OperationRequest:
+    """The request with its body changed in a copy by ``change``."""
+    body = copy.deepcopy(request.body)
+    change(body)
+    return request.with_body(body)
+
+
+def set_at(body: Any, pointer: tuple[str | int, ...], value: Any) -> None:
+    node = body
+    for part in pointer[:-1]:
+        node = node[part]
+    node[pointer[-1]] = value
+
+
+def pop_at(body: Any, pointer: tuple[str | int, ...]) -> None:
+    node = body
+    for part in pointer[:-1]:
+        node = node[part]
+    node.pop(pointer[-1], None)
+
+
+def send_and_judge(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Exchange:
+    exchange = request.send(ctx)
+    judge(exchange, scenario, ctx)
+    return exchange
+
+
+def send_expecting_success(
+    scenario: Scenario, ctx: RunContext, request: OperationRequest
+) -> Exchange:
+    exchange = request.send(ctx)
+    expect_success(exchange, scenario, ctx)
+    return exchange
+
+
+def age_consent(ctx: RunContext, consent: Consent, days: int, why: str) -> None:
+    """The consent ``days`` older on the reference server: its SCA moved back (spec 8 ages).
+
+    Only this consent ages: moving the server's clock instead would age the consents of the
+    scenarios other workers run meanwhile on the same server (a flaky CONSENT_EXPIRED there).
+    """
+    ctx.data.control(
+        "POST", f"/_control/consents/{consent.consent_id}/age", {"days": days}, what=why
+    )
+
+
+def require_reference_server(ctx: RunContext, what: str) -> None:
+    if not ctx.profile.reference_server:
+        raise NotApplicable(
+            f"the scenario needs to {what}, which only the reference server's controls can do "
+            "(the profile says reference_server = false)"
+        )

@@ -1,0 +1,268 @@
+"""Rule checks for payments and signing baskets: basket kind and size, duplicates, KID references,
+corporate ids, creditor agents, remittance, debtor account, amounts, reporting threshold,
+cancellation.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from conformance.checks import (
+    NotApplicable,
+    check_json_body,
+    check_status,
+)
+from conformance.contract.identifiers import is_valid_kid
+from conformance.generate import factories
+from conformance.runners.rule.common import (
+    require_reference_server,
+    rule_request,
+    send_and_judge,
+    send_expecting_success,
+)
+from conformance.target.request import OperationRequest
+
+if TYPE_CHECKING:
+    from conformance.runners.context import RunContext
+    from conformance.scenario import Scenario
+
+
+#: Spec 8: at most 10 payments per signing basket.
+BASKET_LIMIT = 10
+
+
+def check_basket_rejects_payment_kind(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A signing basket with a periodic payment is refused: 400 REFERENCE_MIX_INVALID."""
+    if scenario.rule.endswith("-bulk"):
+        raise NotApplicable(
+            "bulk payments cannot be created through this interface (spec 1 names three "
+            "products, none of them bulk), so a basket cannot be given one"
+        )
+    periodic = ctx.data.payment(seed, "E17")
+    single = ctx.data.payment(seed + 1, "E16")
+    request = OperationRequest.build(
+        ctx,
+        "E1",
+        psu=single.psu,
+        body=factories.signing_basket([single.payment_id, periodic.payment_id]),
+    )
+    send_and_judge(scenario, ctx, request)
+
+
+def check_basket_size_limit(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """11 payments in a basket are refused (400); 10 of them are accepted (spec 8)."""
+    payments = ctx.data.payments(seed, BASKET_LIMIT + 1, "E16")
+    ids = [payment.payment_id for payment in payments]
+    request = OperationRequest.build(
+        ctx, "E1", psu=payments[0].psu, body=factories.signing_basket(ids)
+    )
+    send_and_judge(scenario, ctx, request)
+    send_expecting_success(
+        scenario, ctx, request.with_body(factories.signing_basket(ids[:BASKET_LIMIT]))
+    )
+
+
+def check_logical_duplicate_refused(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """The same payment sent twice: the second is refused unless allowLogicalDuplicate=true
+    (spec 4.3 E16, E18: "whether logical duplicate payments are allowed"). No row of the rule
+    table names this check yet; it is ready for one (expected status: a 4xx)."""
+    request = rule_request(scenario, ctx, seed).with_query("allowLogicalDuplicate", None)
+    send_expecting_success(scenario, ctx, request)
+    send_and_judge(scenario, ctx, request)
+    send_expecting_success(scenario, ctx, request.with_query("allowLogicalDuplicate", "true"))
+
+
+def _invalid_kid(valid: str) -> str:
+    """``valid`` with its check digit changed so that neither MOD10 nor MOD11 fits."""
+    for digit in "0123456789":
+        candidate = valid[:-1] + digit
+        if not is_valid_kid(candidate):
+            return candidate
+    raise ValueError(f"no invalid KID next to {valid}")
+
+
+def _kid_body(ctx: RunContext, seed: int, reference: str | None, algorithm: str = "MOD10") -> Any:
+    body = factories.ndct_payment(
+        seed,
+        debtor_bban=_debtor(ctx),
+        kid=True,
+        kid_algorithm=algorithm,  # type: ignore[arg-type]
+    )
+    if reference is not None:
+        body["remittanceInformationStructuredArray"][0]["reference"] = reference
+    return body
+
+
+def _debtor(ctx: RunContext) -> str | None:
+    return ctx.data.account().bban if ctx.profile.sandbox else None
+
+
+def check_kid_check_digit(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A KID with a wrong check digit is 400 KID_INVALID, a blank one 400 KID_MISSING (spec 7
+    rule 2); with XF-kid-check-digit, valid MOD10 and MOD11 KIDs are accepted as well."""
+    psu = ctx.data.psu("PRIVATE")
+    if scenario.rule == "ERR-2-kid-missing":
+        body = _kid_body(ctx, seed, " ")
+    else:
+        valid = _kid_body(ctx, seed, None)["remittanceInformationStructuredArray"][0]["reference"]
+        body = _kid_body(ctx, seed, _invalid_kid(valid))
+    send_and_judge(scenario, ctx, OperationRequest.build(ctx, "E16", psu=psu, body=body))
+    if scenario.rule.startswith("XF-"):
+        for offset, algorithm in ((1, "MOD10"), (2, "MOD11")):
+            good = _kid_body(ctx, seed + offset, None, algorithm)
+            send_expecting_success(
+                scenario, ctx, OperationRequest.build(ctx, "E16", psu=psu, body=good)
+            )
+
+
+def check_corporate_request_requires_corporate_id(
+    scenario: Scenario, ctx: RunContext, seed: int
+) -> None:
+    """A corporate PSU (PSU-Context CORPORATE) without PSU-Corporate-ID: 400 (spec 7 rule 3)."""
+    request = rule_request(scenario, ctx, seed).as_psu(ctx.data.psu("CORPORATE"))
+    send_and_judge(scenario, ctx, request.without_header("PSU-Corporate-ID"))
+
+
+def check_duplicate_months_rejected(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """MonthlyVariable with a month twice: 400 FORMAT_ERROR; with XF-months-unique, distinct
+    months are accepted."""
+    psu = ctx.data.psu("PRIVATE")
+
+    def periodic(months: list[int], offset: int) -> OperationRequest:
+        body = factories.periodic_payment(
+            seed + offset,
+            today=ctx.data.today(),
+            frequency="MonthlyVariable",
+            months=months,
+            debtor_bban=_debtor(ctx),
+        )
+        return OperationRequest.build(ctx, "E17", psu=psu, body=body)
+
+    send_and_judge(scenario, ctx, periodic([3, 3], 0))
+    if scenario.rule.startswith("XF-"):
+        send_expecting_success(scenario, ctx, periodic([3, 6], 1))
+
+
+def check_pending_payment_cancellation_refused(
+    scenario: Scenario, ctx: RunContext, seed: int
+) -> None:
+    """A payment in PDNG cannot be deleted (spec 7 rule 6). PDNG is reached the reference
+    server's way: authorised, with a requested execution date ahead, then one batch run."""
+    require_reference_server(ctx, "run the sandbox's batch processing (spec 3)")
+    body = ctx.data.payment_body("E16", seed)
+    body["requestedExecutionDate"] = (ctx.data.today() + timedelta(days=14)).isoformat()
+    payment = ctx.data.payment(seed, "E16", body=body, authorise=True)
+    ctx.data.control("POST", "/_control/batch", {}, what="run the batch processing")
+    status = ctx.data.payment_status(payment)
+    check_status(status, (200,), spec="spec 3")
+    reached = check_json_body(status).get("transactionStatus")
+    if reached != "PDNG":
+        raise NotApplicable(
+            f"the precondition was not reached: after SCA and a batch run the payment is "
+            f"{reached}, not PDNG"
+        )
+    request = OperationRequest.build(
+        ctx,
+        "PC",
+        psu=payment.psu,
+        path_values={"payment-product": payment.product, "payment-id": payment.payment_id},
+    )
+    send_and_judge(scenario, ctx, request)
+
+
+def check_regulatory_reporting_threshold(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """NOK 100 000 without (part of) the regulatory reporting is refused; NOK 99 999.99 without
+    it is accepted (spec 2.7, spec 8)."""
+    psu = ctx.data.psu("PRIVATE")
+
+    def ncbct(amount: str, *, code: bool, information: bool, offset: int) -> OperationRequest:
+        body = factories.ncbct_payment(seed + offset, amount=amount, debtor_bban=_debtor(ctx))
+        body["regulatoryReportingCode"] = "14"
+        body["regulatoryReportingInformation"] = "Kjøp av tjenester fra utlandet"
+        if not code:
+            del body["regulatoryReportingCode"]
+        if not information:
+            del body["regulatoryReportingInformation"]
+        return OperationRequest.build(ctx, "E18", psu=psu, body=body)
+
+    if scenario.rule.startswith("LIM-"):
+        send_and_judge(scenario, ctx, ncbct("100000.00", code=True, information=False, offset=0))
+        send_and_judge(scenario, ctx, ncbct("100000.00", code=False, information=True, offset=1))
+    else:
+        send_and_judge(scenario, ctx, ncbct("100000.00", code=False, information=False, offset=0))
+        send_expecting_success(
+            scenario, ctx, ncbct("99999.99", code=False, information=False, offset=1)
+        )
+
+
+def check_creditor_agent_required_for_bban(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A creditor BBAN without creditorAgent is refused; with it, accepted (spec 2.7)."""
+    psu = ctx.data.psu("PRIVATE")
+    body = factories.ncbct_payment(
+        seed, creditor_bban=True, regulatory=False, debtor_bban=_debtor(ctx)
+    )
+    without = {key: value for key, value in body.items() if key != "creditorAgent"}
+    send_and_judge(scenario, ctx, OperationRequest.build(ctx, "E18", psu=psu, body=without))
+    send_expecting_success(scenario, ctx, OperationRequest.build(ctx, "E18", psu=psu, body=body))
+
+
+def check_remittance_forms_exclusive(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """Unstructured and structured-array remittance together are refused (spec 2.7)."""
+    body = _kid_body(ctx, seed, None)
+    body["remittanceInformationUnstructured"] = "Faktura 2026-118"
+    send_and_judge(
+        scenario, ctx, OperationRequest.build(ctx, "E16", psu=ctx.data.psu("PRIVATE"), body=body)
+    )
+
+
+def check_debtor_account_exactly_one(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """debtorAccount with both bban and other, then with neither: refused (spec 2.7)."""
+    psu = ctx.data.psu("PRIVATE")
+    card = ctx.data.card_account() if ctx.profile.sandbox else None
+    other = {
+        "identification": card.id if card is not None else "4925000000001234",
+        "schemeNameProprietary": "creditCardAccount",
+    }
+    both = _kid_body(ctx, seed, None)
+    both["debtorAccount"]["other"] = other
+    send_and_judge(scenario, ctx, OperationRequest.build(ctx, "E16", psu=psu, body=both))
+    neither = _kid_body(ctx, seed + 1, None)
+    neither["debtorAccount"] = {"currency": "NOK"}
+    send_and_judge(scenario, ctx, OperationRequest.build(ctx, "E16", psu=psu, body=neither))
+
+
+def check_amount_fraction_digits(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """Amounts whose fraction digits differ from the currency's minor units are refused (NOK
+    "100.5", "100.505", "100"; JPY "100.5"); KWD "1.234" is accepted (spec 2.1)."""
+    psu = ctx.data.psu("PRIVATE")
+    base = rule_request(scenario, ctx, seed)
+    wrong = (("NOK", "100.5"), ("NOK", "100.505"), ("NOK", "100"), ("JPY", "100.5"))
+    for index, (currency, amount) in enumerate(wrong):
+        request = _amount_request(ctx, scenario, base, seed + index, currency, amount, psu)
+        send_and_judge(scenario, ctx, request)
+    good = _amount_request(ctx, scenario, base, seed + len(wrong), "KWD", "1.234", psu)
+    send_expecting_success(scenario, ctx, good)
+
+
+def _amount_request(
+    ctx: RunContext,
+    scenario: Scenario,
+    base: OperationRequest,
+    seed: int,
+    currency: str,
+    amount: str,
+    psu: Any,
+) -> OperationRequest:
+    """The operation's base body with another amount; a foreign currency goes to a currency
+    account and so names the creditor's BIC (spec 2.7)."""
+    body = copy.deepcopy(base.body)
+    body["instructedAmount"] = {"amount": amount, "currency": currency}
+    body["creditorAccount"]["currency"] = currency
+    if currency != "NOK" and scenario.operation == "E16":
+        body.setdefault("creditorAgent", "DNBANOKK")
+    # a different remittance per request keeps them from being logical duplicates (spec 4.3 E16)
+    if "remittanceInformationUnstructured" in body:
+        body["remittanceInformationUnstructured"] = f"Faktura {seed}"
+    return base.with_body(body).as_psu(psu)

@@ -1,0 +1,81 @@
+"""Rule checks on request headers and parties: malformed headers, customer types, foreign debtor
+transactions, sandbox dates, engagement account owners.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from conformance.generate import factories
+from conformance.runners.rule.common import changed_body, rule_request, send_and_judge, set_at
+from conformance.target.request import OperationRequest
+
+if TYPE_CHECKING:
+    from conformance.runners.context import RunContext
+    from conformance.scenario import Scenario
+    from conformance.target.setup_data import Account
+
+
+def check_foreign_debtor_transaction_rejected(
+    scenario: Scenario, ctx: RunContext, seed: int
+) -> None:
+    """A sandbox transaction on account A whose debtor is account B: an error (spec 7 rule 5)."""
+    first = ctx.data.new_account(seed)
+    other = ctx.data.new_account(seed + 1)
+    body = factories.sandbox_account_transactions(
+        seed, {"iban": first.iban, "bban": first.bban}, 1, today=ctx.data.today()
+    )
+    body[0]["debtorAccount"] = {"iban": other.iban, "bban": other.bban}
+    request = OperationRequest.build(ctx, "E7", path_values={"mockAccountId": first.id}, body=body)
+    send_and_judge(scenario, ctx, request)
+
+
+def check_malformed_header_rejected(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A malformed PSU-ID (not a UUID) is a validation error (spec 7 rule 7)."""
+    send_and_judge(
+        scenario, ctx, rule_request(scenario, ctx, seed).with_header("PSU-ID", "not-a-uuid")
+    )
+
+
+def check_invalid_customer_type_rejected(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A customerType other than PRIVATE or CORPORATE is a validation error (spec 7 rule 7)."""
+    request = rule_request(scenario, ctx, seed)
+    send_and_judge(
+        scenario,
+        ctx,
+        changed_body(request, lambda body: set_at(body, ("customerType",), "BUSINESS")),
+    )
+
+
+def check_sandbox_dates_rejected(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """Booking or value date in the future, or booking after value: refused (spec 4.3 E5/E7)."""
+    request = rule_request(scenario, ctx, seed)
+    today = ctx.data.today()
+    ahead = (today + timedelta(days=2)).isoformat()
+    value_field = "transactionDate" if scenario.operation == "E5" else "valueDate"
+    rule = scenario.rule
+
+    def change(body: Any) -> None:
+        item = body[0]
+        if rule.endswith("booking-future"):
+            item["bookingDate"] = ahead
+        elif rule.endswith("value-future"):
+            item[value_field] = ahead
+        else:
+            value = today - timedelta(days=10)
+            item[value_field] = value.isoformat()
+            item["bookingDate"] = (value + timedelta(days=1)).isoformat()
+
+    send_and_judge(scenario, ctx, changed_body(request, change))
+
+
+def check_engagement_account_owner(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """An engagement on an account the agreement's owner does not own is refused (spec 4.3 E6)."""
+    shared = ctx.data.engagement()
+    foreign: Account = ctx.data.account()
+    body = factories.sandbox_engagement(seed, shared.member.customer_id, foreign.iban)
+    request = OperationRequest.build(
+        ctx, "E6", path_values={"mockAgreementId": shared.agreement_id}, body=body
+    )
+    send_and_judge(scenario, ctx, request)
