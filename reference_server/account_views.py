@@ -1,7 +1,7 @@
 """Production views of sandbox records: the account (AL) and the transaction (spec 2.8; AT, E8).
 
 The production interface shows the same accounts and transactions as the sandbox (spec 4.3 E3:
-"including those from sandbox payments"), in its own shapes. Choices (``assumptions-payments.md``):
+"including those from sandbox payments"), in its own shapes. Choices (``assumptions.md``):
 
 - a sandbox amount (int32, spec 2.1) is in whole units of its currency; it is shown as a string
   with the currency's minor units (spec 2.1), negative when the account is the transaction's

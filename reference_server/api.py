@@ -14,13 +14,18 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from conformance.signing import decode_header_value
 
 if TYPE_CHECKING:
+    import logging
+
     from cryptography import x509
 
-    from conformance.contract import Operation
-    from reference_server.app import Application
+    from conformance.contract import Contract, Operation
+    from reference_server.clock import Clock
+    from reference_server.store import Store
 
 __all__ = [
     "ApiError",
@@ -31,7 +36,10 @@ __all__ = [
     "Request",
     "Response",
     "Route",
+    "ServerState",
     "TppMessage",
+    "decoded_header",
+    "decoded_value",
 ]
 
 #: JSON value as parsed by :func:`json.loads`.
@@ -41,6 +49,28 @@ Json = Any
 #: per call (``json.dumps`` does for any non-default option). An encoder keeps no state between
 #: calls, so one is shared by every thread.
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+class ServerState(Protocol):
+    """What handlers and pipeline stages use of the server (``reference_server.app.Application``).
+
+    They depend on this, not on the application, so that the application can import them.
+    """
+
+    contract: Contract
+    store: Store
+    clock: Clock
+    logger: logging.Logger
+    #: The CAs a signing certificate must chain to (``--trust``); empty: any CA.
+    trust_cas: tuple[x509.Certificate, ...]
+
+    def faulty(self, name: str) -> bool:
+        """Whether the deliberate fault ``name`` is switched on."""
+        ...
+
+    def reset(self) -> None:
+        """Empty the store and set the clock back to real time."""
+        ...
 
 
 class Headers(Mapping[str, str]):
@@ -143,7 +173,7 @@ class Call:
     parsed JSON body (validated against the operation's request schema), or None without a body.
     """
 
-    app: Application
+    app: ServerState
     request: Request
     operation: Operation | None
     path_params: Mapping[str, str]
@@ -157,8 +187,6 @@ class Call:
 
     def header(self, name: str) -> str | None:
         """A header value, RFC 2047-decoded (spec 5 part 3)."""
-        from reference_server.auth import decoded_header
-
         return decoded_header(self.request.headers, name)
 
 
@@ -267,3 +295,19 @@ class Route:
     path: str
     handler: Handler = field(compare=False)
     loopback_only: bool = True
+
+
+def decoded_header(headers: Headers, name: str) -> str | None:
+    """A header value with RFC 2047 encoded words decoded (spec 5 part 3), or None."""
+    value = headers.get(name)
+    if value is None:
+        return None
+    return decoded_value(name, value)
+
+
+def decoded_value(name: str, value: str) -> str:
+    """``value`` of header ``name`` RFC 2047-decoded; a malformed encoding is a FORMAT_ERROR."""
+    try:
+        return decode_header_value(value.strip())
+    except ValueError as error:
+        raise ApiError(400, "FORMAT_ERROR", f"{name}: {error}", path=name) from None

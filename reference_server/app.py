@@ -19,10 +19,12 @@ from urllib.parse import unquote
 
 from cryptography import x509
 
+from conformance.contract import load_contract
 from reference_server import auth, errors, validation
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
 from reference_server.clock import Clock
-from reference_server.faults import check_names
+from reference_server.faults import FAULTS, check_names
+from reference_server.resources import MODULES
 from reference_server.routing import Router
 from reference_server.store import Store
 
@@ -52,11 +54,7 @@ class Application:
         trust_ca: x509.Certificate | Iterable[x509.Certificate] | None = None,
         modules: Iterable[str] | None = None,
     ) -> None:
-        if contract is None:
-            from conformance.contract import load_contract
-
-            contract = load_contract()
-        self.contract: Contract = contract
+        self.contract: Contract = load_contract() if contract is None else contract
         self.store = store or Store()
         self.clock = clock or Clock()
         self.faults = check_names(faults)
@@ -90,7 +88,13 @@ class Application:
     # -- state ----------------------------------------------------------------------------------
 
     def faulty(self, name: str) -> bool:
-        """Whether the deliberate fault ``name`` is switched on (``--fault NAME``)."""
+        """Whether the deliberate fault ``name`` is switched on (``--fault NAME``).
+
+        A name the registry does not know raises, so that a misspelt check fails loudly instead
+        of never breaking anything.
+        """
+        if name not in FAULTS:
+            raise ValueError(f"no fault is named {name!r} (reference_server.faults)")
         return name in self.faults
 
     def reset(self) -> None:
@@ -271,7 +275,5 @@ def _refused_path_values(operation: Operation, path: str) -> list[tuple[str, str
 
 def _load_modules(names: Iterable[str] | None) -> tuple[ModuleType, ...]:
     if names is None:
-        from reference_server.resources import MODULES
-
         names = MODULES
     return tuple(importlib.import_module(f"reference_server.resources.{name}") for name in names)

@@ -25,13 +25,20 @@ from conformance.signing import (
     SPEC5_SIGNED_HEADERS,
     Verification,
     VerificationFailure,
-    decode_header_value,
     read_psd2_roles,
     verify_chain,
     verify_request,
 )
 from reference_server import sandbox_data
-from reference_server.api import ApiError, AuthContext, Headers, Request
+from reference_server.api import (
+    ApiError,
+    AuthContext,
+    Headers,
+    Request,
+    ServerState,
+    decoded_header,
+    decoded_value,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -39,12 +46,10 @@ if TYPE_CHECKING:
     from cryptography import x509
 
     from conformance.contract import Check, Contract, Operation
-    from reference_server.app import Application
 
 __all__ = [
     "REQUIRED_ROLE",
     "authenticate",
-    "decoded_header",
 ]
 
 #: PSD2 role a certificate must carry, when it carries roles at all, per operation family.
@@ -72,22 +77,7 @@ _CORPORATE_ID = "PSU-Corporate-ID"
 _CONTEXT = "PSU-Context"
 
 
-def decoded_header(headers: Headers, name: str) -> str | None:
-    """A header value with RFC 2047 encoded words decoded (spec 5 part 3), or None."""
-    value = headers.get(name)
-    if value is None:
-        return None
-    return _decoded(name, value)
-
-
-def _decoded(name: str, value: str) -> str:
-    try:
-        return decode_header_value(value.strip())
-    except ValueError as error:
-        raise ApiError(400, "FORMAT_ERROR", f"{name}: {error}", path=name) from None
-
-
-def authenticate(app: Application, request: Request, operation: Operation) -> AuthContext:
+def authenticate(app: ServerState, request: Request, operation: Operation) -> AuthContext:
     """Every check of spec 5 / spec 4.2 for ``operation``; raises :class:`ApiError`."""
     headers = request.headers
     check_required_headers(app, operation, headers)
@@ -100,7 +90,7 @@ def authenticate(app: Application, request: Request, operation: Operation) -> Au
 # -- 1. required headers --------------------------------------------------------------------------
 
 
-def check_required_headers(app: Application, operation: Operation, headers: Headers) -> None:
+def check_required_headers(app: ServerState, operation: Operation, headers: Headers) -> None:
     """Spec 4.2: every required header present and non-empty. On operations that accept
     X-PSU-IDENTITY, it stands in for PSU-ID (spec 4.2, spec 5 part 5)."""
     if app.faulty("ignore-required-header"):
@@ -146,7 +136,7 @@ def _folded_names(required: tuple[str, ...], optional: tuple[str, ...]) -> froze
 # -- 2. signature -------------------------------------------------------------------------------
 
 
-def verify_signature(app: Application, request: Request) -> x509.Certificate | None:
+def verify_signature(app: ServerState, request: Request) -> x509.Certificate | None:
     """Spec 5 parts 1–4 through ``conformance.signing.verify_request``; the certificate."""
     raw = request.headers.folded()  # what {name: headers[name]} would be, lowercased
     now = app.clock.now()
@@ -202,7 +192,7 @@ def _signature_error(verdict: Verification) -> ApiError:
 
 
 def check_certificate(
-    app: Application, operation: Operation, certificate: x509.Certificate | None
+    app: ServerState, operation: Operation, certificate: x509.Certificate | None
 ) -> frozenset[str] | None:
     """``--trust``: the certificate chains to one of the CAs (spec 5 part 1); PSD2 role by
     family."""
@@ -248,7 +238,7 @@ def _untrusted(
 # -- 4. header formats --------------------------------------------------------------------------
 
 
-def check_header_formats(app: Application, operation: Operation, headers: Headers) -> None:
+def check_header_formats(app: ServerState, operation: Operation, headers: Headers) -> None:
     """Each present header with a schema in ``types/headers.json`` matches it (RFC 2047-decoded).
 
     A malformed PSU-ID is spec 7 rule 7's validation error; the same answer serves every header.
@@ -261,7 +251,7 @@ def check_header_formats(app: Application, operation: Operation, headers: Header
             continue
         if folded == "psu-id" and app.faulty("no-psu-id-format-check"):
             continue
-        value = _decoded(name, raw)
+        value = decoded_value(name, raw)
         if check(value):
             continue  # valid: the compiled check's verdict is the validator's
         schema = app.contract.header_schema(name)
@@ -306,7 +296,7 @@ def _header_checks(
 
 
 def identify_psu(
-    app: Application,
+    app: ServerState,
     operation: Operation,
     headers: Headers,
     certificate: x509.Certificate | None,

@@ -21,7 +21,9 @@ from types import FrameType
 
 from cryptography import x509
 
+from reference_server.app import Application
 from reference_server.faults import FAULTS, UnknownFaultError
+from reference_server.http import ReferenceServer
 from reference_server.store import Store
 
 __all__ = [
@@ -97,8 +99,6 @@ def run(args: argparse.Namespace) -> int:
         print(list_faults())
         return 0
     configure_logging(args.log_level)
-    from reference_server.app import Application
-    from reference_server.http import ReferenceServer
 
     try:
         trust = [ca for path in args.trust for ca in _load_cas(path)]

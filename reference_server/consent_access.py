@@ -24,7 +24,7 @@ from reference_server.payment_data import CONSENTS, Consent, ConsentStatus
 from reference_server.validation import BANK_ZONE
 
 if TYPE_CHECKING:
-    from reference_server.app import Application
+    from reference_server.api import ServerState
 
 __all__ = [
     "DAILY_CALLS_WITHOUT_PSU",
@@ -47,7 +47,7 @@ def _authorised_at(consent: Consent) -> datetime | None:
     return datetime.fromisoformat(consent.authorised_at) if consent.authorised_at else None
 
 
-def effective_status(app: Application, consent: Consent) -> str:
+def effective_status(app: ServerState, consent: Consent) -> str:
     """The consent's status now: a valid consent past ``validUntil`` (bank date) or whose SCA is
     older than 180 days reads ``expired``."""
     if consent.status != ConsentStatus.VALID:

@@ -34,7 +34,7 @@ from reference_server.store import Store
 from reference_server.validation import BANK_ZONE
 
 if TYPE_CHECKING:
-    from reference_server.app import Application
+    from reference_server.api import ServerState
 
 __all__ = [
     "BANK_TRANSACTION_CODES",
@@ -66,7 +66,7 @@ def _movable(store: Store) -> list[Payment]:
     return [payment for payment in found if not payment.periodic]
 
 
-def run_batch(app: Application, moment: datetime) -> BatchResult:
+def run_batch(app: ServerState, moment: datetime) -> BatchResult:
     """One batch run at ``moment``: every non-periodic payment moves one step (spec 3)."""
     store = app.store
     run_day = moment.astimezone(BANK_ZONE).date()
@@ -96,7 +96,7 @@ _QUIET: weakref.WeakKeyDictionary[Store, tuple[tuple[int, int], datetime, dateti
 )
 
 
-def catch_up(app: Application) -> int:
+def catch_up(app: ServerState) -> int:
     """Execute every batch run that fell due since the last catch-up; the number executed.
 
     The first call after a reset only records the moment (no history to catch up on). When the

@@ -7,7 +7,7 @@ that a logical duplicate (spec 4.3 E16 ``allowLogicalDuplicate``) can be recogni
 payment can become a sandbox account transaction (spec 4.3 E3).
 
 The status vocabularies are spec 2.4–2.6 and spec 3; which moves happen when is a choice listed in
-``assumptions-payments.md``.
+``assumptions.md``.
 """
 
 from __future__ import annotations

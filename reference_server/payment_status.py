@@ -1,7 +1,7 @@
 """How payment and basket statuses move (spec 2.4, spec 3) — the rules in one place.
 
 Payment statuses (spec 3 lists them, "transitions: not shown"; the moves are choices recorded in
-``assumptions-payments.md``)::
+``assumptions.md``)::
 
     RCVD --SCA finalised--> ACTC --batch--> ACSP --batch--> ACSC (booked on the debtor account)
                              |                ^

@@ -40,7 +40,7 @@ from reference_server.payment_status import move
 from reference_server.store import Store
 
 if TYPE_CHECKING:
-    from reference_server.app import Application
+    from reference_server.api import ServerState
 
 __all__ = [
     "SCA_PREFIX",
@@ -89,7 +89,7 @@ def sca_status_document(authorisation: Authorisation, status: str | None = None)
     }
 
 
-def start(app: Application, call: Call, subject_kind: str, subject_id: str) -> Authorisation:
+def start(app: ServerState, call: Call, subject_kind: str, subject_id: str) -> Authorisation:
     """A new authorisation for the subject: STARTED when the PSU is a sandbox customer,
     RECEIVED when the PSU must first identify on the SCA page."""
     now = app.clock.now().isoformat()
@@ -154,7 +154,7 @@ def consent_accounts(
 
 
 def complete(
-    app: Application,
+    app: ServerState,
     authorisation: Authorisation,
     *,
     approved: bool,

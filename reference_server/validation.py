@@ -21,12 +21,12 @@ from zoneinfo import ZoneInfo
 from jsonschema.exceptions import ValidationError, best_match, relevance
 
 from conformance.contract.crossfield import CheckContext, checks_for
-from reference_server import faults_payments
 from reference_server.api import ApiError, Request, TppMessage
+from reference_server.faults import payments as payment_faults
 
 if TYPE_CHECKING:
     from conformance.contract import Operation, Parameter
-    from reference_server.app import Application
+    from reference_server.api import ServerState
 
 __all__ = [
     "BANK_ZONE",
@@ -57,7 +57,7 @@ def error_path(error: ValidationError) -> str | None:
 
 
 def parse_query(
-    app: Application, operation: Operation, raw: Mapping[str, tuple[str, ...]]
+    app: ServerState, operation: Operation, raw: Mapping[str, tuple[str, ...]]
 ) -> dict[str, Any]:
     """The operation's query parameters, converted and validated; unknown ones are ignored."""
     values: dict[str, Any] = {}
@@ -85,7 +85,7 @@ def parse_query(
     return values
 
 
-def _schema_type(app: Application, parameter: Parameter) -> str | None:
+def _schema_type(app: ServerState, parameter: Parameter) -> str | None:
     schema = app.contract.resolve(parameter.schema)
     kind = schema.get("type")
     if isinstance(kind, list):
@@ -93,7 +93,7 @@ def _schema_type(app: Application, parameter: Parameter) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def _convert(app: Application, parameter: Parameter, text: str) -> Any:
+def _convert(app: ServerState, parameter: Parameter, text: str) -> Any:
     kind = _schema_type(app, parameter)
     if kind == "boolean":
         if text in ("true", "false"):
@@ -117,7 +117,7 @@ def _convert(app: Application, parameter: Parameter, text: str) -> Any:
 
 
 def _validate_parameter(
-    app: Application, operation: Operation, parameter: Parameter, value: Any
+    app: ServerState, operation: Operation, parameter: Parameter, value: Any
 ) -> None:
     if (
         parameter.name == "limit"
@@ -139,7 +139,7 @@ def _validate_parameter(
         )
 
 
-def check_path(app: Application, operation: Operation, values: Mapping[str, str]) -> None:
+def check_path(app: ServerState, operation: Operation, values: Mapping[str, str]) -> None:
     """Path values against their schemas (the router already enforced ``const``/``enum``)."""
     for parameter in operation.path_parameters:
         if parameter.name in values:
@@ -219,7 +219,7 @@ def _finite_float(text: str) -> float:
 _STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
-def check_body(app: Application, operation: Operation, body: Any) -> None:
+def check_body(app: ServerState, operation: Operation, body: Any) -> None:
     """Schema validation of the body, then the cross-field checks for the operation."""
     assert operation.request_schema is not None
     if body is None:
@@ -233,13 +233,13 @@ def check_body(app: Application, operation: Operation, body: Any) -> None:
     for check in checks_for(operation.id, app.contract):
         if "sandbox_dates" in check.__name__ and app.faulty("accept-future-sandbox-dates"):
             continue
-        if faults_payments.skipped_check(app, check.__name__):
+        if payment_faults.skipped_check(app, check.__name__):
             continue
         violations.extend(check(body, context))
     if violations:
         first = violations[0]
         raise ApiError(
-            faults_payments.violation_status(app, first.code),
+            payment_faults.violation_status(app, first.code),
             first.code,
             first.text,
             path=first.path,
@@ -247,7 +247,7 @@ def check_body(app: Application, operation: Operation, body: Any) -> None:
         )
 
 
-def _refuse_schema_errors(app: Application, operation: Operation, body: Any) -> None:
+def _refuse_schema_errors(app: ServerState, operation: Operation, body: Any) -> None:
     """400 FORMAT_ERROR listing the body's schema errors, unless a fault tolerates them all."""
     assert operation.request_schema is not None
     errors = sorted(
@@ -276,7 +276,7 @@ def _refuse_schema_errors(app: Application, operation: Operation, body: Any) -> 
         )
 
 
-def _tolerated(app: Application, operation: Operation, error: ValidationError) -> bool:
+def _tolerated(app: ServerState, operation: Operation, error: ValidationError) -> bool:
     """Schema errors a fault lets through (the server then breaks the rule on purpose)."""
     if (
         operation.id == "SCU"
@@ -284,7 +284,7 @@ def _tolerated(app: Application, operation: Operation, error: ValidationError) -
         and app.faulty("accept-invalid-customer-type")
     ):
         return True
-    return faults_payments.tolerated_schema_error(
+    return payment_faults.tolerated_schema_error(
         app, operation.id, error_path(error), str(error.validator)
     )
 
@@ -294,6 +294,6 @@ def _describe(error: ValidationError) -> str:
     return f"{path}: {error.message}" if path else error.message
 
 
-def now_at_bank(app: Application) -> datetime:
+def now_at_bank(app: ServerState) -> datetime:
     """The server clock in the bank's time zone (sandbox date rules, spec 4.3 E5/E7)."""
     return app.clock.now().astimezone(BANK_ZONE)

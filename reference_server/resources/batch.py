@@ -10,14 +10,13 @@
 
 from __future__ import annotations
 
-from reference_server.api import Call, Response, Route
-from reference_server.app import Application
+from reference_server.api import Call, Response, Route, ServerState
 from reference_server.payment_batch import catch_up, run_batch
 
 __all__ = ["ROUTES", "on_request", "run_now"]
 
 
-def on_request(app: Application) -> None:
+def on_request(app: ServerState) -> None:
     """Catch up with the runs that fell due since the last contract request."""
     catch_up(app)
 

@@ -17,8 +17,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from reference_server.api import ApiError, Call, Response, Route
-from reference_server.app import Application
+from reference_server.api import ApiError, Call, Response, Route, ServerState
 
 __all__ = ["ROUTES", "parse_duration"]
 
@@ -41,7 +40,7 @@ def parse_duration(text: str) -> timedelta:
     return -delta if found.group("sign") else delta
 
 
-def _clock_document(app: Application) -> dict[str, Any]:
+def _clock_document(app: ServerState) -> dict[str, Any]:
     now = app.clock.now()
     return {
         "now": now.isoformat(),

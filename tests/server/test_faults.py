@@ -3,11 +3,14 @@ the faithful server refuses the request, the faulty one lets it through."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
 
+import reference_server
 from conformance.signing import (
     IncompleteHeadersSigner,
     KeyIdSerialMismatchSigner,
@@ -16,7 +19,9 @@ from conformance.signing import (
     WrongKeySigner,
     default_identity,
 )
-from reference_server.faults import _CORE_FAULTS, FAULTS, UnknownFaultError, check_names
+from reference_server.app import Application
+from reference_server.faults import FAULTS, UnknownFaultError, check_names
+from reference_server.faults.core import CORE_FAULTS
 from reference_server.http import RunningServer
 from server import bodies
 
@@ -117,7 +122,7 @@ SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, in
 
 
 def test_every_core_fault_has_a_scenario() -> None:
-    assert {fault.name for fault in _CORE_FAULTS} == set(SCENARIOS) | {"html-errors"}
+    assert {fault.name for fault in CORE_FAULTS} == set(SCENARIOS) | {"html-errors"}
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -169,3 +174,25 @@ def test_unknown_fault_is_refused() -> None:
     assert check_names(["html-errors"]) == {"html-errors"}
     with pytest.raises(UnknownFaultError, match="no-such-fault"):
         check_names(["html-errors", "no-such-fault"])
+
+
+def test_checking_an_unregistered_fault_raises() -> None:
+    app = Application()
+    assert app.faulty("html-errors") is False
+    with pytest.raises(ValueError, match="no-such-fault"):
+        app.faulty("no-such-fault")
+
+
+def test_every_fault_the_server_checks_is_registered() -> None:
+    checked = {
+        node.args[0].value
+        for path in Path(reference_server.__file__).parent.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "faulty"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    }
+    assert checked, "no faulty(...) call found: the pattern no longer matches the code"
+    assert checked <= FAULTS.keys(), sorted(checked - FAULTS.keys())

@@ -3,7 +3,7 @@ same steps against the faithful server and against one started with the fault gi
 the rule demands and the wrong one.
 
 Five faults sit in rules the pipeline enforces before a handler runs (body schema, cross-field
-checks): ``reference_server.faults_payments`` offers the decisions, which ``validation.check_body``
+checks): ``reference_server.faults.payments`` offers the decisions, which ``validation.check_body``
 consults.
 """
 
@@ -18,9 +18,9 @@ import pytest
 
 from conformance.contract import Contract
 from conformance.generate import factories
-from reference_server import faults_payments
 from reference_server.app import Application
 from reference_server.faults import FAULTS
+from reference_server.faults import payments as payment_faults
 from server import bodies
 from server import payment_support as support
 from server.conftest import ErrorCapture
@@ -61,7 +61,7 @@ def compare(world: World, faulty: Callable[[str], World], fault: str, scenario: 
 
 
 def test_every_payment_fault_is_registered_with_its_rule() -> None:
-    names = {fault.name for fault in faults_payments.PAYMENT_FAULTS}
+    names = {fault.name for fault in payment_faults.PAYMENT_FAULTS}
     assert names == {
         "basket-best-case", "no-basket-limit", "allow-periodic-in-basket", "kid-error-401",
         "duplicate-months-accepted", "delete-pdng-allowed", "account-gone-404", "no-daily-limit",
@@ -78,15 +78,15 @@ def test_pipeline_decisions_follow_the_faults() -> None:
         Application(faults=("ignore-minor-units", "no-basket-limit", "kid-error-401")),
     )
     name = "check_amount_fraction_digits"
-    assert not faults_payments.skipped_check(faithful, name)
-    assert faults_payments.skipped_check(broken, name)
-    assert not faults_payments.skipped_check(broken, "check_kid_check_digit")
-    assert faults_payments.tolerated_schema_error(broken, "E1", "paymentIds", "maxItems")
-    assert not faults_payments.tolerated_schema_error(faithful, "E1", "paymentIds", "maxItems")
-    assert not faults_payments.tolerated_schema_error(broken, "E1", "paymentIds", "minItems")
-    assert faults_payments.violation_status(faithful, "KID_INVALID") == 400
-    assert faults_payments.violation_status(broken, "KID_INVALID") == 401
-    assert faults_payments.violation_status(broken, "FORMAT_ERROR") == 400
+    assert not payment_faults.skipped_check(faithful, name)
+    assert payment_faults.skipped_check(broken, name)
+    assert not payment_faults.skipped_check(broken, "check_kid_check_digit")
+    assert payment_faults.tolerated_schema_error(broken, "E1", "paymentIds", "maxItems")
+    assert not payment_faults.tolerated_schema_error(faithful, "E1", "paymentIds", "maxItems")
+    assert not payment_faults.tolerated_schema_error(broken, "E1", "paymentIds", "minItems")
+    assert payment_faults.violation_status(faithful, "KID_INVALID") == 400
+    assert payment_faults.violation_status(broken, "KID_INVALID") == 401
+    assert payment_faults.violation_status(broken, "FORMAT_ERROR") == 400
 
 
 # -- faults in the payment-side handlers ---------------------------------------------------------
@@ -207,7 +207,7 @@ def test_page_size_100(world: World, faulty: Callable[[str], World]) -> None:
     assert compare(world, faulty, "page-size-100", scenario) == (200, 100)
 
 
-# -- faults in the pipeline (validation.check_body consults faults_payments) ---------------------
+# -- faults in the pipeline (validation.check_body consults faults.payments) ---------------------
 
 
 def test_no_basket_limit(world: World, faulty: Callable[[str], World]) -> None:

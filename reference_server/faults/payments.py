@@ -1,30 +1,25 @@
-"""Deliberate faults of the payment side (owned by the payment-side work; merged by ``faults``).
+"""The faults of the payment side, and the fault decisions the validation step consults.
 
-Each row breaks one rule; the rule is checked with ``if call.app.faulty("name"): ...`` where it is
-enforced. Most of those spots are in the payment-side modules. Four rules are enforced by the
-pipeline before a handler runs (the body schema and the cross-field checks of
-``reference_server.validation``); for them this module offers the decisions as functions, which
-the validation step consults:
-
-- :func:`skipped_check` — a cross-field check switched off by a fault;
-- :func:`tolerated_schema_error` — a schema error a fault lets through;
-- :func:`violation_status` — the HTTP status of a cross-field violation (``kid-error-401``).
+Most payment faults are checked where their rule is enforced (``state.faulty("name")``). Four
+rules are enforced by the pipeline before a handler runs (the body schema and the cross-field
+checks of ``reference_server.validation``); for them this module offers the decisions:
+:func:`skipped_check` (a cross-field check switched off), :func:`tolerated_schema_error` (a schema
+error let through) and :func:`violation_status` (the status of a cross-field violation).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from functools import cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reference_server.faults.model import Fault
 
 if TYPE_CHECKING:
-    from reference_server.app import Application
-    from reference_server.faults import Fault
+    from reference_server.api import ServerState
 
 __all__ = [
-    "PAYMENT_FAULTS",  # noqa: F822 (served by the module __getattr__)
+    "PAYMENT_FAULTS",
     "SKIPPED_CHECKS",
     "TOLERATED_SCHEMA_ERRORS",
     "skipped_check",
@@ -33,23 +28,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class _Row:
-    """A fault's fields (see ``reference_server.faults.Fault``), before ``Fault`` can be imported:
-    ``reference_server.faults`` imports this module while it is itself being imported
-    (``Fault`` is only looked up when ``PAYMENT_FAULTS`` is first read)."""
-
-    name: str
-    rule: str
-    description: str
-    rules: tuple[str, ...] = ()
-    operations: tuple[str, ...] = ()
-    fields: tuple[str, ...] = ()
-    scenarios: tuple[str, ...] = ()
-
-
-_ROWS: tuple[_Row, ...] = (
-    _Row(
+#: The faults of the payment side (payments, baskets, transaction details).
+PAYMENT_FAULTS: tuple[Fault, ...] = (
+    Fault(
         "basket-best-case",
         "spec 2.4, spec 3 basket status",
         "reports a basket's status as the best case of its payments instead of the worst",
@@ -57,7 +38,7 @@ _ROWS: tuple[_Row, ...] = (
         # new basket (all RCVD) and the one whose SCA was cancelled (all RJCT) cannot.
         scenarios=("E1-basket-with-cancelled-payment-is-worst-case",),
     ),
-    _Row(
+    Fault(
         "no-basket-limit",
         "spec 8 / spec 4.3 E1 (LIM-basket-max-10-payments)",
         "accepts a signing basket with more than 10 payments",
@@ -65,19 +46,19 @@ _ROWS: tuple[_Row, ...] = (
         operations=("E1",),
         fields=("paymentIds",),
     ),
-    _Row(
+    Fault(
         "allow-periodic-in-basket",
         "spec 7 rule 1 (ERR-1-reference-mix-invalid)",
         "accepts a periodic payment in a signing basket",
         rules=("ERR-1-reference-mix-invalid",),
     ),
-    _Row(
+    Fault(
         "kid-error-401",
         "spec 7 rule 2 (ERR-2-kid-*)",
         "answers a missing or invalid KID with 401 instead of 400",
         rules=("ERR-2-kid-*", "XF-kid-check-digit"),
     ),
-    _Row(
+    Fault(
         "duplicate-months-accepted",
         "spec 7 rule 4, spec 2.7 (ERR-4, XF-months-unique)",
         "accepts a MonthlyVariable months list that names a month twice",
@@ -85,75 +66,61 @@ _ROWS: tuple[_Row, ...] = (
         operations=("E17",),
         fields=("monthsOfExecution",),
     ),
-    _Row(
+    Fault(
         "delete-pdng-allowed",
         "spec 7 rule 6, spec 3 (ERR-6-pending-payment-not-deletable)",
         "cancels a payment in status PDNG",
         rules=("ERR-6-pending-payment-not-deletable",),
     ),
-    _Row(
+    Fault(
         "account-gone-404",
         "spec 7 rule 8 (ERR-8-consent-account-gone-empty-list)",
         "answers the account list with 404 when an account of the consent no longer exists",
         rules=("ERR-8-consent-account-gone-empty-list",),
     ),
-    _Row(
+    Fault(
         "no-daily-limit",
         "spec 8 (LIM-transaction-details-daily-calls-without-ip)",
         "does not limit transaction details calls without PSU-IP-Address to 4 a day",
         rules=("LIM-transaction-details-daily-calls-without-ip",),
     ),
-    _Row(
+    Fault(
         "no-consent-age-check",
         "spec 8 (LIM-transaction-details-consent-max-90-days)",
         "serves transaction details without PSU-IP-Address on a consent older than 90 days",
         rules=("LIM-transaction-details-consent-max-90-days",),
     ),
-    _Row(
+    Fault(
         "page-size-100",
         "spec 8 (LIM-default-page-size-200, LIM-pagination-links-*)",
         "pages account transactions by 100 instead of 200 by default and in its links",
         rules=("LIM-default-page-size-200", "LIM-pagination-links-page-size-200"),
     ),
-    _Row(
+    Fault(
         "no-regulatory-check",
         "spec 2.7, spec 8 (XF-ncbct-regulatory-reporting)",
         "accepts an NCBCT payment of NOK 100 000 or more without regulatory reporting",
         rules=("XF-ncbct-regulatory-reporting", "LIM-regulatory-reporting-nok-100000"),
     ),
-    _Row(
+    Fault(
         "ignore-minor-units",
         "spec 2.1 (XF-amount-minor-units)",
         "accepts payment amounts whose fraction digits differ from the currency's minor units",
         rules=("XF-amount-minor-units",),
     ),
-    _Row(
+    Fault(
         "logical-duplicate-allowed",
         "spec 4.3 E16, E18 allowLogicalDuplicate",
         "accepts a logical duplicate payment without allowLogicalDuplicate=true",
         rules=("E-logical-duplicate-refused",),
     ),
-    _Row(
+    Fault(
         "sca-start-not-started",
         "spec 3, spec 4.3 E2",
         "answers the start of a basket authorisation with scaStatus RECEIVED, not STARTED",
         rules=("STATE-basket-authorisation-started",),
     ),
 )
-
-
-@cache
-def _payment_faults() -> tuple[Fault, ...]:
-    from reference_server.faults import Fault
-
-    return tuple(Fault(**asdict(row)) for row in _ROWS)
-
-
-def __getattr__(name: str) -> Any:
-    """``PAYMENT_FAULTS`` (PEP 562): the rows as ``Fault`` objects, built on first use."""
-    if name == "PAYMENT_FAULTS":
-        return _payment_faults()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: Cross-field checks (``conformance.contract.crossfield`` function names) a fault switches off.
@@ -179,25 +146,25 @@ _STATUS_FAULTS: Mapping[str, tuple[str, int]] = MappingProxyType(
 )
 
 
-def skipped_check(app: Application, check_name: str) -> bool:
+def skipped_check(state: ServerState, check_name: str) -> bool:
     """Whether a fault switches the cross-field check ``check_name`` off."""
     fault = SKIPPED_CHECKS.get(check_name)
-    return fault is not None and app.faulty(fault)
+    return fault is not None and state.faulty(fault)
 
 
 def tolerated_schema_error(
-    app: Application, operation_id: str, path: str | None, keyword: str
+    state: ServerState, operation_id: str, path: str | None, keyword: str
 ) -> bool:
     """Whether a fault lets the schema error (``keyword`` failing at ``path``, as
     ``validation.error_path`` writes it) of ``operation_id`` through."""
     fault = TOLERATED_SCHEMA_ERRORS.get((operation_id, path or "", keyword))
-    return fault is not None and app.faulty(fault)
+    return fault is not None and state.faulty(fault)
 
 
-def violation_status(app: Application, code: str, default: int = 400) -> int:
+def violation_status(state: ServerState, code: str, default: int = 400) -> int:
     """The status of a cross-field violation with ``code``: 400 (spec 7 rule 2 for KIDs), or
     what a switched-on fault makes of it."""
     fault = _STATUS_FAULTS.get(code)
-    if fault is not None and app.faulty(fault[0]):
+    if fault is not None and state.faulty(fault[0]):
         return fault[1]
     return default

@@ -1,0 +1,44 @@
+"""The registry of deliberate faults (ARCHITECTURE.md "Self-check").
+
+Each fault breaks exactly one rule of the spec on purpose; the self-check (``conformance
+selfcheck``) runs the suite against the server started with ``--fault NAME`` and requires that
+exactly the scenarios of that rule fail. The table is data: name → the rule (spec part) it breaks,
+for people, what the server then does wrong, and which scenarios must then fail, for the
+self-check (:meth:`Fault.breaks`). A fault is switched on at start-up and checked where the rule
+is enforced with ``if call.app.faulty("name"): ...``. The rows live by side: ``core`` and
+``payments``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+from reference_server.faults.core import CORE_FAULTS
+from reference_server.faults.model import Fault, UnknownFaultError
+from reference_server.faults.payments import PAYMENT_FAULTS
+
+__all__ = ["FAULTS", "Fault", "UnknownFaultError", "check_names"]
+
+
+def _merge(*groups: Iterable[Fault]) -> Mapping[str, Fault]:
+    table: dict[str, Fault] = {}
+    for group in groups:
+        for fault in group:
+            if fault.name in table:
+                raise ValueError(f"fault {fault.name!r} is registered twice")
+            table[fault.name] = fault
+    return MappingProxyType(dict(sorted(table.items())))
+
+
+#: Every fault, by name (immutable).
+FAULTS: Mapping[str, Fault] = _merge(CORE_FAULTS, PAYMENT_FAULTS)
+
+
+def check_names(names: Iterable[str]) -> frozenset[str]:
+    """The given fault names as a set; raises :class:`UnknownFaultError` for an unknown one."""
+    chosen = frozenset(names)
+    unknown = sorted(chosen - FAULTS.keys())
+    if unknown:
+        raise UnknownFaultError(f"unknown fault(s): {', '.join(unknown)} (see --list-faults)")
+    return chosen

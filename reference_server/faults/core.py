@@ -1,0 +1,130 @@
+"""The faults of the core: signatures, headers, limits, sandbox data and the error body."""
+
+from __future__ import annotations
+
+from reference_server.faults.model import Fault
+
+__all__ = ["CORE_FAULTS", "ERROR_ANSWER_RULES"]
+
+
+#: Every rule whose scenarios meet an error answer of the faithful server on the way, which each
+#: of them requires to be the spec 7 JSON body: ``html-errors`` breaks them all. Not among them:
+#: ERR-8 (an empty list, no error) and VER-v1-prefix (a 404 outside the interface's ``/v1``).
+ERROR_ANSWER_RULES: tuple[str, ...] = (
+    "AUTH-body-changed-after-signing",
+    "AUTH-certificate-other-ca",
+    "AUTH-expired-certificate",
+    "AUTH-headers-list-incomplete",
+    "AUTH-keyid-*",
+    "AUTH-missing-role",
+    "AUTH-no-*",
+    "AUTH-stale-digest",
+    "AUTH-wrong-*",
+    "E-logical-duplicate-refused",
+    "ERR-1-reference-mix-invalid",
+    "ERR-2-*",
+    "ERR-3-*",
+    "ERR-4-*",
+    "ERR-5-*",
+    "ERR-6-*",
+    "ERR-7-*",
+    "HDR-*",
+    "LIM-bank-transaction-code-length-request",
+    "LIM-basket-max-10-payments",
+    "LIM-bban-max-30",
+    "LIM-creditor-name-max-70",
+    "LIM-iban-max-34",
+    "LIM-limit-at-least-1",
+    "LIM-psu-message-max-512",
+    "LIM-regulatory-reporting-nok-100000",
+    "LIM-remittance-unstructured-*",
+    "LIM-sca-renewal-180-days",
+    "LIM-tpp-message-text-max-512",
+    "LIM-transaction-details-*",
+    "LIM-ultimate-debtor-max-70",
+    "ROB-*",
+    "SB-*",
+    "SCH-*",
+    "STATE-consent-needs-register-and-view",
+    "XF-*",
+)
+
+CORE_FAULTS: tuple[Fault, ...] = (
+    Fault(
+        "skip-digest-check",
+        "spec 4.2 Digest / spec 5 part 4",
+        "accepts a Digest header that does not match the body",
+        rules=("AUTH-stale-digest", "AUTH-body-changed-after-signing"),
+    ),
+    Fault(
+        "accept-any-signature",
+        "spec 5 part 2",
+        "accepts a Signature whose value does not verify with the certificate",
+        rules=("AUTH-wrong-key",),
+    ),
+    Fault(
+        "ignore-required-header",
+        "spec 4.2 required headers",
+        "does not refuse a request that lacks a required header",
+        rules=("HDR-required",),
+    ),
+    Fault(
+        "accept-keyid-mismatch",
+        "spec 5 part 2 keyId",
+        "accepts a keyId whose serial or CA does not match the certificate",
+        rules=("AUTH-keyid-serial-mismatch", "AUTH-keyid-ca-mismatch"),
+    ),
+    Fault(
+        "ignore-headers-list",
+        "spec 5 part 2 headers",
+        "accepts a signed headers list that leaves out a present header it must cover",
+        rules=("AUTH-headers-list-incomplete",),
+    ),
+    Fault(
+        "no-limit-minimum",
+        "spec 8 limit / spec 4.3 E3, E4",
+        "accepts limit=0 on E3 and E4",
+        rules=("LIM-limit-at-least-1", "SCH-minimum"),
+        operations=("E3", "E4"),
+        fields=("limit",),
+    ),
+    Fault(
+        "accept-future-sandbox-dates",
+        "spec 4.3 E5, E7 / spec 8 sandbox transaction rule",
+        "accepts sandbox transactions booked or valued in the future",
+        rules=("SB-dates-in-past-*",),
+    ),
+    Fault(
+        "accept-foreign-debtor",
+        "spec 7 rule 5",
+        "accepts a sandbox transaction whose debtor is another account",
+        rules=("ERR-5-foreign-debtor-account",),
+    ),
+    Fault(
+        "accept-invalid-customer-type",
+        "spec 7 rule 7",
+        "accepts a sandbox customer whose customerType is not PRIVATE or CORPORATE",
+        rules=("ERR-7-customer-type-invalid", "SCH-enum", "SCH-type"),
+        operations=("SCU",),
+        fields=("customerType",),
+    ),
+    Fault(
+        "html-errors",
+        "spec 7 error body",
+        "answers errors with an HTML page instead of the JSON error body",
+        rules=ERROR_ANSWER_RULES,
+    ),
+    Fault(
+        "corporate-without-id-accepted",
+        "spec 7 rule 3",
+        "accepts a request of a corporate PSU that does not send PSU-Corporate-ID",
+        rules=("ERR-3-corporate-without-corporate-id", "HDR-corporate-id"),
+    ),
+    Fault(
+        "no-psu-id-format-check",
+        "spec 7 rule 7 / spec 4.2 PSU-ID",
+        "accepts a PSU-ID that is not a UUID",
+        rules=("ERR-7-psu-id-malformed", "HDR-format"),
+        fields=("PSU-ID",),
+    ),
+)

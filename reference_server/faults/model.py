@@ -1,0 +1,53 @@
+"""A deliberate fault: the rule it breaks and the scenarios that must then fail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+__all__ = ["Fault", "UnknownFaultError"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One deliberate deviation.
+
+    ``rule`` names the spec part it breaks, for people (``--list-faults``). The other fields say
+    the same for the self-check, in the suite's words: the scenarios that must fail while the
+    fault is on, and no other (:meth:`breaks`).
+
+    - ``rules``: the scenarios' rule ids (``AUTH-stale-digest``, ``ERR-1-reference-mix-invalid``);
+      ``*`` matches any run of characters (``SB-dates-in-past-*``).
+    - ``operations``: only the scenarios of these operations (none: every operation), where the
+      fault breaks the rule on some operations only.
+    - ``fields``: of the scenarios that break one field on purpose (a constraint or header
+      mutation), only those at these fields (``PSU-ID``; body fields as a JSON pointer without the
+      leading slash, ``instructedAmount/amount``). Rule-table scenarios change no single field and
+      are not narrowed by it.
+    - ``scenarios``: single scenario ids, over and above those of ``rules``, where the other
+      scenarios of their rule cannot see the fault (a basket whose payments all share one status
+      has the same best and worst case).
+    """
+
+    name: str
+    rule: str
+    description: str
+    rules: tuple[str, ...] = ()
+    operations: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+
+    def breaks(self, scenario_id: str, rule: str, operation: str, field: str | None = None) -> bool:
+        """Whether the scenario (its id, rule id, operation and mutated field, if any) must fail
+        while this fault is on."""
+        if scenario_id in self.scenarios:
+            return True
+        if not any(fnmatchcase(rule, pattern) for pattern in self.rules):
+            return False
+        if self.operations and operation not in self.operations:
+            return False
+        return not (self.fields and field is not None and field not in self.fields)
+
+
+class UnknownFaultError(ValueError):
+    """A fault name that is not in the registry."""
