@@ -1,0 +1,251 @@
+"""The plumbing of set-up: sending and checking set-up requests, the worker's cache of shared
+data, the target's date, the SCA steps and the reference server's controls."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from conformance.checks import (
+    ConformanceFailure,
+    NotApplicable,
+    check_response_schema,
+    check_sca_redirect,
+    json_document,
+)
+from conformance.scenario import scenario_seed
+from conformance.target.request import NO_BODY, OperationRequest, Psu
+
+if TYPE_CHECKING:
+    from conformance.contract import Contract
+    from conformance.exchange import Exchange
+    from conformance.target.client import TargetClient
+    from conformance.target.profile import TargetProfile
+    from conformance.target.sca import ScaStep
+
+
+#: What a shared set-up makes.
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A shared set-up that failed: raised again, afresh, for every scenario that needs it."""
+
+    problem: ConformanceFailure | NotApplicable
+
+    def again(self) -> ConformanceFailure | NotApplicable:
+        problem = self.problem
+        if isinstance(problem, NotApplicable):
+            return NotApplicable(problem.reason)
+        return ConformanceFailure(
+            problem.title,
+            spec=problem.spec,
+            sent=problem.sent,
+            received=problem.received,
+            expected=problem.expected,
+            related=problem.related,
+        )
+
+
+_SAME_SEED_HINT = (
+    "; a target that still holds the data of an earlier run with the same --seed refuses it "
+    "again (the account exists, the payment is a logical duplicate): run with another seed "
+    "(against a target, the default is a random one) or reset the sandbox"
+)
+
+
+class SetUpBase:
+    """Creates set-up data through the target's API; caches what read-only scenarios share.
+
+    One per worker (the plugin builds it with the worker's client). ``run_seed`` seeds the
+    shared data; fresh data takes the scenario's seed. ``sca`` completes the SCA redirects
+    that consents and authorised payments need.
+    """
+
+    def __init__(
+        self,
+        contract: Contract,
+        profile: TargetProfile,
+        client: TargetClient,
+        *,
+        run_seed: int,
+        sca: ScaStep | None = None,
+    ) -> None:
+        self.contract = contract
+        self.profile = profile
+        self.client = client
+        self.run_seed = run_seed
+        self.sca = sca
+        self._cache: dict[str, Any] = {}
+        self._clock_offset: timedelta | None = None
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    def shared(self, key: str, make: Callable[[], T]) -> T:
+        """The worker's cached value of ``key``, made on first use (read-only set-up data). A
+        failed set-up is remembered too, so the scenarios after it fail at once with the same
+        verdict instead of repeating it."""
+        if key not in self._cache:
+            try:
+                self._cache[key] = make()
+            except (ConformanceFailure, NotApplicable) as problem:
+                self._cache[key] = _Failed(problem)
+        value = self._cache[key]
+        if isinstance(value, _Failed):
+            raise value.again()
+        return cast("T", value)
+
+    def _seed(self, name: str) -> int:
+        return self.seed_for(name)
+
+    def seed_for(self, name: str) -> int:
+        """The seed of the worker's shared data called ``name`` (distinct per name and run)."""
+        return scenario_seed(self.run_seed, f"shared:{name}")
+
+    def require_sandbox(self, what: str) -> None:
+        """NotApplicable unless the target has the sandbox API to create ``what`` with."""
+        if not self.profile.sandbox:
+            raise NotApplicable(
+                f"the scenario needs {what}, which only the sandbox API can create, and the "
+                "profile says sandbox = false"
+            )
+        for op_id in ("SCU", "SA"):
+            reason = self.profile.unsupported_reason(op_id)
+            if reason is not None:
+                raise NotApplicable(f"the scenario needs {what}: {reason}")
+
+    def send(
+        self,
+        op_id: str,
+        *,
+        psu: Psu | None = None,
+        path_values: Mapping[str, str] | None = None,
+        query: Mapping[str, Any] | None = None,
+        body: Any = NO_BODY,
+        headers: Mapping[str, str | None] | None = None,
+    ) -> Exchange:
+        """One valid request of ``op_id`` (no verdict: the caller reads the answer)."""
+        return OperationRequest.build(
+            self,
+            op_id,
+            psu=psu,
+            path_values=path_values,
+            query=query or (),
+            body=body,
+            headers=headers,
+        ).send(self)
+
+    def create(
+        self,
+        op_id: str,
+        what: str,
+        *,
+        statuses: Iterable[int] | None = None,
+        **request: Any,
+    ) -> Any:
+        """Send a set-up request and return its JSON answer; a refusal fails the scenario."""
+        exchange = self.send(op_id, **request)
+        operation = self.contract.operations[op_id]
+        wanted = tuple(statuses) if statuses is not None else success_statuses(operation)
+        if exchange.status not in wanted:
+            raise ConformanceFailure(
+                f"Set-up failed: {what} ({op_id}) was answered HTTP {exchange.status}",
+                spec=operation.spec,
+                sent=exchange,
+                expected=f"a valid {operation.name} request is accepted "
+                f"(HTTP {' or '.join(str(s) for s in wanted)})"
+                + (_SAME_SEED_HINT if 400 <= exchange.status < 500 else ""),
+            )
+        try:
+            check_response_schema(exchange, operation, self.contract)
+        except ConformanceFailure as failure:
+            raise ConformanceFailure(
+                f"Set-up failed: {what} ({op_id}): {failure.title}",
+                spec=failure.spec,
+                sent=exchange,
+                received=failure.received,
+                expected=failure.expected,
+            ) from None
+        return json_document(exchange)
+
+    def today(self) -> date:
+        """The target's date, for sandbox dates and execution dates.
+
+        The reference server's clock can be set apart from real time (``/_control/clock``): its
+        offset is read once per worker and applied locally, instead of one request per date.
+        No scenario moves the shared clock (the spec 8 age scenarios age one consent through
+        ``/_control/consents/{consentId}/age``), so the offset read once stays right.
+        """
+        if not self.profile.reference_server:
+            return datetime.now(UTC).date()
+        if self._clock_offset is None:
+            answer = self.client.request("GET", "/_control/clock", auth=None)
+            document = json_document(answer)
+            offset = document.get("offsetSeconds") if isinstance(document, dict) else None
+            self._clock_offset = timedelta(seconds=float(offset or 0))
+        return (datetime.now(UTC) + self._clock_offset).date()
+
+    # --- SCA -----------------------------------------------------------------------------------
+
+    def start_authorisation(
+        self, op_id: str, path_values: Mapping[str, str], psu: Psu, what: str
+    ) -> str:
+        """Start an authorisation (E2, PA, CA) and return its scaRedirect link; the link may come
+        in a 201 SCA status record or a 401 answer (spec 4.3 E2, spec 5 item 6)."""
+        exchange = self.send(op_id, psu=psu, path_values=path_values)
+        operation = self.contract.operations[op_id]
+        if exchange.status not in (201, 401):
+            raise ConformanceFailure(
+                f"Set-up failed: {what} ({op_id}) was answered HTTP {exchange.status}",
+                spec=operation.spec,
+                sent=exchange,
+                expected="HTTP 201 with the SCA status record, or 401 with _links.scaRedirect",
+            )
+        return check_sca_redirect(exchange)
+
+    def complete_sca(self, link: str, psu: Psu, *, approve: bool = True) -> None:
+        """The PSU goes through the redirect (the profile's SCA step)."""
+        if self.sca is None:
+            raise NotApplicable("the scenario needs an SCA step and none is configured")
+        self.sca.complete(link, customer_number=psu.customer_number, approve=approve)
+
+    # --- reference-server controls ---------------------------------------------------------------
+
+    def control(self, method: str, path: str, body: Any = None, *, what: str) -> Any:
+        """A reference-server control (``/_control/...``); NotApplicable on any other target."""
+        if not self.profile.reference_server:
+            raise NotApplicable(
+                f"the scenario needs to {what}, which only the reference server's controls can "
+                "do (the profile says reference_server = false)"
+            )
+        answer = self.client.request(
+            method,
+            path,
+            content=None if body is None else json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"} if body is not None else None,
+            auth=None,
+        )
+        if answer.status >= 400:
+            raise NotApplicable(
+                f"the scenario needs to {what}, and the reference server's {path} answered "
+                f"HTTP {answer.status}"
+            )
+        return json_document(answer)
+
+
+def success_statuses(operation: Any) -> tuple[int, ...]:
+    documented = tuple(sorted(status for status in operation.responses if 200 <= status < 300))
+    return documented or (operation.success_status,)
+
+
+def link_href(document: Any, name: str) -> str | None:
+    if not isinstance(document, Mapping):
+        return None
+    links = document.get("_links")
+    link = links.get(name) if isinstance(links, Mapping) else None
+    href = link.get("href") if isinstance(link, Mapping) else None
+    return href if isinstance(href, str) and href else None

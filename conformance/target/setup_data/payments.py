@@ -1,0 +1,123 @@
+"""Set-up of payments and signing baskets (spec 2.4, 2.6, 4.3 E1, E16-E18), and the
+factory that offers every kind of set-up data."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from conformance.checks import (
+    ConformanceFailure,
+    NotApplicable,
+)
+from conformance.generate import factories
+from conformance.target.request import Psu
+from conformance.target.setup_data.base import link_href
+from conformance.target.setup_data.consents import ConsentSetUp
+from conformance.target.setup_data.records import (
+    PRODUCT_OF_OPERATION,
+    Account,
+    Basket,
+    Payment,
+)
+
+if TYPE_CHECKING:
+    from conformance.exchange import Exchange
+
+
+class DataFactory(ConsentSetUp):
+    """Creates set-up data through the target's API; caches what read-only scenarios share.
+
+    One per worker (the plugin builds it with the worker's client). ``run_seed`` seeds the
+    shared data; fresh data takes the scenario's seed. ``sca`` completes the SCA redirects
+    that consents and authorised payments need.
+    """
+
+    def payment_body(self, op_id: str, seed: int, debtor: Account | None = None) -> dict[str, Any]:
+        """A valid body of E16, E17 or E18 debiting ``debtor`` (the worker's account by default)."""
+        debtor_bban = (debtor or self.account()).bban if self.profile.sandbox else None
+        if op_id == "E17":
+            return factories.periodic_payment(seed, today=self.today(), debtor_bban=debtor_bban)
+        if op_id == "E18":
+            return factories.ncbct_payment(seed, debtor_bban=debtor_bban)
+        return factories.ndct_payment(seed, debtor_bban=debtor_bban)
+
+    def payment(
+        self,
+        seed: int,
+        op_id: str = "E16",
+        *,
+        body: Mapping[str, Any] | None = None,
+        psu: Psu | None = None,
+        authorise: bool = False,
+        approve: bool = True,
+    ) -> Payment:
+        """A fresh payment (E16, E17 or E18) for the worker's private PSU; with ``authorise``
+        taken through SCA (``approve`` or cancel) before it is returned."""
+        reason = self.profile.unsupported_reason(op_id)
+        if reason is not None:
+            raise NotApplicable(f"the scenario needs a payment: {reason}")
+        psu = psu or self.psu("PRIVATE")
+        chosen = dict(body) if body is not None else self.payment_body(op_id, seed)
+        document = self.create(op_id, f"creating a payment ({op_id})", psu=psu, body=chosen)
+        payment = Payment(
+            payment_id=str(document["paymentId"]),
+            operation=op_id,
+            product=PRODUCT_OF_OPERATION[op_id],
+            psu=psu,
+            status=str(document.get("transactionStatus", "")),
+            body=chosen,
+            sca_link=link_href(document, "scaRedirect"),
+        )
+        if authorise:
+            self.authorise_payment(payment, approve=approve)
+        return payment
+
+    def shared_payment(self, op_id: str = "E16") -> Payment:
+        """The worker's payment of ``op_id`` for scenarios that only read it (PS)."""
+        return self.shared(f"payment:{op_id}", lambda: self.payment(self.seed_for(op_id), op_id))
+
+    def payments(self, seed: int, count: int, op_id: str = "E16") -> list[Payment]:
+        """``count`` fresh payments of one product (a basket's content)."""
+        return [self.payment(seed * 1000 + index, op_id) for index in range(count)]
+
+    def authorise_payment(self, payment: Payment, *, approve: bool = True) -> None:
+        """Take the payment through SCA: its own scaRedirect link, or one from PA."""
+        link = payment.sca_link or self.start_authorisation(
+            "PA",
+            {"payment-product": payment.product, "payment-id": payment.payment_id},
+            payment.psu,
+            "starting the payment authorisation",
+        )
+        self.complete_sca(link, payment.psu, approve=approve)
+
+    def payment_status(self, payment: Payment) -> Exchange:
+        """PS for ``payment`` (the caller judges the answer)."""
+        return self.send(
+            "PS",
+            psu=payment.psu,
+            path_values={"payment-product": payment.product, "payment-id": payment.payment_id},
+        )
+
+    def basket(self, seed: int, payments: Sequence[Payment]) -> Basket:
+        """A signing basket (E1) of ``payments`` for their PSU."""
+        psu = payments[0].psu
+        document = self.create(
+            "E1",
+            "creating a signing basket",
+            psu=psu,
+            body=factories.signing_basket(payment.payment_id for payment in payments),
+        )
+        if not document.get("basketId"):
+            raise ConformanceFailure(
+                "Set-up failed: the signing basket answer carries no basketId",
+                spec="spec 2.4",
+                sent=self.client.exchanges[-1] if self.client.exchanges else None,
+                expected="the signing basket has its basketId (E2 names the basket by it)",
+            )
+        return Basket(
+            basket_id=str(document["basketId"]),
+            payment_ids=tuple(payment.payment_id for payment in payments),
+            psu=psu,
+            status=str(document.get("transactionStatus", "")),
+        )

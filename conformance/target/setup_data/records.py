@@ -1,0 +1,126 @@
+"""What set-up creates: customers, accounts, card accounts, engagements, consents, payments,
+baskets (frozen records), and the payment product of each creating operation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from conformance.target.request import Psu
+
+if TYPE_CHECKING:
+    pass
+
+CustomerType = Literal["PRIVATE", "CORPORATE"]
+
+#: The payment product of the paths of PS, PC and PA, per creating operation (operations/PS.json:
+#: a periodic payment is reached under the NDCT product).
+NDCT_PRODUCT = "norwegian-domestic-credit-transfers"
+PRODUCT_OF_OPERATION: Mapping[str, str] = MappingProxyType(
+    {
+        "E16": NDCT_PRODUCT,
+        "E17": NDCT_PRODUCT,
+        "E18": "norwegian-cross-border-credit-transfers",
+    }
+)
+
+
+# --- what is created ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Customer:
+    """A sandbox customer (spec 2.9): its ``customer_id`` is its PSU-ID on the reference server,
+    its ``customer_number`` the SCA identifier (spec 5 item 7)."""
+
+    customer_id: str
+    customer_number: str | None
+    customer_type: str
+    name: str = ""
+    national_id: str | None = None
+    corporate_id: str | None = None
+
+    @property
+    def psu(self) -> Psu:
+        """The PSU headers of this customer (a corporate one with its PSU-Corporate-ID)."""
+        return Psu(
+            psu_id=self.customer_id,
+            customer_number=self.customer_number,
+            corporate_id=self.corporate_id,
+            corporate=self.customer_type == "CORPORATE",
+            national_id=self.national_id,
+        )
+
+
+@dataclass(frozen=True)
+class Account:
+    """A sandbox account and the ids of the transactions created on it (E7)."""
+
+    id: str
+    iban: str
+    bban: str
+    currency: str
+    owner: Customer
+    transaction_ids: tuple[str, ...] = ()
+    document: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class CardAccount:
+    """A sandbox card account with the card transactions created on it (E5)."""
+
+    id: str
+    masked_pan: str
+    currency: str
+    owner: Customer
+    booked_ids: tuple[str, ...] = ()
+    pending_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Engagement:
+    """A corporate agreement (SAG) owned by ``owner`` with an engagement (E6) giving ``member``
+    access to ``account`` (roles REGISTER and VIEW, spec 4.3 E6)."""
+
+    agreement_id: str
+    engagement_id: str
+    owner: Customer
+    member: Customer
+    account: Account
+
+
+@dataclass(frozen=True)
+class Consent:
+    """An account-information consent confirmed through SCA, and what it gives access to:
+    ``account_id`` (an AL resourceId) and ``transaction_id`` (from AT, for E8)."""
+
+    consent_id: str
+    psu: Psu
+    account_id: str | None = None
+    transaction_id: str | None = None
+    sandbox_account: Account | None = None
+
+
+@dataclass(frozen=True)
+class Payment:
+    """A payment created with E16, E17 or E18; ``product`` is the product of its PS/PC/PA path."""
+
+    payment_id: str
+    operation: str
+    product: str
+    psu: Psu
+    status: str
+    body: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    sca_link: str | None = None
+
+
+@dataclass(frozen=True)
+class Basket:
+    """A signing basket (E1) and the payments in it."""
+
+    basket_id: str
+    payment_ids: tuple[str, ...]
+    psu: Psu
+    status: str
