@@ -16,17 +16,15 @@ import pytest
 
 from conformance.contract import Contract, Operation, load_contract
 from conformance.generate import generate_scenarios
-from conformance.generate.mutations import (
+from conformance.generate.breaking_values import (
     BAD_FORMAT_VALUES,
-    SchemaResolver,
-    body_constraints,
     breaking_pattern,
     id_safe,
     other_than_const,
     outside_enum,
-    parameter_constraints,
     string_of_length,
 )
+from conformance.generate.mutations import SchemaResolver, body_constraints, parameter_constraints
 from conformance.scenario import JsonObject, Mutation, Scenario, freeze, thaw
 
 # ------------------------------------------------------------------------------- a valid example

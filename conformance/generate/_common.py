@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.contract import Contract, Operation
-from conformance.generate.mutations import SchemaResolver, id_safe
+from conformance.generate.breaking_values import id_safe
+from conformance.generate.mutations import SchemaResolver
 from conformance.scenario import BODY_SCHEMA_ERROR, BODY_SCHEMA_RESPONSE, Expectation
 
 #: The spec 7 code of a payment request that breaks a schema constraint (spec 7 E17 row; the code

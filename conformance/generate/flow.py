@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance.contract import Operation
 from conformance.generate._common import Context, params, scenario_id, success
-from conformance.generate.mutations import id_safe
+from conformance.generate.breaking_values import id_safe
 from conformance.generate.variants import base_variant
 from conformance.scenario import Scenario
 

@@ -7,9 +7,7 @@ constraint and, as far as a value can be chosen to do so, nothing else (a too-lo
 matches the field's pattern; a value outside an enum keeps the field's length bounds). Because the
 mutations come from the schema, a constraint added to ``schemas/`` becomes a scenario without code.
 
-Every value is computed, never drawn at random, so scenario ids stay stable: the value that
-breaks a pattern is the first of a fixed list of candidates that ``re.search`` proves not to
-match, and the value outside an enum is built from the enum's own shape.
+The values come from ``breaking_values``, so scenario ids stay stable.
 
 Mutations point *into* optional objects and arrays as well; the scenario that carries one names
 a base variant that holds those parents (``conformance.generate.variants``), so a mutation below
@@ -18,27 +16,30 @@ an optional parent never adds a half-built parent of its own.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
+from conformance.generate.breaking_values import (
+    BAD_FORMAT_VALUES,
+    OTHER_TYPE,
+    OTHER_TYPE_TEXT,
+    bad_any_format,
+    breaking_pattern,
+    distinct_items,
+    id_safe,
+    other_than_const,
+    outside_enum,
+    string_of_length,
+)
 from conformance.scenario import JsonObject, Mutation
 
 __all__ = [
-    "BAD_FORMAT_VALUES",
     "DEFAULT_SPEC",
     "BrokenConstraint",
     "SchemaResolver",
     "body_constraints",
-    "breaking_pattern",
-    "id_safe",
-    "other_than_const",
-    "outside_enum",
     "parameter_constraints",
-    "string_of_length",
 ]
 
 Pointer = tuple[str | int, ...]
@@ -47,40 +48,9 @@ Schema = Mapping[str, Any]
 #: Spec part of a constraint whose schema (and every schema above it) names none.
 DEFAULT_SPEC = "spec 2"
 
-#: A value that is not of the named ``format``, for the formats ``jsonschema`` checks without
-#: optional packages (``date`` by the standard library; ``uuid``, ``ipv4``, ``ipv6``, ``email``).
-#: Formats whose check needs an extra package (``uri``: rfc3987, ``date-time``: rfc3339-validator)
-#: are left out on purpose: the contract's validator, and so the reference server, may not check
-#: them, and which scenarios exist must not depend on what happens to be installed.
-BAD_FORMAT_VALUES: Mapping[str, str] = {
-    "date": "2026-02-30",
-    "uuid": "not-a-uuid",
-    "ipv4": "999.1.1.1",
-    "ipv6": "not-an-ipv6-address",
-    "email": "not-an-email",
-}
-
-#: The value a ``type`` mutation sends instead of a value of the declared type (body targets).
-_OTHER_TYPE: Mapping[str, Any] = {
-    "string": 12345,
-    "integer": "12",
-    "number": "12",
-    "boolean": "yes",
-    "object": (),
-    "array": JsonObject(),
-    "null": "null",
-}
-#: The text a ``type`` mutation sends in a query string (everything there is text).
-_OTHER_TYPE_TEXT: Mapping[str, str] = {"integer": "abc", "number": "abc", "boolean": "yes"}
-
-#: Candidates for a string that breaks a ``pattern``: the first one ``re.search`` rejects wins.
-_PATTERN_BREAKERS = ("abc", "ZZZ", "123", "1.5", "a", "Z", "1", "_", "abc def", "-")
-#: Characters tried, in order, to fill a string of a given length that still matches a pattern.
-_FILLERS = ("A", "1", "a", "Z", "0")
 #: Member added when ``additionalProperties`` is ``false``.
 _UNEXPECTED_MEMBER = "unexpectedMember"
 _MAX_DEPTH = 16
-_ID_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,119 +106,6 @@ class SchemaResolver:
                 else:
                     merged.setdefault(key, value)
         return merged
-
-
-# ------------------------------------------------------------------------------------ values
-
-
-def id_safe(value: Any, limit: int | None = 32) -> str:
-    """``value`` as a fragment of a pytest id: ASCII letters, digits, ``.``, ``_`` and ``-`` kept,
-    any other run of characters replaced by one ``_``; cut to ``limit`` characters (values; names
-    pass ``None``); ``empty`` for ``""``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    text = _ID_UNSAFE.sub("_", str(value))
-    return (text[:limit] if limit is not None else text) or "empty"
-
-
-def _matches(pattern: str | None, text: str) -> bool:
-    return pattern is None or re.search(pattern, text) is not None
-
-
-def string_of_length(length: int, pattern: str | None = None) -> str:
-    """A string of exactly ``length`` characters that matches ``pattern`` when one can be built
-    from a repeated filler character; otherwise ``"A" * length`` (the pattern then breaks too)."""
-    for filler in _FILLERS:
-        candidate = filler * length
-        if _matches(pattern, candidate):
-            return candidate
-    return _FILLERS[0] * length
-
-
-def breaking_pattern(
-    pattern: str, min_length: int = 0, max_length: int | None = None
-) -> str | None:
-    """The first candidate that ``pattern`` does not match and that keeps the length bounds.
-
-    Candidates are padded to ``min_length`` and cut to ``max_length`` so that only the pattern
-    breaks. ``None`` when every candidate matches (the pattern accepts all of them).
-    """
-    for candidate in _PATTERN_BREAKERS:
-        text = candidate
-        if len(text) < min_length:
-            text = text + text[-1] * (min_length - len(text))
-        if max_length is not None and len(text) > max_length:
-            text = text[:max_length]
-        if text and not _matches(pattern, text):
-            return text
-    return None
-
-
-def outside_enum(values: Sequence[Any], schema: Schema | None = None) -> Any | None:
-    """A value of the enum's own type that is not in it, keeping the schema's length bounds.
-
-    Strings: ``Z`` (or ``0`` for an all-digit enum such as regulatory reporting codes) repeated to
-    the length of the enum's shortest value, so a two-letter country list gets ``ZZ``; long
-    identifiers (product names) get ``unknown``. Integers: one above the largest. Booleans: the
-    missing one. ``None`` when no such value exists (an enum of every boolean, mixed types).
-    """
-    schema = schema or {}
-    if values and all(isinstance(v, str) for v in values):
-        shortest = min(len(v) for v in values)
-        fill = "0" if all(v.isdigit() for v in values) else "Z"
-        candidates = [fill * max(shortest, 1)] if shortest <= 8 else []
-        candidates += ["unknown", fill * (shortest + 1), "unknown-value"]
-        for candidate in candidates:
-            if candidate in values:
-                continue
-            if len(candidate) > schema.get("maxLength", len(candidate)):
-                continue
-            if len(candidate) < schema.get("minLength", 0):
-                continue
-            return candidate
-        return None
-    if values and all(isinstance(v, bool) for v in values):
-        missing = [b for b in (True, False) if b not in values]
-        return missing[0] if missing else None
-    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        return max(values) + 1
-    return None
-
-
-def other_than_const(value: Any) -> Any | None:
-    """A value of the same JSON type as ``value`` and different from it."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int | float):
-        return value + 1
-    if isinstance(value, str):
-        return "unknown" if value != "unknown" else "unknown-value"
-    return None
-
-
-def _bad_any_format(formats: Sequence[str]) -> str | None:
-    """A value that is none of ``formats`` (an ``anyOf`` of formats, e.g. an IPv4 or IPv6)."""
-    checker = Draft202012Validator.FORMAT_CHECKER
-    candidates = [BAD_FORMAT_VALUES[f] for f in formats if f in BAD_FORMAT_VALUES]
-    for candidate in [*candidates, "not-a-valid-value"]:
-        if not any(checker.conforms(candidate, f) for f in formats):
-            return candidate
-    return None
-
-
-def _distinct_items(items: Schema, count: int) -> tuple[Any, ...] | None:
-    """``count`` distinct valid items when the item schema enumerates them (enum, integer range)."""
-    if count < 0:
-        return None
-    if count == 0:
-        return ()
-    if isinstance(items.get("enum"), list) and len(items["enum"]) >= count:
-        return tuple(items["enum"][:count])
-    if items.get("type") == "integer" and "minimum" in items and "maximum" in items:
-        low, high = int(items["minimum"]), int(items["maximum"])
-        if high - low + 1 >= count:
-            return tuple(range(low, low + count))
-    return None
 
 
 def _assumed(schema: Schema) -> tuple[str, ...]:
@@ -356,7 +213,7 @@ class _Walker:
         items = self.resolver(raw_items) if isinstance(raw_items, Mapping) else {}
         if isinstance(schema.get("maxItems"), int):
             count = schema["maxItems"] + 1
-            concrete = _distinct_items(items, count)
+            concrete = distinct_items(items, count)
             action, value = ("set", concrete) if concrete is not None else ("resize", count)
             yield _broken(
                 site,
@@ -369,7 +226,7 @@ class _Walker:
             )
         if isinstance(schema.get("minItems"), int) and schema["minItems"] >= 1:
             count = schema["minItems"] - 1
-            concrete = _distinct_items(items, count)
+            concrete = distinct_items(items, count)
             action, value = ("set", concrete) if concrete is not None else ("resize", count)
             yield _broken(
                 site,
@@ -381,7 +238,7 @@ class _Walker:
                 f"with {count} items, under minItems {schema['minItems']}",
             )
         if schema.get("uniqueItems") is True:
-            pair = _distinct_items(items, 1)
+            pair = distinct_items(items, 1)
             action, value = ("set", pair * 2) if pair is not None else ("duplicate", None)
             yield _broken(
                 site,
@@ -430,9 +287,9 @@ class _Walker:
         if site.target in ("path", "header"):
             return  # a path segment or header value is text whatever its schema says
         if site.target == "query":
-            if declared not in _OTHER_TYPE_TEXT:
+            if declared not in OTHER_TYPE_TEXT:
                 return
-            text = _OTHER_TYPE_TEXT[declared]
+            text = OTHER_TYPE_TEXT[declared]
             yield _broken(
                 site,
                 (),
@@ -443,7 +300,7 @@ class _Walker:
                 f"set to {text!r}, which is not a {declared}",
             )
             return
-        other = _OTHER_TYPE[declared]
+        other = OTHER_TYPE[declared]
         yield _broken(
             site,
             (),
@@ -483,16 +340,16 @@ class _Walker:
                 f"{len(text)} characters long, under minLength {min_length}",
             )
         if pattern is not None and not enumerated:
-            text = breaking_pattern(
+            breaker = breaking_pattern(
                 pattern, min_length if isinstance(min_length, int) else 0, max_length
             )
-            if text is not None:
+            if breaker is not None:
                 yield self._set(
                     site,
-                    text,
+                    breaker,
                     "pattern",
-                    f"pattern-{id_safe(text)}",
-                    f"set to {text!r}, which does not match the pattern {pattern}",
+                    f"pattern-{id_safe(breaker)}",
+                    f"set to {breaker!r}, which does not match the pattern {pattern}",
                 )
         fmt = schema.get("format")
         if isinstance(fmt, str) and fmt in BAD_FORMAT_VALUES and not enumerated:
@@ -506,14 +363,14 @@ class _Walker:
             )
         formats = _any_of_formats(schema)
         if formats:
-            text = _bad_any_format(formats)
-            if text is not None:
+            outside = bad_any_format(formats)
+            if outside is not None:
                 yield self._set(
                     site,
-                    text,
+                    outside,
                     "format",
-                    f"format-{id_safe(text)}",
-                    f"set to {text!r}, which is none of {', '.join(formats)}",
+                    f"format-{id_safe(outside)}",
+                    f"set to {outside!r}, which is none of {', '.join(formats)}",
                 )
 
     def _number(self, schema: Schema, site: _Site) -> Iterator[BrokenConstraint]:

@@ -16,7 +16,8 @@ from conformance.generate._common import (
     scenario_id,
     success,
 )
-from conformance.generate.mutations import DEFAULT_SPEC, id_safe
+from conformance.generate.breaking_values import id_safe
+from conformance.generate.mutations import DEFAULT_SPEC
 from conformance.generate.variants import ENUM_VARIANTS, base_variant, variants
 from conformance.scenario import Mutation, Scenario
 

@@ -17,7 +17,7 @@ from conformance.generate._common import (
     success,
     takes_header,
 )
-from conformance.generate.mutations import id_safe
+from conformance.generate.breaking_values import id_safe
 from conformance.generate.variants import base_variant
 from conformance.scenario import Expectation, Mutation, Scenario
 
