@@ -16,8 +16,12 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/conformance run
 
+# The project's own checks: lint, format, the layer contracts (ARCHITECTURE.md), types, tests.
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n auto tests
 
 selfcheck: $(STAMP)
@@ -25,6 +29,9 @@ selfcheck: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -52,7 +52,8 @@ _REPRODUCE = "conformance call "
 class BreaksScenarios(Protocol):
     """What the comparison needs of a fault (``reference_server.faults.Fault`` is one)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def breaks(
         self, scenario_id: str, rule: str, operation: str, field: str | None = None

@@ -141,7 +141,8 @@ class Request:
 
     @property
     def request_id(self) -> str | None:
-        return self.headers.get("X-Request-ID")
+        value: str | None = self.headers.get("X-Request-ID")
+        return value
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,8 @@ class RequestHandler(BaseHTTPRequestHandler):
     wbufsize = 64 * 1024
     server_version = "psd2-reference-server"
     sys_version = ""
+    #: Set by the base class's ``handle_one_request`` before it calls :meth:`parse_request`.
+    raw_requestline: bytes
     server: ReferenceServer
 
     def parse_request(self) -> bool:
@@ -104,7 +106,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         two-word request line is refused (as JSON) before any wait for headers that an HTTP/0.9
         client never sends. Sets what the base parser sets: ``command``, ``path``,
         ``request_version``, ``requestline``, ``headers``, ``close_connection``."""
-        self.command = None
+        # None until a method is read, as the base parser sets it (typeshed says str only).
+        self.command = None  # type: ignore[assignment]
         self.request_version = self.default_request_version
         self.close_connection = True
         line = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
@@ -142,7 +145,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         return True
 
     def setup(self) -> None:
-        self.timeout = self.server.read_timeout
+        # Per connection, from the server; typeshed declares the attribute a ClassVar only.
+        self.timeout = self.server.read_timeout  # type: ignore[misc]
         super().setup()
 
     def date_time_string(self, timestamp: float | None = None) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Callable, Mapping
-from functools import cache
 from typing import Any, Self
 
 __all__ = ["DocRecord", "doc_key"]
@@ -61,10 +60,21 @@ def _camel(name: str) -> str:
     return head + "".join(part.capitalize() for part in rest)
 
 
-@cache
-def _plan(cls: type) -> tuple[tuple[str, str, _Convert | None, _Convert | None], ...]:
+_Plan = tuple[tuple[str, str, _Convert | None, _Convert | None], ...]
+#: The plan of each record class, worked out on first use.
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan(cls: type) -> _Plan:
     """Per field: attribute name, document key, and the dump and load conversions (None: the
     value is stored as is). Worked out once per class: records are dumped on every write."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _PLANS[cls] = _work_out_plan(cls)
+    return plan
+
+
+def _work_out_plan(cls: type) -> _Plan:
     hints = typing.get_type_hints(cls)
     return tuple(
         (

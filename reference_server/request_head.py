@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
+from io import BufferedIOBase
 from typing import BinaryIO
 
 __all__ = [
@@ -111,7 +112,7 @@ def _version_number(version: str) -> tuple[int, int] | None:
     return int(parts[0]), int(parts[1])
 
 
-def read_header_lines(rfile: BinaryIO) -> list[bytes]:
+def read_header_lines(rfile: BinaryIO | BufferedIOBase) -> list[bytes]:
     """The header lines up to and including the blank line (or the end of the stream).
 
     :class:`HeadError` 431 for a line over :data:`MAX_LINE` bytes or a block of more than

@@ -208,7 +208,8 @@ def _amount(item: CardTransaction) -> int:
 
 
 def _currency(item: CardTransaction) -> str | None:
-    return item.data.get("transactionAmount", {}).get("currency")
+    currency = item.data.get("transactionAmount", {}).get("currency")
+    return currency if isinstance(currency, str) else None
 
 
 def _balance(amount: int, currency: str, kind: str) -> dict[str, Any]:

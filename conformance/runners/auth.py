@@ -127,7 +127,7 @@ def _issuer(ctx: RunContext, what: str) -> CertificateAuthority:
 def _key(ctx: RunContext) -> Any:
     """One RSA key for every certificate the suite mints here: a certificate's validity, roles
     and issuer are what these cases change, and a new RSA key costs ~100 ms."""
-    return ctx.client.make_signer().credentials.private_key
+    return ctx.client.identity().signing_credentials().private_key
 
 
 @functools.cache
@@ -207,7 +207,7 @@ def _rfc2047_signature(scenario: Scenario, ctx: RunContext, request: OperationRe
     own certificate when its issuer is, else one minted from the UTF-8-named trust anchor
     (``--trust-anchor-utf8``), else from the trust anchor when its name is not ASCII.
     """
-    if not ctx.client.make_signer().credentials.issuer.isascii():
+    if not ctx.client.identity().signing_credentials().issuer.isascii():
         return request, _signer(ctx, request)
     for anchor in (ctx.utf8_trust_anchor, ctx.trust_anchor):
         if anchor is not None and not anchor.certificate.subject.rfc4514_string().isascii():

@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from conformance.checks import NotApplicable
 from conformance.contract import identifiers as ids
@@ -63,12 +63,20 @@ def base_request(ctx: RunContext, op_id: str, variant: str, seed: int) -> Operat
 # --- minimal bodies -----------------------------------------------------------------------------
 
 
+#: A request body, of whatever JSON type.
+Body = TypeVar("Body")
+
+
 def minimal_body(
-    contract: Contract, schema: Mapping[str, Any], body: Any, keep: tuple[tuple[str, ...], ...] = ()
-) -> Any:
+    contract: Contract,
+    schema: Mapping[str, Any],
+    body: Body,
+    keep: tuple[tuple[str, ...], ...] = (),
+) -> Body:
     """``body`` with every member its schema does not require removed (recursively), except
     the pointers in ``keep``."""
-    return _strip(contract, schema, copy.deepcopy(body), (), keep)
+    stripped: Body = _strip(contract, schema, copy.deepcopy(body), (), keep)
+    return stripped
 
 
 def _strip(
@@ -117,7 +125,7 @@ def _ndct_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
     debtor = ctx.data.account().bban if ctx.profile.sandbox else None
     name = variant or "ndct-unstructured"
     if name.startswith("ndct-kid-"):
-        algorithm = "MOD11" if name.endswith("mod11") else "MOD10"
+        algorithm: Literal["MOD10", "MOD11"] = "MOD11" if name.endswith("mod11") else "MOD10"
         body = factories.ndct_payment(seed, debtor_bban=debtor, kid=True, kid_algorithm=algorithm)
     else:
         body = factories.ndct_payment(seed, debtor_bban=debtor, kid=False)

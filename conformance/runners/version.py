@@ -219,9 +219,10 @@ def _booked(document: Any) -> Mapping[str, Any]:
         if isinstance(document, Mapping)
         else None
     )
-    if not booked:
+    if not booked or not isinstance(booked[0], Mapping):
         raise NotApplicable("the card account lists no booked transaction to compare")
-    return booked[0]
+    first: Mapping[str, Any] = booked[0]
+    return first
 
 
 def _without_prefix(scenario: Scenario, ctx: RunContext, seed: int, prefix: str) -> None:

@@ -183,13 +183,14 @@ class TargetClient:
         constructor (``digest_algorithm`` defaults to the client's). Pass the result as
         ``auth=`` of one request.
         """
-        chosen = identity if identity is not None else self._identity()
+        chosen = identity if identity is not None else self.identity()
         options.setdefault("digest_algorithm", self._digest_algorithm)
         options.setdefault("on_signed", self.on_signed)
         factory = signer if signer is not None else SignatureAuth
         return factory(chosen.signing_credentials(), **options)
 
-    def _identity(self) -> TppIdentity:
+    def identity(self) -> TppIdentity:
+        """The TPP identity this client signs as (the default test identity unless given)."""
         if self._identity_value is None:
             self._identity_value = default_identity()
         return self._identity_value

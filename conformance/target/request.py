@@ -169,7 +169,7 @@ class OperationRequest:
     ) -> OperationRequest:
         """The valid request: standard headers for ``psu`` plus ``headers`` on top."""
         op = ctx.contract.operations[operation] if isinstance(operation, str) else operation
-        chosen = standard_headers(op, ctx.profile, psu)
+        chosen: dict[str, str | None] = dict(standard_headers(op, ctx.profile, psu))
         if headers:
             chosen.update(headers)
         pairs = tuple(query.items()) if isinstance(query, Mapping) else tuple(query)
@@ -321,9 +321,11 @@ def _mutate(
         else:
             node[str(last)] = value
         return body
-    current = node[last] if isinstance(node, list) else node.get(str(last))
+    current = (
+        node[last] if isinstance(node, list) and isinstance(last, int) else node.get(str(last))
+    )
     replaced = _at_target(current, action, value, fresh)
-    if isinstance(node, list):
+    if isinstance(node, list) and isinstance(last, int):
         node[last] = replaced
     else:
         node[str(last)] = replaced

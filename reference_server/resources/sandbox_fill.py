@@ -287,11 +287,11 @@ def apply_fill(store: Store, fill: FillSet) -> None:
             for item in store.children(data.ACCOUNT_TRANSACTIONS, account.id):
                 store.delete(data.ACCOUNT_TRANSACTIONS, item.id)
         for card in fill.card_accounts:
-            for item in store.children(data.CARD_TRANSACTIONS, card.id):
-                store.delete(data.CARD_TRANSACTIONS, item.id)
+            for card_item in store.children(data.CARD_TRANSACTIONS, card.id):
+                store.delete(data.CARD_TRANSACTIONS, card_item.id)
         for agreement in fill.agreements:
-            for item in store.children(data.ENGAGEMENTS, agreement.id):
-                store.delete(data.ENGAGEMENTS, item.id)
+            for engagement in store.children(data.ENGAGEMENTS, agreement.id):
+                store.delete(data.ENGAGEMENTS, engagement.id)
         groups: tuple[tuple[Any, tuple[Any, ...]], ...] = (
             (data.CUSTOMERS, fill.customers),
             (data.AGREEMENTS, fill.agreements),

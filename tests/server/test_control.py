@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -15,9 +16,10 @@ from server import bodies
 
 
 @pytest.fixture
-def plain(server: RunningServer, app: Application) -> httpx.Client:
+def plain(server: RunningServer, app: Application) -> Iterator[httpx.Client]:
     """An unsigned client: the controls need no signature."""
-    return httpx.Client(base_url=server.url, verify=False)
+    with httpx.Client(base_url=server.url, verify=False) as client:
+        yield client
 
 
 def test_clock_is_shown(plain: httpx.Client) -> None:

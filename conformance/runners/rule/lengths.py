@@ -5,6 +5,7 @@ response fields, the account name length.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -125,9 +126,8 @@ def check_length_bounds_enforced(scenario: Scenario, ctx: RunContext, seed: int)
     """bankTransactionCode of 3 and of 15 characters are refused (spec 8: 4 to 14)."""
     request = rule_request(scenario, ctx, seed)
     for length in (3, 15):
-        changed = changed_body(
-            request, lambda body, n=length: set_at(body, (0, "bankTransactionCode"), "P" * n)
-        )
+        code = partial(set_at, pointer=(0, "bankTransactionCode"), value="P" * length)
+        changed = changed_body(request, code)
         send_and_judge(scenario, ctx, changed)
 
 
