@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance.contract import DEFAULT_ROOT, TYPES_BASE, Contract, load_contract
-from conformance.contract import loader as _contract_load
+from conformance.contract import DEFAULT_ROOT, TYPES_BASE, Contract, load_contract, loader
 from conformance.contract.loader import contract_digest
 from conformance.contract.model import Operation, Parameter
 from conformance.contract.router import Router
@@ -805,20 +804,20 @@ def test_a_trusted_digest_skips_only_the_meta_schema_check_of_that_contract(
 ) -> None:
     """An xdist worker trusts the controller's check of the same bytes; a contract whose bytes
     differ from what was checked is checked in full, and the other checks always run."""
-    monkeypatch.setattr(_contract_load, "_CHECKED_ELSEWHERE", set())
+    monkeypatch.setattr(loader, "_CHECKED_ELSEWHERE", set())
     root = tmp_path / "schemas"
     shutil.copytree(FIXTURE, root)
     _edit("types/common.json", _set("$defs", "Date", {"type": 5}))(root)
     with pytest.raises(ContractError, match="not a valid schema"):
-        _contract_load.load(root)
-    _contract_load.trust_checked("0" * 64)  # another contract's digest: no effect
+        loader.load(root)
+    loader.trust_checked("0" * 64)  # another contract's digest: no effect
     with pytest.raises(ContractError, match="not a valid schema"):
-        _contract_load.load(root)
-    _contract_load.trust_checked(contract_digest(root))
-    assert _contract_load.load(root).digest == contract_digest(root)
+        loader.load(root)
+    loader.trust_checked(contract_digest(root))
+    assert loader.load(root).digest == contract_digest(root)
     _edit("operations/E16.json", _set("requestBody", "schema", "$ref", "#/nope"))(root)
     with pytest.raises(ContractError, match="not a valid schema"):  # new bytes: checked in full
-        _contract_load.load(root)
-    _contract_load.trust_checked(contract_digest(root))
+        loader.load(root)
+    loader.trust_checked(contract_digest(root))
     with pytest.raises(ContractError, match="does not resolve"):  # the other checks still run
-        _contract_load.load(root)
+        loader.load(root)

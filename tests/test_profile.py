@@ -1,5 +1,5 @@
 """The target profile: the bundled file loads, a full file loads, every kind of bad file is one
-clear ProfileError, and CLI values go over the file (DESIGN.md "config of a target")."""
+clear ProfileError, and CLI values go over the file (profiles/README.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The registry of deliberate faults (ARCHITECTURE.md "Self-check").
+"""The registry of deliberate faults (ARCHITECTURE.md "Faults").
 
 Each fault breaks exactly one rule of the spec on purpose; the self-check (``conformance
 selfcheck``) runs the suite against the server started with ``--fault NAME`` and requires that

@@ -2,7 +2,7 @@
 
 Every module in this package whose name does not start with ``_`` is loaded by the application,
 in name order. A module declares what it serves with module-level constants (see
-``reference_server/ARCHITECTURE.md``):
+``ARCHITECTURE.md`` "How a resource module declares its handlers"):
 
 - ``OPERATIONS: Mapping[str, Handler]``: contract operation id → handler;
 - ``ROUTES: tuple[Route, ...]``: routes outside the contract (``/_control/...``, ``/sca/...``);
