@@ -73,7 +73,8 @@ class ConformanceFailure(AssertionError):
     ``title`` is one line naming what is wrong; ``spec`` the spec part the check reads
     ("spec 7"); ``sent`` the exchange judged (None when the failure is about several, such as a
     read-back that differs); ``received`` what came back, in words; ``expected`` what the spec
-    says should have. ``scenario`` is filled in by the runner.
+    says should have. ``scenario`` is filled in by the runner. ``always_must``: a failure no
+    grading softens (a 5xx to a request sent on purpose), even in a should-level scenario.
     """
 
     def __init__(
@@ -86,7 +87,9 @@ class ConformanceFailure(AssertionError):
         expected: str,
         scenario: ScenarioLabel | None = None,
         related: Sequence[Exchange] = (),
+        always_must: bool = False,
     ) -> None:
+        self.always_must = always_must
         self.title = title
         self.spec = spec
         self.sent = sent
@@ -175,15 +178,23 @@ def _statuses(statuses: Iterable[int]) -> str:
 def check_status(
     exchange: Exchange, statuses: Collection[int], *, spec: str = "spec 4.3", why: str = ""
 ) -> None:
-    """The answer has one of ``statuses``; ``why`` says what the spec says the request is."""
+    """The answer has one of ``statuses``; ``why`` says what the spec says the request is.
+
+    A 5xx that was not expected is a failure no grading softens (spec 7 keeps 500 for system
+    errors): the request was sent on purpose, so the server broke, not the client.
+    """
     if exchange.status in statuses:
         return
     expected = _statuses(statuses)
+    server_error = exchange.status >= 500
     raise ConformanceFailure(
-        f"{exchange.method} {exchange.path} answered HTTP {exchange.status}, expected {expected}",
+        f"{exchange.method} {exchange.path} answered HTTP {exchange.status}"
+        f"{' (a server error)' if server_error else ''}, expected {expected}",
         spec=spec,
         sent=exchange,
-        expected=f"{expected}{': ' + why if why else ''}",
+        expected=f"{expected}{': ' + why if why else ''}"
+        + ("; never a 5xx to a request sent on purpose (spec 7)" if server_error else ""),
+        always_must=server_error,
     )
 
 
@@ -195,8 +206,9 @@ def check_not_server_error(exchange: Exchange, *, spec: str = "spec 7") -> None:
         f"{exchange.method} {exchange.path} answered HTTP {exchange.status} (a server error)",
         spec=spec,
         sent=exchange,
-        expected="a 4xx answer with the spec 7 error body: the request is wrong, the server "
-        "is not broken",
+        expected="no 5xx to a request sent on purpose: spec 7 keeps 500 for system errors, and "
+        "a request the target cannot accept is the client's error, answered 4xx",
+        always_must=True,
     )
 
 
@@ -555,6 +567,7 @@ def check_all(*checks: Callable[[], object]) -> None:
             [f"{len(failures)} requirements:"]
             + [f"  - ({failure.spec}) {failure.expected}" for failure in failures]
         ),
+        always_must=any(failure.always_must for failure in failures),
     )
 
 

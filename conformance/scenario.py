@@ -75,6 +75,11 @@ def thaw(value: Any) -> Any:
     return value
 
 
+#: ``Expectation.chosen``: the error code is the suite's choice; the status and the code.
+CHOSEN_CODE = "code"
+CHOSEN_STATUS = "status"
+
+
 @dataclass(frozen=True, slots=True)
 class Expectation:
     """The answer a scenario requires.
@@ -84,11 +89,18 @@ class Expectation:
     ``body_schema`` says what the answer body must validate against: :data:`BODY_SCHEMA_RESPONSE`
     (the operation's documented schema for the status received), :data:`BODY_SCHEMA_ERROR` (the
     spec 7 error body) or ``None`` (not checked by this expectation; flows check each step).
+
+    ``chosen`` says what of a refusal the suite chose where the spec is silent, judged at
+    ``should`` (``conformance.findings``) while the rest stays ``must``: :data:`CHOSEN_CODE` (the
+    spec states the status, not the code) or :data:`CHOSEN_STATUS` (the spec states only that the
+    request is refused: a 4xx with the spec 7 error body is must, never a 2xx or a 5xx; the
+    statuses and code are should). Empty: everything is as stated.
     """
 
     statuses: tuple[int, ...]
     error_code: str | None = None
     body_schema: str | None = None
+    chosen: str = ""
 
     @property
     def rejects(self) -> bool:

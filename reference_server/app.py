@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Application"]
 
+#: Methods no operation takes: on a known path they get 405 with Allow like any other.
+_UNSUPPORTED_METHODS = frozenset({"TRACE", "CONNECT"})
+
 logger = logging.getLogger("reference_server")
 
 #: Families whose error answers carry ``tppMessages`` (spec 2.6, spec 7 codes list).
@@ -123,6 +126,8 @@ class Application:
                 raise _method_not_allowed(request, allowed)
             if request.method == "OPTIONS":
                 return self._options(request)
+            if request.method in _UNSUPPORTED_METHODS and self.faulty("trace-not-implemented"):
+                raise ApiError(501, "SYSTEM_ERROR", f"{request.method} is not implemented")
             matched = self.contract.match(request.method, request.path)
             if matched is None:
                 payment_style = self._looks_like_payment(request.path)
@@ -182,7 +187,7 @@ class Application:
         identity = auth.authenticate(self, request, operation)
         query = validation.parse_query(self, operation, request.query)
         validation.check_path(self, operation, path_params)
-        body = validation.parse_body(request)
+        body = validation.parse_body(request, self)
         if operation.request_schema is not None:
             validation.check_body(self, operation, body)
         if handler is None:

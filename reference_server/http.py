@@ -162,11 +162,12 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.wfile.flush()
         return True
 
-    # Every method goes through one dispatch; others get http.server's 501, as JSON.
+    # Every method of RFC 9110 goes through one dispatch (TRACE and CONNECT on a known path get
+    # 405 with Allow there); an unknown method gets http.server's 501, as JSON.
     def do_GET(self) -> None:
         self._handle()
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_TRACE = do_CONNECT = do_GET
 
     def _handle(self) -> None:
         started = time.perf_counter()

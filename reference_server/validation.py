@@ -168,8 +168,9 @@ def is_json_media_type(content_type: str) -> bool:
     return True
 
 
-def parse_body(request: Request) -> Any:
-    """The JSON body: 415 for a non-JSON Content-Type, 400 for bad UTF-8 or malformed JSON.
+def parse_body(request: Request, app: ServerState | None = None) -> Any:
+    """The JSON body: 415 for a non-JSON Content-Type, 400 for bad UTF-8 or malformed JSON
+    (500 under the fault ``server-error-on-malformed-json`` of ``app``).
 
     An absent Content-Type is read as JSON (spec 4.2 makes Content-Type optional; every body of
     the interface is JSON). An empty body gives None.
@@ -196,6 +197,8 @@ def parse_body(request: Request) -> Any:
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
         return _STRICT_JSON.decode(text)
     except ValueError as error:
+        if app is not None and app.faulty("server-error-on-malformed-json"):
+            raise ApiError(500, "SYSTEM_ERROR") from None
         raise ApiError(400, "FORMAT_ERROR", f"the body is not valid JSON: {error}") from None
 
 

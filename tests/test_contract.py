@@ -321,10 +321,10 @@ BROKEN = [
         id="same-template-overlapping-values",
     ),
     pytest.param(
-        _edit("rules.json", _set("rules", 0, "level", "may")),
-        "rules.json#/rules/0/level",
-        "neither must nor should",
-        id="rule-level-unknown",
+        _edit("rules.json", _set("rules", 0, "stated", "maybe")),
+        "rules.json#/rules/0/stated",
+        "is not one of status-and-code, status, refusal, outcome, reading",
+        id="rule-stated-unknown",
     ),
     pytest.param(
         _edit("rules.json", _set("rules", 1, "operations", ["E16", "E99"])),
@@ -742,8 +742,8 @@ def test_a_referenced_operation_states_its_assumptions(real: Contract, operation
     ("operation_id", "topic"),
     [
         pytest.param("E18", "product", id="E18-product-identifier-not-shown"),
-        pytest.param("E2", "headers", id="E2-required-headers-not-shown"),
-        pytest.param("E17", "headers", id="E17-required-markers-not-shown"),
+        pytest.param("E2", "required-headers", id="E2-required-headers-not-shown"),
+        pytest.param("E17", "required-headers", id="E17-required-markers-not-shown"),
         pytest.param("E2", "parameter", id="E2-basket-parameter-name-not-shown"),
     ],
 )

@@ -266,14 +266,16 @@ def test_a_new_rule_row_becomes_a_scenario(tmp_path: Path) -> None:
             "action": "send eleven things",
             "expectedStatus": 400,
             "expectedCode": None,
-            "level": "should",
+            "stated": "refusal",
             "check": "check_limit",
         }
     )
     path.write_text(json.dumps(table))
     by_id = {s.id: s for s in build_scenarios(load_contract(root))}
     new = by_id["E16-LIM-basket-size-rejected"]
-    assert new.kind == "rule" and new.level == "should" and new.param("check") == "check_limit"
+    assert new.kind == "rule" and new.level == "must" and new.param("check") == "check_limit"
+    # "refusal": the spec states the refusal, the status is the suite's choice
+    assert new.expect.chosen == "status"
 
 
 def test_the_fixture_contract_generates_without_the_full_interface() -> None:

@@ -14,6 +14,7 @@ import json
 import random
 import re
 import socket
+import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 
 import httpx
@@ -260,13 +261,22 @@ def test_an_unsupported_operation_is_never_run(suite: pytest.Pytester) -> None:
 
 
 def test_a_should_failure_is_reported_but_does_not_fail_the_run(suite: pytest.Pytester) -> None:
-    result = suite.runpytest("-k", "passes or should")
+    result = suite.runpytest("-k", "passes or should", "--junitxml=junit.xml")
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=1)
     assert result.parseoutcomes().get("should") == 1  # "1 should-failed"
     output = result.stdout.str()
-    assert "FAILED (should)" in output
-    assert "E12-should-fails-accepted" in output
+    assert "SHOULD test_suite.py::test_scenario[E12-should-fails-accepted]" in output
+    # JUnit: the scenario passed (its must tier held), and the "should" suite fails it.
+    root = ET.parse(suite.path / "junit.xml").getroot()
+    suites = {element.get("name"): element for element in root.iter("testsuite")}
+    assert suites["pytest"].get("failures") == "0"
+    assert suites["pytest"].get("skipped") == "0"
+    should = suites["should"]
+    assert should.get("failures") == "1"
+    (case,) = should.iter("testcase")
+    assert case.get("name").endswith("[E12-should-fails-accepted]")
+    assert case.find("failure") is not None
 
 
 def test_strict_makes_a_should_failure_fail_the_run(suite: pytest.Pytester) -> None:

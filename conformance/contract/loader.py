@@ -21,7 +21,14 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
 from conformance._data import data_directory
-from conformance.contract.model import Assumption, Operation, Parameter, Response, Rule
+from conformance.contract.model import (
+    CHOSEN_OF_STATED,
+    Assumption,
+    Operation,
+    Parameter,
+    Response,
+    Rule,
+)
 from conformance.contract.router import route_key
 from conformance.contract.walk import Pointer, absolute, iter_refs, pointer_text, rewrite_refs
 from conformance.errors import ContractError
@@ -40,7 +47,7 @@ _RULE_FIELDS = (
     "action",
     "expectedStatus",
     "expectedCode",
-    "level",
+    "stated",
     "check",
 )
 _RULE_OPTIONAL = frozenset({"description", "notes", "note", "assumption"})
@@ -450,8 +457,8 @@ def _rule(root: Path, file: Path, index: int, row: Any, context: _RuleContext) -
         and re.fullmatch(r"[A-Z][A-Z0-9_]*", row["expectedCode"])
     ):
         raise bad("expectedCode", "an error code such as FORMAT_ERROR, or null")
-    if row["level"] not in ("must", "should"):
-        raise bad("level", f"{row['level']!r} is neither must nor should")
+    if row["stated"] not in CHOSEN_OF_STATED:
+        raise bad("stated", f"{row['stated']!r} is not one of {', '.join(CHOSEN_OF_STATED)}")
     return Rule(
         id=row["id"],
         spec=row["spec"],
@@ -460,7 +467,7 @@ def _rule(root: Path, file: Path, index: int, row: Any, context: _RuleContext) -
         action=row["action"],
         expected_status=tuple(statuses),
         expected_code=row["expectedCode"],
-        level=row["level"],
+        stated=row["stated"],
         check=row["check"],
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import quote
 
@@ -57,6 +58,21 @@ class Response:
     spec: str
 
 
+#: What a rule row's ``stated`` may say, and what the suite then chose of the expected answer
+#: ("": nothing; "code": the error code; "status": the status and the code).
+CHOSEN_OF_STATED: Mapping[str, str] = MappingProxyType(
+    {
+        "status-and-code": "",
+        "status": "code",
+        "refusal": "status",
+        "outcome": "",
+        "reading": "",
+    }
+)
+#: The ``stated`` value of a requirement that rests on the suite's reading (graded should).
+STATED_READING = "reading"
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One row of ``rules.json``: a requirement with its expected answer (spec 7, spec 8, 2.7)."""
@@ -68,8 +84,18 @@ class Rule:
     action: str
     expected_status: tuple[int, ...]
     expected_code: str | None
-    level: str
+    stated: str
     check: str
+
+    @property
+    def level(self) -> str:
+        """``should`` when the requirement rests on the suite's reading, else ``must``."""
+        return "should" if self.stated == STATED_READING else "must"
+
+    @property
+    def chosen(self) -> str:
+        """What of the expected answer the suite chose (``Expectation.chosen``)."""
+        return CHOSEN_OF_STATED[self.stated]
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -102,14 +102,17 @@ def success(op: Operation) -> Expectation:
     return Expectation(statuses, None, BODY_SCHEMA_RESPONSE if with_body else None)
 
 
-def rejection(op: Operation, statuses: Iterable[int], code: str | None = None) -> Expectation:
+def rejection(
+    op: Operation, statuses: Iterable[int], code: str | None = None, *, chosen: str = ""
+) -> Expectation:
     """An error answer: the operation's documented error schema when every status has one,
-    otherwise the spec 7 error body."""
+    otherwise the spec 7 error body; ``chosen`` as :class:`Expectation` says."""
     statuses = tuple(statuses)
     documented = all(
         status in op.responses and op.responses[status].schema is not None for status in statuses
     )
-    return Expectation(statuses, code, BODY_SCHEMA_RESPONSE if documented else BODY_SCHEMA_ERROR)
+    body = BODY_SCHEMA_RESPONSE if documented else BODY_SCHEMA_ERROR
+    return Expectation(statuses, code, body, chosen)
 
 
 def op_assumptions(op: Operation, *topics: str) -> tuple[str, ...]:

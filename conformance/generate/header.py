@@ -19,13 +19,22 @@ from conformance.generate._common import (
 )
 from conformance.generate.mutations import parameter_constraints
 from conformance.generate.variants import base_variant
-from conformance.scenario import Mutation, Scenario
+from conformance.scenario import CHOSEN_STATUS, Mutation, Scenario
 
 __all__ = ["CORPORATE_ID_HEADER", "CORPORATE_RULE_SPEC", "generate"]
 
 CORPORATE_ID_HEADER = "PSU-Corporate-ID"
 #: The spec part of the corporate-user rule; rows of the rule table with it are not repeated here.
 CORPORATE_RULE_SPEC = "spec 7 rule 3"
+#: The assumption topics about an operation's headers; ``required-headers``: the spec does not
+#: show which of its headers are required (the operation is only named, or its row says "same
+#: set as" another without required markers).
+HEADER_TOPICS = ("headers", "required-headers")
+
+
+def required_set_assumed(op: Operation) -> bool:
+    """Whether the operation's required headers are the suite's assumption, not the spec's."""
+    return bool(op_assumptions(op, "required-headers"))
 
 
 def _missing(op: Operation, context: Context) -> Iterator[Scenario]:
@@ -37,13 +46,13 @@ def _missing(op: Operation, context: Context) -> Iterator[Scenario]:
             operation=op.id,
             rule="HDR-required",
             spec=op.headers_spec,
-            level="must",
+            level="should" if required_set_assumed(op) else "must",
             kind="header",
             title=(
                 f"{op.id} {op.name}: a request without the required header {name} "
                 "is rejected with 400"
             ),
-            expect=rejection(op, (400,)),
+            expect=rejection(op, (400,), chosen=CHOSEN_STATUS),
             mutation=Mutation(
                 target="header", pointer=(name,), action="remove", keyword="required"
             ),
@@ -53,7 +62,7 @@ def _missing(op: Operation, context: Context) -> Iterator[Scenario]:
                     "The status of a missing-header answer is not shown: 400 is expected, with "
                     "no code required (HTTP_HEADER_REQUIRED, from spec 7's code list, would fit).",
                 ),
-                op_assumptions(op, "headers"),
+                op_assumptions(op, *HEADER_TOPICS),
             ),
         )
 
@@ -72,16 +81,16 @@ def _malformed(op: Operation, context: Context) -> Iterator[Scenario]:
                 operation=op.id,
                 rule=f"HDR-{broken.mutation.keyword}",
                 spec=broken.spec,
-                level="should",
+                level="should" if broken.assumed else "must",
                 kind="header",
                 title=(
                     f"{op.id} {op.name}: header {name} {broken.description}; "
                     "it is rejected with 400"
                 ),
-                expect=rejection(op, (400,)),
+                expect=rejection(op, (400,), chosen=CHOSEN_STATUS),
                 mutation=broken.mutation,
                 variant=base_variant(op, context),
-                assumptions=merge_texts(broken.assumed, op_assumptions(op, "headers")),
+                assumptions=merge_texts(broken.assumed, op_assumptions(op, *HEADER_TOPICS)),
             )
 
 
@@ -104,7 +113,7 @@ def _corporate_without_id(
         operation=op.id,
         rule="HDR-corporate-id",
         spec=CORPORATE_RULE_SPEC,
-        level="should",
+        level="must",
         kind="header",
         title=(
             f"{op.id} {op.name}: a corporate PSU (PSU-Context CORPORATE) sending no "

@@ -131,6 +131,17 @@ def _wrong_method(
         method=method,
         allowed=tuple(allowed),
     )
+    yield _scenario(
+        op,
+        context,
+        "method-TRACE-not-allowed",
+        "trace-not-allowed",
+        "TRACE, which no operation takes, is answered 405 listing the allowed methods in Allow "
+        f"({', '.join(allowed)}), not 501 (RFC 9110 section 15.5.6)",
+        (405,),
+        method="TRACE",
+        allowed=tuple(allowed),
+    )
 
 
 def _unknown_path(op: Operation, context: Context) -> Iterator[Scenario]:

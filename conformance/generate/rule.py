@@ -18,7 +18,7 @@ def _expectation(context: Context, rule: Rule, operation_id: str) -> Expectation
     op = context.contract.operations[operation_id]
     statuses = rule.expected_status
     if all(status >= 400 for status in statuses):
-        return rejection(op, statuses, rule.expected_code)
+        return rejection(op, statuses, rule.expected_code, chosen=rule.chosen)
     documented = all(
         status in op.responses and op.responses[status].schema is not None for status in statuses
     )

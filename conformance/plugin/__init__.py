@@ -34,6 +34,7 @@ from conformance.plugin.options import SEED, pytest_addoption
 from conformance.plugin.verdicts import (
     pytest_report_teststatus,
     pytest_runtest_makereport,
+    pytest_sessionfinish,
     pytest_terminal_summary,
 )
 
@@ -58,6 +59,7 @@ __all__ = [
     "pytest_report_header",
     "pytest_report_teststatus",
     "pytest_runtest_makereport",
+    "pytest_sessionfinish",
     "pytest_sessionstart",
     "pytest_terminal_summary",
 ]

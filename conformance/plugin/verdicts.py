@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Generator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from conformance.checks import ConformanceFailure
+from conformance.findings import ShouldFindings
 from conformance.plugin.collection import FACTS
-from conformance.plugin.options import COLLECTOR, SEED, strict_run
+from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
+from conformance.report.junit import ShouldFinding, add_should_suite
 from conformance.report.masking import scrub_identities
 from conformance.report.verdicts import (
     ERROR,
@@ -18,7 +21,6 @@ from conformance.report.verdicts import (
     NOT_APPLICABLE,
     NOT_APPLICABLE_PREFIX,
     PASSED,
-    SHOULD_PREFIX,
     SKIPPED,
     ReportedFailure,
     ScenarioFacts,
@@ -36,6 +38,8 @@ SHOULD_CATEGORY = "should-failed"
 
 
 _PHASES = pytest.StashKey[list[tuple[str, str]]]()
+#: The should findings the controller saw (by node id), for JUnit's "should" suite.
+_SHOULD = pytest.StashKey[dict[str, ShouldFinding]]()
 
 
 #: Exceptions that are a verdict on the target (a failed requirement), not a crash of the suite.
@@ -54,6 +58,15 @@ def _failure_text(failure: BaseException) -> str:
     return scrub_identities("\n\n".join(part for part in parts if part))
 
 
+def _is_should(failure: BaseException, facts: ScenarioFacts) -> bool:
+    """Whether a failure is a should finding: the scenario's chosen part failed
+    (:class:`ShouldFindings`), or the whole scenario rests on an assumption (level should) and
+    the failure is not one that no grading softens (a 5xx)."""
+    if isinstance(failure, ShouldFindings):
+        return True
+    return facts.level == "should" and not getattr(failure, "always_must", False)
+
+
 def _phase_verdict(
     item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport, facts: ScenarioFacts
 ) -> tuple[str, str]:
@@ -69,9 +82,11 @@ def _phase_verdict(
         text = _failure_text(excinfo.value)
         report.longrepr = text  # the message is the report; the traceback is the suite's business
         reason = first_line(text)
-        if facts.level == "should" and not strict_run(item.config):
-            report.outcome = "skipped"
-            report.wasxfail = SHOULD_PREFIX + reason
+        if _is_should(excinfo.value, facts) and not strict_run(item.config):
+            # The must tier held: the test passes, with its should findings attached (the
+            # terminal, the compliance matrix and JUnit's "should" suite list them).
+            report.outcome = "passed"
+            vars(report).update(should_findings=reason, should_text=text)
             return FAILED_SHOULD, reason
         return FAILED, reason
     reason = (
@@ -112,8 +127,13 @@ def pytest_runtest_makereport(
 def pytest_report_teststatus(
     report: pytest.TestReport, config: pytest.Config
 ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
-    if report.when == "call" and str(getattr(report, "wasxfail", "")).startswith(SHOULD_PREFIX):
-        return SHOULD_CATEGORY, "f", ("FAILED (should)", {"yellow": True})
+    summary = getattr(report, "should_findings", None)
+    if report.when == "call" and summary:
+        text = str(getattr(report, "should_text", summary))
+        config.stash.setdefault(_SHOULD, {})[report.nodeid] = ShouldFinding(
+            report.nodeid, summary, text
+        )
+        return SHOULD_CATEGORY, "s", ("PASSED (should findings)", {"yellow": True})
     return None
 
 
@@ -123,10 +143,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     should = terminalreporter.stats.get(SHOULD_CATEGORY, [])
     if should:
-        terminalreporter.section("should-level failures", sep="-", yellow=True)
+        terminalreporter.section("should findings", sep="-", yellow=True)
         for report in should:
-            reason = str(report.wasxfail).removeprefix(SHOULD_PREFIX)
-            terminalreporter.line(f"FAILED (should) {report.nodeid} - {reason}")
+            terminalreporter.line(f"SHOULD {report.nodeid} - {report.should_findings}")
         if not strict_run(config):
             terminalreporter.line(
                 "(reported, not counted: --conformance-strict, or conformance run --strict, "
@@ -138,3 +157,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if collector.written:
         json_path, md_path = collector.written
         terminalreporter.line(f"compliance matrix: {md_path} and {json_path}")
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]:
+    """After pytest wrote the JUnit file: add the "should" suite to it."""
+    result = yield
+    xmlpath = getattr(session.config.option, "xmlpath", None)
+    if xmlpath and not is_worker(session.config):
+        add_should_suite(Path(xmlpath), list(session.config.stash.get(_SHOULD, {}).values()))
+    return result

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from conformance.checks import ConformanceFailure, NotApplicable
+from conformance.findings import ShouldFindings, collecting_findings
 from conformance.runners import (
     auth,
     constraint,
@@ -69,7 +70,15 @@ def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
             reason = ctx.unsupported_reason(op_id)
             if reason is not None:
                 raise NotApplicable(reason)
-        runner(scenario, ctx)
+        with collecting_findings() as findings:
+            try:
+                runner(scenario, ctx)
+            except ConformanceFailure as failure:
+                for finding in findings:
+                    failure.add_note(f"Also (should): {finding.title}")
+                raise
+        if findings:
+            raise ShouldFindings(findings)
     except ConformanceFailure as failure:
         raise failure.for_scenario(scenario) from None
     finally:

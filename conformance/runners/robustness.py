@@ -48,7 +48,7 @@ def run(scenario: Scenario, ctx: RunContext) -> None:
     exchange = send(scenario, ctx, request)
     check_not_server_error(exchange, spec=scenario.spec)
     judge(exchange, scenario, ctx)
-    if case == "allow-header":
+    if case in ("allow-header", "trace-not-allowed"):
         _check_allow(exchange, scenario)
 
 
@@ -152,5 +152,6 @@ CASES: Mapping[str, Case] = MappingProxyType(
         "unknown-id": _unknown_id,
         "wrong-method": _wrong_method,
         "allow-header": _wrong_method,
+        "trace-not-allowed": _wrong_method,
     }
 )

@@ -127,4 +127,16 @@ CORE_FAULTS: tuple[Fault, ...] = (
         rules=("ERR-7-psu-id-malformed", "HDR-format"),
         fields=("PSU-ID",),
     ),
+    Fault(
+        "trace-not-implemented",
+        "spec 7 / RFC 9110 section 15.5.6",
+        "answers TRACE on a known path with 501 instead of 405 with Allow",
+        rules=("ROB-trace-not-allowed",),
+    ),
+    Fault(
+        "server-error-on-malformed-json",
+        "spec 7 (500 is for system errors)",
+        "answers a malformed JSON body with 500 SYSTEM_ERROR instead of a 4xx",
+        rules=("ROB-malformed-json",),
+    ),
 )

@@ -118,6 +118,22 @@ SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, in
         400,
         200,
     ),
+    "trace-not-implemented": (
+        None,
+        lambda c: c.request("TRACE", "/v1/sandbox/customers"),
+        405,
+        501,
+    ),
+    "server-error-on-malformed-json": (
+        None,
+        lambda c: c.post(
+            "/v1/sandbox/customers",
+            content=b'{"customerType": ',
+            headers={"Content-Type": "application/json"},
+        ),
+        400,
+        500,
+    ),
 }
 
 

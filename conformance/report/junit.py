@@ -1,0 +1,55 @@
+"""The JUnit file's "should" suite: one failing test case per scenario with should findings.
+
+pytest's JUnit writer records such a scenario as passed (its must tier held). So that a CI
+dashboard still shows what the suite chose and the target did otherwise, the file gets a second
+``<testsuite name="should">`` whose test cases fail with the findings; the run's exit code is
+unchanged (``--strict`` makes them failures of the run itself).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["SHOULD_SUITE", "ShouldFinding", "add_should_suite"]
+
+#: The name of the added suite (and the class name of its test cases).
+SHOULD_SUITE = "should"
+
+
+@dataclass(frozen=True)
+class ShouldFinding:
+    """A scenario's should findings: its node id, their one-line summary and the full text."""
+
+    nodeid: str
+    summary: str
+    text: str
+
+
+def add_should_suite(path: Path, findings: Sequence[ShouldFinding]) -> None:
+    """Append the "should" suite to the JUnit file at ``path`` (nothing when there is none)."""
+    if not findings or not path.is_file():
+        return
+    tree = ET.parse(path)
+    root = tree.getroot()
+    if root.tag != "testsuites":
+        wrapper = ET.Element("testsuites")
+        wrapper.append(root)
+        root = wrapper
+        tree = ET.ElementTree(root)
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=SHOULD_SUITE,
+        tests=str(len(findings)),
+        failures=str(len(findings)),
+        errors="0",
+        skipped="0",
+    )
+    for finding in sorted(findings, key=lambda item: item.nodeid):
+        case = ET.SubElement(suite, "testcase", classname=SHOULD_SUITE, name=finding.nodeid)
+        failure = ET.SubElement(case, "failure", message=finding.summary)
+        failure.text = finding.text
+    tree.write(path, encoding="utf-8", xml_declaration=True)
