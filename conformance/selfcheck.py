@@ -188,7 +188,8 @@ class Outcome:
     not be judged); ``unexpected``: scenarios that failed although the fault does not name them;
     ``unclear``: failures whose message lacks one of the parts it must show; ``errors``:
     scenarios the suite could not judge (a crash of the suite, whichever server). ``problem`` is
-    set when the run itself went wrong (no matrix).
+    set when the run itself went wrong (no matrix); ``only_should``: the fault's scenarios
+    failed at should only, so the run passed at default strictness (the fault would be certified).
     """
 
     name: str
@@ -202,10 +203,18 @@ class Outcome:
     problem: str = ""
     seconds: float = 0.0
     reasons: Mapping[str, str] | None = None
+    only_should: bool = False
 
     @property
     def ok(self) -> bool:
-        return not (self.problem or self.missing or self.unexpected or self.unclear or self.errors)
+        return not (
+            self.problem
+            or self.missing
+            or self.unexpected
+            or self.unclear
+            or self.errors
+            or self.only_should
+        )
 
     @classmethod
     def broken(cls, name: str, problem: str, seconds: float = 0.0) -> Outcome:
@@ -219,11 +228,14 @@ def compare(
     run: Mapping[str, RunVerdict],
     *,
     seconds: float = 0.0,
+    exit_code: int | None = None,
 ) -> Outcome:
     """Compare a run with what ``fault`` (None: the faithful server) says must fail.
 
     Only the scenarios of the run count (a ``-k`` selection narrows both sides). A scenario the
     run has but ``refs`` lacks (a conftest's own) is taken at its reported rule and operation.
+    A fault must also fail the run itself at default strictness: at least one of its scenarios
+    fails at must (``exit_code`` 1 when given), not only should findings.
     """
     ran = [
         refs.get(scenario_id) or ScenarioRef(scenario_id, verdict.rule, verdict.operation)
@@ -243,6 +255,10 @@ def compare(
         if verdict.verdict != "passed"
     }
     judged = sum(1 for verdict in run.values() if verdict.verdict != NOT_APPLICABLE)
+    only_should = False
+    if fault is not None and expected:
+        must_failed = any(run[i].verdict == FAILED for i in failed & expected)
+        only_should = not must_failed or exit_code == 0
     return Outcome(
         name=name,
         expected=expected,
@@ -252,6 +268,7 @@ def compare(
         unclear=unclear,
         errors=errors,
         judged=judged,
+        only_should=only_should,
         seconds=seconds,
         reasons=reasons,
     )
@@ -267,6 +284,8 @@ def _result(outcome: Outcome) -> str:
         return "RUN FAILED"
     if outcome.errors:
         return f"MISMATCH ({len(outcome.errors)} not judged)"
+    if outcome.only_should:
+        return "RUN PASSES"
     return "ok" if outcome.ok else "MISMATCH"
 
 
@@ -307,6 +326,11 @@ def render_details(outcome: Outcome, *, limit: int = 20) -> str:
     lines = [f"{outcome.name}:"]
     if outcome.problem:
         lines.append(f"  the run failed: {outcome.problem}")
+    if outcome.only_should:
+        lines.append(
+            "  the run passes at default strictness: the fault's scenarios fail at should only, "
+            "so a target with this fault would be certified"
+        )
 
     def listed(title: str, ids: Sequence[str], why: Mapping[str, str]) -> None:
         if not ids:

@@ -210,6 +210,27 @@ def test_a_fault_that_fails_exactly_its_scenarios_matches() -> None:
     assert len(outcome.expected) == len(outcome.failed) == 2
 
 
+def test_a_fault_whose_scenarios_fail_at_should_only_does_not_pass_the_selfcheck() -> None:
+    run = failed("E16-ERR-2-kid-invalid-rejected", "failed (should)")
+    run["E16-ERR-2-kid-missing-rejected"] = verdict(
+        "E16-ERR-2-kid-missing-rejected", "failed (should)", GOOD_TEXT
+    )
+    outcome = compare("kid", KID, REFS, run, exit_code=0)
+    assert not outcome.missing and not outcome.unexpected
+    assert outcome.only_should and not outcome.ok
+    assert "RUN PASSES" in render_table([outcome])
+    assert "would be certified" in render_details(outcome)
+
+
+def test_a_fault_must_fail_the_run_itself() -> None:
+    run = failed("E16-ERR-2-kid-invalid-rejected")
+    run["E16-ERR-2-kid-missing-rejected"] = verdict(
+        "E16-ERR-2-kid-missing-rejected", "failed", GOOD_TEXT
+    )
+    assert compare("kid", KID, REFS, run, exit_code=1).ok
+    assert compare("kid", KID, REFS, run, exit_code=0).only_should
+
+
 def test_a_named_scenario_that_passes_is_missing() -> None:
     outcome = compare("kid", KID, REFS, failed("E16-ERR-2-kid-invalid-rejected"))
     assert not outcome.ok

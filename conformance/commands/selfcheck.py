@@ -149,7 +149,14 @@ def run_one(
         verdicts = read_run(reports)
     except ConformanceError as error:
         return Outcome.broken(name, f"{error.message} ({log})", seconds)
-    return compare(name, None if fault is None else FAULTS[fault], refs, verdicts, seconds=seconds)
+    return compare(
+        name,
+        None if fault is None else FAULTS[fault],
+        refs,
+        verdicts,
+        seconds=seconds,
+        exit_code=code,
+    )
 
 
 def selfcheck(args: argparse.Namespace) -> int:
