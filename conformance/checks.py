@@ -90,6 +90,10 @@ class ConformanceFailure(AssertionError):
         always_must: bool = False,
     ) -> None:
         self.always_must = always_must
+        #: Why a should finding is one (``conformance.findings.at_should``); empty for must.
+        self.basis = ""
+        #: The should findings the scenario had recorded before this failure ended it.
+        self.should_findings: tuple[ConformanceFailure, ...] = ()
         self.title = title
         self.spec = spec
         self.sent = sent

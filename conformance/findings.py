@@ -43,7 +43,7 @@ def at_should(check: Callable[[], object], *, basis: str) -> None:
         findings = _FINDINGS.get()
         if failure.always_must or findings is None:
             raise
-        failure.expected = f"{failure.expected} (should: {basis})"
+        failure.basis = basis
         findings.append(failure)
 
 
@@ -58,7 +58,10 @@ class ShouldFindings(ConformanceFailure):
             spec=first.spec,
             sent=first.sent,
             received=first.received,
-            expected="\n".join(f"({finding.spec}) {finding.expected}" for finding in findings),
+            expected="\n".join(
+                f"({finding.spec}) {finding.expected} [should: {finding.basis}]"
+                for finding in findings
+            ),
             related=tuple(
                 finding.sent
                 for finding in findings[1:]

@@ -22,6 +22,7 @@ from conformance.report.verdicts import (
     NOT_APPLICABLE_PREFIX,
     PASSED,
     SKIPPED,
+    Finding,
     ReportedFailure,
     ScenarioFacts,
     final_verdict,
@@ -38,6 +39,8 @@ SHOULD_CATEGORY = "should-failed"
 
 
 _PHASES = pytest.StashKey[list[tuple[str, str]]]()
+#: The findings of a test's failure (must and should), for its teardown report.
+_FOUND = pytest.StashKey[list[Finding]]()
 #: The should findings the controller saw (by node id), for JUnit's "should" suite.
 _SHOULD = pytest.StashKey[dict[str, ShouldFinding]]()
 
@@ -58,13 +61,32 @@ def _failure_text(failure: BaseException) -> str:
     return scrub_identities("\n\n".join(part for part in parts if part))
 
 
+#: Why a failure of a should-level scenario is a should finding.
+ASSUMED_BASIS = "the requirement rests on the suite's assumption (listed with the scenario)"
+
+
+def _found(item: pytest.Item) -> list[Finding]:
+    return item.stash.get(_FOUND, [])
+
+
 def _is_should(failure: BaseException, facts: ScenarioFacts) -> bool:
-    """Whether a failure is a should finding: the scenario's chosen part failed
-    (:class:`ShouldFindings`), or the whole scenario rests on an assumption (level should) and
-    the failure is not one that no grading softens (a 5xx)."""
-    if isinstance(failure, ShouldFindings):
+    """Whether a failure is a should finding: only the scenario's chosen part failed, or the
+    whole scenario rests on an assumption (level should) and the failure is not one that no
+    grading softens (a 5xx)."""
+    if isinstance(failure, ShouldFindings) or getattr(failure, "tier", "must") == "should":
         return True
     return facts.level == "should" and not getattr(failure, "always_must", False)
+
+
+def _graded_findings(failure: BaseException, facts: ScenarioFacts) -> list[Finding]:
+    """The failure's findings, must findings of an assumed requirement graded should."""
+    findings = list(getattr(failure, "findings", ()))
+    if facts.level != "should" or getattr(failure, "always_must", False):
+        return findings
+    return [
+        Finding("should", f.title, f.spec, f.basis or ASSUMED_BASIS) if f.level == "must" else f
+        for f in findings
+    ]
 
 
 def _phase_verdict(
@@ -82,6 +104,7 @@ def _phase_verdict(
         text = _failure_text(excinfo.value)
         report.longrepr = text  # the message is the report; the traceback is the suite's business
         reason = first_line(text)
+        item.stash[_FOUND] = _graded_findings(excinfo.value, facts)
         if _is_should(excinfo.value, facts) and not strict_run(item.config):
             # The must tier held: the test passes, with its should findings attached (the
             # terminal, the compliance matrix and JUnit's "should" suite list them).
@@ -113,7 +136,7 @@ def pytest_runtest_makereport(
     if report.when == "teardown":
         report.user_properties = [
             *report.user_properties,
-            *verdict_properties(*final_verdict(phases)),
+            *verdict_properties(*final_verdict(phases), _found(item)),
         ]
     else:
         # Only the teardown report is read for the facts (JUnit's <property>s, the compliance

@@ -11,6 +11,7 @@ from conformance.report.masking import scrub_identities
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
+    from conformance.report.verdicts import Finding
     from conformance.scenario import Scenario
 
 try:
@@ -21,6 +22,7 @@ except ImportError:  # allure-pytest is a dependency, but a stripped install sti
 __all__ = [
     "SEVERITY",
     "attach_exchanges",
+    "attach_findings",
     "attach_reproduction",
     "enabled",
     "exchange_name",
@@ -61,6 +63,25 @@ def _description(scenario: Scenario) -> str:
         lines += ["", "Rests on these assumptions:"]
         lines += [f"- {text}" for text in scenario.assumptions]
     return "\n".join(lines)
+
+
+def attach_findings(findings: Sequence[Finding]) -> None:
+    """The scenario's findings by tier, as one attachment, and a ``should-findings`` tag when
+    only should findings were made (the test then passes: its must tier held)."""
+    if allure is None or not findings:
+        return
+    lines = [
+        f"[{finding.level}] {finding.title} ({finding.spec})"
+        + (f"\n        should, because {finding.basis}" if finding.basis else "")
+        for finding in findings
+    ]
+    allure.attach(
+        "\n".join(lines),
+        name="findings (must / should)",
+        attachment_type=allure.attachment_type.TEXT,
+    )
+    if all(finding.level == "should" for finding in findings):
+        allure.dynamic.tag("should-findings")
 
 
 def exchange_name(index: int, exchange: Exchange) -> str:

@@ -13,7 +13,13 @@ import pytest
 
 from conformance.contract import load_contract
 from conformance.report.compliance import RunInfo, build_document, write_compliance
-from conformance.report.verdicts import ERROR, ScenarioFacts, ScenarioVerdict, read_verdict
+from conformance.report.verdicts import (
+    ERROR,
+    ScenarioFacts,
+    ScenarioVerdict,
+    read_findings,
+    read_verdict,
+)
 
 __all__ = ["ComplianceCollector"]
 
@@ -49,7 +55,8 @@ class ComplianceCollector:
         if facts is None:
             return
         verdict, reason = read_verdict(report.user_properties) or (ERROR, "no verdict reported")
-        self.verdicts[report.nodeid] = ScenarioVerdict(facts, verdict, reason, duration)
+        findings = read_findings(report.user_properties)
+        self.verdicts[report.nodeid] = ScenarioVerdict(facts, verdict, reason, duration, findings)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.verdicts:

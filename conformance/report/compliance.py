@@ -221,6 +221,7 @@ def build_document(
                 "reason": scrub_identities(verdict.reason),
                 "duration": round(verdict.duration, 4),
                 "assumptions": ids,
+                "findings": [finding.as_dict() for finding in verdict.findings],
             }
         )
     return {

@@ -4,6 +4,7 @@ test's phase reports become one verdict.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,7 +52,23 @@ _SCENARIO = "scenario"
 _ASSUMPTION = "assumption"
 _VERDICT = "verdict"
 _REASON = "reason"
+_FINDINGS = "findings"
 _FIELDS = ("operation", "rule", "spec", "level", "kind", "title")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of a scenario, as the reports list it: its tier (``must``: the spec states
+    it; ``should``: the suite chose it, or the requirement rests on an assumption), what is
+    wrong, the spec part, and for a should finding why it is one."""
+
+    level: str
+    title: str
+    spec: str
+    basis: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"level": self.level, "title": self.title, "spec": self.spec, "basis": self.basis}
 
 
 class ReportedFailure(AssertionError):
@@ -60,11 +77,22 @@ class ReportedFailure(AssertionError):
     ``text`` is the failure's whole message (what was sent, what came back, what the spec says,
     how to replay it) with identity numbers already masked, so that every report made from the
     exception (terminal, JUnit, Allure's status message) carries the masked text only.
+    ``findings`` lists its must and should findings; ``always_must``: a failure no grading
+    softens (a 5xx).
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(
+        self, text: str, findings: Sequence[Finding] = (), *, always_must: bool = False
+    ) -> None:
         super().__init__(text)
         self.text = text
+        self.findings = tuple(findings)
+        self.always_must = always_must
+
+    @property
+    def tier(self) -> str:
+        """``must`` when any finding is (the scenario fails), else ``should``."""
+        return "must" if any(f.level == "must" for f in self.findings) else "should"
 
     def __str__(self) -> str:
         return self.text
@@ -130,14 +158,28 @@ class ScenarioVerdict:
     verdict: str
     reason: str = ""
     duration: float = 0.0
+    findings: tuple[Finding, ...] = ()
 
 
-def verdict_properties(verdict: str, reason: str) -> list[tuple[str, str]]:
-    """The pairs the teardown report carries: the final verdict and its one-line reason."""
+def verdict_properties(
+    verdict: str, reason: str, findings: Sequence[Finding] = ()
+) -> list[tuple[str, str]]:
+    """The pairs the teardown report carries: the final verdict, its one-line reason and the
+    findings (JSON)."""
     pairs = [(_VERDICT, verdict)]
     if reason:
         pairs.append((_REASON, reason))
+    if findings:
+        pairs.append((_FINDINGS, json.dumps([finding.as_dict() for finding in findings])))
     return pairs
+
+
+def read_findings(properties: Iterable[tuple[str, Any]]) -> tuple[Finding, ...]:
+    """The findings a teardown report carries (none when it carries none)."""
+    for name, value in properties:
+        if name == _FINDINGS:
+            return tuple(Finding(**item) for item in json.loads(str(value)))
+    return ()
 
 
 def read_verdict(properties: Iterable[tuple[str, Any]]) -> tuple[str, str] | None:

@@ -74,6 +74,7 @@ def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
             try:
                 runner(scenario, ctx)
             except ConformanceFailure as failure:
+                failure.should_findings = tuple(findings)
                 for finding in findings:
                     failure.add_note(f"Also (should): {finding.title}")
                 raise

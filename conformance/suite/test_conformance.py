@@ -9,9 +9,10 @@ import pytest
 from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
+from conformance.findings import ShouldFindings
 from conformance.report import allure as allure_report
 from conformance.report.masking import scrub_identities
-from conformance.report.verdicts import NOT_APPLICABLE_PREFIX, ReportedFailure
+from conformance.report.verdicts import NOT_APPLICABLE_PREFIX, Finding, ReportedFailure
 from conformance.runners import Runner
 from conformance.runners.context import RunContext
 from conformance.scenario import Scenario
@@ -36,13 +37,31 @@ def test_scenario(
         pytest.skip(NOT_APPLICABLE_PREFIX + verdict.reason)
     except ConformanceFailure as failure:
         judged = [*failure.related, *((failure.sent,) if failure.sent is not None else ())]
-        raise ReportedFailure(_reported_text(failure, judged, ctx)) from None
+        findings = _findings(failure)
+        allure_report.attach_findings(findings)
+        raise ReportedFailure(
+            _reported_text(failure, judged, ctx), findings, always_must=failure.always_must
+        ) from None
     except ConformanceError as error:
         pytest.fail(scrub_identities(f"conformance: {error.message}"), pytrace=False)
     finally:
         # A failure may judge an exchange made before this scenario (shared set-up data).
         earlier = [e for e in judged if not any(e is seen for seen in ctx.exchanges)]
         allure_report.attach_exchanges([*earlier, *ctx.exchanges])
+
+
+def _findings(failure: ConformanceFailure) -> list[Finding]:
+    """The failure's findings by tier: a :class:`ShouldFindings` is the should findings alone;
+    any other failure is a must finding, with the should findings recorded before it."""
+    if isinstance(failure, ShouldFindings):
+        shoulds: Sequence[ConformanceFailure] = failure.findings
+        musts: list[Finding] = []
+    else:
+        shoulds = failure.should_findings
+        musts = [Finding("must", scrub_identities(failure.title), failure.spec)]
+    return musts + [
+        Finding("should", scrub_identities(item.title), item.spec, item.basis) for item in shoulds
+    ]
 
 
 def _reported_text(failure: ConformanceFailure, judged: Sequence[Exchange], ctx: RunContext) -> str:
