@@ -29,10 +29,12 @@ from conformance.report.verdicts import (
     NOT_APPLICABLE,
     PASSED,
     SKIPPED,
+    Finding,
     ScenarioFacts,
     ScenarioVerdict,
     final_verdict,
     first_line,
+    read_findings,
     read_verdict,
     verdict_properties,
 )
@@ -170,6 +172,31 @@ def test_every_scenario_is_listed_with_its_verdict_and_reason() -> None:
     assert listed["E16-b-rejected"]["verdict"] == FAILED
     assert listed["E16-b-rejected"]["reason"] == "creditorName of 71 accepted"
     assert listed["E18-d-accepted"]["verdict"] == NOT_APPLICABLE
+
+
+def test_findings_are_listed_by_tier_with_the_reason_a_should_is_one() -> None:
+    chosen = "the spec shows no status; the suite chose this one"
+    verdicts = [
+        ScenarioVerdict(
+            facts("E17-g-rejected", operation="E17", rule="ERR-4-x"),
+            FAILED,
+            "accepted",
+            findings=(
+                Finding("must", "POST accepted (HTTP 201), must be rejected", "spec 7 rule 4"),
+                Finding("should", "no FORMAT_ERROR code", "spec 7 rule 4", chosen),
+            ),
+        )
+    ]
+    document = build_document(verdicts, run_info(), load_contract())
+    (listed,) = document["scenarios"]
+    assert [f["level"] for f in listed["findings"]] == ["must", "should"]
+    assert listed["findings"][1]["basis"] == chosen
+    assert read_findings(verdict_properties(FAILED, "r", verdicts[0].findings)) == (
+        verdicts[0].findings
+    )
+    markdown = render_markdown(document)
+    assert "| `E17-g-rejected` | must | POST accepted" in markdown
+    assert f"| should | no FORMAT_ERROR code | spec 7 rule 4 | {chosen} |" in markdown
 
 
 def test_assumptions_are_listed_once_and_referenced() -> None:

@@ -339,6 +339,21 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             f"{_cell(s['reason'])} |"
             for s in listed
         ]
+    found = [(s, finding) for s in scenarios for finding in s.get("findings", ())]
+    if found:
+        lines += [
+            "",
+            "## Findings (must: the spec states it; should: the suite chose it, or it rests on an "
+            "assumption)",
+            "",
+            "| scenario | tier | finding | spec | should, because |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| `{_cell(s['id'])}` | {finding['level']} | {_cell(finding['title'])} | "
+            f"{_cell(finding['spec'])} | {_cell(finding['basis'])} |"
+            for s, finding in found
+        ]
     lines += [
         "",
         "## Scenarios",
