@@ -136,6 +136,8 @@ class Application:
             payment_style = operation.family in PAYMENT_FAMILIES
             return self._call_operation(request, operation, path_params)
         except ApiError as error:
+            if error.status == 404 and self.faulty("server-error-on-unknown-resource"):
+                error = ApiError(500, "SYSTEM_ERROR")
             return errors.render(
                 error, payment_style=payment_style, html=self.faulty("html-errors")
             )

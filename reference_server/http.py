@@ -218,6 +218,8 @@ class RequestHandler(BaseHTTPRequestHandler):
             raise ApiError(400, "BAD_REQUEST", f"Content-Length {declared!r} is not a number")
         length = int(declared)
         if length > self.server.max_body:
+            if self.server.app.faulty("server-error-on-oversized-body"):
+                raise ApiError(500, "SYSTEM_ERROR")
             raise ApiError(
                 413,
                 "BAD_REQUEST",

@@ -170,7 +170,7 @@ def is_json_media_type(content_type: str) -> bool:
 
 def parse_body(request: Request, app: ServerState | None = None) -> Any:
     """The JSON body: 415 for a non-JSON Content-Type, 400 for bad UTF-8 or malformed JSON
-    (500 under the fault ``server-error-on-malformed-json`` of ``app``).
+    (500 under the faults ``server-error-on-*`` of ``app``).
 
     An absent Content-Type is read as JSON (spec 4.2 makes Content-Type optional; every body of
     the interface is JSON). An empty body gives None.
@@ -179,6 +179,8 @@ def parse_body(request: Request, app: ServerState | None = None) -> Any:
         return None
     content_type = request.headers.get("Content-Type")
     if content_type is not None and not is_json_media_type(content_type):
+        if app is not None and app.faulty("server-error-on-wrong-content-type"):
+            raise ApiError(500, "SYSTEM_ERROR")
         raise ApiError(
             415,
             "UNSUPPORTED_MEDIA_TYPE",
@@ -189,6 +191,8 @@ def parse_body(request: Request, app: ServerState | None = None) -> Any:
     try:
         text = request.body.decode("utf-8")
     except UnicodeDecodeError as error:
+        if app is not None and app.faulty("server-error-on-invalid-utf8"):
+            raise ApiError(500, "SYSTEM_ERROR") from None
         raise ApiError(
             400, "FORMAT_ERROR", f"the body is not valid UTF-8 (byte {error.start})"
         ) from None

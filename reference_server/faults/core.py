@@ -139,4 +139,40 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "answers a malformed JSON body with 500 SYSTEM_ERROR instead of a 4xx",
         rules=("ROB-malformed-json",),
     ),
+    Fault(
+        "server-error-on-invalid-utf8",
+        "spec 7 (500 is for system errors)",
+        "answers a body that is not UTF-8 with 500 SYSTEM_ERROR instead of a 4xx",
+        rules=("ROB-invalid-utf8",),
+    ),
+    Fault(
+        "server-error-on-wrong-content-type",
+        "spec 7 (500 is for system errors)",
+        "answers a body sent as text/plain with 500 SYSTEM_ERROR instead of 415",
+        rules=("ROB-wrong-content-type",),
+    ),
+    Fault(
+        "server-error-on-oversized-body",
+        "spec 7 (500 is for system errors)",
+        "answers a body over the size limit with 500 SYSTEM_ERROR instead of 413",
+        rules=("ROB-oversized-body",),
+    ),
+    Fault(
+        "server-error-on-unknown-resource",
+        "spec 7 (500 is for system errors; E2 shows 404 RESOURCE_UNKNOWN)",
+        "answers a request for a resource or product that does not exist with 500 instead of 404",
+        rules=("ROB-unknown-id", "ROB-unknown-path", "VER-v1-prefix"),
+        # the payment product in the path: 404 PRODUCT_UNKNOWN
+        scenarios=tuple(
+            f"{operation}-path.payment-product-{keyword}-unknown-rejected"
+            for operation, keyword in (
+                ("E16", "const"),
+                ("E17", "const"),
+                ("E18", "const"),
+                ("PA", "enum"),
+                ("PC", "enum"),
+                ("PS", "enum"),
+            )
+        ),
+    ),
 )

@@ -118,6 +118,40 @@ SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, in
         400,
         200,
     ),
+    "server-error-on-invalid-utf8": (
+        None,
+        lambda c: c.post(
+            "/v1/sandbox/customers",
+            content=b'{"customerType": "\xff"}',
+            headers={"Content-Type": "application/json"},
+        ),
+        400,
+        500,
+    ),
+    "server-error-on-wrong-content-type": (
+        None,
+        lambda c: c.post(
+            "/v1/sandbox/customers", content=b"{}", headers={"Content-Type": "text/plain"}
+        ),
+        415,
+        500,
+    ),
+    "server-error-on-oversized-body": (
+        None,
+        lambda c: c.post(
+            "/v1/sandbox/customers",
+            content=b" " * (1024 * 1024 + 1),
+            headers={"Content-Type": "application/json"},
+        ),
+        413,
+        500,
+    ),
+    "server-error-on-unknown-resource": (
+        None,
+        lambda c: c.get("/v1/sandbox/accounts/00000000-0000-4000-8000-000000000000"),
+        404,
+        500,
+    ),
     "trace-not-implemented": (
         None,
         lambda c: c.request("TRACE", "/v1/sandbox/customers"),

@@ -66,7 +66,10 @@ def test_every_payment_fault_is_registered_with_its_rule() -> None:
         "basket-best-case", "no-basket-limit", "allow-periodic-in-basket", "kid-error-401",
         "duplicate-months-accepted", "delete-pdng-allowed", "account-gone-404", "no-daily-limit",
         "no-consent-age-check", "page-size-100", "no-regulatory-check", "ignore-minor-units",
-        "logical-duplicate-allowed", "sca-start-not-started",
+        "logical-duplicate-allowed", "sca-start-not-started", "long-creditor-name-accepted",
+        "long-remittance-accepted", "empty-remittance-accepted", "long-ultimate-debtor-accepted",
+        "remittance-forms-mixed-accepted", "two-debtor-references-accepted",
+        "ncbct-without-creditor-agent-accepted",
     }  # fmt: skip
     for name in names:
         assert FAULTS[name].rule.startswith("spec ")
