@@ -166,6 +166,24 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "accepts an NCBCT payment to a BBAN without creditorAgent",
         rules=("XF-ncbct-creditor-agent",),
     ),
+    Fault(
+        "basket-reauthorisation-allowed",
+        "spec 7 (E2 row: 400 RESOURCE_BLOCKED)",
+        "starts another authorisation of a signing basket whose SCA is already finalised",
+        rules=("E-basket-authorised-again-blocked",),
+    ),
+    Fault(
+        "past-execution-date-accepted",
+        "spec 7 code list, spec 2.7 (EXECUTION_DATE_INVALID)",
+        "accepts a payment whose execution date (or periodic startDate) lies in the past",
+        rules=("E-execution-date-not-past",),
+    ),
+    Fault(
+        "periodic-end-before-start-accepted",
+        "spec 2.7 (endDate is the last execution)",
+        "accepts a periodic payment whose endDate lies before its startDate",
+        rules=("E-periodic-end-not-before-start",),
+    ),
 )
 
 

@@ -148,7 +148,7 @@ def authorise_basket(call: Call) -> Response:
             for authorisation in store.children(AUTHORISATIONS, basket.id)
         )
         waiting = [p for p in payments_of_basket(store, basket) if p.status == Status.RCVD]
-        if finalised or not waiting:
+        if (finalised or not waiting) and not app.faulty("basket-reauthorisation-allowed"):
             raise ApiError(
                 400,
                 "RESOURCE_BLOCKED",

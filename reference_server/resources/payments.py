@@ -96,16 +96,23 @@ def _date_error(field: str, text: str) -> ApiError:
     return ApiError(400, "EXECUTION_DATE_INVALID", text, path=field)
 
 
-def check_execution_dates(body: Mapping[str, Any], periodic: bool, today: date) -> None:
+def check_execution_dates(
+    body: Mapping[str, Any],
+    periodic: bool,
+    today: date,
+    *,
+    past_allowed: bool = False,
+    end_before_start_allowed: bool = False,
+) -> None:
     """Dates against the bank's today (Europe/Oslo): not in the past, not beyond one year; a
     periodic payment's endDate not before its startDate (spec 2.7; code EXECUTION_DATE_INVALID
-    from spec 7's list)."""
+    from spec 7's list). The two ``*_allowed`` switches are the faults that break those rules."""
     horizon = today + EXECUTION_HORIZON
     first = "startDate" if periodic else "requestedExecutionDate"
     raw = body.get(first)
     if isinstance(raw, str):
         day = date.fromisoformat(raw)
-        if day < today:
+        if day < today and not past_allowed:
             raise _date_error(first, f"{first} {raw} lies in the past (today is {today})")
         if day > horizon:
             raise _date_error(
@@ -113,7 +120,7 @@ def check_execution_dates(body: Mapping[str, Any], periodic: bool, today: date) 
             )
     if periodic and isinstance(raw, str) and isinstance(body.get("endDate"), str):
         end = date.fromisoformat(body["endDate"])
-        if end < date.fromisoformat(raw):
+        if end < date.fromisoformat(raw) and not end_before_start_allowed:
             raise _date_error("endDate", f"endDate {end} lies before startDate {raw}")
 
 
@@ -174,7 +181,13 @@ def create_payment(call: Call) -> Response:
     body: Mapping[str, Any] = call.body
     periodic = call.operation.id == "E17"
     product = NCBCT if call.path_params[_PRODUCT_PARAM] == NCBCT else NDCT
-    check_execution_dates(body, periodic, _bank_today(call))
+    check_execution_dates(
+        body,
+        periodic,
+        _bank_today(call),
+        past_allowed=call.app.faulty("past-execution-date-accepted"),
+        end_before_start_allowed=call.app.faulty("periodic-end-before-start-accepted"),
+    )
     psu_key = sca_flow.psu_key(call)
     now = app.clock.now().isoformat()
     with app.store.atomic():

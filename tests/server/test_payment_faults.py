@@ -69,7 +69,8 @@ def test_every_payment_fault_is_registered_with_its_rule() -> None:
         "logical-duplicate-allowed", "sca-start-not-started", "long-creditor-name-accepted",
         "long-remittance-accepted", "empty-remittance-accepted", "long-ultimate-debtor-accepted",
         "remittance-forms-mixed-accepted", "two-debtor-references-accepted",
-        "ncbct-without-creditor-agent-accepted",
+        "ncbct-without-creditor-agent-accepted", "basket-reauthorisation-allowed",
+        "past-execution-date-accepted", "periodic-end-before-start-accepted",
     }  # fmt: skip
     for name in names:
         assert FAULTS[name].rule.startswith("spec ")

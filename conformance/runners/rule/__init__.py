@@ -32,15 +32,18 @@ from conformance.runners.rule.limits import (
 )
 from conformance.runners.rule.payments import (
     check_amount_fraction_digits,
+    check_basket_authorised_again_blocked,
     check_basket_rejects_payment_kind,
     check_basket_size_limit,
     check_corporate_request_requires_corporate_id,
     check_creditor_agent_required_for_bban,
     check_debtor_account_exactly_one,
     check_duplicate_months_rejected,
+    check_execution_date_not_past,
     check_kid_check_digit,
     check_logical_duplicate_refused,
     check_pending_payment_cancellation_refused,
+    check_periodic_end_after_start,
     check_regulatory_reporting_threshold,
     check_remittance_forms_exclusive,
 )
@@ -95,6 +98,9 @@ RULE_CHECKS: Mapping[str, RuleCheck] = MappingProxyType(
             check_sandbox_dates_rejected,
             check_engagement_account_owner,
             check_account_name_length,
+            check_basket_authorised_again_blocked,
+            check_execution_date_not_past,
+            check_periodic_end_after_start,
         )
     }
 )

@@ -266,3 +266,54 @@ def _amount_request(
     if "remittanceInformationUnstructured" in body:
         body["remittanceInformationUnstructured"] = f"Faktura {seed}"
     return base.with_body(body).as_psu(psu)
+
+
+def check_basket_authorised_again_blocked(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A basket whose SCA is finalised: a second E2 is 400 RESOURCE_BLOCKED (spec 7, E2 row)."""
+    payments = [ctx.data.payment(seed, "E16"), ctx.data.payment(seed + 1, "E16")]
+    basket = ctx.data.basket(seed, payments)
+    path_values = {"basketId": basket.basket_id}
+    link = ctx.data.start_authorisation("E2", path_values, basket.psu, "starting the basket's SCA")
+    ctx.data.complete_sca(link, basket.psu)
+    again = OperationRequest.build(ctx, "E2", psu=basket.psu, path_values=path_values)
+    send_and_judge(scenario, ctx, again)
+
+
+def check_execution_date_not_past(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """An execution date before the bank's today is refused with EXECUTION_DATE_INVALID (spec 7
+    code list): ``requestedExecutionDate`` (E16, E18) or ``startDate`` (E17) of yesterday;
+    today is accepted."""
+    field = "startDate" if scenario.operation == "E17" else "requestedExecutionDate"
+    request = rule_request(scenario, ctx, seed)
+    today = ctx.data.today()
+    for offset, day in enumerate((today - timedelta(days=1), today)):
+        body = copy.deepcopy(request.body)
+        body[field] = day.isoformat()
+        _distinct_remittance(body, seed + offset)
+        changed = request.with_body(body)
+        if day < today:
+            send_and_judge(scenario, ctx, changed)
+        else:
+            send_expecting_success(scenario, ctx, changed)
+
+
+def check_periodic_end_after_start(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A periodic payment whose endDate lies before its startDate is refused (spec 2.7: first and
+    last execution); an endDate equal to the startDate is accepted."""
+    request = rule_request(scenario, ctx, seed)
+    start = ctx.data.today() + timedelta(days=7)
+    for offset, end in enumerate((start - timedelta(days=1), start)):
+        body = copy.deepcopy(request.body)
+        body["startDate"], body["endDate"] = start.isoformat(), end.isoformat()
+        _distinct_remittance(body, seed + offset)
+        changed = request.with_body(body)
+        if end < start:
+            send_and_judge(scenario, ctx, changed)
+        else:
+            send_expecting_success(scenario, ctx, changed)
+
+
+def _distinct_remittance(body: Any, seed: int) -> None:
+    """A remittance of its own, so that two requests of one check are no logical duplicates."""
+    if "remittanceInformationUnstructured" in body:
+        body["remittanceInformationUnstructured"] = f"Faktura {seed}"
