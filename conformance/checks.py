@@ -31,6 +31,7 @@ __all__ = [
     "check_error_status",
     "check_headers",
     "check_json_body",
+    "check_json_content_type",
     "check_max_length",
     "check_not_server_error",
     "check_response_schema",
@@ -455,6 +456,22 @@ def check_headers(exchange: Exchange, names: Iterable[str], *, spec: str = "spec
         spec=spec,
         sent=exchange,
         expected=f"the answer carries {', '.join(missing)}",
+    )
+
+
+def check_json_content_type(exchange: Exchange, *, spec: str = "spec 4.2") -> None:
+    """An answer with a JSON body says so in Content-Type (spec 4.2: the server answers with
+    Content-Type)."""
+    if not exchange.response_body:
+        return
+    media = (exchange.response_header("content-type") or "").partition(";")[0].strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        return
+    raise ConformanceFailure(
+        f"the answer's body comes with Content-Type {media or '(none)'}, not JSON",
+        spec=spec,
+        sent=exchange,
+        expected="the server answers with Content-Type: application/json for a JSON body",
     )
 
 

@@ -277,7 +277,9 @@ class RequestHandler(BaseHTTPRequestHandler):
             logger.handle(record)
 
     def _send_headers(self, response: Response, request_id: str | None) -> None:
-        if response.content_type is not None:
+        if response.content_type is not None and not (
+            response.status < 300 and self.server.app.faulty("no-content-type")
+        ):
             self.send_header("Content-Type", response.content_type)
         self.send_header("Content-Length", str(len(response.body)))
         if request_id is not None:

@@ -2,13 +2,15 @@
 
 The base request of the scenario's variant is built (set-up data through the sandbox), the
 scenario's mutation applied when it sweeps a value the spec lists (an enum value, a boolean query
-parameter), sent once, and judged: status, JSON body, documented response schema.
+parameter), sent once, and judged: status, JSON body, documented response schema, and a JSON
+Content-Type on a body (spec 4.2).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from conformance.checks import check_json_content_type
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
@@ -26,4 +28,6 @@ def run(scenario: Scenario, ctx: RunContext) -> None:
     request = base_request(ctx, scenario.operation, scenario.variant, seed)
     if scenario.mutation is not None:
         request = apply_mutation(request, scenario.mutation)
-    judge(request.send(ctx), scenario, ctx)
+    exchange = request.send(ctx)
+    judge(exchange, scenario, ctx)
+    check_json_content_type(exchange)

@@ -175,4 +175,21 @@ CORE_FAULTS: tuple[Fault, ...] = (
             )
         ),
     ),
+    Fault(
+        "no-content-type",
+        "spec 4.2 (the server answers with Content-Type)",
+        "sends its successful JSON answers without Content-Type",
+        rules=("POS-*",),
+        # every operation that answers with a body (PC's 204 has none)
+        operations=(
+            *("AL", "AT", "CA", "CC", "CS", "PA", "PS", "SA", "SAG", "SCA", "SCU", "SDF"),
+            *(f"E{number}" for number in range(1, 19)),
+        ),
+    ),
+    Fault(
+        "with-accounts-ignored",
+        "spec 4.3 E9 (withAccounts includes the customer's mock accounts)",
+        "lists sandbox customers without their accounts even with withAccounts=true",
+        rules=("SB-customers-with-accounts-listed",),
+    ),
 )

@@ -184,6 +184,15 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "accepts a periodic payment whose endDate lies before its startDate",
         rules=("E-periodic-end-not-before-start",),
     ),
+    Fault(
+        "long-iban-accepted",
+        "spec 8 (LIM-iban-max-34)",
+        "accepts an IBAN longer than 34 characters",
+        rules=("LIM-iban-max-34", "SCH-maxLength"),
+        # where a long IBAN is refused for another reason too (it names no account of the PSU:
+        # E6, E7's debtor, a consent's accounts), the fault cannot show
+        fields=("iban", "creditorAccount/iban", "debtorAccount/iban", "0/creditorAccount/iban"),
+    ),
 )
 
 
@@ -209,6 +218,7 @@ TOLERATED_SCHEMA_ERRORS: Mapping[tuple[str, str, str], str] = MappingProxyType(
         ("*", "remittanceInformationUnstructured", "maxLength"): "long-remittance-accepted",
         ("*", "remittanceInformationUnstructured", "minLength"): "empty-remittance-accepted",
         ("*", "ultimateDebtor", "maxLength"): "long-ultimate-debtor-accepted",
+        ("*", "iban", "maxLength"): "long-iban-accepted",
     }
 )
 

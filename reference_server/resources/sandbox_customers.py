@@ -90,7 +90,9 @@ def create_customer(call: Call) -> Response:
 def list_customers(call: Call) -> Response:
     """E9: GET /v1/sandbox/customers?withAccounts&withAgreements (both default true)."""
     store = call.app.store
-    with_accounts = call.query.get("withAccounts", True)
+    with_accounts = call.query.get("withAccounts", True) and not call.app.faulty(
+        "with-accounts-ignored"
+    )
     with_agreements = call.query.get("withAgreements", True)
     return Response.json(
         200,

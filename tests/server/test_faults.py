@@ -172,7 +172,8 @@ SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, in
 
 
 def test_every_core_fault_has_a_scenario() -> None:
-    assert {fault.name for fault in CORE_FAULTS} == set(SCENARIOS) | {"html-errors"}
+    tested_apart = {"html-errors", "no-content-type", "with-accounts-ignored"}
+    assert {fault.name for fault in CORE_FAULTS} == set(SCENARIOS) | tested_apart
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -211,6 +212,26 @@ def test_html_errors_fault_answers_html(faulty_server: Start) -> None:
     assert response.status_code == 404
     assert response.headers["content-type"].startswith("text/html")
     assert response.text.startswith("<!DOCTYPE html>")
+
+
+def test_no_content_type_fault_drops_it_from_successful_answers_only(faulty_server: Start) -> None:
+    _, faithful = faulty_server()
+    _, faulty = faulty_server("no-content-type")
+    assert faithful.get("/v1/sandbox/customers").headers["content-type"] == "application/json"
+    assert "content-type" not in faulty.get("/v1/sandbox/customers").headers
+    assert faulty.get("/v1/nothing").headers["content-type"] == "application/json"
+
+
+def test_with_accounts_ignored_fault_lists_no_accounts(faulty_server: Start) -> None:
+    for fault, listed in (((), True), (("with-accounts-ignored",), False)):
+        _, client = faulty_server(*fault)
+        customer = client.post("/v1/sandbox/customers", json=bodies.customer()).json()
+        account = client.post(
+            "/v1/sandbox/accounts", json=bodies.account(customer["customerNumber"])
+        ).json()
+        customers = client.get("/v1/sandbox/customers", params={"withAccounts": "true"}).json()
+        (entry,) = [c for c in customers if c["customerId"] == customer["customerId"]]
+        assert (account["id"] in entry["accounts"]) is listed
 
 
 def test_fault_table_names_the_rule_each_breaks() -> None:

@@ -48,6 +48,7 @@ from conformance.runners.rule.payments import (
     check_remittance_forms_exclusive,
 )
 from conformance.runners.rule.requests import (
+    check_customers_list_accounts,
     check_engagement_account_owner,
     check_foreign_debtor_transaction_rejected,
     check_invalid_customer_type_rejected,
@@ -101,6 +102,7 @@ RULE_CHECKS: Mapping[str, RuleCheck] = MappingProxyType(
             check_basket_authorised_again_blocked,
             check_execution_date_not_past,
             check_periodic_end_after_start,
+            check_customers_list_accounts,
         )
     }
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from conformance.checks import ConformanceFailure, json_document
 from conformance.generate import factories
 from conformance.runners.rule.common import changed_body, rule_request, send_and_judge, set_at
 from conformance.target.request import OperationRequest
@@ -79,3 +80,26 @@ def check_engagement_account_owner(scenario: Scenario, ctx: RunContext, seed: in
         ctx, "E6", path_values={"mockAgreementId": shared.agreement_id}, body=body
     )
     send_and_judge(scenario, ctx, request)
+
+
+def check_customers_list_accounts(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """E9 with ``withAccounts=true`` includes each customer's mock accounts (spec 4.3 E9): the
+    customer of a new account lists its id."""
+    account = ctx.data.new_account(seed)
+    request = OperationRequest.build(ctx, "E9", query={"withAccounts": "true"})
+    exchange = send_and_judge(scenario, ctx, request)
+    document = json_document(exchange)
+    customers = document if isinstance(document, list) else []
+    owner_id = account.owner.customer_id
+    entry = next(
+        (c for c in customers if isinstance(c, dict) and c.get("customerId") == owner_id), None
+    )
+    listed = entry.get("accounts") if entry is not None else None
+    if not isinstance(listed, list) or account.id not in listed:
+        raise ConformanceFailure(
+            f"E9 with withAccounts=true does not list account {account.id} of its customer",
+            spec=scenario.spec,
+            sent=exchange,
+            expected="withAccounts=true includes the mock accounts of each customer, so the "
+            "customer the account was created for lists its id in accounts",
+        )
