@@ -192,4 +192,12 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "lists sandbox customers without their accounts even with withAccounts=true",
         rules=("SB-customers-with-accounts-listed",),
     ),
+    Fault(
+        "unstable-transaction-ids",
+        "spec 9 (1.18.0: stable transaction ids)",
+        "gives the transactions of a sandbox account new ids in every listing (E3)",
+        rules=("SB-booked-transaction-ids-stable",),
+        # flows that read a listed id back, or compare pages of one list, meet it too
+        scenarios=("E11-created-transaction-reads-back", "E3-offset-and-limit-page-the-list"),
+    ),
 )

@@ -9,6 +9,7 @@ full roles, so that the private PSU can give consent to them (assumption).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -168,7 +169,11 @@ def list_transactions(call: Call) -> Response:
         lambda item: item.booking_date,
         call.query,
     )
-    return Response.json(200, [views.account_transaction(item) for item in chosen])
+    listed = [views.account_transaction(item) for item in chosen]
+    if call.app.faulty("unstable-transaction-ids"):
+        suffix = uuid.uuid4().hex[:8]
+        listed = [{**item, "id": f"{item['id']}-{suffix}"} for item in listed]
+    return Response.json(200, listed)
 
 
 def get_transaction(call: Call) -> Response:

@@ -172,7 +172,12 @@ SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, in
 
 
 def test_every_core_fault_has_a_scenario() -> None:
-    tested_apart = {"html-errors", "no-content-type", "with-accounts-ignored"}
+    tested_apart = {
+        "html-errors",
+        "no-content-type",
+        "with-accounts-ignored",
+        "unstable-transaction-ids",
+    }
     assert {fault.name for fault in CORE_FAULTS} == set(SCENARIOS) | tested_apart
 
 
@@ -232,6 +237,20 @@ def test_with_accounts_ignored_fault_lists_no_accounts(faulty_server: Start) -> 
         customers = client.get("/v1/sandbox/customers", params={"withAccounts": "true"}).json()
         (entry,) = [c for c in customers if c["customerId"] == customer["customerId"]]
         assert (account["id"] in entry["accounts"]) is listed
+
+
+def test_unstable_transaction_ids_fault_renames_them_per_listing(faulty_server: Start) -> None:
+    for fault, stable in (((), True), (("unstable-transaction-ids",), False)):
+        _, client = faulty_server(*fault)
+        customer = client.post("/v1/sandbox/customers", json=bodies.customer()).json()
+        account = client.post(
+            "/v1/sandbox/accounts", json=bodies.account(customer["customerNumber"])
+        ).json()
+        path = f"/v1/sandbox/accounts/{account['id']}/transactions"
+        debtor = {"iban": account["iban"], "bban": account["bban"]}
+        assert client.post(path, json=[bodies.account_transaction(debtor)]).status_code == 201
+        first, second = (client.get(path).json() for _ in range(2))
+        assert ([t["id"] for t in first] == [t["id"] for t in second]) is stable
 
 
 def test_fault_table_names_the_rule_each_breaks() -> None:

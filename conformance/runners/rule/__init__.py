@@ -54,6 +54,7 @@ from conformance.runners.rule.requests import (
     check_invalid_customer_type_rejected,
     check_malformed_header_rejected,
     check_sandbox_dates_rejected,
+    check_transaction_ids_stable,
 )
 from conformance.scenario import scenario_seed
 
@@ -103,6 +104,7 @@ RULE_CHECKS: Mapping[str, RuleCheck] = MappingProxyType(
             check_execution_date_not_past,
             check_periodic_end_after_start,
             check_customers_list_accounts,
+            check_transaction_ids_stable,
         )
     }
 )

@@ -7,12 +7,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from conformance.checks import ConformanceFailure, json_document
+from conformance.checks import ConformanceFailure, NotApplicable, json_document
 from conformance.generate import factories
 from conformance.runners.rule.common import changed_body, rule_request, send_and_judge, set_at
 from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
+    from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
     from conformance.target.setup_data import Account
@@ -103,3 +104,29 @@ def check_customers_list_accounts(scenario: Scenario, ctx: RunContext, seed: int
             expected="withAccounts=true includes the mock accounts of each customer, so the "
             "customer the account was created for lists its id in accounts",
         )
+
+
+def check_transaction_ids_stable(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """Booked transactions keep their ids (spec 9, 1.18.0): two listings of the same account
+    (E3) name the same transactions with the same ids."""
+    account = ctx.data.account()
+    request = OperationRequest.build(ctx, "E3", path_values={"mockAccountId": account.id})
+    first = send_and_judge(scenario, ctx, request)
+    second = send_and_judge(scenario, ctx, request)
+    ids = [_transaction_ids(exchange) for exchange in (first, second)]
+    if not ids[0]:
+        raise NotApplicable("the account lists no transaction whose id could be compared")
+    if ids[0] != ids[1]:
+        raise ConformanceFailure(
+            "two listings of the same account name its booked transactions with other ids",
+            spec=scenario.spec,
+            sent=second,
+            related=(first,),
+            expected=f"the same ids both times (first: {', '.join(ids[0][:3])})",
+        )
+
+
+def _transaction_ids(exchange: Exchange) -> list[str]:
+    document = json_document(exchange)
+    items = document if isinstance(document, list) else []
+    return sorted(str(item.get("id")) for item in items if isinstance(item, dict))
