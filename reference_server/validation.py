@@ -291,6 +291,8 @@ def _tolerated(app: ServerState, operation: Operation, error: ValidationError) -
         and app.faulty("accept-invalid-customer-type")
     ):
         return True
+    if payment_faults.tolerated_amount_precision(app, str(error.validator), error.instance):
+        return True
     return payment_faults.tolerated_schema_error(
         app, operation.id, error_path(error), str(error.validator)
     )

@@ -9,6 +9,7 @@ error let through) and :func:`violation_status` (the status of a cross-field vio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ __all__ = [
     "SKIPPED_CHECKS",
     "TOLERATED_SCHEMA_ERRORS",
     "skipped_check",
+    "tolerated_amount_precision",
     "tolerated_schema_error",
     "violation_status",
 ]
@@ -193,6 +195,12 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         # E6, E7's debtor, a consent's accounts), the fault cannot show
         fields=("iban", "creditorAccount/iban", "debtorAccount/iban", "0/creditorAccount/iban"),
     ),
+    Fault(
+        "amount-precision-unchecked",
+        "spec 2.1 (precision 18, scale 5)",
+        "accepts payment amounts with more than 13 integer digits",
+        rules=("LIM-amount-precision-18-scale-5",),
+    ),
 )
 
 
@@ -255,3 +263,18 @@ def violation_status(state: ServerState, code: str, default: int = 400) -> int:
     if fault is not None and state.faulty(fault[0]):
         return fault[1]
     return default
+
+
+#: An amount that only breaks precision 18, scale 5 (14 to 18 integer digits).
+_TOO_PRECISE = re.compile(r"[0-9]{14,18}(?:\.[0-9]{1,5})?")
+
+
+def tolerated_amount_precision(state: ServerState, keyword: str, value: object) -> bool:
+    """Whether the fault ``amount-precision-unchecked`` lets an amount with too many integer
+    digits through (its pattern error, and only that one)."""
+    return (
+        keyword == "pattern"
+        and isinstance(value, str)
+        and _TOO_PRECISE.fullmatch(value) is not None
+        and state.faulty("amount-precision-unchecked")
+    )

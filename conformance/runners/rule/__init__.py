@@ -32,6 +32,7 @@ from conformance.runners.rule.limits import (
 )
 from conformance.runners.rule.payments import (
     check_amount_fraction_digits,
+    check_amount_precision,
     check_basket_authorised_again_blocked,
     check_basket_rejects_payment_kind,
     check_basket_size_limit,
@@ -105,6 +106,7 @@ RULE_CHECKS: Mapping[str, RuleCheck] = MappingProxyType(
             check_periodic_end_after_start,
             check_customers_list_accounts,
             check_transaction_ids_stable,
+            check_amount_precision,
         )
     }
 )

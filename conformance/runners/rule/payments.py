@@ -317,3 +317,14 @@ def _distinct_remittance(body: Any, seed: int) -> None:
     """A remittance of its own, so that two requests of one check are no logical duplicates."""
     if "remittanceInformationUnstructured" in body:
         body["remittanceInformationUnstructured"] = f"Faktura {seed}"
+
+
+def check_amount_precision(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """An amount beyond precision 18, scale 5 (spec 2.1: 14 integer digits) is refused; 13 integer
+    digits are accepted."""
+    psu = ctx.data.psu("PRIVATE")
+    base = rule_request(scenario, ctx, seed)
+    too_long = _amount_request(ctx, scenario, base, seed, "NOK", "12345678901234.00", psu)
+    send_and_judge(scenario, ctx, too_long)
+    longest = _amount_request(ctx, scenario, base, seed + 1, "NOK", "1234567890123.00", psu)
+    send_expecting_success(scenario, ctx, longest)
