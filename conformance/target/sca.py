@@ -7,16 +7,17 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import IO, TYPE_CHECKING, Protocol
 from urllib.parse import urlencode, urljoin
 
-from conformance.checks import NotApplicable
+from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.errors import ConformanceError
 
 if TYPE_CHECKING:
+    from conformance.exchange import Exchange
     from conformance.target.client import TargetClient
     from conformance.target.profile import TargetProfile
 
@@ -26,7 +27,9 @@ __all__ = [
     "ReferenceSca",
     "ScaError",
     "ScaOutcome",
+    "ScaRedirectBroken",
     "ScaStep",
+    "sca_failure",
     "sca_step_for",
 ]
 
@@ -37,6 +40,11 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 class ScaError(ConformanceError):
     """The SCA step could not be completed: the page, the command or the terminal failed."""
+
+
+class ScaRedirectBroken(ScaError):
+    """The target's side of the redirect failed: its page, its form, or the way back to the
+    TPP-Redirect-URI (spec 5 item 6). A verdict on the target, not a failure of the suite."""
 
 
 @dataclass(frozen=True)
@@ -127,10 +135,10 @@ class ReferenceSca:
     ) -> ScaOutcome:
         page = self.client.request("GET", link, headers={"Accept": "text/html"}, auth=None)
         if page.status != 200:
-            raise ScaError(f"the SCA page {link} answered HTTP {page.status}, not 200")
+            raise ScaRedirectBroken(f"the SCA page {link} answered HTTP {page.status}, not 200")
         form = _read_form(page.response_body.decode("utf-8", "replace"))
         if form is None or form.fields is None or form.buttons is None:
-            raise ScaError(f"the SCA page {link} has no form to fill in")
+            raise ScaRedirectBroken(f"the SCA page {link} has no form to fill in")
         fields = dict(form.fields)
         if customer_number is not None:
             fields["customerNumber"] = customer_number
@@ -149,7 +157,7 @@ class ReferenceSca:
         )
         for _ in range(_MAX_HOPS):
             if answer.status not in _REDIRECTS:
-                raise ScaError(
+                raise ScaRedirectBroken(
                     f"the SCA form at {action} answered HTTP {answer.status}, not a redirect "
                     "back to the TPP-Redirect-URI"
                 )
@@ -159,7 +167,7 @@ class ReferenceSca:
             answer = self.client.request(
                 "GET", location, headers={"Accept": "text/html"}, auth=None
             )
-        raise ScaError(f"the SCA flow at {link} did not return to {self.redirect_uri}")
+        raise ScaRedirectBroken(f"the SCA flow at {link} did not return to {self.redirect_uri}")
 
 
 # --- a person at the terminal --------------------------------------------------------------------
@@ -272,3 +280,17 @@ def sca_step_for(profile: TargetProfile, client: TargetClient) -> ScaStep:
         assert profile.sca.command is not None  # the profile loader insists on it
         return CommandSca(profile.sca.command, profile.redirect_uri)
     return ReferenceSca(client, profile.redirect_uri)
+
+
+def sca_failure(error: ScaRedirectBroken, exchanges: Sequence[Exchange]) -> ConformanceFailure:
+    """A redirect that did not bring the PSU back as spec 5.6 says, as a failure of the target
+    (the last exchange of the redirect is the one judged)."""
+    last = exchanges[-1] if exchanges else None
+    return ConformanceFailure(
+        f"SCA redirect: {error.message}",
+        spec="spec 5 item 6",
+        sent=last,
+        related=tuple(exchanges[-4:-1]),
+        expected="the PSU completes SCA at the scaRedirect link and is sent back to the "
+        "TPP-Redirect-URI",
+    )

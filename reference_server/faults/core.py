@@ -200,4 +200,15 @@ CORE_FAULTS: tuple[Fault, ...] = (
         # flows that read a listed id back, or compare pages of one list, meet it too
         scenarios=("E11-created-transaction-reads-back", "E3-offset-and-limit-page-the-list"),
     ),
+    Fault(
+        "sca-no-return",
+        "spec 5 item 6 (after SCA the PSU returns to the TPP-Redirect-URI)",
+        "ends a signing basket's SCA redirect on its own page instead of sending the PSU back",
+        rules=(
+            "STATE-basket-sca-completed",
+            "STATE-basket-sca-cancelled",
+            "E-basket-authorised-again-blocked",
+        ),
+        scenarios=("E1-basket-with-rejected-payment-is-worst-case",),
+    ),
 )

@@ -172,7 +172,8 @@ def submit_sca(call: Call) -> Response:
         call.app, authorisation, approved=action == APPROVE, customer=customer
     )
     location = sca_flow.final_redirect(finished)
-    if location is None:
+    stranded = finished.subject_kind == SubjectKind.BASKET and call.app.faulty("sca-no-return")
+    if location is None or stranded:
         return _page(call, finished)
     return Response.redirect(location, status=303)
 

@@ -177,6 +177,7 @@ def test_every_core_fault_has_a_scenario() -> None:
         "no-content-type",
         "with-accounts-ignored",
         "unstable-transaction-ids",
+        "sca-no-return",  # a suite-level test: tests/suite/test_runners.py
     }
     assert {fault.name for fault in CORE_FAULTS} == set(SCENARIOS) | tested_apart
 

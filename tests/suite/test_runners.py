@@ -66,6 +66,11 @@ FAULTS = (
     ("basket-best-case", "E1-basket-with-cancelled-payment-is-worst-case", ("RJCT",)),
     ("ignore-required-header", "E16-header-PSU-ID-missing-rejected", ("spec 4.2",)),
     ("accept-foreign-debtor", "E7-ERR-5-foreign-debtor-account-rejected", ("spec 7 rule 5",)),
+    (
+        "sca-no-return",
+        "E2-basket-sca-completed-statuses-advance",
+        ("SCA redirect", "spec 5 item 6"),
+    ),
 )
 
 

@@ -17,6 +17,7 @@ from conformance.checks import (
 from conformance.runners.verdict import judge_expectation
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 from conformance.target.request import OperationRequest
+from conformance.target.sca import ScaRedirectBroken, sca_failure
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
@@ -92,7 +93,11 @@ def start_authorisation(
 
 
 def complete_sca(ctx: RunContext, link: str, psu: Psu, *, approve: bool) -> None:
-    ctx.sca.complete(link, customer_number=psu.customer_number, approve=approve)
+    """The PSU goes through the redirect; one that does not bring it back is a failure."""
+    try:
+        ctx.sca.complete(link, customer_number=psu.customer_number, approve=approve)
+    except ScaRedirectBroken as broken:
+        raise sca_failure(broken, ctx.client.exchanges) from None
 
 
 def authorise(scenario: Scenario, ctx: RunContext, payment: Payment, *, approve: bool) -> Exchange:

@@ -18,6 +18,7 @@ from conformance.checks import (
 )
 from conformance.scenario import scenario_seed
 from conformance.target.request import NO_BODY, OperationRequest, Psu
+from conformance.target.sca import ScaRedirectBroken, sca_failure
 
 if TYPE_CHECKING:
     from conformance.contract import Contract
@@ -211,7 +212,10 @@ class SetUpBase:
         """The PSU goes through the redirect (the profile's SCA step)."""
         if self.sca is None:
             raise NotApplicable("the scenario needs an SCA step and none is configured")
-        self.sca.complete(link, customer_number=psu.customer_number, approve=approve)
+        try:
+            self.sca.complete(link, customer_number=psu.customer_number, approve=approve)
+        except ScaRedirectBroken as broken:
+            raise sca_failure(broken, self.client.exchanges) from None
 
     # --- reference-server controls ---------------------------------------------------------------
 
