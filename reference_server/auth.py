@@ -245,6 +245,12 @@ def check_header_formats(app: ServerState, operation: Operation, headers: Header
     Headers are judged in arrival order, the first misfit answers.
     """
     checks = _header_checks(app.contract, operation.required_headers, operation.optional_headers)
+    if headers.get("TPP-Redirect-Preferred") == "false" and app.faulty(
+        "redirect-preferred-false-refused"
+    ):
+        raise ApiError(
+            400, "FORMAT_ERROR", "TPP-Redirect-Preferred: false is not supported", path="header"
+        )
     for folded, name, raw in headers.named():
         check = checks.get(folded)
         if check is None:

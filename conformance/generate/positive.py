@@ -157,9 +157,49 @@ def _query_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
             )
 
 
+def _header_values(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """The valid values a positive scenario sends for an optional header: each value of an
+    enum, else the schema's first example (none: the header is not swept)."""
+    if isinstance(schema.get("enum"), list):
+        return tuple(str(value) for value in schema["enum"])
+    examples = schema.get("examples")
+    return (str(examples[0]),) if isinstance(examples, list) and examples else ()
+
+
+def _header_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
+    """An optional TPP-* header the operation takes, sent with a valid value, is accepted (spec
+    4.2: TPP-Redirect-Preferred, TPP-Brand-Logging-Information). The PSU-* headers are left out:
+    their values change whom the request is for (PSU-Context CORPORATE needs a corporate PSU)."""
+    expect = success(op)
+    for name in op.optional_headers:
+        if not name.upper().startswith("TPP-"):
+            continue
+        schema = context.contract.header_schema(name)
+        values = _header_values(schema)
+        if len(values) > MAX_SWEEP_VALUES:
+            continue
+        for value in values:
+            yield Scenario(
+                id=scenario_id(op.id, "header", name, id_safe(value), "accepted"),
+                operation=op.id,
+                rule=f"POS-{op.id}",
+                spec=str(schema.get("x-spec") or op.headers_spec),
+                level=_level(op),
+                kind="positive",
+                title=f"{op.id} {op.name}: the optional header {name}: {value} is accepted",
+                expect=expect,
+                mutation=Mutation(
+                    target="header", pointer=(name,), action="set", value=value, keyword="enum"
+                ),
+                variant=base_variant(op, context),
+                assumptions=op_assumptions(op, *_TOPICS, "headers", "required-headers"),
+            )
+
+
 def generate(context: Context) -> Iterator[Scenario]:
     """Positive scenarios of every operation of the contract."""
     for op in context.operations():
         yield from _base_requests(op, context)
         yield from _body_sweeps(op, context)
         yield from _query_sweeps(op, context)
+        yield from _header_sweeps(op, context)

@@ -211,4 +211,13 @@ CORE_FAULTS: tuple[Fault, ...] = (
         ),
         scenarios=("E1-basket-with-rejected-payment-is-worst-case",),
     ),
+    Fault(
+        "redirect-preferred-false-refused",
+        "spec 4.2 (TPP-Redirect-Preferred: false asks for biometric authentication)",
+        "refuses a payment that sends the optional TPP-Redirect-Preferred: false",
+        scenarios=tuple(
+            f"{operation}-header-TPP-Redirect-Preferred-false-accepted"
+            for operation in ("E16", "E17", "E18")
+        ),
+    ),
 )

@@ -152,6 +152,12 @@ SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, in
         404,
         500,
     ),
+    "redirect-preferred-false-refused": (
+        None,
+        lambda c: c.get("/v1/sandbox/customers", headers={"TPP-Redirect-Preferred": "false"}),
+        200,
+        400,
+    ),
     "trace-not-implemented": (
         None,
         lambda c: c.request("TRACE", "/v1/sandbox/customers"),
