@@ -19,6 +19,7 @@ from conformance.checks import (
     check_error_status,
     check_headers,
     check_json_body,
+    check_json_content_type,
     check_max_length,
     check_not_server_error,
     check_response_schema,
@@ -29,6 +30,7 @@ from conformance.checks import (
 )
 from conformance.contract import Contract, load_contract
 from conformance.exchange import Exchange
+from conformance.runners.positive import check_fee_indicator
 from conformance.scenario import Expectation, Scenario
 
 PAYMENT = {
@@ -298,3 +300,31 @@ def test_a_body_that_is_not_utf8_still_gets_a_reproduce_line() -> None:
     )
     text = str(ConformanceFailure("t", spec="spec 7", sent=sent, expected="400"))
     assert "--data body.bin" in text
+
+
+# --- payment answer consistency (runners.positive) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("document", "fails"),
+    [
+        ({"transactionFeeIndicator": False, "transactionFees": {"amount": "25.00"}}, True),
+        ({"transactionFeeIndicator": True, "transactionFees": {"amount": "25.00"}}, False),
+        ({"transactionFeeIndicator": False, "transactionFees": {"amount": "0.00"}}, False),
+        ({"transactionFeeIndicator": False}, False),
+        ({"transactionFees": {"amount": "25.00"}}, False),
+    ],
+)
+def test_a_fee_shown_needs_the_fee_indicator(document: dict[str, Any], fails: bool) -> None:
+    if fails:
+        with pytest.raises(ConformanceFailure, match="transactionFeeIndicator false"):
+            check_fee_indicator(exchange(201, document))
+    else:
+        check_fee_indicator(exchange(201, document))
+
+
+def test_a_json_body_needs_a_json_content_type() -> None:
+    check_json_content_type(exchange(200, {}))
+    check_json_content_type(exchange(204, None, response_headers=()))
+    with pytest.raises(ConformanceFailure, match="Content-Type"):
+        check_json_content_type(exchange(200, {}, response_headers=()))

@@ -2,21 +2,23 @@
 
 The base request of the scenario's variant is built (set-up data through the sandbox), the
 scenario's mutation applied when it sweeps a value the spec lists (an enum value, a boolean query
-parameter), sent once, and judged: status, JSON body, documented response schema, and a JSON
-Content-Type on a body (spec 4.2).
+parameter), sent once, and judged: status, JSON body, documented response schema, a JSON
+Content-Type on a body (spec 4.2), and a fee indicator that agrees with the fee shown (spec 2.6).
 """
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
-from conformance.checks import check_json_content_type
+from conformance.checks import ConformanceFailure, check_json_content_type, json_document
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 from conformance.target.request import apply_mutation
 
 if TYPE_CHECKING:
+    from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
 
@@ -31,3 +33,25 @@ def run(scenario: Scenario, ctx: RunContext) -> None:
     exchange = request.send(ctx)
     judge(exchange, scenario, ctx)
     check_json_content_type(exchange)
+    check_fee_indicator(exchange)
+
+
+def check_fee_indicator(exchange: Exchange) -> None:
+    """A payment answer that shows a fee says so in ``transactionFeeIndicator`` (spec 2.6: "true
+    when the payment incurs a fee"); either field may be absent."""
+    document = json_document(exchange)
+    if not isinstance(document, dict) or document.get("transactionFeeIndicator") is not False:
+        return
+    fees = document.get("transactionFees")
+    amount = fees.get("amount") if isinstance(fees, dict) else None
+    try:
+        charged = amount is not None and Decimal(str(amount)) > 0
+    except InvalidOperation:
+        return  # the response schema judges the amount's form
+    if charged:
+        raise ConformanceFailure(
+            f"the payment shows a fee of {amount} but transactionFeeIndicator false",
+            spec="spec 2.6",
+            sent=exchange,
+            expected="transactionFeeIndicator is true when the payment incurs a fee",
+        )

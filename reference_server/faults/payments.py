@@ -201,6 +201,12 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "accepts payment amounts with more than 13 integer digits",
         rules=("LIM-amount-precision-18-scale-5",),
     ),
+    Fault(
+        "fee-indicator-false",
+        "spec 2.6 (transactionFeeIndicator true when the payment incurs a fee)",
+        "shows the fee of an NCBCT payment with transactionFeeIndicator false",
+        rules=("POS-E18",),
+    ),
 )
 
 

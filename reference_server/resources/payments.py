@@ -143,10 +143,13 @@ def find_logical_duplicate(call: Call, key: str) -> Payment | None:
     return None
 
 
-def _fees(product: str, minor_units: Mapping[str, int]) -> dict[str, Any]:
+def _fees(
+    product: str, minor_units: Mapping[str, int], *, indicator: bool = True
+) -> dict[str, Any]:
+    """The fee fields; ``indicator`` False is the fault ``fee-indicator-false``."""
     if product == NCBCT:
         return {
-            "transactionFeeIndicator": True,
+            "transactionFeeIndicator": indicator,
             "transactionFees": {
                 "amount": amount_string(NCBCT_FEE, "NOK", minor_units),
                 "currency": "NOK",
@@ -227,7 +230,7 @@ def create_payment(call: Call) -> Response:
     document: dict[str, Any] = {
         "paymentId": payment.id,
         "transactionStatus": payment.status,
-        **_fees(product, app.contract.minor_units),
+        **_fees(product, app.contract.minor_units, indicator=not app.faulty("fee-indicator-false")),
         "_links": links,
     }
     warnings = _warnings(body)

@@ -71,7 +71,7 @@ def test_every_payment_fault_is_registered_with_its_rule() -> None:
         "remittance-forms-mixed-accepted", "two-debtor-references-accepted",
         "ncbct-without-creditor-agent-accepted", "basket-reauthorisation-allowed",
         "past-execution-date-accepted", "periodic-end-before-start-accepted", "long-iban-accepted",
-        "amount-precision-unchecked",
+        "amount-precision-unchecked", "fee-indicator-false",
     }  # fmt: skip
     for name in names:
         assert FAULTS[name].rule.startswith("spec ")
