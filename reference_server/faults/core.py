@@ -225,4 +225,10 @@ CORE_FAULTS: tuple[Fault, ...] = (
             for operation in ("E16", "E17", "E18")
         ),
     ),
+    Fault(
+        "with-agreements-ignored",
+        "spec 4.3 E9 (withAgreements includes the related agreements)",
+        "lists sandbox customers without their agreements even with withAgreements=true",
+        rules=("SB-customers-with-agreements-listed",),
+    ),
 )

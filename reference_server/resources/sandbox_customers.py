@@ -93,7 +93,9 @@ def list_customers(call: Call) -> Response:
     with_accounts = call.query.get("withAccounts", True) and not call.app.faulty(
         "with-accounts-ignored"
     )
-    with_agreements = call.query.get("withAgreements", True)
+    with_agreements = call.query.get("withAgreements", True) and not call.app.faulty(
+        "with-agreements-ignored"
+    )
     return Response.json(
         200,
         [

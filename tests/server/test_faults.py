@@ -182,6 +182,7 @@ def test_every_core_fault_has_a_scenario() -> None:
         "html-errors",
         "no-content-type",
         "with-accounts-ignored",
+        "with-agreements-ignored",  # its scenario: SB-customers-with-agreements-listed
         "unstable-transaction-ids",
         "sca-no-return",  # a suite-level test: tests/suite/test_runners.py
     }

@@ -50,6 +50,7 @@ from conformance.runners.rule.payments import (
 )
 from conformance.runners.rule.requests import (
     check_customers_list_accounts,
+    check_customers_list_agreements,
     check_engagement_account_owner,
     check_foreign_debtor_transaction_rejected,
     check_invalid_customer_type_rejected,
@@ -105,6 +106,7 @@ RULE_CHECKS: Mapping[str, RuleCheck] = MappingProxyType(
             check_execution_date_not_past,
             check_periodic_end_after_start,
             check_customers_list_accounts,
+            check_customers_list_agreements,
             check_transaction_ids_stable,
             check_amount_precision,
         )

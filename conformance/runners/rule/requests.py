@@ -87,22 +87,40 @@ def check_customers_list_accounts(scenario: Scenario, ctx: RunContext, seed: int
     """E9 with ``withAccounts=true`` includes each customer's mock accounts (spec 4.3 E9): the
     customer of a new account lists its id."""
     account = ctx.data.new_account(seed)
-    request = OperationRequest.build(ctx, "E9", query={"withAccounts": "true"})
+    _customer_lists(
+        scenario, ctx, "withAccounts", account.owner.customer_id, "accounts", account.id
+    )
+
+
+def check_customers_list_agreements(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """E9 with ``withAgreements=true`` includes each customer's related agreements (spec 4.3 E9):
+    the corporation that owns an agreement lists it."""
+    engagement = ctx.data.new_engagement(seed)
+    owner = engagement.owner.customer_id
+    _customer_lists(scenario, ctx, "withAgreements", owner, "agreements", engagement.agreement_id)
+
+
+def _customer_lists(
+    scenario: Scenario, ctx: RunContext, parameter: str, customer_id: str, field: str, wanted: str
+) -> None:
+    """E9 with ``parameter=true``: the customer's entry lists ``wanted`` in ``field`` (an id, or
+    an object with that ``id``)."""
+    request = OperationRequest.build(ctx, "E9", query={parameter: "true"})
     exchange = send_and_judge(scenario, ctx, request)
     document = json_document(exchange)
     customers = document if isinstance(document, list) else []
-    owner_id = account.owner.customer_id
     entry = next(
-        (c for c in customers if isinstance(c, dict) and c.get("customerId") == owner_id), None
+        (c for c in customers if isinstance(c, dict) and c.get("customerId") == customer_id), None
     )
-    listed = entry.get("accounts") if entry is not None else None
-    if not isinstance(listed, list) or account.id not in listed:
+    listed = entry.get(field) if entry is not None else None
+    ids = [item.get("id") if isinstance(item, dict) else item for item in listed or ()]
+    if wanted not in ids:
         raise ConformanceFailure(
-            f"E9 with withAccounts=true does not list account {account.id} of its customer",
+            f"E9 with {parameter}=true does not list {wanted} in the {field} of its customer",
             spec=scenario.spec,
             sent=exchange,
-            expected="withAccounts=true includes the mock accounts of each customer, so the "
-            "customer the account was created for lists its id in accounts",
+            expected=f"{parameter}=true includes the customer's {field}, so the customer it "
+            f"was created for lists {wanted}",
         )
 
 
