@@ -207,6 +207,12 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "shows the fee of an NCBCT payment with transactionFeeIndicator false",
         rules=("POS-E18",),
     ),
+    Fault(
+        "day-of-execution-unchecked",
+        "spec 2.7 (dayOfExecution is a day of month)",
+        "accepts a periodic payment whose dayOfExecution is no day of a month (00, 32)",
+        rules=("XF-day-of-execution-in-month",),
+    ),
 )
 
 

@@ -124,6 +124,19 @@ def check_execution_dates(
             raise _date_error("endDate", f"endDate {end} lies before startDate {raw}")
 
 
+def check_day_of_execution(body: Mapping[str, Any]) -> None:
+    """A periodic payment's ``dayOfExecution`` is a day of a month, 1 to 31 (spec 2.7: "day of
+    month"; the pattern alone lets 00 and 32 to 99 through)."""
+    raw = body.get("dayOfExecution")
+    if isinstance(raw, str) and raw.isdigit() and not 1 <= int(raw) <= 31:
+        raise ApiError(
+            400,
+            "FORMAT_ERROR",
+            f"dayOfExecution {raw} is not a day of a month (1 to 31)",
+            path="dayOfExecution",
+        )
+
+
 def duplicate_key(product: str, psu_key: str | None, body: Mapping[str, Any]) -> str:
     """What two logical duplicates share: product, PSU and the fields of
     :data:`_DUPLICATE_FIELDS`, as a SHA-256 digest of their canonical JSON. Stored with each
@@ -191,6 +204,8 @@ def create_payment(call: Call) -> Response:
         past_allowed=call.app.faulty("past-execution-date-accepted"),
         end_before_start_allowed=call.app.faulty("periodic-end-before-start-accepted"),
     )
+    if periodic and not app.faulty("day-of-execution-unchecked"):
+        check_day_of_execution(body)
     psu_key = sca_flow.psu_key(call)
     now = app.clock.now().isoformat()
     with app.store.atomic():

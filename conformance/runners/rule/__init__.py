@@ -32,12 +32,14 @@ from conformance.runners.rule.limits import (
 )
 from conformance.runners.rule.payments import (
     check_amount_fraction_digits,
+    check_amount_positive,
     check_amount_precision,
     check_basket_authorised_again_blocked,
     check_basket_rejects_payment_kind,
     check_basket_size_limit,
     check_corporate_request_requires_corporate_id,
     check_creditor_agent_required_for_bban,
+    check_day_of_execution_in_month,
     check_debtor_account_exactly_one,
     check_duplicate_months_rejected,
     check_execution_date_not_past,
@@ -109,6 +111,8 @@ RULE_CHECKS: Mapping[str, RuleCheck] = MappingProxyType(
             check_customers_list_agreements,
             check_transaction_ids_stable,
             check_amount_precision,
+            check_day_of_execution_in_month,
+            check_amount_positive,
         )
     }
 )

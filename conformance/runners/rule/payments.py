@@ -328,3 +328,27 @@ def check_amount_precision(scenario: Scenario, ctx: RunContext, seed: int) -> No
     send_and_judge(scenario, ctx, too_long)
     longest = _amount_request(ctx, scenario, base, seed + 1, "NOK", "1234567890123.00", psu)
     send_expecting_success(scenario, ctx, longest)
+
+
+def check_day_of_execution_in_month(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A periodic payment's dayOfExecution that is no day of a month ("32", "00") is refused;
+    "31" is accepted (spec 2.7: day of month)."""
+    request = rule_request(scenario, ctx, seed)
+    for offset, day in enumerate(("32", "00", "31")):
+        body = copy.deepcopy(request.body)
+        body["dayOfExecution"] = day
+        _distinct_remittance(body, seed + offset)
+        if day == "31":
+            send_expecting_success(scenario, ctx, request.with_body(body))
+        else:
+            send_and_judge(scenario, ctx, request.with_body(body))
+
+
+def check_amount_positive(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A zero or negative instructed amount is refused ("0.00", "-1.00"): a payment transfers a
+    positive amount (the suite's reading; the spec states precision and scale only)."""
+    psu = ctx.data.psu("PRIVATE")
+    base = rule_request(scenario, ctx, seed)
+    for offset, amount in enumerate(("0.00", "-1.00")):
+        request = _amount_request(ctx, scenario, base, seed + offset, "NOK", amount, psu)
+        send_and_judge(scenario, ctx, request)
