@@ -211,7 +211,7 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "day-of-execution-unchecked",
         "spec 2.7 (dayOfExecution is a day of month)",
         "accepts a periodic payment whose dayOfExecution is no day of a month (00, 32)",
-        rules=("XF-day-of-execution-in-month",),
+        rules=("E-day-of-execution-in-month",),
     ),
 )
 
