@@ -34,6 +34,7 @@ from conformance.report.verdicts import (
     ScenarioVerdict,
     final_verdict,
     first_line,
+    graded,
     read_findings,
     read_verdict,
     verdict_properties,
@@ -293,3 +294,11 @@ def test_certificate_summary_of_an_unreadable_file_names_the_path_only(tmp_path:
 def test_every_verdict_has_a_count(verdict: str) -> None:
     document = build_document([ScenarioVerdict(facts("E16-z-rejected"), verdict)], run_info())
     assert sum(document["totals"].values()) == 1
+
+
+def test_an_assumed_requirement_grades_its_must_findings_should_but_never_a_server_error() -> None:
+    findings = (Finding("must", "refused with 401", "spec 4.2"),)
+    assert graded(findings, "must", always_must=False) == findings
+    (softened,) = graded(findings, "should", always_must=False)
+    assert softened.level == "should" and "assumption" in softened.basis
+    assert graded(findings, "should", always_must=True) == findings

@@ -27,6 +27,7 @@ from conformance.report.verdicts import (
     ScenarioFacts,
     final_verdict,
     first_line,
+    graded,
     verdict_properties,
 )
 
@@ -61,10 +62,6 @@ def _failure_text(failure: BaseException) -> str:
     return scrub_identities("\n\n".join(part for part in parts if part))
 
 
-#: Why a failure of a should-level scenario is a should finding.
-ASSUMED_BASIS = "the requirement rests on the suite's assumption (listed with the scenario)"
-
-
 def _found(item: pytest.Item) -> list[Finding]:
     return item.stash.get(_FOUND, [])
 
@@ -76,17 +73,6 @@ def _is_should(failure: BaseException, facts: ScenarioFacts) -> bool:
     if isinstance(failure, ShouldFindings) or getattr(failure, "tier", "must") == "should":
         return True
     return facts.level == "should" and not getattr(failure, "always_must", False)
-
-
-def _graded_findings(failure: BaseException, facts: ScenarioFacts) -> list[Finding]:
-    """The failure's findings, must findings of an assumed requirement graded should."""
-    findings = list(getattr(failure, "findings", ()))
-    if facts.level != "should" or getattr(failure, "always_must", False):
-        return findings
-    return [
-        Finding("should", f.title, f.spec, f.basis or ASSUMED_BASIS) if f.level == "must" else f
-        for f in findings
-    ]
 
 
 def _phase_verdict(
@@ -104,7 +90,10 @@ def _phase_verdict(
         text = _failure_text(excinfo.value)
         report.longrepr = text  # the message is the report; the traceback is the suite's business
         reason = first_line(text)
-        item.stash[_FOUND] = _graded_findings(excinfo.value, facts)
+        failure = excinfo.value
+        always_must = bool(getattr(failure, "always_must", False))
+        found = graded(getattr(failure, "findings", ()), facts.level, always_must=always_must)
+        item.stash[_FOUND] = list(found)
         if _is_should(excinfo.value, facts) and not strict_run(item.config):
             # The must tier held: the test passes, with its should findings attached (the
             # terminal, the compliance matrix and JUnit's "should" suite list them).

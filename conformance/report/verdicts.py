@@ -71,6 +71,22 @@ class Finding:
         return {"level": self.level, "title": self.title, "spec": self.spec, "basis": self.basis}
 
 
+#: Why a failure of a should-level scenario is a should finding.
+ASSUMED_BASIS = "the requirement rests on the suite's assumption (listed with the scenario)"
+
+
+def graded(findings: Iterable[Finding], level: str, *, always_must: bool) -> tuple[Finding, ...]:
+    """``findings`` as a scenario of ``level`` reports them: in a should-level scenario (one
+    whose requirement rests on an assumption) must findings become should ones, unless the
+    failure is one no grading softens (a 5xx)."""
+    if level != "should" or always_must:
+        return tuple(findings)
+    return tuple(
+        Finding("should", f.title, f.spec, f.basis or ASSUMED_BASIS) if f.level == "must" else f
+        for f in findings
+    )
+
+
 class ReportedFailure(AssertionError):
     """A :class:`~conformance.checks.ConformanceFailure` as the reports show it.
 

@@ -12,7 +12,7 @@ from conformance.exchange import Exchange
 from conformance.findings import ShouldFindings
 from conformance.report import allure as allure_report
 from conformance.report.masking import scrub_identities
-from conformance.report.verdicts import NOT_APPLICABLE_PREFIX, Finding, ReportedFailure
+from conformance.report.verdicts import NOT_APPLICABLE_PREFIX, Finding, ReportedFailure, graded
 from conformance.runners import Runner
 from conformance.runners.context import RunContext
 from conformance.scenario import Scenario
@@ -38,7 +38,9 @@ def test_scenario(
     except ConformanceFailure as failure:
         judged = [*failure.related, *((failure.sent,) if failure.sent is not None else ())]
         findings = _findings(failure)
-        allure_report.attach_findings(findings)
+        allure_report.attach_findings(
+            graded(findings, scenario.level, always_must=failure.always_must)
+        )
         raise ReportedFailure(
             _reported_text(failure, judged, ctx), findings, always_must=failure.always_must
         ) from None
