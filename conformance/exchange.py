@@ -66,6 +66,8 @@ class Exchange:
     reproduce command names the same target and the same relative path. ``caller_headers`` are
     the (lowercase) names of the headers the scenario set itself, as opposed to the defaults and
     what the signer added: a replay repeats those even when ``call`` would make them afresh.
+    ``retries`` are the throttled answers (429/503 with Retry-After) the client waited out
+    before this one.
     """
 
     method: str
@@ -80,6 +82,8 @@ class Exchange:
     signer: str = ""
     base_url: str = ""
     caller_headers: frozenset[str] = frozenset()
+    #: Earlier answers to the same request that asked to retry (429/503 with Retry-After).
+    retries: tuple[Exchange, ...] = ()
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -146,6 +150,12 @@ class Exchange:
         lines.append(f"<<< HTTP {self.status} {reason} ({self.elapsed * 1000:.1f} ms)".rstrip())
         lines += [f"{name}: {_shown_value(name, value)}" for name, value in self.response_headers]
         lines += ["", _shown_body(self.response_body)]
+        if self.retries:
+            waits = ", ".join(
+                f"HTTP {retry.status} Retry-After {retry.response_header('retry-after')}"
+                for retry in self.retries
+            )
+            lines += ["", f"(answered after {len(self.retries)} throttled attempt(s): {waits})"]
         return "\n".join(lines)
 
     def reproduce_command(

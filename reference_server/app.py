@@ -10,9 +10,11 @@ body. Tests can call it directly without HTTP.
 from __future__ import annotations
 
 import importlib
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -31,7 +33,25 @@ from reference_server.store import Store
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
 
-__all__ = ["Application"]
+__all__ = ["Application", "Throttle"]
+
+
+class Throttle:
+    """A gateway's rate limit, for testing a client against one: every ``every``-th contract
+    request (0: none) is answered 429 ACCESS_EXCEEDED with ``Retry-After: retry_after``."""
+
+    def __init__(self, every: int = 0, retry_after: int = 1) -> None:
+        self.every = every
+        self.retry_after = retry_after
+        self._count = itertools.count(1)
+
+    def due(self) -> bool:
+        return self.every > 0 and next(self._count) % self.every == 0
+
+    def answer(self) -> Response:
+        refused = errors.render(ApiError(429, "ACCESS_EXCEEDED", "rate limit: try again later"))
+        return replace(refused, headers=(*refused.headers, ("Retry-After", str(self.retry_after))))
+
 
 #: Methods no operation takes: on a known path they get 405 with Allow like any other.
 _UNSUPPORTED_METHODS = frozenset({"TRACE", "CONNECT"})
@@ -56,8 +76,10 @@ class Application:
         faults: Iterable[str] = (),
         trust_ca: x509.Certificate | Iterable[x509.Certificate] | None = None,
         modules: Iterable[str] | None = None,
+        throttle: Throttle | None = None,
     ) -> None:
         self.contract: Contract = load_contract() if contract is None else contract
+        self.throttle = throttle or Throttle()
         self.store = store or Store()
         self.clock = clock or Clock()
         self.faults = check_names(faults)
@@ -126,6 +148,8 @@ class Application:
                 raise _method_not_allowed(request, allowed)
             if request.method == "OPTIONS":
                 return self._options(request)
+            if self.throttle.due():
+                return self.throttle.answer()
             if request.method in _UNSUPPORTED_METHODS and self.faulty("trace-not-implemented"):
                 raise ApiError(501, "SYSTEM_ERROR", f"{request.method} is not implemented")
             matched = self.contract.match(request.method, request.path)

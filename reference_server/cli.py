@@ -21,7 +21,7 @@ from types import FrameType
 
 from cryptography import x509
 
-from reference_server.app import Application
+from reference_server.app import Application, Throttle
 from reference_server.faults import FAULTS, UnknownFaultError
 from reference_server.http import ReferenceServer
 from reference_server.store import Store
@@ -69,11 +69,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--list-faults", action="store_true", help="print the faults and the rule each breaks"
     )
     parser.add_argument(
+        "--throttle-every",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="answer every Nth contract request 429 with Retry-After, as a bank gateway's rate "
+        "limit does (default 0: never)",
+    )
+    parser.add_argument(
+        "--retry-after",
+        type=_non_negative,
+        default=1,
+        metavar="SECONDS",
+        help="the Retry-After of a throttled answer (default 1)",
+    )
+    parser.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         help="logging level (default INFO: one line per request)",
     )
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,7 +128,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         trust = [ca for path in args.trust for ca in _load_cas(path)]
         store = _open_store(args.data)
-        app = Application(store=store, faults=args.fault, trust_ca=trust)
+        app = Application(
+            store=store,
+            faults=args.fault,
+            trust_ca=trust,
+            throttle=Throttle(args.throttle_every, args.retry_after),
+        )
     except (UnknownFaultError, OSError, ValueError) as error:
         print(f"reference server: {error}", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
@@ -21,6 +22,7 @@ from conformance import __version__
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
 from conformance.signing import SignatureAuth, TppIdentity, default_identity, load_identity
+from conformance.target.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from conformance.target.profile import TargetProfile
@@ -134,7 +136,9 @@ class TargetClient:
         verify: bool | str | Path | ssl.SSLContext = True,
         transport: httpx.BaseTransport | None = None,
         max_connections: int = 20,
+        retry: RetryPolicy | None = None,
     ) -> None:
+        self.retry = retry or RetryPolicy()
         self.base_url = (base_url.rstrip("/") + "/" + path_prefix.strip("/")).rstrip("/")
         self.timeout = timeout
         self._lock = threading.Lock()
@@ -218,6 +222,7 @@ class TargetClient:
             timeout=profile.timeout,
             verify=profile.ca_certificate or True,
             transport=transport,
+            retry=RetryPolicy(profile.retry_attempts, profile.retry_max_wait),
         )
 
     # --- hooks ---------------------------------------------------------------------------------
@@ -296,23 +301,37 @@ class TargetClient:
         )
         slot: list[Exchange] = []
         url = self.base_url + "/" + path.lstrip("/")
-        try:
-            self._http.request(
-                method,
-                path.lstrip("/"),
-                params=_query(params),
-                content=body,
-                headers=_request_headers(headers, has_body=bool(body)),
-                auth=chosen_auth,
-                extensions={
-                    _SLOT: slot,
-                    _SIGNER: signer,
-                    _CALLER_HEADERS: _given_names(headers),
-                },
+        throttled: list[Exchange] = []
+        waited = 0.0
+        while True:
+            try:
+                self._http.request(
+                    method,
+                    path.lstrip("/"),
+                    params=_query(params),
+                    content=body,
+                    headers=_request_headers(headers, has_body=bool(body)),
+                    auth=chosen_auth,
+                    extensions={
+                        _SLOT: slot,
+                        _SIGNER: signer,
+                        _CALLER_HEADERS: _given_names(headers),
+                    },
+                )
+            except httpx.HTTPError as error:
+                raise target_error(error, url, self.timeout) from error
+            answer = slot[-1]
+            delay = self.retry.delay(
+                answer.status, answer.response_header("retry-after"), len(throttled), waited
             )
-        except httpx.HTTPError as error:
-            raise target_error(error, url, self.timeout) from error
-        return slot[-1]
+            if delay is None:
+                break
+            throttled.append(answer)
+            waited += delay
+            time.sleep(delay)
+        if throttled:
+            answer = replace(answer, retries=tuple(throttled))
+        return answer
 
     def get(self, path: str, **kwargs: Any) -> Exchange:
         return self.request("GET", path, **kwargs)

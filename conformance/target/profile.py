@@ -116,6 +116,9 @@ class TargetProfile:
     key_password: str | None = field(default=None, repr=False)
     ca_certificate: Path | None = None
     timeout: float = _DEFAULT_TIMEOUT
+    #: Retries of a throttled answer (429/503 with Retry-After): how many, and the total wait.
+    retry_attempts: int = 3
+    retry_max_wait: float = 30.0
     redirect_uri: str = _DEFAULT_REDIRECT_URI
     psu_private: PrivatePsu = PrivatePsu()
     psu_corporate: CorporatePsu = CorporatePsu()
@@ -348,6 +351,12 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     timeout = top.get("timeout", float, _DEFAULT_TIMEOUT)
     if timeout <= 0:
         raise top.error("timeout", f"must be a positive number of seconds, not {timeout}")
+    retry_attempts = top.get("retry_attempts", int, 3)
+    if retry_attempts < 0:
+        raise top.error("retry_attempts", f"must be 0 or more, not {retry_attempts}")
+    retry_max_wait = top.get("retry_max_wait", float, 30.0)
+    if retry_max_wait < 0:
+        raise top.error("retry_max_wait", f"must be 0 or more seconds, not {retry_max_wait}")
 
     products = top.strings("products")
     if products is not None:
@@ -399,6 +408,8 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         key_password=top.optional_str("key_password"),
         ca_certificate=file_path(top, "ca_certificate"),
         timeout=timeout,
+        retry_attempts=retry_attempts,
+        retry_max_wait=retry_max_wait,
         redirect_uri=_check_redirect_uri(top),
         psu_private=private,
         psu_corporate=corporate,
