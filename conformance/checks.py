@@ -22,6 +22,7 @@ __all__ = [
     "ConformanceFailure",
     "NotApplicable",
     "ScenarioLabel",
+    "SetUpFailure",
     "accept_fixes",
     "check_all",
     "check_client_error",
@@ -124,6 +125,12 @@ class ConformanceFailure(AssertionError):
             lines += ["", "Exchange:", _indent(exchange.render()), "", "Reproduce with:"]
             lines.append("    " + _reproduce(exchange))
         return "\n".join(lines)
+
+
+class SetUpFailure(ConformanceFailure):
+    """The data a scenario needs could not be created on the target (a valid set-up request was
+    refused). Reported as the verdict ``blocked`` with the refused exchange, not as a failure of
+    the rule the scenario tests."""
 
 
 class NotApplicable(Exception):

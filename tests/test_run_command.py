@@ -359,3 +359,11 @@ def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
         assert again.returncode != 0
         refused = "Set-up failed: creating a sandbox account (SA) was answered HTTP 400"
         assert refused in again.stdout
+        # a refused set-up is "blocked" with its cause, once at the top, not a failed rule
+        assert "BLOCKED " in again.stdout
+        document = json.loads((tmp_path / "pinned-2" / "compliance.json").read_text("utf-8"))
+        verdicts = {s["verdict"] for s in document["scenarios"]}
+        assert "blocked" in verdicts and "failed" not in verdicts
+        assert document["totals"]["blocked"] >= 1
+        markdown = (tmp_path / "pinned-2" / "compliance.md").read_text("utf-8")
+        assert "## Set-up blocked" in markdown and refused in markdown

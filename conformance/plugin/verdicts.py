@@ -15,6 +15,8 @@ from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
 from conformance.report.junit import ShouldFinding, add_should_suite
 from conformance.report.masking import scrub_identities
 from conformance.report.verdicts import (
+    BLOCKED,
+    BLOCKED_PREFIX,
     ERROR,
     FAILED,
     FAILED_SHOULD,
@@ -25,6 +27,7 @@ from conformance.report.verdicts import (
     Finding,
     ReportedFailure,
     ScenarioFacts,
+    blocked_causes,
     final_verdict,
     first_line,
     graded,
@@ -84,6 +87,8 @@ def _phase_verdict(
         reason = _skip_reason(report)
         if reason.startswith(NOT_APPLICABLE_PREFIX):
             return NOT_APPLICABLE, reason.removeprefix(NOT_APPLICABLE_PREFIX)
+        if reason.startswith(BLOCKED_PREFIX):
+            return BLOCKED, reason.removeprefix(BLOCKED_PREFIX)
         return SKIPPED, reason
     excinfo = call.excinfo
     if report.when == "call" and excinfo is not None and excinfo.errisinstance(_VERDICTS):
@@ -163,6 +168,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                 "(reported, not counted: --conformance-strict, or conformance run --strict, "
                 "makes them fail the run)"
             )
+    blocked = blocked_causes(collector.verdicts.values())
+    if blocked:
+        terminalreporter.section("set-up blocked (not judged)", sep="-", yellow=True)
+        for cause, count in blocked:
+            terminalreporter.line(f"BLOCKED {count} scenario(s): {cause}")
     seed = config.stash[SEED]
     terminalreporter.write_sep("-", "conformance", bold=True)
     terminalreporter.line(f"seed {seed} (reproduce with --seed {seed})")
@@ -173,9 +183,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 @pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]:
-    """After pytest wrote the JUnit file: add the "should" suite to it."""
+    """After pytest wrote the JUnit file: add the "should" suite to it. A run with blocked
+    scenarios (set-up the target refused) is incomplete: it does not exit 0."""
     result = yield
+    if is_worker(session.config):
+        return result
     xmlpath = getattr(session.config.option, "xmlpath", None)
-    if xmlpath and not is_worker(session.config):
+    if xmlpath:
         add_should_suite(Path(xmlpath), list(session.config.stash.get(_SHOULD, {}).values()))
+    collector = session.config.stash.get(COLLECTOR, None)
+    blocked = collector is not None and blocked_causes(collector.verdicts.values())
+    if blocked and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     return result

@@ -14,6 +14,7 @@ from conformance import SPEC_VERSION, __version__
 from conformance.contract.identifiers import mask_identity
 from conformance.report.masking import certificate_summary, scrub_identities
 from conformance.report.verdicts import (
+    BLOCKED,
     FAILED,
     FAILED_SHOULD,
     NOT_APPLICABLE,
@@ -253,7 +254,7 @@ def build_document(
 
 # --- Markdown ------------------------------------------------------------------------------------
 
-_HEADINGS = ("passed", "failed", "failed (should)", "n/a", "skipped", "error")
+_HEADINGS = ("passed", "failed", "failed (should)", "n/a", "blocked", "skipped", "error")
 
 
 def _cell(text: Any) -> str:
@@ -263,6 +264,14 @@ def _cell(text: Any) -> str:
 
 def _counts_row(counts: Mapping[str, int]) -> str:
     return " | ".join(str(counts.get(key, 0)) for key in COUNT_KEYS)
+
+
+def blocked_causes_of(scenarios: Sequence[Mapping[str, Any]]) -> list[tuple[str, int]]:
+    """Each cause of a blocked scenario once, with how many it blocked (most first)."""
+    counts: dict[str, int] = {}
+    for scenario in _listed(scenarios, BLOCKED):
+        counts[scenario["reason"]] = counts.get(scenario["reason"], 0) + 1
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _listed(scenarios: Sequence[Mapping[str, Any]], verdict: str) -> list[Mapping[str, Any]]:
@@ -294,6 +303,10 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             f"- Signing certificate: {certificate['subject'] or certificate['path']}"
             f" (serial {certificate['serial'] or '?'}, SHA-256 {certificate['sha256'] or '?'})"
         )
+    causes = blocked_causes_of(scenarios)
+    if causes:
+        lines += ["", "## Set-up blocked (these scenarios could not be judged)", ""]
+        lines += [f"- {count} scenario(s): {_cell(cause)}" for cause, count in causes]
     lines += [
         "",
         "## Totals",
@@ -329,6 +342,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         ("Failures (should)", FAILED_SHOULD),
         ("Errors (not judged)", "error"),
         ("Not applicable", NOT_APPLICABLE),
+        ("Blocked (set-up refused)", BLOCKED),
     ):
         listed = _listed(scenarios, verdict)
         if not listed:

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from conformance.scenario import Scenario
 
 __all__ = [
+    "BLOCKED",
+    "BLOCKED_PREFIX",
     "ERROR",
     "FAILED",
     "FAILED_SHOULD",
@@ -25,6 +27,7 @@ __all__ = [
     "ReportedFailure",
     "ScenarioFacts",
     "ScenarioVerdict",
+    "blocked_causes",
     "final_verdict",
     "first_line",
     "read_verdict",
@@ -35,15 +38,35 @@ PASSED = "passed"
 FAILED = "failed"
 FAILED_SHOULD = "failed (should)"
 NOT_APPLICABLE = "not applicable"
+#: The data the scenario needs could not be created on the target (a refused set-up request).
+BLOCKED = "blocked"
 SKIPPED = "skipped"
 ERROR = "error"
 #: Every verdict, in the order a report lists their counts.
-VERDICTS: tuple[str, ...] = (PASSED, FAILED, FAILED_SHOULD, NOT_APPLICABLE, SKIPPED, ERROR)
+VERDICTS: tuple[str, ...] = (
+    PASSED,
+    FAILED,
+    FAILED_SHOULD,
+    NOT_APPLICABLE,
+    BLOCKED,
+    SKIPPED,
+    ERROR,
+)
 #: Which verdict wins when the phases of one test disagree (a teardown error after a pass).
-_WEIGHT = {PASSED: 0, SKIPPED: 1, NOT_APPLICABLE: 2, FAILED_SHOULD: 3, FAILED: 4, ERROR: 5}
+_WEIGHT = {
+    PASSED: 0,
+    SKIPPED: 1,
+    NOT_APPLICABLE: 2,
+    BLOCKED: 3,
+    FAILED_SHOULD: 4,
+    FAILED: 5,
+    ERROR: 6,
+}
 
 #: The skip reason of a not-applicable scenario starts with this (``pytest.skip`` text).
 NOT_APPLICABLE_PREFIX = "not applicable: "
+#: The skip reason of a blocked scenario starts with this.
+BLOCKED_PREFIX = "blocked: "
 #: The ``wasxfail`` reason of a tolerated should-level failure starts with this.
 SHOULD_PREFIX = "should-level requirement not met: "
 
@@ -224,3 +247,13 @@ def first_line(text: str, limit: int = 300) -> str:
         if stripped:
             return stripped if len(stripped) <= limit else stripped[: limit - 1] + "…"
     return ""
+
+
+def blocked_causes(verdicts: Iterable[ScenarioVerdict]) -> list[tuple[str, int]]:
+    """The causes of the blocked scenarios, each once with how many it blocked (most first): a
+    shared set-up that fails blocks hundreds of scenarios for one reason."""
+    counts: dict[str, int] = {}
+    for verdict in verdicts:
+        if verdict.verdict == BLOCKED:
+            counts[verdict.reason] = counts.get(verdict.reason, 0) + 1
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))

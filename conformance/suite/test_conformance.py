@@ -6,13 +6,19 @@ from collections.abc import Sequence
 
 import pytest
 
-from conformance.checks import ConformanceFailure, NotApplicable
+from conformance.checks import ConformanceFailure, NotApplicable, SetUpFailure
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 from conformance.findings import ShouldFindings
 from conformance.report import allure as allure_report
 from conformance.report.masking import scrub_identities
-from conformance.report.verdicts import NOT_APPLICABLE_PREFIX, Finding, ReportedFailure, graded
+from conformance.report.verdicts import (
+    BLOCKED_PREFIX,
+    NOT_APPLICABLE_PREFIX,
+    Finding,
+    ReportedFailure,
+    graded,
+)
 from conformance.runners import Runner
 from conformance.runners.context import RunContext
 from conformance.scenario import Scenario
@@ -35,6 +41,10 @@ def test_scenario(
         conformance_runner(scenario, ctx)
     except NotApplicable as verdict:
         pytest.skip(NOT_APPLICABLE_PREFIX + verdict.reason)
+    except SetUpFailure as refused:
+        judged = [*refused.related, *((refused.sent,) if refused.sent is not None else ())]
+        allure_report.attach_reproduction(allure_report.reproduce_commands(judged))
+        pytest.skip(BLOCKED_PREFIX + scrub_identities(refused.title))
     except ConformanceFailure as failure:
         judged = [*failure.related, *((failure.sent,) if failure.sent is not None else ())]
         findings = _findings(failure)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
+    SetUpFailure,
     check_response_schema,
     check_sca_redirect,
     json_document,
@@ -42,7 +43,7 @@ class _Failed:
         problem = self.problem
         if isinstance(problem, NotApplicable):
             return NotApplicable(problem.reason)
-        return ConformanceFailure(
+        return type(problem)(
             problem.title,
             spec=problem.spec,
             sent=problem.sent,
@@ -153,7 +154,7 @@ class SetUpBase:
         operation = self.contract.operations[op_id]
         wanted = tuple(statuses) if statuses is not None else success_statuses(operation)
         if exchange.status not in wanted:
-            raise ConformanceFailure(
+            raise SetUpFailure(
                 f"Set-up failed: {what} ({op_id}) was answered HTTP {exchange.status}",
                 spec=operation.spec,
                 sent=exchange,
@@ -164,7 +165,7 @@ class SetUpBase:
         try:
             check_response_schema(exchange, operation, self.contract)
         except ConformanceFailure as failure:
-            raise ConformanceFailure(
+            raise SetUpFailure(
                 f"Set-up failed: {what} ({op_id}): {failure.title}",
                 spec=failure.spec,
                 sent=exchange,
@@ -200,7 +201,7 @@ class SetUpBase:
         exchange = self.send(op_id, psu=psu, path_values=path_values)
         operation = self.contract.operations[op_id]
         if exchange.status not in (201, 401):
-            raise ConformanceFailure(
+            raise SetUpFailure(
                 f"Set-up failed: {what} ({op_id}) was answered HTTP {exchange.status}",
                 spec=operation.spec,
                 sent=exchange,

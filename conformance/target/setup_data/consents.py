@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from conformance.checks import (
-    ConformanceFailure,
     NotApplicable,
+    SetUpFailure,
 )
 from conformance.generate import factories
 from conformance.target.request import Psu
@@ -91,7 +91,7 @@ class ConsentSetUp(PartySetUp):
         if not approve:
             return Consent(consent_id, psu, sandbox_account=account)
         if status.get("consentStatus") != _VALID_CONSENT:
-            raise ConformanceFailure(
+            raise SetUpFailure(
                 f"Set-up failed: the consent is {status.get('consentStatus')!r} after SCA",
                 spec="spec 8",
                 sent=self.client.exchanges[-1] if self.client.exchanges else None,

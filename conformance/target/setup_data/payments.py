@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from conformance.checks import (
-    ConformanceFailure,
     NotApplicable,
+    SetUpFailure,
 )
 from conformance.generate import factories
 from conformance.target.request import Psu
@@ -109,7 +109,7 @@ class DataFactory(ConsentSetUp):
             body=factories.signing_basket(payment.payment_id for payment in payments),
         )
         if not document.get("basketId"):
-            raise ConformanceFailure(
+            raise SetUpFailure(
                 "Set-up failed: the signing basket answer carries no basketId",
                 spec="spec 2.4",
                 sent=self.client.exchanges[-1] if self.client.exchanges else None,
