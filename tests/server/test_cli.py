@@ -199,3 +199,13 @@ def test_a_port_outside_0_to_65535_is_a_usage_error(
         build_parser().parse_args(["--port", port])
     assert stopped.value.code == 2
     assert f"invalid port value: '{port}'" in capsys.readouterr().err
+
+
+def test_throttling_takes_whole_non_negative_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    args = build_parser().parse_args(["--throttle-every", "40", "--retry-after", "2"])
+    assert (args.throttle_every, args.retry_after) == (40, 2)
+    assert build_parser().parse_args([]).throttle_every == 0
+    for bad in (["--throttle-every", "-1"], ["--retry-after", "soon"]):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(bad)
+    assert "--throttle-every" in capsys.readouterr().err
