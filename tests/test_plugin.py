@@ -323,6 +323,18 @@ def test_every_xdist_worker_gets_the_same_seed(suite: pytest.Pytester) -> None:
     assert len(document["scenarios"]) == 5
 
 
+def test_the_report_says_whether_the_run_was_complete(suite: pytest.Pytester) -> None:
+    suite.runpytest()
+    complete = json.loads((suite.path / "reports" / "compliance.json").read_text("utf-8"))
+    assert complete["run"]["complete"] is True and complete["run"]["selection"] == {}
+    suite.runpytest("-k", "passes", "-m", "must")
+    partial = json.loads((suite.path / "reports" / "compliance.json").read_text("utf-8"))
+    assert partial["run"]["complete"] is False
+    assert partial["run"]["selection"] == {"-k": "passes", "-m": "must"}
+    markdown = (suite.path / "reports" / "compliance.md").read_text("utf-8")
+    assert "a selection (a partial run): -k passes, -m must" in markdown
+
+
 def test_workers_are_told_the_digest_of_the_contract_the_controller_checked(
     pytester: pytest.Pytester,
 ) -> None:

@@ -4,6 +4,7 @@ compliance matrix at the end.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,6 +70,43 @@ class ComplianceCollector:
             strict=self.strict,
             target=target,
             profile=profile,
+            selection=run_selection(session),
+            commit=suite_commit(),
         )
         document = build_document(self.verdicts.values(), run, load_contract())
         self.written = write_compliance(self.reports, document)
+
+
+def run_selection(session: pytest.Session) -> dict[str, Any]:
+    """What narrowed the run: ``-k``, ``-m`` and node ids given (empty: every scenario ran)."""
+    config = session.config
+    selection: dict[str, Any] = {}
+    keyword = config.getoption("keyword", "") or ""
+    marks = config.getoption("markexpr", "") or ""
+    if keyword:
+        selection["-k"] = keyword
+    if marks:
+        selection["-m"] = marks
+    named = [arg for arg in config.args if "::" in arg]
+    if named:
+        selection["node ids"] = named
+    return selection
+
+
+def suite_commit() -> str | None:
+    """The git commit of the checkout the suite runs from, or None (an installed wheel)."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None

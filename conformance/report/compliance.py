@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -63,6 +64,20 @@ class RunInfo:
     strict: bool
     target: str
     profile: Mapping[str, Any] = field(default_factory=dict)
+    #: How the scenarios were chosen (``-k``, ``-m``, paths, deselected count); empty: all.
+    selection: Mapping[str, Any] = field(default_factory=dict)
+    #: The suite's git commit when it runs from a checkout, else None.
+    commit: str | None = None
+
+
+def _file_digest(path: Path | None) -> str | None:
+    """The SHA-256 of a profile file, so two reports can tell whether they ran the same one."""
+    if path is None:
+        return None
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def profile_summary(profile: TargetProfile | None) -> dict[str, Any]:
@@ -78,6 +93,7 @@ def profile_summary(profile: TargetProfile | None) -> dict[str, Any]:
     return {
         "name": profile.name,
         "source": str(profile.source) if profile.source is not None else None,
+        "sha256": _file_digest(profile.source),
         "base_url": profile.base_url,
         "products": sorted(profile.products),
         "supported_operations": (
@@ -235,6 +251,9 @@ def build_document(
             "duration_seconds": round((run.finished - run.started).total_seconds(), 3),
             "seed": run.seed,
             "strict": run.strict,
+            "complete": not run.selection,
+            "selection": dict(run.selection),
+            "suite_commit": run.commit,
             "reproduce": f"--seed {run.seed}",
         },
         "target": run.target,
@@ -293,6 +312,14 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         f"- Profile: {profile.get('name', '(none)')}"
         + (f" (`{profile['source']}`)" if profile.get("source") else ""),
         f"- Seed: {run['seed']} (reproduce with `--seed {run['seed']}`)",
+        "- Scenarios: "
+        + (
+            "all (a complete run)"
+            if run.get("complete", True)
+            else "a selection (a partial run): "
+            + ", ".join(f"{k} {v}" for k, v in run.get("selection", {}).items())
+        ),
+        f"- Suite commit: {run.get('suite_commit') or 'unknown (not run from a checkout)'}",
         f"- Started: {run['started']}; finished: {run['finished']} ({run['duration_seconds']} s)",
         "- Should-level failures "
         + ("count as failures (--strict)" if run["strict"] else "are reported, not counted"),
