@@ -59,6 +59,18 @@ def test_another_suite_version_is_noted() -> None:
     assert any("suite version 1.0 → 2.0" in note for note in comparison.notes)
 
 
+def test_a_partial_run_and_another_profile_are_noted() -> None:
+    old = {**_run(("a", "passed")), "profile": {"sha256": "1"}}
+    new = {
+        **_run(("a", "passed")),
+        "profile": {"sha256": "2"},
+        "run": {"complete": False, "selection": {"-k": "E16"}},
+    }
+    notes = compare_runs(old, new).notes
+    assert any("the new run is a selection" in note for note in notes)
+    assert any("different profile files" in note for note in notes)
+
+
 def _write(directory: Path, document: dict[str, Any]) -> Path:
     directory.mkdir()
     (directory / "compliance.json").write_text(json.dumps(document), encoding="utf-8")

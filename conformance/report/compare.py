@@ -106,6 +106,13 @@ def compare_runs(old: Mapping[str, Any], new: Mapping[str, Any]) -> Comparison:
             f"suite version {old.get('suite_version')} → {new.get('suite_version')}: "
             "added and removed scenarios may come from the suite, not the target"
         )
+    for label, document in (("the old", old), ("the new", new)):
+        run = document.get("run")
+        if isinstance(run, dict) and run.get("complete") is False:
+            notes.append(f"{label} run is a selection ({run.get('selection')}): a partial run")
+    digests = [(d.get("profile") or {}).get("sha256") for d in (old, new)]
+    if all(digests) and digests[0] != digests[1]:
+        notes.append("the runs used different profile files (their SHA-256 differ)")
     return Comparison(
         newly_failing=tuple(worse),
         newly_passing=tuple(better),
