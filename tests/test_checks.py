@@ -26,9 +26,9 @@ from conformance.checks import (
     check_sca_redirect,
     check_status,
     check_tpp_message_path,
-    schema_for_fixes,
 )
 from conformance.contract import Contract, load_contract
+from conformance.contract.fixes import schema_for_fixes
 from conformance.exchange import Exchange
 from conformance.runners.positive import check_fee_indicator
 from conformance.scenario import Expectation, Scenario
