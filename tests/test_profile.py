@@ -9,6 +9,7 @@ import pytest
 
 from conformance.contract import load_contract
 from conformance.errors import ProfileError
+from conformance.target.client import TargetClient
 from conformance.target.profile import (
     REFERENCE_PROFILE,
     CorporatePsu,
@@ -17,6 +18,7 @@ from conformance.target.profile import (
     load_profile,
     profile_from_options,
 )
+from conformance.target.retry import RetryPolicy
 
 FULL_PROFILE = """
 name = "Example Bank test environment"
@@ -224,12 +226,31 @@ def test_unknown_operation_ids_are_rejected(tmp_path: Path, text: str, expected:
         ('base_url = "http://h"\ncertificate = "missing.pem"\n', r"missing\.pem.*does not exist"),
         ('base_url = "http://h"\n[paths]\nE17 = "v1/x/{payment-product}"\n', r"starting with '/'"),
         ('base_url = "http://h"\n[paths]\nE8 = "/v1/accounts/{id}/tx/{txId}"\n', r"keep the same"),
+        ('base_url = "http://h"\nconnect_timeout = 0\n', r"connect_timeout must be a positive"),
+        ('base_url = "http://h"\nproxy = "socks://p"\n', r"proxy must be an http:// or https://"),
+        ('base_url = "http://h"\nretry_attempts = -1\n', r"retry_attempts must be 0 or more"),
+        ('base_url = "http://h"\nretry_max_wait = -1\n', r"retry_max_wait must be 0 or more"),
     ],
 )
 def test_inconsistent_values_are_rejected(tmp_path: Path, text: str, expected: str) -> None:
     with pytest.raises(ProfileError, match=expected) as caught:
         load_profile(write(tmp_path, text))
     assert "target.toml" in caught.value.message  # the message names the file
+
+
+def test_network_keys_reach_the_client(tmp_path: Path) -> None:
+    text = (
+        'base_url = "http://h"\ntimeout = 20\nconnect_timeout = 3\n'
+        'proxy = "http://proxy.example:3128"\nretry_attempts = 5\nretry_max_wait = 9\n'
+    )
+    profile = load_profile(write(tmp_path, text))
+    assert (profile.connect_timeout, profile.proxy) == (3.0, "http://proxy.example:3128")
+    client = TargetClient.from_profile(profile, sign=False)
+    assert client.retry == RetryPolicy(5, 9.0)
+    assert client._http.timeout.connect == 3.0 and client._http.timeout.read == 20.0
+    client.close()
+    default = load_profile(write(tmp_path, 'base_url = "http://h"\ntimeout = 7\n', "d.toml"))
+    assert default.connect_timeout == 7.0 and default.proxy is None
 
 
 def test_options_default_to_the_reference_server() -> None:

@@ -137,6 +137,7 @@ class TargetClient:
         transport: httpx.BaseTransport | None = None,
         max_connections: int = 20,
         retry: RetryPolicy | None = None,
+        proxy: str | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
         self.base_url = (base_url.rstrip("/") + "/" + path_prefix.strip("/")).rstrip("/")
@@ -160,6 +161,7 @@ class TargetClient:
             timeout=httpx.Timeout(timeout, connect=connect_timeout or timeout),
             verify=verify,
             transport=transport,
+            proxy=proxy,
             http1=True,
             http2=False,
             follow_redirects=False,
@@ -220,9 +222,11 @@ class TargetClient:
             digest_algorithm=digest_algorithm,
             sign=sign,
             timeout=profile.timeout,
+            connect_timeout=profile.connect_timeout,
             verify=profile.ca_certificate or True,
             transport=transport,
             retry=RetryPolicy(profile.retry_attempts, profile.retry_max_wait),
+            proxy=profile.proxy,
         )
 
     # --- hooks ---------------------------------------------------------------------------------

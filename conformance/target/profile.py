@@ -116,6 +116,9 @@ class TargetProfile:
     key_password: str | None = field(default=None, repr=False)
     ca_certificate: Path | None = None
     timeout: float = _DEFAULT_TIMEOUT
+    #: Seconds to wait for a connection (None: ``timeout``); an HTTP(S) proxy URL to go through.
+    connect_timeout: float | None = None
+    proxy: str | None = None
     #: Retries of a throttled answer (429/503 with Retry-After): how many, and the total wait.
     retry_attempts: int = 3
     retry_max_wait: float = 30.0
@@ -351,6 +354,17 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     timeout = top.get("timeout", float, _DEFAULT_TIMEOUT)
     if timeout <= 0:
         raise top.error("timeout", f"must be a positive number of seconds, not {timeout}")
+    connect_timeout = top.get("connect_timeout", float, timeout)
+    if connect_timeout <= 0:
+        raise top.error(
+            "connect_timeout", f"must be a positive number of seconds, not {connect_timeout}"
+        )
+    proxy = top.optional_str("proxy")
+    if proxy is not None:
+        try:
+            proxy = _check_base_url(proxy, "proxy")
+        except ProfileError as error:
+            raise ProfileError(f"profile {source}: {error.message}") from None
     retry_attempts = top.get("retry_attempts", int, 3)
     if retry_attempts < 0:
         raise top.error("retry_attempts", f"must be 0 or more, not {retry_attempts}")
@@ -408,6 +422,8 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         key_password=top.optional_str("key_password"),
         ca_certificate=file_path(top, "ca_certificate"),
         timeout=timeout,
+        connect_timeout=connect_timeout,
+        proxy=proxy,
         retry_attempts=retry_attempts,
         retry_max_wait=retry_max_wait,
         redirect_uri=_check_redirect_uri(top),
