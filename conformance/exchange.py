@@ -84,6 +84,8 @@ class Exchange:
     caller_headers: frozenset[str] = frozenset()
     #: Earlier answers to the same request that asked to retry (429/503 with Retry-After).
     retries: tuple[Exchange, ...] = ()
+    #: What a replay needs to sign as the run did: ``profile``, ``cert``, ``key`` file paths.
+    replay_with: tuple[tuple[str, str], ...] = ()
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -174,9 +176,11 @@ class Exchange:
         A request signed by the client's own signer is replayed with a fresh signature, so the
         headers the signer makes (Digest, Signature, TPP-Signature-Certificate, X-Request-ID,
         Date) are left to ``call``; ``cert``/``key``/``profile`` name the identity to sign with
-        (the default test identity when none is given). A request that was unsigned, or signed
-        by a deliberately broken signer, is replayed byte for byte with ``--no-sign`` and every
-        header as sent. Default headers the exchange lacked are removed with ``-H 'Name:'``.
+        (by default the run's own files, :attr:`replay_with`; the default test identity when the
+        run had none). Only paths appear, never a key's content or password. A request that was
+        unsigned, or signed by a deliberately broken signer, is replayed byte for byte with
+        ``--no-sign`` and every header as sent. Default headers the exchange lacked are removed
+        with ``-H 'Name:'``.
 
         The body goes in ``--data-json`` as sent (even when it is malformed on purpose), or in
         ``--data FILE`` when ``data_file`` is given (the caller writes ``request_body`` there;
@@ -186,6 +190,10 @@ class Exchange:
         """
         words: list[str] = [program, "call", self.method, self.path]
         words += ["--target", target or self.target]
+        recorded = dict(self.replay_with)
+        profile = profile if profile is not None else recorded.get("profile")
+        cert = cert if cert is not None else recorded.get("cert")
+        key = key if key is not None else recorded.get("key")
         if profile is not None:
             words += ["--profile", str(profile)]
         if cert is not None:

@@ -12,6 +12,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -26,8 +27,10 @@ from conformance.signing import (
     build_signing_string,
     default_identity,
     verify_request,
+    write_identity,
 )
 from conformance.target.client import TargetClient, target_error
+from conformance.target.profile import load_profile
 
 PSU_ID = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"
 NATIONAL_ID = "01017012345"
@@ -383,3 +386,26 @@ def test_client_signs_with_the_given_identity(client: TargetClient) -> None:
     credentials = default_identity().signing_credentials()
     assert exchange.request_header("TPP-Signature-Certificate") == credentials.certificate_b64
     assert f'keyId="{credentials.key_id}"' in str(exchange.request_header("Signature"))
+
+
+def test_a_replay_signs_with_the_run_s_own_files_and_names_no_key_content(
+    tmp_path: Path,
+) -> None:
+    files = write_identity(default_identity(), tmp_path / "ids")
+    profile_file = tmp_path / "bank.toml"
+    profile_file.write_text(
+        f'base_url = "http://bank.test"\ncertificate = "{files["certificate"]}"\n'
+        f'key = "{files["key"]}"\n',
+        encoding="utf-8",
+    )
+    profile = load_profile(profile_file)
+    client = TargetClient.from_profile(profile, transport=httpx.MockTransport(echo))
+    with client:
+        command = client.post("/v1/payments/x", json=PAYMENT).reproduce_command()
+    assert f"--profile {profile_file}" in command
+    assert f"--cert {files['certificate']}" in command and f"--key {files['key']}" in command
+    assert "PRIVATE KEY" not in command
+    # an explicit identity still wins
+    with TargetClient.from_profile(profile, transport=httpx.MockTransport(echo)) as again:
+        exchange = again.get("/v1/x")
+    assert "--cert other.pem" in exchange.reproduce_command(cert="other.pem")

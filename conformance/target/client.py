@@ -140,6 +140,8 @@ class TargetClient:
         proxy: str | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        #: The files a replay of this client's exchanges signs with (``Exchange.replay_with``).
+        self.replay_with: tuple[tuple[str, str], ...] = ()
         self.base_url = (base_url.rstrip("/") + "/" + path_prefix.strip("/")).rstrip("/")
         self.timeout = timeout
         self._lock = threading.Lock()
@@ -216,7 +218,7 @@ class TargetClient:
             identity = load_identity(
                 profile.certificate, profile.key, password=profile.key_password
             )
-        return cls(
+        client = cls(
             profile.base_url,
             identity=identity,
             digest_algorithm=digest_algorithm,
@@ -228,6 +230,11 @@ class TargetClient:
             retry=RetryPolicy(profile.retry_attempts, profile.retry_max_wait),
             proxy=profile.proxy,
         )
+        files = {"profile": profile.source}
+        if identity is not None and profile.certificate is not None:
+            files.update(cert=profile.certificate, key=profile.key)
+        client.replay_with = tuple((name, str(path)) for name, path in files.items() if path)
+        return client
 
     # --- hooks ---------------------------------------------------------------------------------
 
@@ -260,6 +267,7 @@ class TargetClient:
             signer=request.extensions.get(_SIGNER, ""),
             caller_headers=request.extensions.get(_CALLER_HEADERS, frozenset()),
             base_url=self.base_url,
+            replay_with=self.replay_with,
         )
         slot.append(exchange)
         with self._lock:
