@@ -36,7 +36,9 @@ from conformance.report.verdicts import (
     first_line,
     graded,
     read_findings,
+    read_retries,
     read_verdict,
+    retries_properties,
     verdict_properties,
 )
 from conformance.signing import generate_ca, generate_tpp_identity, write_identity
@@ -303,3 +305,15 @@ def test_an_assumed_requirement_grades_its_must_findings_should_but_never_a_serv
     (softened,) = graded(findings, "should", always_must=False)
     assert softened.level == "should" and "assumption" in softened.basis
     assert graded(findings, "should", always_must=True) == findings
+
+
+def test_throttled_answers_are_counted_per_scenario_and_per_run() -> None:
+    verdicts = [
+        ScenarioVerdict(facts("E16-a-rejected"), PASSED, retries=2),
+        ScenarioVerdict(facts("E16-b-rejected"), PASSED),
+    ]
+    document = build_document(verdicts, run_info(), load_contract())
+    assert document["run"]["throttled_answers"] == 2
+    assert [s["retries"] for s in document["scenarios"]] == [2, 0]
+    assert "Throttled answers waited out (429/503 with Retry-After): 2" in render_markdown(document)
+    assert read_retries(retries_properties(2)) == 2 and retries_properties(0) == []

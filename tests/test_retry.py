@@ -52,6 +52,7 @@ def test_a_throttled_request_is_retried_and_the_throttled_answers_are_kept() -> 
         assert second.retries[0].response_header("retry-after") == "0"
         assert "after 1 throttled attempt(s)" in second.render()
         assert len(client.exchanges) == 3  # every attempt is recorded
+        assert client.exchanges[-1].retries == second.retries  # the final one carries them
         client.close()
     finally:
         server.stop()

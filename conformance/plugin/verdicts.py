@@ -31,6 +31,7 @@ from conformance.report.verdicts import (
     final_verdict,
     first_line,
     graded,
+    retries_properties,
     verdict_properties,
 )
 
@@ -43,6 +44,8 @@ SHOULD_CATEGORY = "should-failed"
 
 
 _PHASES = pytest.StashKey[list[tuple[str, str]]]()
+#: How many throttled answers a test waited out, for its teardown report.
+_RETRIES = pytest.StashKey[int]()
 #: The findings of a test's failure (must and should), for its teardown report.
 _FOUND = pytest.StashKey[list[Finding]]()
 #: The should findings the controller saw (by node id), for JUnit's "should" suite.
@@ -63,6 +66,13 @@ def _failure_text(failure: BaseException) -> str:
     """The failure message a bank engineer reads, with the notes the test added (reproduce)."""
     parts = [str(failure), *getattr(failure, "__notes__", ())]
     return scrub_identities("\n\n".join(part for part in parts if part))
+
+
+def _throttled_answers(item: pytest.Item) -> int:
+    """How many throttled answers (429/503 with Retry-After) the scenario's requests waited out."""
+    context = getattr(item, "funcargs", {}).get("conformance_context")
+    exchanges = getattr(context, "exchanges", ())
+    return sum(len(exchange.retries) for exchange in exchanges)
 
 
 def _found(item: pytest.Item) -> list[Finding]:
@@ -127,10 +137,14 @@ def pytest_runtest_makereport(
         return report
     phases = item.stash.setdefault(_PHASES, [])
     phases.append(_phase_verdict(item, call, report, facts))
+    if report.when == "call":
+        item.stash[_RETRIES] = _throttled_answers(item)
     if report.when == "teardown":
+        retries = item.stash.get(_RETRIES, 0)
         report.user_properties = [
             *report.user_properties,
             *verdict_properties(*final_verdict(phases), _found(item)),
+            *retries_properties(retries),
         ]
     else:
         # Only the teardown report is read for the facts (JUnit's <property>s, the compliance

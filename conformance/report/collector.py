@@ -19,6 +19,7 @@ from conformance.report.verdicts import (
     ScenarioFacts,
     ScenarioVerdict,
     read_findings,
+    read_retries,
     read_verdict,
 )
 
@@ -57,7 +58,10 @@ class ComplianceCollector:
             return
         verdict, reason = read_verdict(report.user_properties) or (ERROR, "no verdict reported")
         findings = read_findings(report.user_properties)
-        self.verdicts[report.nodeid] = ScenarioVerdict(facts, verdict, reason, duration, findings)
+        retries = read_retries(report.user_properties)
+        self.verdicts[report.nodeid] = ScenarioVerdict(
+            facts, verdict, reason, duration, findings, retries
+        )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.verdicts:

@@ -239,6 +239,7 @@ def build_document(
                 "duration": round(verdict.duration, 4),
                 "assumptions": ids,
                 "findings": [finding.as_dict() for finding in verdict.findings],
+                "retries": verdict.retries,
             }
         )
     return {
@@ -252,6 +253,7 @@ def build_document(
             "seed": run.seed,
             "strict": run.strict,
             "complete": not run.selection,
+            "throttled_answers": sum(verdict.retries for verdict in ordered),
             "selection": dict(run.selection),
             "suite_commit": run.commit,
             "reproduce": f"--seed {run.seed}",
@@ -320,6 +322,8 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             + ", ".join(f"{k} {v}" for k, v in run.get("selection", {}).items())
         ),
         f"- Suite commit: {run.get('suite_commit') or 'unknown (not run from a checkout)'}",
+        f"- Throttled answers waited out (429/503 with Retry-After): "
+        f"{run.get('throttled_answers', 0)}",
         f"- Started: {run['started']}; finished: {run['finished']} ({run['duration_seconds']} s)",
         "- Should-level failures "
         + ("count as failures (--strict)" if run["strict"] else "are reported, not counted"),

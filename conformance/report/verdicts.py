@@ -30,7 +30,9 @@ __all__ = [
     "blocked_causes",
     "final_verdict",
     "first_line",
+    "read_retries",
     "read_verdict",
+    "retries_properties",
     "verdict_properties",
 ]
 
@@ -76,6 +78,7 @@ _ASSUMPTION = "assumption"
 _VERDICT = "verdict"
 _REASON = "reason"
 _FINDINGS = "findings"
+_RETRIES = "retries"
 _FIELDS = ("operation", "rule", "spec", "level", "kind", "title")
 
 
@@ -198,6 +201,7 @@ class ScenarioVerdict:
     reason: str = ""
     duration: float = 0.0
     findings: tuple[Finding, ...] = ()
+    retries: int = 0
 
 
 def verdict_properties(
@@ -211,6 +215,16 @@ def verdict_properties(
     if findings:
         pairs.append((_FINDINGS, json.dumps([finding.as_dict() for finding in findings])))
     return pairs
+
+
+def retries_properties(retries: int) -> list[tuple[str, str]]:
+    """The pair that says how many throttled answers the scenario waited out (none: no pair)."""
+    return [(_RETRIES, str(retries))] if retries else []
+
+
+def read_retries(properties: Iterable[tuple[str, Any]]) -> int:
+    """The throttled answers a teardown report says its scenario waited out."""
+    return next((int(value) for name, value in properties if name == _RETRIES), 0)
 
 
 def read_findings(properties: Iterable[tuple[str, Any]]) -> tuple[Finding, ...]:

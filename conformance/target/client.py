@@ -342,7 +342,14 @@ class TargetClient:
             waited += delay
             time.sleep(delay)
         if throttled:
-            answer = replace(answer, retries=tuple(throttled))
+            # the record keeps every attempt; the final one carries the throttled ones with it
+            final = replace(answer, retries=tuple(throttled))
+            with self._lock:
+                for index in range(len(self._exchanges) - 1, -1, -1):
+                    if self._exchanges[index] is answer:
+                        self._exchanges[index] = final
+                        break
+            answer = final
         return answer
 
     def get(self, path: str, **kwargs: Any) -> Exchange:
