@@ -21,7 +21,6 @@ __all__ = [
     "NOT_APPLICABLE",
     "NOT_APPLICABLE_PREFIX",
     "PASSED",
-    "SHOULD_PREFIX",
     "SKIPPED",
     "VERDICTS",
     "ReportedFailure",
@@ -69,8 +68,6 @@ _WEIGHT = {
 NOT_APPLICABLE_PREFIX = "not applicable: "
 #: The skip reason of a blocked scenario starts with this.
 BLOCKED_PREFIX = "blocked: "
-#: The ``wasxfail`` reason of a tolerated should-level failure starts with this.
-SHOULD_PREFIX = "should-level requirement not met: "
 
 #: user_properties names (also the JUnit ``<property>`` names).
 _SCENARIO = "scenario"

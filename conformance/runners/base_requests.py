@@ -29,8 +29,15 @@ from conformance.target.setup_data import NDCT_PRODUCT, PRODUCT_OF_OPERATION
 if TYPE_CHECKING:
     from conformance.contract import Contract
     from conformance.runners.context import RunContext
+    from conformance.target.setup_data import Consent
 
-__all__ = ["BUILDERS", "Builder", "base_request", "minimal_body"]
+__all__ = [
+    "BUILDERS",
+    "Builder",
+    "base_request",
+    "consented_transactions_request",
+    "minimal_body",
+]
 
 #: One signature for every builder: the context, the variant name, the scenario's seed.
 Builder = Callable[["RunContext", str, int], OperationRequest]
@@ -453,12 +460,19 @@ def _account_transactions(ctx: RunContext, variant: str, seed: int) -> Operation
     consent = ctx.data.consent()
     if consent.account_id is None:
         raise NotApplicable("the consent gives access to no account (AL)")
+    return consented_transactions_request(ctx, consent)
+
+
+def consented_transactions_request(
+    ctx: RunContext, consent: Consent, **query: Any
+) -> OperationRequest:
+    """AT for the consent's account, booked transactions, with its Consent-ID (and ``query``)."""
     return OperationRequest.build(
         ctx,
         "AT",
         psu=consent.psu,
-        path_values={"id": consent.account_id},
-        query={"bookingStatus": "booked"},
+        path_values={"id": consent.account_id or ""},
+        query={"bookingStatus": "booked", **query},
         headers={"Consent-ID": consent.consent_id},
     )
 

@@ -22,7 +22,7 @@ from conformance import __version__
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
 from conformance.signing import SignatureAuth, TppIdentity, default_identity, load_identity
-from conformance.target.retry import RetryPolicy
+from conformance.target.retry import RETRYABLE_STATUSES, RetryPolicy
 
 if TYPE_CHECKING:
     from conformance.target.profile import TargetProfile
@@ -333,6 +333,8 @@ class TargetClient:
             except httpx.HTTPError as error:
                 raise target_error(error, url, self.timeout) from error
             answer = slot[-1]
+            if answer.status not in RETRYABLE_STATUSES:
+                break
             delay = self.retry.delay(
                 answer.status, answer.response_header("retry-after"), len(throttled), waited
             )

@@ -13,6 +13,7 @@ from conformance.checks import (
     check_status,
 )
 from conformance.generate import factories
+from conformance.runners.base_requests import consented_transactions_request
 from conformance.runners.flow.steps import (
     complete_sca,
     documented_success,
@@ -75,14 +76,7 @@ def consent_accounts(scenario: Scenario, ctx: RunContext, seed: int) -> None:
 def consent_transactions(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """After a consent the account's transactions (AT) are listed."""
     _, consent = _engaged_consent(scenario, ctx, seed, transactions=3)
-    request = OperationRequest.build(
-        ctx,
-        "AT",
-        psu=consent.psu,
-        path_values={"id": consent.account_id or ""},
-        query={"bookingStatus": "booked"},
-        headers={"Consent-ID": consent.consent_id},
-    )
+    request = consented_transactions_request(ctx, consent)
     listed = send_step(scenario, ctx, request)
     booked = (response_document(listed).get("transactions") or {}).get("booked") or []
     check_equal(listed, "booked transactions listed", 3, len(booked), spec=scenario.spec)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from conformance.checks import (
@@ -15,6 +15,7 @@ from conformance.checks import (
     check_json_body,
 )
 from conformance.generate import factories
+from conformance.runners.base_requests import consented_transactions_request
 from conformance.runners.rule.common import (
     age_consent,
     expect_success,
@@ -120,30 +121,12 @@ def check_sca_renewal_required(scenario: Scenario, ctx: RunContext, seed: int) -
     if scenario.operation == "AL":
         request = OperationRequest.build(ctx, "AL", psu=consent.psu, headers=header)
     elif scenario.operation == "AT":
-        request = OperationRequest.build(
-            ctx,
-            "AT",
-            psu=consent.psu,
-            path_values={"id": consent.account_id or ""},
-            query={"bookingStatus": "booked"},
-            headers=header,
-        )
+        request = consented_transactions_request(ctx, consent)
     else:
         request = _details(ctx, consent, with_ip=True)
     age_consent(ctx, consent, SCA_RENEWAL_DAYS + 1, "age the consent's SCA by 181 days")
     exchange = request.send(ctx)
     judge(exchange, scenario, ctx)
-
-
-def _transactions_request(ctx: RunContext, consent: Consent, **query: Any) -> OperationRequest:
-    return OperationRequest.build(
-        ctx,
-        "AT",
-        psu=consent.psu,
-        path_values={"id": consent.account_id or ""},
-        query={"bookingStatus": "booked", **query},
-        headers={"Consent-ID": consent.consent_id},
-    )
 
 
 def check_history_window_without_sca(scenario: Scenario, ctx: RunContext, seed: int) -> None:
@@ -158,7 +141,7 @@ def check_history_window_without_sca(scenario: Scenario, ctx: RunContext, seed: 
         "E7", "creating an old transaction", path_values={"mockAccountId": account.id}, body=old
     )
     consent = ctx.data.new_consent(seed, account)
-    request = _transactions_request(
+    request = consented_transactions_request(
         ctx, consent, fromDate=(today - timedelta(days=150)).isoformat()
     )
     exchange = send_and_judge(scenario, ctx, request)
@@ -190,7 +173,7 @@ def _large_account(ctx: RunContext, seed: int) -> Consent:
 def check_default_page_size(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """Without pagination parameters a page holds 200 transactions (spec 8)."""
     consent = _large_account(ctx, ctx.data.seed_for("large-account"))
-    exchange = send_and_judge(scenario, ctx, _transactions_request(ctx, consent))
+    exchange = send_and_judge(scenario, ctx, consented_transactions_request(ctx, consent))
     booked = (check_json_body(exchange).get("transactions") or {}).get("booked") or []
     if len(booked) != PAGE_SIZE:
         raise ConformanceFailure(
@@ -204,7 +187,7 @@ def check_default_page_size(scenario: Scenario, ctx: RunContext, seed: int) -> N
 def check_pagination_links_page_size(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """The pagination links use the page size 200, and following ``next`` gives the rest."""
     consent = _large_account(ctx, ctx.data.seed_for("large-account"))
-    first = send_and_judge(scenario, ctx, _transactions_request(ctx, consent))
+    first = send_and_judge(scenario, ctx, consented_transactions_request(ctx, consent))
     links = (check_json_body(first).get("transactions") or {}).get("_links") or {}
     wrong = {
         name: link.get("href")
@@ -224,7 +207,7 @@ def check_pagination_links_page_size(scenario: Scenario, ctx: RunContext, seed: 
     following = ctx.client.request(
         "GET",
         str(links["next"]["href"]),
-        headers=dict(_transactions_request(ctx, consent).headers),
+        headers=dict(consented_transactions_request(ctx, consent).headers),
     )
     expect_success(following, scenario, ctx)
     rest = (check_json_body(following).get("transactions") or {}).get("booked") or []

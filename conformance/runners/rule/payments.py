@@ -6,6 +6,7 @@ cancellation.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -284,33 +285,44 @@ def check_execution_date_not_past(scenario: Scenario, ctx: RunContext, seed: int
     code list): ``requestedExecutionDate`` (E16, E18) or ``startDate`` (E17) of yesterday;
     today is accepted."""
     field = "startDate" if scenario.operation == "E17" else "requestedExecutionDate"
-    request = rule_request(scenario, ctx, seed)
     today = ctx.data.today()
-    for offset, day in enumerate((today - timedelta(days=1), today)):
-        body = copy.deepcopy(request.body)
-        body[field] = day.isoformat()
-        _distinct_remittance(body, seed + offset)
-        changed = request.with_body(body)
-        if day < today:
-            send_and_judge(scenario, ctx, changed)
-        else:
-            send_expecting_success(scenario, ctx, changed)
+    _refused_then_accepted(
+        scenario,
+        ctx,
+        seed,
+        {field: (today - timedelta(days=1)).isoformat()},
+        {field: today.isoformat()},
+    )
 
 
 def check_periodic_end_after_start(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """A periodic payment whose endDate lies before its startDate is refused (spec 2.7: first and
     last execution); an endDate equal to the startDate is accepted."""
-    request = rule_request(scenario, ctx, seed)
     start = ctx.data.today() + timedelta(days=7)
-    for offset, end in enumerate((start - timedelta(days=1), start)):
-        body = copy.deepcopy(request.body)
-        body["startDate"], body["endDate"] = start.isoformat(), end.isoformat()
+    _refused_then_accepted(
+        scenario,
+        ctx,
+        seed,
+        {"startDate": start.isoformat(), "endDate": (start - timedelta(days=1)).isoformat()},
+        {"startDate": start.isoformat(), "endDate": start.isoformat()},
+    )
+
+
+def _refused_then_accepted(
+    scenario: Scenario,
+    ctx: RunContext,
+    seed: int,
+    refused: Mapping[str, Any],
+    accepted: Mapping[str, Any],
+) -> None:
+    """The rule's base body with the ``refused`` fields is judged against the row (a refusal),
+    then with the ``accepted`` ones must succeed; each with a remittance of its own."""
+    request = rule_request(scenario, ctx, seed)
+    sends = ((refused, send_and_judge), (accepted, send_expecting_success))
+    for offset, (fields, send) in enumerate(sends):
+        body = {**copy.deepcopy(request.body), **fields}
         _distinct_remittance(body, seed + offset)
-        changed = request.with_body(body)
-        if end < start:
-            send_and_judge(scenario, ctx, changed)
-        else:
-            send_expecting_success(scenario, ctx, changed)
+        send(scenario, ctx, request.with_body(body))
 
 
 def _distinct_remittance(body: Any, seed: int) -> None:

@@ -4,7 +4,7 @@ SCA, and a transaction id to read details with."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conformance.checks import (
     NotApplicable,
@@ -52,6 +52,11 @@ class ConsentSetUp(PartySetUp):
 
     def new_consent_request(self, seed: int, account: Account) -> tuple[str, Psu]:
         """A consent (CC) on ``account`` for its owner, not yet authorised: its id and PSU."""
+        created, psu = self._create_consent(seed, account)
+        return str(created["consentId"]), psu
+
+    def _create_consent(self, seed: int, account: Account) -> tuple[Any, Psu]:
+        """CC on ``account`` for its owner: the answer and the PSU."""
         reason = self.profile.unsupported_reason("CC")
         if reason is not None:
             raise NotApplicable(f"the scenario needs a consent: {reason}")
@@ -62,22 +67,16 @@ class ConsentSetUp(PartySetUp):
             psu=psu,
             body=factories.consent_request(seed, [account.iban]),
         )
-        return str(created["consentId"]), psu
+        return created, psu
 
     def new_consent(self, seed: int, account: Account, *, approve: bool = True) -> Consent:
         """A consent (CC) on ``account`` for its owner, taken through SCA (spec 5 item 6), with
         the account's resource id (AL) and a booked transaction id (AT) read with it."""
-        for op_id in ("CC", "AL", "AT"):
+        for op_id in ("AL", "AT"):
             reason = self.profile.unsupported_reason(op_id)
             if reason is not None:
                 raise NotApplicable(f"the scenario needs a consent: {reason}")
-        psu = account.owner.psu
-        created = self.create(
-            "CC",
-            "creating an account-information consent",
-            psu=psu,
-            body=factories.consent_request(seed, [account.iban]),
-        )
+        created, psu = self._create_consent(seed, account)
         consent_id = str(created["consentId"])
         link = link_href(created, "scaRedirect")
         if link is None:
