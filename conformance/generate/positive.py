@@ -189,7 +189,11 @@ def _header_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 title=f"{op.id} {op.name}: the optional header {name}: {value} is accepted",
                 expect=expect,
                 mutation=Mutation(
-                    target="header", pointer=(name,), action="set", value=value, keyword="enum"
+                    target="header",
+                    pointer=(name,),
+                    action="set",
+                    value=value,
+                    keyword="enum" if "enum" in schema else "examples",
                 ),
                 variant=base_variant(op, context),
                 assumptions=op_assumptions(op, *_TOPICS, "headers", "required-headers"),
