@@ -12,6 +12,7 @@ import pytest
 
 from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
+from conformance.exchange import Exchange
 from conformance.runners import RUNNERS, run_scenario
 from conformance.runners.auth import CASES as AUTH_CASES
 from conformance.runners.base_requests import minimal_body
@@ -116,6 +117,37 @@ def test_faults_behind_consents_and_the_batch_are_caught(
     run_scenario(chosen, faulty())  # the faithful server passes
     with pytest.raises(ConformanceFailure):
         run_scenario(chosen, faulty(fault))
+
+
+def test_a_transaction_booked_between_two_listings_keeps_ids_stable(
+    scenarios: dict[str, Scenario],
+    faulty: Callable[..., RunContext],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch run may book a payment between the two listings (spec 3): a new id is allowed,
+    a changed one is not (the fault gives every listing new ids)."""
+    from conformance.runners.rule import requests as rule_requests
+
+    chosen = scenario(scenarios, "E3-SB-booked-transaction-ids-stable-holds")
+    judge = rule_requests.send_and_judge
+    context = faulty()
+    listings: list[int] = []
+
+    def book_after_first(
+        scenario: Scenario, ctx: RunContext, request: OperationRequest
+    ) -> Exchange:
+        answer = judge(scenario, ctx, request)
+        listings.append(1)
+        if len(listings) == 1:
+            ctx.data.add_transactions(ctx.data.account(), 7, 1)
+        return answer
+
+    monkeypatch.setattr(rule_requests, "send_and_judge", book_after_first)
+    run_scenario(chosen, context)
+    assert len(listings) == 2
+    listings.clear()
+    with pytest.raises(ConformanceFailure, match="missing: "):
+        run_scenario(chosen, faulty("unstable-transaction-ids"))
 
 
 def test_logical_duplicates_are_checked_for_a_future_rule_row(
