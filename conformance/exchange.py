@@ -177,7 +177,9 @@ class Exchange:
         headers the signer makes (Digest, Signature, TPP-Signature-Certificate, X-Request-ID,
         Date) are left to ``call``; ``cert``/``key``/``profile`` name the identity to sign with
         (by default the run's own files, :attr:`replay_with`; the default test identity when the
-        run had none). Only paths appear, never a key's content or password. A request that was
+        run had none); the TLS client certificate and key of the run and the CA its
+        server certificate was checked against follow as ``--tls-cert``, ``--tls-key`` and
+        ``--tls-ca``. Only paths appear, never a key's content or password. A request that was
         unsigned, or signed by a deliberately broken signer, is replayed byte for byte with
         ``--no-sign`` and every header as sent. Default headers the exchange lacked are removed
         with ``-H 'Name:'``.
@@ -200,6 +202,9 @@ class Exchange:
             words += ["--cert", str(cert)]
         if key is not None:
             words += ["--key", str(key)]
+        for name in ("tls-cert", "tls-key", "tls-ca"):  # TLS: client certificate, server CA
+            if recorded.get(name):
+                words += [f"--{name}", recorded[name]]
         fresh_signature = self.signer == STANDARD_SIGNER
         if fresh_signature:
             digest = self.request_header("digest") or ""

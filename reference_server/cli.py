@@ -12,6 +12,7 @@ import argparse
 import logging
 import signal
 import sqlite3
+import ssl
 import sys
 import threading
 import time
@@ -25,6 +26,7 @@ from reference_server.app import Application, Throttle
 from reference_server.faults import FAULTS, UnknownFaultError
 from reference_server.http import ReferenceServer
 from reference_server.store import Store
+from reference_server.tls import server_context
 
 __all__ = [
     "LOG_FORMAT",
@@ -84,6 +86,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the Retry-After of a throttled answer (default 1)",
     )
     parser.add_argument(
+        "--tls-cert",
+        type=Path,
+        metavar="PEM",
+        help="serve HTTPS with this certificate (its key in the file or in --tls-key)",
+    )
+    parser.add_argument("--tls-key", type=Path, metavar="PEM", help="the key of --tls-cert")
+    parser.add_argument(
+        "--client-ca",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="CA.pem",
+        help="with --tls-cert: require a TLS client certificate (mutual TLS) issued by this CA "
+        "(repeatable); the handshake is refused without one, with one of another CA, or expired",
+    )
+    parser.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
@@ -126,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
 
     try:
+        tls = _tls(args)
         trust = [ca for path in args.trust for ca in _load_cas(path)]
         store = _open_store(args.data)
         app = Application(
@@ -138,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"reference server: {error}", file=sys.stderr)
         return 2
     try:
-        server = ReferenceServer((args.host, args.port), app)
+        server = ReferenceServer((args.host, args.port), app, tls=tls)
     except OSError as error:
         app.close()
         print(
@@ -208,6 +227,15 @@ def _port(text: str) -> int:
 
 
 _port.__name__ = "port"  # argparse names the type in its message: "invalid port value: '70000'"
+
+
+def _tls(args: argparse.Namespace) -> ssl.SSLContext | None:
+    """The HTTPS context of ``--tls-cert``/``--tls-key``/``--client-ca`` (None: plain HTTP)."""
+    if args.tls_cert is None:
+        if args.tls_key is not None or args.client_ca:
+            raise ValueError("--tls-key and --client-ca need --tls-cert (HTTPS)")
+        return None
+    return server_context(args.tls_cert, args.tls_key, args.client_ca)
 
 
 def _open_store(path: Path | None) -> Store:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -342,12 +343,14 @@ class ReferenceServer(ThreadingHTTPServer):
         *,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         max_body: int = MAX_BODY_BYTES,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         self.app = app
         self.read_timeout = read_timeout
         self.max_body = max_body
+        self.tls = tls
         super().__init__(address, RequestHandler)
 
     @property
@@ -356,7 +359,28 @@ class ReferenceServer(ThreadingHTTPServer):
         host = str(host)
         if ":" in host:
             host = f"[{host}]"
-        return f"http://{host}:{port}"
+        scheme = "http" if self.tls is None else "https"
+        return f"{scheme}://{host}:{port}"
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """Over HTTPS the handshake happens here, in the connection's own thread (a slow or
+        refused client never holds the accept loop); a refused handshake (no client certificate,
+        one of another CA, an expired one) closes the connection with TLS's alert and one log
+        line."""
+        if self.tls is None:
+            super().finish_request(request, client_address)
+            return
+        request.settimeout(self.read_timeout)
+        try:
+            connection = self.tls.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError) as error:
+            reason = getattr(error, "reason", None) or error
+            logger.info("TLS handshake with %s refused: %s", client_address[0], reason)
+            return
+        try:
+            super().finish_request(connection, client_address)
+        finally:
+            connection.close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         logger.exception("connection error from %s", client_address)
@@ -393,11 +417,15 @@ def start(
     read_timeout: float = DEFAULT_READ_TIMEOUT,
     max_body: int = MAX_BODY_BYTES,
     faults: Iterable[str] = (),
+    tls: ssl.SSLContext | None = None,
 ) -> RunningServer:
-    """Start a server in a daemon thread; ``port=0`` picks a free port (see ``.url``)."""
+    """Start a server in a daemon thread; ``port=0`` picks a free port (see ``.url``); with
+    ``tls`` (:func:`reference_server.tls.server_context`) it serves HTTPS."""
     if app is None:
         app = Application(faults=faults)
-    server = ReferenceServer((host, port), app, read_timeout=read_timeout, max_body=max_body)
+    server = ReferenceServer(
+        (host, port), app, read_timeout=read_timeout, max_body=max_body, tls=tls
+    )
     thread = threading.Thread(
         target=server.serve_forever,
         kwargs={"poll_interval": 0.1},

@@ -447,10 +447,10 @@ def test_a_target_conformance_run_has_preflighted_is_not_probed_again(
     it checked; the plugin then skips its own probes (here an unreachable target would stop the
     session), but only for exactly those options."""
     target = f"http://127.0.0.1:{closed_port()}"
-    done = PreflightDone(target=target, profile=None, cert=None, key=None)
+    done = PreflightDone.naming(target=target, profile=None, cert=None, key=None)
     result = suite.runpytest("--target", target, "-k", "nothing-selected", plugins=[done])
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
-    other = PreflightDone(target="http://127.0.0.1:9", profile=None, cert=None, key=None)
+    other = PreflightDone.naming(target="http://127.0.0.1:9", profile=None, cert=None, key=None)
     result = suite.runpytest("--target", target, "-k", "nothing-selected", plugins=[other])
     assert result.ret == 3
     assert f"conformance: the target at {target}/" in result.stdout.str() + result.stderr.str()

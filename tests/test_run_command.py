@@ -206,7 +206,9 @@ def test_the_exit_code_is_pytests(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert seen["args"][seen["args"].index("--target") + 1] == "https://bank.example"
     # The target was preflighted here: the plugin is told so, for exactly these options.
     assert seen["plugins"] == [
-        session.PreflightDone(target="https://bank.example", profile=None, cert=None, key=None)
+        session.PreflightDone.naming(
+            target="https://bank.example", profile=None, cert=None, key=None
+        )
     ]
 
 
@@ -280,6 +282,40 @@ def test_a_run_against_the_reference_server_writes_every_report(tmp_path: Path) 
     for path in reports.rglob("*"):
         if path.is_file():
             assert "PRIVATE KEY" not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+def test_a_tls_run_serves_https_with_mutual_tls_and_gives_the_plain_verdicts(
+    tmp_path: Path,
+) -> None:
+    """``--tls``: the bundled server over HTTPS requiring a client certificate; the run shows
+    its QWAC and reaches the same verdicts as over plain HTTP."""
+    verdicts = []
+    for flags in ((), ("--tls",)):
+        reports = tmp_path / ("tls" if flags else "plain")
+        process = conformance_run(
+            *flags,
+            "--reports",
+            str(reports),
+            "--",
+            "-k",
+            "E12 and (auth or valid)",
+            "-n",
+            "0",
+            cwd=tmp_path,
+        )
+        output, _ = process.communicate(timeout=300)
+        assert process.returncode == 0, output
+        assert started_url(output).startswith("https://" if flags else "http://")
+        document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+        verdicts.append({s["id"]: s["verdict"] for s in document["scenarios"]})
+    assert verdicts[0] == verdicts[1] and len(verdicts[0]) > 10
+    log = (tmp_path / "tls" / "reference-server.log").read_text(encoding="utf-8")
+    assert "TLS handshake" not in log  # no refused handshake: every connection showed the QWAC
+
+
+def test_tls_needs_the_bundled_server() -> None:
+    with pytest.raises(ConformanceError, match="--tls"):
+        run_command.run(parse("--target", "http://127.0.0.1:9", "--tls"))
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from conformance.commands import COMMANDS
+from conformance.commands.run import add_tls_arguments
 from conformance.errors import ConformanceError
 from conformance.target.client import TargetClient
 from conformance.target.profile import profile_from_options
@@ -68,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
     parser.add_argument("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
+    add_tls_arguments(parser)
     parser.add_argument(
         "--digest",
         choices=("sha-256", "sha-512"),
@@ -146,7 +148,13 @@ def run(
     headers = [parse_header(argument) for argument in args.headers]
     body = _body(args, err)
     profile = profile_from_options(
-        target=target, cert=args.cert, key=args.key, profile=args.profile
+        target=target,
+        cert=args.cert,
+        key=args.key,
+        profile=args.profile,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        tls_ca=args.tls_ca,
     )
     if args.timeout is not None:
         if args.timeout <= 0:

@@ -1,5 +1,6 @@
 """``conformance certs``: write a test CA and a TPP signing certificate with PSD2 roles (spec 5),
-including the variants the negative scenarios need (role sets, expired, chosen serial).
+including the variants the negative scenarios need (role sets, expired, chosen serial), and beside
+it a QWAC-style TLS client certificate for mutual TLS from the same CA.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from conformance.signing import (
     PSD2_ROLES,
     CertificateAuthority,
     generate_ca,
+    generate_qwac,
     generate_tpp_identity,
     load_ca,
     write_identity,
@@ -28,6 +30,11 @@ _LABELS = {
     "pkcs12": "TPP PKCS#12",
     "ca_certificate": "CA certificate",
     "ca_key": "CA private key",
+}
+_QWAC_LABELS = {
+    "certificate": "QWAC (TLS client) certificate",
+    "key": "QWAC private key",
+    "pkcs12": "QWAC PKCS#12",
 }
 
 
@@ -71,7 +78,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description=(
             "Write a test CA (ca.pem, ca.key) and a TPP signing certificate carrying the PSD2 "
             "QCStatement of ETSI TS 119 495 (tpp.pem, tpp.key, tpp.p12) to a directory, and "
-            "print the keyId the Signature header will name (spec 5)."
+            "print the keyId the Signature header will name (spec 5). Beside it, from the same "
+            "CA, a QWAC-style TLS client certificate for mutual TLS (qwac.pem, qwac.key, "
+            "qwac.p12: QcType web, the same roles, extended key usage clientAuth); give it as "
+            "--tls-cert or the profile's tls_certificate."
         ),
     )
     parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="where to write")
@@ -130,7 +140,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         '("Conformance Test CA Ærø") makes the CA the RFC 2047 scenarios need '
         "(--trust-anchor-utf8, spec 5 item 3)",
     )
-    parser.add_argument("--p12-password", metavar="TEXT", help="encrypt tpp.p12 with this password")
+    parser.add_argument(
+        "--p12-password", metavar="TEXT", help="encrypt tpp.p12 and qwac.p12 with this password"
+    )
+    parser.add_argument(
+        "--no-qwac", action="store_true", help="write no TLS client certificate (qwac.*)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -179,6 +194,21 @@ def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
     written = write_identity(identity, args.out, ca=ca, p12_password=args.p12_password)
     for name, path in written.items():
         print(f"wrote {_LABELS.get(name, name)}: {path}")
+    if not args.no_qwac:
+        qwac = generate_qwac(
+            ca,
+            roles=args.roles,
+            nca_name=args.nca_name,
+            nca_id=args.nca_id,
+            organisation_id=args.organisation_id,
+            common_name=args.common_name,
+            not_before=not_before,
+            not_after=not_after,
+            valid_days=args.days,
+        )
+        tls = write_identity(qwac, args.out, p12_password=args.p12_password, stem="qwac")
+        for name in ("certificate", "key", "pkcs12"):
+            print(f"wrote {_QWAC_LABELS[name]}: {tls[name]}")
     certificate = identity.certificate
     print(f"PSD2 roles: {_describe_roles(identity.roles)}")
     print(

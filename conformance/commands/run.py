@@ -22,15 +22,17 @@ from conformance.suite import SUITE_DIR
 from conformance.target.session import (
     DEFAULT_SEED,
     BundledIdentity,
+    BundledTls,
     PreflightDone,
     bundled_reference_server,
     preflight,
     run_seed,
     trust_anchor_arguments,
     write_run_identity,
+    write_tls_identity,
 )
 
-__all__ = ["add_arguments", "pytest_arguments", "register", "run"]
+__all__ = ["add_arguments", "add_tls_arguments", "pytest_arguments", "register", "run"]
 
 #: Installed pytest plugins the suite does not use, switched off for its runs (``-p no:NAME``):
 #: Faker's (an autouse session fixture in every item's closure) and anyio's (per-test hooks).
@@ -68,6 +70,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", metavar="FILE", help="target profile (TOML)")
     parser.add_argument("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
     parser.add_argument("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
+    add_tls_arguments(parser)
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="bundled reference server only: serve HTTPS and require a TLS client certificate "
+        "(mutual TLS, as a bank's test environment does); the run shows a QWAC-style "
+        "certificate made for it",
+    )
     parser.add_argument(
         "-n",
         "--numprocesses",
@@ -111,6 +121,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--tls-cert``, ``--tls-key``, ``--tls-ca`` (``run`` and ``call``)."""
+    parser.add_argument(
+        "--tls-cert",
+        metavar="CERT",
+        help="TLS client certificate for mutual TLS (QWAC; PEM or PKCS#12), apart from --cert",
+    )
+    parser.add_argument(
+        "--tls-key", metavar="KEY", help="private key of --tls-cert (when not in CERT)"
+    )
+    parser.add_argument(
+        "--tls-ca",
+        metavar="CA.pem",
+        help="CA bundle the target's TLS certificate is checked against (overrides the "
+        "profile's ca_certificate)",
+    )
+
+
 def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
@@ -122,6 +150,7 @@ def pytest_arguments(
     cert: str | None,
     key: str | None,
     seed: int,
+    tls: dict[str, str | None] | None = None,
     strict: bool,
     reports: Path,
     numprocesses: str | None,
@@ -141,6 +170,7 @@ def pytest_arguments(
         ("--profile", profile),
         ("--cert", cert),
         ("--key", key),
+        *(("--" + name.replace("_", "-"), value) for name, value in (tls or {}).items()),
     ):
         if value is not None:
             args += [flag, value]
@@ -192,6 +222,11 @@ def run(args: argparse.Namespace) -> int:
     reports = writable_reports(Path(args.reports).resolve())
     if args.fault and not bundled:
         raise ConformanceError("--fault switches on faults of the bundled reference server only")
+    if args.tls and not bundled:
+        raise ConformanceError(
+            "--tls serves the bundled reference server over mutual TLS; for a target give "
+            "--tls-cert (and the profile's ca_certificate or --tls-ca)"
+        )
     previous = signal.getsignal(signal.SIGTERM)
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:
@@ -200,22 +235,45 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.ExitStack() as stack:
             target, profile_path = args.target, _absolute(args.profile)
             cert, key = _absolute(args.cert), _absolute(args.key)
+            tls = {
+                name: _absolute(getattr(args, name)) for name in ("tls_cert", "tls_key", "tls_ca")
+            }
             identity: BundledIdentity | None = None
+            bundled_tls: BundledTls | None = None
             if bundled:
                 profile_path = str(REFERENCE_PROFILE)
                 if cert is None:
                     folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psd2-")))
                     identity = write_run_identity(folder)
                     cert, key = str(identity.certificate), str(identity.key)
+                if args.tls:
+                    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tls-")))
+                    bundled_tls = write_tls_identity(folder)
+                    tls = {
+                        "tls_cert": tls["tls_cert"] or str(bundled_tls.client_certificate),
+                        "tls_key": tls["tls_key"]
+                        if tls["tls_cert"]
+                        else str(bundled_tls.client_key),
+                        "tls_ca": tls["tls_ca"] or str(bundled_tls.server_ca),
+                    }
                 target = stack.enter_context(
                     bundled_reference_server(
                         faults=args.fault,
                         trust=None if identity is None else identity.trusted,
                         log_path=reports / "reference-server.log",
+                        tls=bundled_tls,
                     )
                 )
                 print(f"conformance: bundled reference server started at {target}", flush=True)
-            profile = profile_from_options(target=target, cert=cert, key=key, profile=profile_path)
+            profile = profile_from_options(
+                target=target,
+                cert=cert,
+                key=key,
+                profile=profile_path,
+                tls_cert=tls["tls_cert"],
+                tls_key=tls["tls_key"],
+                tls_ca=tls["tls_ca"],
+            )
             preflight(profile)
             pytest_args = pytest_arguments(
                 target=target,
@@ -223,13 +281,16 @@ def run(args: argparse.Namespace) -> int:
                 cert=cert,
                 key=key,
                 seed=seed,
+                tls=tls,
                 strict=args.strict,
                 reports=reports,
                 numprocesses=args.numprocesses,
                 trust_anchor=identity,
                 extra=args.pytest_args,
             )
-            checked = PreflightDone(target=target, profile=profile_path, cert=cert, key=key)
+            checked = PreflightDone.naming(
+                target=target, profile=profile_path, cert=cert, key=key, **tls
+            )
             code = int(pytest.main(pytest_args, plugins=[checked]))
             print(
                 f"conformance: seed {seed}; reports in {args.reports.rstrip('/')}/ "

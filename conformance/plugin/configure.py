@@ -176,6 +176,6 @@ def _preflight_done(config: pytest.Config) -> bool:
     """``conformance run`` has just preflighted the target these options name."""
     options = target_options(config)
     return any(
-        isinstance(plugin, PreflightDone) and plugin.covers(**options)
+        isinstance(plugin, PreflightDone) and plugin.covers(options)
         for plugin in config.pluginmanager.get_plugins()
     )

@@ -11,9 +11,7 @@ import pytest
 from conformance.errors import ConformanceError
 from conformance.report.collector import ComplianceCollector
 from conformance.suite import SUITE_DIR
-from conformance.target.session import (
-    DEFAULT_SEED,
-)
+from conformance.target.session import DEFAULT_SEED, TARGET_OPTIONS
 
 if TYPE_CHECKING:
     from conformance.signing import CertificateAuthority
@@ -41,6 +39,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
     group.addoption("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
+    group.addoption(
+        "--tls-cert",
+        metavar="CERT",
+        help="TLS client certificate for mutual TLS (QWAC; PEM or PKCS#12), apart from --cert",
+    )
+    group.addoption("--tls-key", metavar="KEY", help="private key of --tls-cert (when not in it)")
+    group.addoption(
+        "--tls-ca",
+        metavar="CA.pem",
+        help="CA bundle the target's TLS certificate is checked against (overrides the profile's "
+        "ca_certificate)",
+    )
     group.addoption(
         "--trust-anchor",
         metavar="CA.pem",
@@ -100,8 +110,9 @@ def names_scenarios(config: pytest.Config) -> bool:
 
 
 def target_options(config: pytest.Config) -> dict[str, str | None]:
-    """The options that name the target: ``--target``, ``--profile``, ``--cert``, ``--key``."""
-    return {name: config.getoption(name) for name in ("target", "profile", "cert", "key")}
+    """The options that name the target and how to reach it: ``--target``, ``--profile``,
+    ``--cert``, ``--key`` and the TLS ones (``--tls-cert``, ``--tls-key``, ``--tls-ca``)."""
+    return {name: config.getoption(name) for name in TARGET_OPTIONS}
 
 
 def profile_from_config(config: pytest.Config) -> TargetProfile:
@@ -114,6 +125,9 @@ def profile_from_config(config: pytest.Config) -> TargetProfile:
         profile=options["profile"],
         cert=options["cert"],
         key=options["key"],
+        tls_cert=options["tls_cert"],
+        tls_key=options["tls_key"],
+        tls_ca=options["tls_ca"],
     )
 
 

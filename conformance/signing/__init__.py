@@ -67,6 +67,7 @@ from conformance.signing.signer import (
     SignatureAuth,
     SigningCredentials,
 )
+from conformance.signing.tls_certificates import generate_qwac, generate_server_certificate
 from conformance.signing.verify import (
     Verification,
     VerificationFailure,
@@ -113,6 +114,8 @@ __all__ = [
     "encode_header_value",
     "encode_psd2_qc_statements",
     "generate_ca",
+    "generate_qwac",
+    "generate_server_certificate",
     "generate_tpp_identity",
     "issuer_matches",
     "load_ca",

@@ -84,7 +84,7 @@ def _utc(moment: dt.datetime | None) -> dt.datetime:
     return moment.astimezone(dt.UTC)
 
 
-def _new_key() -> rsa.RSAPrivateKey:
+def new_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=_PUBLIC_EXPONENT, key_size=_KEY_SIZE)
 
 
@@ -110,7 +110,7 @@ def generate_ca(
     if valid_days <= 0:
         raise CertificateError(f"a CA must be valid for at least one day, not {valid_days}")
     moment = _utc(now)
-    key = _new_key() if key is None else key
+    key = new_key() if key is None else key
     name = x509.Name(
         [
             x509.NameAttribute(NameOID.ORGANIZATION_NAME, "PSD2 Conformance Suite"),
@@ -153,7 +153,7 @@ def _key_usage(
     )
 
 
-def _validity(
+def validity(
     not_before: dt.datetime | None,
     not_after: dt.datetime | None,
     now: dt.datetime | None,
@@ -179,7 +179,7 @@ def _validity(
     return start, end
 
 
-def _tpp_subject(common_name: str, organisation_id: str) -> x509.Name:
+def tpp_subject(common_name: str, organisation_id: str) -> x509.Name:
     """Subject of ETSI TS 119 495 5.2.1: country, organisation, organizationIdentifier, CN.
 
     The country is read from a PSD2 organizationIdentifier (``PSD`` + country + ``-`` ...); it
@@ -227,11 +227,11 @@ def generate_tpp_identity(
             f"a certificate must be valid for at least one day, not {valid_days}"
         )
     role_list = normalise_roles(roles)
-    start, end = _validity(not_before, not_after, now, valid_days)
-    key = _new_key() if key is None else key
+    start, end = validity(not_before, not_after, now, valid_days)
+    key = new_key() if key is None else key
     builder = (
         x509.CertificateBuilder()
-        .subject_name(_tpp_subject(common_name, organisation_id))
+        .subject_name(tpp_subject(common_name, organisation_id))
         .issuer_name(ca.certificate.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number() if serial is None else _check_serial(serial))

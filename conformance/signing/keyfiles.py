@@ -232,13 +232,15 @@ def write_identity(
     *,
     ca: CertificateAuthority | None = None,
     p12_password: str | None = None,
+    stem: str = "tpp",
 ) -> dict[str, Path]:
     """Write the identity (and the CA) to ``directory``; returns what was written, by role.
 
     Keys of the result: ``certificate`` (tpp.pem), ``key`` (tpp.key: PKCS#8, unencrypted, mode
     0600), ``pkcs12`` (tpp.p12 holding key, certificate and CA; encrypted with ``p12_password``
     when given), ``ca_certificate`` (ca.pem, when the CA is known) and ``ca_key`` (ca.key, mode
-    0600, only when ``ca`` is given). Existing files are overwritten.
+    0600, only when ``ca`` is given). ``stem`` replaces ``tpp`` in the names (``qwac`` for the
+    TLS client certificate). Existing files are overwritten.
     """
     folder = Path(directory)
     try:
@@ -254,12 +256,14 @@ def write_identity(
     pem = serialization.Encoding.PEM
     written: dict[str, Path] = {}
     try:
-        written["certificate"] = _write(folder / "tpp.pem", identity.certificate.public_bytes(pem))
-        written["key"] = _write(folder / "tpp.key", _pkcs8(identity.private_key), secret=True)
+        written["certificate"] = _write(
+            folder / f"{stem}.pem", identity.certificate.public_bytes(pem)
+        )
+        written["key"] = _write(folder / f"{stem}.key", _pkcs8(identity.private_key), secret=True)
         written["pkcs12"] = _write(
-            folder / "tpp.p12",
+            folder / f"{stem}.p12",
             pkcs12.serialize_key_and_certificates(
-                name=b"tpp",
+                name=stem.encode(),
                 key=identity.private_key,
                 cert=identity.certificate,
                 cas=None if ca_certificate is None else [ca_certificate],

@@ -77,8 +77,22 @@ def normalise_roles(roles: Iterable[str]) -> tuple[str, ...]:
     return tuple(role for role in PSD2_ROLES if role in wanted)
 
 
-def encode_psd2_qc_statements(roles: Iterable[str], nca_name: str, nca_id: str) -> bytes:
-    """The DER value of the qcStatements extension holding only the PSD2 QCStatement.
+#: ETSI EN 319 412-5: esi4-qcStatement-1 (QcCompliance), esi4-qcStatement-6 (QcType) and its
+#: types: qct-esign, qct-eseal (a QSealC), qct-web (a QWAC).
+QC_COMPLIANCE_OID = "0.4.0.1862.1.1"
+QC_TYPE_OID = "0.4.0.1862.1.6"
+QC_TYPES: dict[str, str] = {
+    "esign": "0.4.0.1862.1.6.1",
+    "eseal": "0.4.0.1862.1.6.2",
+    "web": "0.4.0.1862.1.6.3",
+}
+
+
+def encode_psd2_qc_statements(
+    roles: Iterable[str], nca_name: str, nca_id: str, *, qc_type: str | None = None
+) -> bytes:
+    """The DER value of the qcStatements extension holding the PSD2 QCStatement; with
+    ``qc_type`` (``eseal``, ``web``) QcCompliance and that QcType come first (a QWAC is ``web``).
 
     Roles are written in the order of :data:`PSD2_ROLES` whatever order they come in, so the
     encoding of a role set is unique. The empty set gives an empty RolesOfPSP, which
@@ -92,7 +106,13 @@ def encode_psd2_qc_statements(roles: Iterable[str], nca_name: str, nca_id: str) 
     )
     psd2_qc_type = encode_sequence(role_list, encode_utf8(nca_name), encode_utf8(nca_id))
     statement = encode_sequence(encode_oid(PSD2_QC_STATEMENT_OID), psd2_qc_type)
-    return encode_sequence(statement)
+    if qc_type is None:
+        return encode_sequence(statement)
+    if qc_type not in QC_TYPES:
+        raise CertificateError(f"unknown QcType {qc_type!r}; expected one of {', '.join(QC_TYPES)}")
+    compliance = encode_sequence(encode_oid(QC_COMPLIANCE_OID))
+    kind = encode_sequence(encode_oid(QC_TYPE_OID), encode_sequence(encode_oid(QC_TYPES[qc_type])))
+    return encode_sequence(compliance, kind, statement)
 
 
 def decode_psd2_statement(extension_value: bytes) -> Psd2Statement | None:

@@ -23,6 +23,7 @@ from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
 from conformance.signing import SignatureAuth, TppIdentity, default_identity, load_identity
 from conformance.target.retry import RETRYABLE_STATUSES, RetryPolicy
+from conformance.target.tls import client_context
 
 if TYPE_CHECKING:
     from conformance.target.profile import TargetProfile
@@ -68,6 +69,18 @@ def _header_pairs(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
 # ---------------------------------------------------------------------------------------------
 
 
+#: TLS alerts of a server that refuses the client's certificate (mutual TLS), in words.
+_CLIENT_CERTIFICATE_ALERTS = {
+    "TLSV13_ALERT_CERTIFICATE_REQUIRED": "requires a TLS client certificate (mutual TLS)",
+    "SSLV3_ALERT_HANDSHAKE_FAILURE": "refused the TLS handshake (a client certificate missing?)",
+    "TLSV1_ALERT_UNKNOWN_CA": "does not trust the CA of the TLS client certificate",
+    "SSLV3_ALERT_CERTIFICATE_EXPIRED": "refused the TLS client certificate as expired",
+    "SSLV3_ALERT_BAD_CERTIFICATE": "refused the TLS client certificate",
+    "SSLV3_ALERT_CERTIFICATE_UNKNOWN": "refused the TLS client certificate",
+    "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE": "refused the TLS client certificate as unsuitable",
+}
+
+
 def _causes(error: BaseException) -> Iterable[BaseException]:
     seen: set[int] = set()
     current: BaseException | None = error
@@ -91,6 +104,12 @@ def target_error(error: httpx.HTTPError, url: str, timeout: float | None = None)
                 f"({cause.verify_message}); name its CA with ca_certificate in the profile"
             )
         if isinstance(cause, ssl.SSLError):
+            refused = _CLIENT_CERTIFICATE_ALERTS.get(str(cause.reason))
+            if refused is not None:
+                return TargetError(
+                    f"the target at {url} {refused} ({cause.reason}); the TLS client certificate "
+                    "is the profile's tls_certificate or --tls-cert"
+                )
             return TargetError(
                 f"the TLS handshake with the target at {url} failed ({cause.reason})"
             )
@@ -225,7 +244,7 @@ class TargetClient:
             sign=sign,
             timeout=profile.timeout,
             connect_timeout=profile.connect_timeout,
-            verify=profile.ca_certificate or True,
+            verify=client_context(profile.tls),
             transport=transport,
             retry=RetryPolicy(profile.retry_attempts, profile.retry_max_wait),
             proxy=profile.proxy,
@@ -233,6 +252,13 @@ class TargetClient:
         files = {"profile": profile.source}
         if identity is not None and profile.certificate is not None:
             files.update(cert=profile.certificate, key=profile.key)
+        files.update(
+            {
+                "tls-cert": profile.tls_certificate,
+                "tls-key": profile.tls_key,
+                "tls-ca": profile.ca_certificate,
+            }
+        )
         client.replay_with = tuple((name, str(path)) for name, path in files.items() if path)
         return client
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,8 @@ from urllib.parse import urlsplit
 from conformance._data import data_directory
 from conformance.contract import Contract, Operation, load_contract
 from conformance.errors import ProfileError
+from conformance.target.tls import CA_TRUST_MODES, CaTrust, TlsSettings
+from conformance.target.toml_table import Table, read_toml
 
 __all__ = [
     "PRODUCT_OPERATIONS",
@@ -51,6 +52,8 @@ ENV_TARGET = "CONFORMANCE_TARGET"
 ENV_CERT = "CONFORMANCE_CERT"
 ENV_KEY = "CONFORMANCE_KEY"
 ENV_KEY_PASSWORD = "CONFORMANCE_KEY_PASSWORD"
+ENV_TLS_CERT = "CONFORMANCE_TLS_CERT"
+ENV_TLS_KEY = "CONFORMANCE_TLS_KEY"
 
 _DEFAULT_REDIRECT_URI = "https://tpp.invalid/conformance/redirect"
 _DEFAULT_TIMEOUT = 30.0
@@ -115,6 +118,15 @@ class TargetProfile:
     key: Path | None = None
     key_password: str | None = field(default=None, repr=False)
     ca_certificate: Path | None = None
+    #: ``replace``: ca_certificate is the only trust anchor; ``add``: beside the system's.
+    ca_trust: CaTrust = "replace"
+    #: The TLS client certificate (QWAC) of mutual TLS, apart from the signing one; its key when
+    #: not in the certificate file; the environment variable that holds the key's password.
+    tls_certificate: Path | None = None
+    tls_key: Path | None = None
+    tls_key_password_env: str | None = None
+    #: The most requests per second the whole run sends (None: no cap).
+    rate_limit: float | None = None
     timeout: float = _DEFAULT_TIMEOUT
     #: Seconds to wait for a connection (None: ``timeout``); an HTTP(S) proxy URL to go through.
     connect_timeout: float | None = None
@@ -135,6 +147,17 @@ class TargetProfile:
     x_accept_fix: str = _DEFAULT_X_ACCEPT_FIX
     reference_server: bool = False
     source: Path | None = None
+
+    @property
+    def tls(self) -> TlsSettings:
+        """The client's TLS settings: trusted CAs and the client certificate."""
+        return TlsSettings(
+            ca_certificate=self.ca_certificate,
+            ca_trust=self.ca_trust,
+            certificate=self.tls_certificate,
+            key=self.tls_key,
+            password_env=self.tls_key_password_env,
+        )
 
     def unsupported_reason(self, op_id: str) -> str | None:
         """Why the target does not offer ``op_id`` (one sentence), or None when it does.
@@ -174,11 +197,15 @@ class TargetProfile:
         target: str | None = None,
         cert: str | os.PathLike[str] | None = None,
         key: str | os.PathLike[str] | None = None,
+        tls_cert: str | os.PathLike[str] | None = None,
+        tls_key: str | os.PathLike[str] | None = None,
+        tls_ca: str | os.PathLike[str] | None = None,
     ) -> TargetProfile:
         """This profile with CLI values on top; paths from the command line are relative to the cwd.
 
         A certificate given without a key means the key is in the certificate file (or PKCS#12),
-        so the profile's key is dropped rather than paired with a certificate it does not fit.
+        so the profile's key is dropped rather than paired with a certificate it does not fit
+        (the same for the TLS client certificate and its key).
         """
         changes: dict[str, Any] = {}
         if target is not None:
@@ -188,6 +215,13 @@ class TargetProfile:
             changes["key"] = None
         if key is not None:
             changes["key"] = _existing_file(Path(key).resolve(), "--key")
+        if tls_cert is not None:
+            changes["tls_certificate"] = _existing_file(Path(tls_cert).resolve(), "--tls-cert")
+            changes["tls_key"] = None
+        if tls_key is not None:
+            changes["tls_key"] = _existing_file(Path(tls_key).resolve(), "--tls-key")
+        if tls_ca is not None:
+            changes["ca_certificate"] = _existing_file(Path(tls_ca).resolve(), "--tls-ca")
         return dataclasses.replace(self, **changes)
 
 
@@ -213,83 +247,6 @@ def _family(op_id: str) -> str:
 # Reading the TOML file
 # ---------------------------------------------------------------------------------------------
 
-_TYPE_NAMES = {str: "a string", bool: "true or false", float: "a number", dict: "a table"}
-
-
-class _Table:
-    """One TOML table being read: typed getters, and :meth:`finish` rejects keys nobody read."""
-
-    def __init__(self, data: Mapping[str, Any], where: str, source: Path) -> None:
-        self._data = data
-        self._where = where
-        self._source = source
-        self._read: set[str] = set()
-
-    def error(self, key: str, problem: str) -> ProfileError:
-        return ProfileError(f"profile {self._source}: {self._name(key)} {problem}")
-
-    def _name(self, key: str) -> str:
-        return f"{self._where}.{key}" if self._where else key
-
-    def _raw(self, key: str) -> Any:
-        self._read.add(key)
-        return self._data.get(key)
-
-    def get(self, key: str, kind: type[_T], default: _D) -> _T | _D:
-        value = self._raw(key)
-        if value is None:
-            return default
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-            raise self.error(key, f"must be {_TYPE_NAMES[kind]}, not {_describe(value)}")
-        if isinstance(value, str) and not value.strip():
-            raise self.error(key, "must not be empty")
-        return value
-
-    def optional_str(self, key: str) -> str | None:
-        return self.get(key, str, None)
-
-    def strings(self, key: str) -> tuple[str, ...] | None:
-        value = self._raw(key)
-        if value is None:
-            return None
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise self.error(key, f"must be a list of strings, not {_describe(value)}")
-        return tuple(value)
-
-    def names(self) -> tuple[str, ...]:
-        return tuple(self._data)
-
-    def table(self, key: str) -> _Table:
-        value = self._raw(key)
-        if value is None:
-            value = {}
-        if not isinstance(value, dict):
-            raise self.error(key, f"must be a table ([{self._name(key)}]), not {_describe(value)}")
-        return _Table(value, self._name(key), self._source)
-
-    def finish(self) -> None:
-        unknown = sorted(set(self._data) - self._read)
-        if unknown:
-            place = f"in [{self._where}]" if self._where else "at the top level"
-            allowed = ", ".join(sorted(self._read))
-            raise ProfileError(
-                f"profile {self._source}: unknown key {unknown[0]!r} {place} (allowed: {allowed})"
-            )
-
-
-def _describe(value: Any) -> str:
-    kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
-    for kind, name in kinds.items():
-        if type(value) is kind:
-            return f"{name} ({value!r})"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__
-
 
 def _check_base_url(value: str, what: str) -> str:
     parts = urlsplit(value)
@@ -306,29 +263,13 @@ def _existing_file(path: Path, what: str) -> Path:
     return path
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as stream:
-            return tomllib.load(stream)
-    except FileNotFoundError:
-        raise ProfileError(f"profile {path} does not exist") from None
-    except IsADirectoryError:
-        raise ProfileError(f"profile {path} is a directory, not a TOML file") from None
-    except OSError as error:
-        raise ProfileError(f"profile {path} cannot be read: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise ProfileError(f"profile {path} is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as error:
-        raise ProfileError(f"profile {path} is not valid TOML: {error}") from None
-
-
 def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     """Read and check a profile; any problem is a :class:`ProfileError` naming file and key."""
     source = Path(path).resolve()
-    top = _Table(_read_toml(source), "", source)
+    top = Table(read_toml(source), "", source)
     known_ops = _contract().operations
 
-    def file_path(table: _Table, key: str) -> Path | None:
+    def file_path(table: Table, key: str) -> Path | None:
         value = table.optional_str(key)
         if value is None:
             return None
@@ -337,7 +278,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
             raise table.error(key, f"names {value!r}, and {resolved} does not exist")
         return resolved
 
-    def op_ids(table: _Table, key: str) -> frozenset[str] | None:
+    def op_ids(table: Table, key: str) -> frozenset[str] | None:
         ids = table.strings(key)
         if ids is None:
             return None
@@ -371,6 +312,15 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     retry_max_wait = top.get("retry_max_wait", float, 30.0)
     if retry_max_wait < 0:
         raise top.error("retry_max_wait", f"must be 0 or more seconds, not {retry_max_wait}")
+
+    ca_trust = top.get("ca_trust", str, "replace")
+    if ca_trust not in CA_TRUST_MODES:
+        raise top.error("ca_trust", f"must be one of {', '.join(CA_TRUST_MODES)}, not {ca_trust!r}")
+    rate_limit = top.get("rate_limit", float, None)
+    if rate_limit is not None and rate_limit <= 0:
+        raise top.error(
+            "rate_limit", f"must be a positive number of requests per second, not {rate_limit}"
+        )
 
     products = top.strings("products")
     if products is not None:
@@ -421,6 +371,11 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         key=file_path(top, "key"),
         key_password=top.optional_str("key_password"),
         ca_certificate=file_path(top, "ca_certificate"),
+        ca_trust=ca_trust,  # type: ignore[arg-type]
+        tls_certificate=file_path(top, "tls_certificate"),
+        tls_key=file_path(top, "tls_key"),
+        tls_key_password_env=top.optional_str("tls_key_password_env"),
+        rate_limit=rate_limit,
         timeout=timeout,
         connect_timeout=connect_timeout,
         proxy=proxy,
@@ -442,11 +397,13 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     )
     if profile.key is not None and profile.certificate is None:
         raise top.error("key", "is given without certificate")
+    if profile.tls_key is not None and profile.tls_certificate is None:
+        raise top.error("tls_key", "is given without tls_certificate")
     top.finish()
     return profile
 
 
-def _check_redirect_uri(table: _Table) -> str:
+def _check_redirect_uri(table: Table) -> str:
     """TPP-Redirect-URI must be an absolute URI (spec 4.2; types/headers.json: format uri)."""
     value = table.get("redirect_uri", str, _DEFAULT_REDIRECT_URI)
     parts = urlsplit(value)
@@ -455,7 +412,7 @@ def _check_redirect_uri(table: _Table) -> str:
     return value
 
 
-def _check_op_id(table: _Table, key: str, op_id: str, known: Mapping[str, Any]) -> str:
+def _check_op_id(table: Table, key: str, op_id: str, known: Mapping[str, Any]) -> str:
     if op_id not in known:
         raise table.error(
             key, f"names an unknown operation id {op_id!r} (known: {', '.join(sorted(known))})"
@@ -463,7 +420,7 @@ def _check_op_id(table: _Table, key: str, op_id: str, known: Mapping[str, Any]) 
     return op_id
 
 
-def _check_path_override(table: _Table, op_id: str, known: Mapping[str, Operation]) -> str:
+def _check_path_override(table: Table, op_id: str, known: Mapping[str, Operation]) -> str:
     """An override starts with / and keeps the contract's placeholders (filled by name)."""
     _check_op_id(table, op_id, op_id, known)
     path = table.get(op_id, str, "")
@@ -493,14 +450,14 @@ def _braced(names: Iterable[str]) -> str:
 _PSU = TypeVar("_PSU", PrivatePsu, CorporatePsu)
 
 
-def _read_dataclass(table: _Table, kind: Callable[..., _PSU]) -> _PSU:
+def _read_dataclass(table: Table, kind: Callable[..., _PSU]) -> _PSU:
     names = [f.name for f in dataclasses.fields(kind)]  # type: ignore[arg-type]
     value = kind(**{name: table.optional_str(name) for name in names})
     table.finish()
     return value
 
 
-def _read_sca(table: _Table) -> ScaSettings:
+def _read_sca(table: Table) -> ScaSettings:
     mode = table.get("mode", str, "reference")
     if mode not in SCA_MODES:
         raise table.error("mode", f"must be one of {', '.join(SCA_MODES)}, not {mode!r}")
@@ -525,6 +482,9 @@ def profile_from_options(
     key: str | os.PathLike[str] | None = None,
     profile: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
+    tls_cert: str | os.PathLike[str] | None = None,
+    tls_key: str | os.PathLike[str] | None = None,
+    tls_ca: str | os.PathLike[str] | None = None,
 ) -> TargetProfile:
     """The profile a command runs with: ``--profile`` (or the bundled reference server's),
     then environment variables, then CLI flags on top. The key's password can come from
@@ -539,15 +499,21 @@ def profile_from_options(
     target = target if target is not None else env.get(ENV_TARGET) or None
     cert = cert if cert is not None else env.get(ENV_CERT) or None
     key = key if key is not None else env.get(ENV_KEY) or None
+    tls_cert = tls_cert if tls_cert is not None else env.get(ENV_TLS_CERT) or None
+    tls_key = tls_key if tls_key is not None else env.get(ENV_TLS_KEY) or None
     if key is not None and cert is None:
         raise ProfileError("--key needs --cert (the certificate the key belongs to)")
+    if tls_key is not None and tls_cert is None:
+        raise ProfileError("--tls-key needs --tls-cert (the certificate the key belongs to)")
     if profile is not None:
         base = load_profile(profile)
     elif target is not None:
         base = TargetProfile(name=target, base_url=_check_base_url(target, "--target"))
     else:
         base = load_profile(REFERENCE_PROFILE)
-    merged = base.with_options(target=target, cert=cert, key=key)
+    merged = base.with_options(
+        target=target, cert=cert, key=key, tls_cert=tls_cert, tls_key=tls_key, tls_ca=tls_ca
+    )
     password = env.get(ENV_KEY_PASSWORD)
     if password:
         merged = dataclasses.replace(merged, key_password=password)

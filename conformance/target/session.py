@@ -11,7 +11,7 @@ import secrets
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_SEED",
+    "TARGET_OPTIONS",
     "UTF8_CA_NAME",
     "BundledIdentity",
+    "BundledTls",
     "PreflightDone",
     "bundled_reference_server",
     "parse_seed",
@@ -32,6 +34,7 @@ __all__ = [
     "run_seed",
     "trust_anchor_arguments",
     "write_run_identity",
+    "write_tls_identity",
 ]
 
 
@@ -136,20 +139,23 @@ def bundled_reference_server(
     trust: Path | Sequence[Path] | None = None,
     log_path: Path | None = None,
     start_timeout: float = _SERVER_START_TIMEOUT,
+    tls: BundledTls | None = None,
 ) -> Iterator[str]:
     """Start ``python -m reference_server --port 0``; yield its base URL; stop it on exit.
 
     The URL comes from the first line the server prints (``reference server listening on
     http://127.0.0.1:PORT``). Its log (stderr, one line per request) goes to ``log_path`` or
     nowhere. ``trust`` is the CA (or CAs) whose signing certificates it accepts, no other
-    (``--trust``). A server that exits or stays silent is a :class:`ConformanceError` naming the
-    log.
+    (``--trust``). With ``tls`` it serves HTTPS and requires a client certificate (mutual TLS).
+    A server that exits or stays silent is a :class:`ConformanceError` naming the log.
     """
     command = [sys.executable, "-m", "reference_server", "--host", "127.0.0.1", "--port", "0"]
     for ca in (trust,) if isinstance(trust, Path) else trust or ():
         command += ["--trust", str(ca)]
     for fault in faults:
         command += ["--fault", fault]
+    if tls is not None:
+        command += tls.server_arguments()
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -243,6 +249,59 @@ def write_run_identity(directory: Path) -> BundledIdentity:
     )
 
 
+def write_tls_identity(directory: Path) -> BundledTls:
+    """For ``conformance run --tls``: a server CA and the bundled server's certificate for
+    127.0.0.1, and a client CA with a QWAC-style TLS client certificate it issued, written to
+    ``directory``. The server requires a client certificate of that CA (mutual TLS); the suite
+    trusts only the server CA."""
+    # on use, not at import: the pytest plugin imports this module in every pytest process
+    from conformance.signing import (
+        generate_ca,
+        generate_qwac,
+        generate_server_certificate,
+        write_identity,
+    )
+
+    folder = Path(directory)
+    server_ca = generate_ca("Conformance Test TLS Server CA")
+    server = write_identity(
+        generate_server_certificate(server_ca), folder / "server", stem="server"
+    )
+    client_ca = generate_ca("Conformance Test QWAC CA")
+    client = write_identity(generate_qwac(client_ca), folder / "client", ca=client_ca, stem="qwac")
+    return BundledTls(
+        server_certificate=server["certificate"],
+        server_key=server["key"],
+        server_ca=server["ca_certificate"],
+        client_ca=client["ca_certificate"],
+        client_certificate=client["certificate"],
+        client_key=client["key"],
+    )
+
+
+@dataclass(frozen=True)
+class BundledTls:
+    """Where :func:`write_tls_identity` put the files (keys with mode 0600)."""
+
+    server_certificate: Path
+    server_key: Path
+    server_ca: Path
+    client_ca: Path
+    client_certificate: Path
+    client_key: Path
+
+    def server_arguments(self) -> list[str]:
+        """The reference server's options: HTTPS, a client certificate of the client CA."""
+        return [
+            "--tls-cert",
+            str(self.server_certificate),
+            "--tls-key",
+            str(self.server_key),
+            "--client-ca",
+            str(self.client_ca),
+        ]
+
+
 @dataclass(frozen=True)
 class BundledIdentity:
     """Where :func:`write_run_identity` put the files (keys with mode 0600)."""
@@ -294,22 +353,30 @@ def preflight(profile: TargetProfile) -> None:
             )
 
 
+#: The options that name a target and how to reach it (keywords of ``profile_from_options``).
+TARGET_OPTIONS = ("target", "profile", "cert", "key", "tls_cert", "tls_key", "tls_ca")
+
+
 @dataclass(frozen=True)
 class PreflightDone:
     """Handed to the in-process pytest run by :func:`run`: the target these options name has
     just passed :func:`preflight`, so the plugin's own check at session start (for plain
     ``pytest --target``) is not repeated (a second profile load and four more probes, ~0.1-0.2 s
-    on the way to the first scenario). The plugin skips it only when its options are these."""
+    on the way to the first scenario). The plugin skips it only when its options
+    (:data:`TARGET_OPTIONS`) are these."""
 
-    target: str | None
-    profile: str | None
-    cert: str | None
-    key: str | None
+    options: tuple[tuple[str, str | None], ...]
 
-    def covers(
-        self, target: str | None, profile: str | None, cert: str | None, key: str | None
-    ) -> bool:
-        return (self.target, self.profile, self.cert, self.key) == (target, profile, cert, key)
+    @classmethod
+    def naming(cls, **options: str | None) -> PreflightDone:
+        """For the given options; the others of :data:`TARGET_OPTIONS` are None."""
+        unknown = set(options) - set(TARGET_OPTIONS)
+        if unknown:
+            raise TypeError(f"not a target option: {', '.join(sorted(unknown))}")
+        return cls(tuple((name, options.get(name)) for name in TARGET_OPTIONS))
+
+    def covers(self, options: Mapping[str, str | None]) -> bool:
+        return dict(self.options) == {name: options.get(name) for name in TARGET_OPTIONS}
 
 
 def trust_anchor_arguments(identity: BundledIdentity) -> list[str]:

@@ -1,0 +1,154 @@
+"""The client side of TLS: which server certificates the run trusts and which client certificate
+it shows (the QWAC of mutual TLS, apart from the QSealC that signs, spec 5).
+
+The client certificate is PEM (certificate, then the key in the same file or in ``key``) or
+PKCS#12 (``.p12``/``.pfx``); the password comes from the environment variable the profile names,
+never from the file. ``ssl`` loads a chain only from a file, so a PKCS#12 bundle is written as PEM
+to a private temporary file that is removed once loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs12
+
+from conformance.errors import CertificateError
+
+__all__ = ["CA_TRUST_MODES", "TlsSettings", "client_context"]
+
+#: How ``ca_certificate`` is used: the only trust anchors, or added to the system's.
+CA_TRUST_MODES: tuple[str, ...] = ("replace", "add")
+CaTrust = Literal["replace", "add"]
+
+_PKCS12_SUFFIXES = (".p12", ".pfx")
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """What the client's TLS needs from the profile and the command line."""
+
+    ca_certificate: Path | None = None
+    ca_trust: CaTrust = "replace"
+    certificate: Path | None = None
+    key: Path | None = None
+    #: The name of the environment variable that holds the client key's password.
+    password_env: str | None = None
+
+    def password(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The client key's password from the named environment variable (None: none named)."""
+        if self.password_env is None:
+            return None
+        env = os.environ if environ is None else environ
+        value = env.get(self.password_env)
+        if value is None:
+            raise CertificateError(
+                f"the TLS client key's password is read from the environment variable "
+                f"{self.password_env}, which is not set"
+            )
+        return value
+
+
+def client_context(
+    settings: TlsSettings, environ: Mapping[str, str] | None = None
+) -> ssl.SSLContext | bool:
+    """An ``SSLContext`` for the settings, or True (the system's defaults) when nothing is set.
+
+    With ``ca_trust = "replace"`` the CA bundle is the only trust anchor (a test environment's
+    private CA); with ``"add"`` it joins the system's store (a gateway with a public certificate
+    in front of a private one, or a proxy that re-signs)."""
+    if settings.ca_certificate is None and settings.certificate is None:
+        return True
+    ca_file = settings.ca_certificate
+    try:
+        if ca_file is not None and settings.ca_trust == "replace":
+            context = ssl.create_default_context(cafile=str(ca_file))
+        else:
+            context = ssl.create_default_context()
+            if ca_file is not None:
+                context.load_verify_locations(cafile=str(ca_file))
+    except (ssl.SSLError, OSError) as error:
+        raise CertificateError(
+            f"the CA bundle {ca_file} cannot be used ({_reason(error)})"
+        ) from None
+    if settings.certificate is not None:
+        _load_client_certificate(context, settings, settings.password(environ))
+    return context
+
+
+def _load_client_certificate(
+    context: ssl.SSLContext, settings: TlsSettings, password: str | None
+) -> None:
+    certificate = settings.certificate
+    assert certificate is not None
+    if not certificate.is_file():
+        raise CertificateError(f"the TLS client certificate file {certificate} does not exist")
+    if certificate.suffix.lower() in _PKCS12_SUFFIXES:
+        if settings.key is not None:
+            raise CertificateError(
+                f"{certificate} is a PKCS#12 file, which holds its own key; give no tls_key"
+            )
+        _load_pkcs12(context, certificate, password)
+        return
+    if settings.key is not None and not settings.key.is_file():
+        raise CertificateError(f"the TLS client key file {settings.key} does not exist")
+    try:
+        context.load_cert_chain(
+            str(certificate), None if settings.key is None else str(settings.key), password
+        )
+    except (ssl.SSLError, OSError) as error:
+        key = certificate if settings.key is None else settings.key
+        raise CertificateError(
+            f"the TLS client certificate {certificate} and key {key} cannot be used "
+            f"({_reason(error)}): a PEM certificate with its key, and the key's password in the "
+            "environment variable named by tls_key_password_env when it is encrypted"
+        ) from None
+
+
+def _load_pkcs12(context: ssl.SSLContext, path: Path, password: str | None) -> None:
+    try:
+        bundle = pkcs12.load_pkcs12(
+            path.read_bytes(), None if password is None else password.encode()
+        )
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        reason = "it needs a password" if password is None else "the password is wrong"
+        raise CertificateError(
+            f"the TLS client certificate {path} cannot be opened: {reason}, or it is not PKCS#12"
+        ) from None
+    if bundle.cert is None or bundle.key is None:
+        raise CertificateError(f"the PKCS#12 file {path} does not hold a certificate with its key")
+    pem = bundle.key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    pem += bundle.cert.certificate.public_bytes(serialization.Encoding.PEM)
+    for extra in bundle.additional_certs:
+        pem += extra.certificate.public_bytes(serialization.Encoding.PEM)
+    descriptor, name = tempfile.mkstemp(suffix=".pem")  # mode 0600
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(pem)
+        context.load_cert_chain(name)
+    except ssl.SSLError as error:
+        raise CertificateError(
+            f"the TLS client certificate {path} cannot be used ({_reason(error)})"
+        ) from None
+    finally:
+        os.unlink(name)
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, ssl.SSLError):
+        return str(error.reason or error)
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error)
