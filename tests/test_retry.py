@@ -1,15 +1,19 @@
 """Throttled answers (429/503 with Retry-After) are retried within the profile's budget
-(``conformance.target.retry``), against a reference server that throttles like a gateway."""
+(``conformance.target.retry``), against a reference server that throttles like a gateway; the
+pacer keeps a run under the profile's rate_limit; the run's workers are sized for the distance
+to the target (``conformance.target.concurrency``)."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
 
 from conformance.target.client import TargetClient
-from conformance.target.retry import RetryPolicy, retry_after_seconds
+from conformance.target.concurrency import choose_workers
+from conformance.target.retry import Pacer, RetryPolicy, retry_after_seconds, worker_share
 from reference_server.app import Application, Throttle
 from reference_server.http import start
 
@@ -66,3 +70,62 @@ def test_without_a_budget_the_throttled_answer_stands() -> None:
         client.close()
     finally:
         server.stop()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_the_pacer_spaces_requests_evenly_under_the_rate() -> None:
+    clock = FakeClock()
+    pacer = Pacer(4.0, clock=clock, sleep=clock.sleep)
+    waits = [pacer.wait() for _ in range(5)]
+    assert waits == [0.0, 0.25, 0.25, 0.25, 0.25]  # 4 a second, evenly
+    clock.now += 10  # idle time is not saved up for a burst
+    assert pacer.wait() == 0.0 and pacer.wait() == 0.25
+    assert Pacer(None).wait() == 0.0
+
+
+def test_the_rate_limit_is_shared_between_the_workers() -> None:
+    assert worker_share(20.0, 4) == 5.0
+    assert worker_share(20.0, 0) == 20.0
+    assert worker_share(None, 4) is None
+
+
+def test_a_client_under_a_rate_limit_sends_no_faster() -> None:
+    running = start(Application())
+    try:
+        with TargetClient(running.url, pacer=Pacer(50.0)) as client:
+            started = time.monotonic()
+            for _ in range(6):
+                client.get("/v1/accounts")
+            assert time.monotonic() - started >= 5 / 50.0
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize(
+    ("round_trip", "rate_limit", "cpus", "workers"),
+    [
+        (0.0004, None, 2, "auto"),  # loopback: one per CPU
+        (None, None, 2, "auto"),  # not measured
+        (0.025, None, 2, "8"),  # 25 ms away: 4 per CPU
+        (0.025, None, 8, "16"),  # at most 16
+        (0.025, 20.0, 2, "1"),  # 20 a second keeps one worker busy at 25 ms
+        (0.200, 20.0, 8, "4"),  # at 200 ms, four
+        (0.0004, 5.0, 2, "1"),
+    ],
+)
+def test_workers_are_sized_for_the_distance_and_the_rate_limit(
+    round_trip: float | None, rate_limit: float | None, cpus: int, workers: str
+) -> None:
+    assert choose_workers(round_trip, rate_limit, cpus) == workers

@@ -78,7 +78,7 @@ def test_the_command_registers_with_its_defaults() -> None:
     assert args.pytest_args == ["--", "-k", "E12", "-n", "0"]
     assert args.reports == "reports"
     assert args.seed is None and args.strict is False
-    assert args.numprocesses == "auto"  # pytest-xdist is installed here
+    assert args.numprocesses is None  # chosen after the preflight (target.concurrency)
 
 
 def test_pytest_arguments_name_the_suite_the_reports_and_keep_the_users_last(

@@ -19,6 +19,7 @@ from conformance.commands import COMMANDS
 from conformance.errors import ConformanceError
 from conformance.report import writable_reports
 from conformance.suite import SUITE_DIR
+from conformance.target.concurrency import choose_workers
 from conformance.target.session import (
     DEFAULT_SEED,
     BundledIdentity,
@@ -83,9 +84,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--numprocesses",
         dest="numprocesses",
         metavar="N",
-        default="auto" if _has("xdist") else None,
-        help="pytest-xdist workers: a number, 'auto' (the default when pytest-xdist is "
-        "installed) or 0 for one process",
+        default=None,
+        help="pytest-xdist workers: a number, 'auto' (one per CPU) or 0 for one process; by "
+        "default one per CPU near the target, and up to 4 per CPU (at most 16) for a target "
+        "whose answers take 5 ms or more, within the profile's rate_limit",
     )
     parser.add_argument(
         "--seed",
@@ -274,7 +276,17 @@ def run(args: argparse.Namespace) -> int:
                 tls_key=tls["tls_key"],
                 tls_ca=tls["tls_ca"],
             )
-            preflight(profile)
+            round_trip = preflight(profile)
+            numprocesses = args.numprocesses
+            if numprocesses is None and _has("xdist"):
+                numprocesses = choose_workers(round_trip, profile.rate_limit)
+                if numprocesses != "auto":
+                    away = "" if round_trip is None else f"{round_trip * 1000:.0f} ms away, "
+                    print(
+                        f"conformance: {numprocesses} workers (the target is {away}"
+                        f"rate limit {profile.rate_limit or 'none'}; -n overrides)",
+                        flush=True,
+                    )
             pytest_args = pytest_arguments(
                 target=target,
                 profile=profile_path,
@@ -284,7 +296,7 @@ def run(args: argparse.Namespace) -> int:
                 tls=tls,
                 strict=args.strict,
                 reports=reports,
-                numprocesses=args.numprocesses,
+                numprocesses=numprocesses,
                 trust_anchor=identity,
                 extra=args.pytest_args,
             )

@@ -5,6 +5,7 @@ target it cannot talk to is a :class:`~conformance.errors.TargetError`.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import ssl
 import threading
@@ -22,7 +23,7 @@ from conformance import __version__
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
 from conformance.signing import SignatureAuth, TppIdentity, default_identity, load_identity
-from conformance.target.retry import RETRYABLE_STATUSES, RetryPolicy
+from conformance.target.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, worker_share
 from conformance.target.tls import client_context
 
 if TYPE_CHECKING:
@@ -157,8 +158,10 @@ class TargetClient:
         max_connections: int = 20,
         retry: RetryPolicy | None = None,
         proxy: str | None = None,
+        pacer: Pacer | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        self.pacer = pacer or Pacer(None)
         #: The files a replay of this client's exchanges signs with (``Exchange.replay_with``).
         self.replay_with: tuple[tuple[str, str], ...] = ()
         self.base_url = (base_url.rstrip("/") + "/" + path_prefix.strip("/")).rstrip("/")
@@ -248,6 +251,7 @@ class TargetClient:
             transport=transport,
             retry=RetryPolicy(profile.retry_attempts, profile.retry_max_wait),
             proxy=profile.proxy,
+            pacer=Pacer(worker_share(profile.rate_limit, _worker_count())),
         )
         files = {"profile": profile.source}
         if identity is not None and profile.certificate is not None:
@@ -342,6 +346,7 @@ class TargetClient:
         throttled: list[Exchange] = []
         waited = 0.0
         while True:
+            self.pacer.wait()
             try:
                 self._http.request(
                     method,
@@ -429,6 +434,14 @@ class TargetClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _worker_count() -> int:
+    """The run's xdist workers (1 without xdist): how many processes share its rate limit."""
+    try:
+        return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    except ValueError:
+        return 1
 
 
 def _mark_start(request: httpx.Request) -> None:

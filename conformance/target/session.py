@@ -319,8 +319,10 @@ class BundledIdentity:
         return self.ca_certificate, self.utf8_ca_certificate
 
 
-def preflight(profile: TargetProfile) -> None:
-    """Fail fast on what would make every scenario fail: certificate, connection, non-JSON.
+def preflight(profile: TargetProfile) -> float | None:
+    """Fail fast on what would make every scenario fail: certificate, connection, non-JSON; the
+    fastest answer's seconds (the round trip to the target, for the run's concurrency), or None
+    when no probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
     the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), then
@@ -337,20 +339,22 @@ def preflight(profile: TargetProfile) -> None:
         client.check_reachable()
         first_error: TargetError | None = None
         for probe in (op for op in _PROBE_OPERATIONS if profile.supports(op)):
-            exchange = client.get(profile.render_path(probe))
+            path = profile.render_path(probe)
+            exchange = client.get(path)
             if not exchange.response_body:
-                return
+                return exchange.elapsed
             try:
                 exchange.json()
             except TargetError as error:
                 first_error = first_error or error
-            else:
-                return
+            else:  # two more on the open connection: the round trip without the handshake
+                return min(exchange.elapsed, *(client.get(path).elapsed for _ in range(2)))
         if first_error is not None:
             raise TargetError(
                 f"{first_error.message}; is {profile.base_url} the base URL of the interface "
                 "(the part before /v1)?"
             )
+    return None
 
 
 #: The options that name a target and how to reach it (keywords of ``profile_from_options``).
