@@ -25,7 +25,7 @@ name = "Example Bank test environment"
 base_url = "https://psd2.test.example-bank.no/api/"
 certificate = "certs/tpp.pem"
 key = "certs/tpp.key"
-key_password = "secret"
+key_password = "hunter2"
 ca_certificate = "certs/ca.pem"
 timeout = 12
 redirect_uri = "https://tpp.example/callback"
@@ -97,8 +97,8 @@ def test_full_profile_loads_every_key(cert_folder: Path) -> None:
     assert profile.certificate == cert_folder / "certs" / "tpp.pem"  # relative to the file
     assert profile.key == cert_folder / "certs" / "tpp.key"
     assert profile.ca_certificate == cert_folder / "certs" / "ca.pem"
-    assert profile.key_password == "secret"
-    assert "secret" not in repr(profile)
+    assert profile.key_password == "hunter2"
+    assert "hunter2" not in repr(profile)
     assert profile.timeout == 12.0 and isinstance(profile.timeout, float)
     assert profile.redirect_uri == "https://tpp.example/callback"
     assert profile.psu_private == PrivatePsu(

@@ -25,6 +25,7 @@ from conformance.plugin.options import (
 )
 from conformance.report.collector import ComplianceCollector
 from conformance.report.compliance import profile_summary
+from conformance.report.masking import configure_masking, policy_for
 from conformance.scenario import KINDS, LEVELS
 from conformance.suite import SUITE_DIR
 from conformance.target.session import (
@@ -112,6 +113,8 @@ def _describe_target(config: pytest.Config) -> tuple[str, dict[str, Any]]:
         profile: TargetProfile | None = profile_from_config(config)
     except ConformanceError:
         profile = None
+    if profile is not None:
+        configure_masking(policy_for(profile))
     summary = profile_summary(profile)
     if uses_bundled_server(config):
         summary["base_url"] = None

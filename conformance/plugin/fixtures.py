@@ -17,6 +17,7 @@ from conformance.plugin.options import (
     trust_anchor_from_options,
     uses_bundled_server,
 )
+from conformance.report.masking import configure_masking, policy_for
 from conformance.target.session import (
     BundledIdentity,
     bundled_reference_server,
@@ -68,6 +69,7 @@ def conformance_profile(
         profile = profile_from_config(config)
     except ConformanceError as error:
         pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+    configure_masking(policy_for(profile))
     if conformance_bundled_server is None:
         return profile
     url, identity = conformance_bundled_server

@@ -13,7 +13,7 @@ from conformance.findings import ShouldFindings
 from conformance.plugin.collection import FACTS
 from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
 from conformance.report.junit import ShouldFinding, add_should_suite
-from conformance.report.masking import scrub_identities
+from conformance.report.masking import scrub
 from conformance.report.verdicts import (
     BLOCKED,
     BLOCKED_PREFIX,
@@ -65,7 +65,7 @@ def _skip_reason(report: pytest.TestReport) -> str:
 def _failure_text(failure: BaseException) -> str:
     """The failure message a bank engineer reads, with the notes the test added (reproduce)."""
     parts = [str(failure), *getattr(failure, "__notes__", ())]
-    return scrub_identities("\n\n".join(part for part in parts if part))
+    return scrub("\n\n".join(part for part in parts if part))
 
 
 def _throttled_answers(item: pytest.Item) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from conformance.report.masking import scrub_identities
+from conformance.report.masking import scrub
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
@@ -123,7 +123,7 @@ def attach_exchanges(exchanges: Iterable[Exchange]) -> None:
             f"=== {title} ===\n{exchange.render()}"
             for title, exchange in zip(names, shown, strict=True)
         )
-    allure.attach(scrub_identities(text), name=name, attachment_type=allure.attachment_type.TEXT)
+    allure.attach(scrub(text), name=name, attachment_type=allure.attachment_type.TEXT)
 
 
 def reproduce_commands(exchanges: Sequence[Exchange]) -> list[str]:

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from conformance import SPEC_VERSION, __version__
 from conformance.contract.identifiers import mask_identity
-from conformance.report.masking import certificate_summary, scrub_identities
+from conformance.report.masking import (
+    certificate_summary,
+    mask_value,
+    scrub,
+    secrets_masked,
+)
 from conformance.report.verdicts import (
     BLOCKED,
     FAILED,
@@ -112,19 +117,24 @@ def profile_summary(profile: TargetProfile | None) -> dict[str, Any]:
         ),
         "psu": {
             "private": {
-                "psu_id": private.psu_id,
+                "psu_id": _secret(private.psu_id),
                 "national_id": None
                 if private.national_id is None
                 else mask_identity(private.national_id),
                 "customer_number": private.customer_number,
             },
             "corporate": {
-                "psu_id": corporate.psu_id,
-                "corporate_id": corporate.corporate_id,
+                "psu_id": _secret(corporate.psu_id),
+                "corporate_id": _secret(corporate.corporate_id),
                 "customer_number": corporate.customer_number,
             },
         },
     }
+
+
+def _secret(value: str | None) -> str | None:
+    """A PSU id of the profile, masked when the run masks secrets."""
+    return value if value is None or not secrets_masked() else mask_value(value)
 
 
 def operation_order(operation: str) -> tuple[int, int, str]:
@@ -235,7 +245,7 @@ def build_document(
                 "kind": facts.kind,
                 "title": facts.title,
                 "verdict": verdict.verdict,
-                "reason": scrub_identities(verdict.reason),
+                "reason": scrub(verdict.reason),
                 "duration": round(verdict.duration, 4),
                 "assumptions": ids,
                 "findings": [finding.as_dict() for finding in verdict.findings],

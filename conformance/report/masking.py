@@ -1,19 +1,44 @@
 """What may not appear in a report, and how it is hidden: identity numbers masked, certificates
-summarised, keys and passwords left out.
+summarised, keys and passwords left out, and, for a real target, its secrets and personal data.
+
+Every text a report carries (Allure attachments, failure messages, JUnit, the compliance matrix)
+goes through :func:`scrub`. National identity numbers are always masked. With the policy's
+``secrets`` (the default for any target but the bundled reference server, whose data is made up)
+the values of Consent-ID, Authorization, Cookie, Set-Cookie, PSU-ID, PSU-Corporate-ID and
+PSU-IP-Address are masked wherever they appear (a value seen in a header or as a ``consentId`` is
+remembered for the rest of the run, so the same id in a path or a body is masked too), and so are
+the query values of SCA redirect links (their session tokens). ``accounts`` masks IBANs and
+11-digit account numbers, ``names`` the values of JSON members that hold a person's or an
+account's name; both are off unless the profile's ``[mask]`` table switches them on.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 
 from conformance.contract.identifiers import is_valid_national_id, mask_identity
 
-__all__ = ["CertificateSummary", "certificate_summary", "scrub_identities"]
+if TYPE_CHECKING:
+    from conformance.target.profile import TargetProfile
+
+__all__ = [
+    "CertificateSummary",
+    "MaskPolicy",
+    "certificate_summary",
+    "configure_masking",
+    "mask_value",
+    "policy_for",
+    "scrub",
+    "scrub_identities",
+    "secrets_masked",
+]
 
 #: A run of eleven digits or more, taken whole (greedy, from its first digit); only a run of
 #: exactly eleven is a candidate (an account number is 11 digits too; masking one that happens
@@ -37,6 +62,150 @@ def scrub_identities(text: str) -> str:
         return value
 
     return _DIGIT_RUN.sub(mask, text)
+
+
+@dataclass(frozen=True)
+class MaskPolicy:
+    """What :func:`scrub` masks besides identity numbers (profile ``[mask]``)."""
+
+    secrets: bool = False
+    accounts: bool = False
+    names: bool = False
+
+
+#: Headers whose values are secrets or personal data (lower case).
+SECRET_HEADERS = frozenset(
+    {
+        "consent-id",
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "psu-id",
+        "psu-corporate-id",
+        "psu-ip-address",
+    }
+)
+#: Of those, the ones whose values are ids, remembered so that a path or a body naming the same
+#: id is masked too; the others are masked where they stand.
+_REMEMBERED_HEADERS = frozenset({"consent-id", "psu-id", "psu-corporate-id"})
+#: The same headers as ``-H 'Name: value'`` in a reproduction command, and in a signing string.
+_HEADER_ARGUMENT = re.compile(
+    r"(?P<name>" + "|".join(re.escape(name) for name in sorted(SECRET_HEADERS)) + r")"
+    r"(?P<sep>:\s*)(?P<value>[^\r\n'\"]+)",
+    re.IGNORECASE,
+)
+_CONSENT_ID_MEMBER = re.compile(r'"consentId"\s*:\s*"(?P<value>[^"]{4,})"')
+#: An SCA redirect link (its ``href``), or a Location header: the query is masked.
+_SCA_LINK = re.compile(
+    r'(?P<head>"scaRedirect"\s*:\s*\{\s*"href"\s*:\s*"[^"?]*\?)(?P<query>[^"]*)'
+    r"|(?P<location>^Location:\s*[^?\s]*\?)(?P<lquery>\S*)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_QUERY_VALUE = re.compile(r"(?P<key>[^=&#]+=)(?P<value>[^&#]*)")
+_IBAN = re.compile(r"\b(?P<country>[A-Z]{2})[0-9]{2}[A-Z0-9]{7,26}(?P<tail>[0-9A-Z]{4})\b")
+_ACCOUNT_NUMBER = re.compile(r"(?<![0-9])[0-9]{7}(?P<tail>[0-9]{4})(?![0-9])")
+_NAME_MEMBER = re.compile(
+    r'"(?P<key>[A-Za-z]*(?:Name|name)|ultimateDebtor|ultimateCreditor)"\s*:\s*"(?P<value>[^"]+)"'
+)
+_MIN_REMEMBERED = 4
+_MASKED = "***"
+
+
+class _Masking:
+    """The process's policy and the secret values seen so far (one per process: every xdist
+    worker configures its own from the profile)."""
+
+    def __init__(self) -> None:
+        self.policy = MaskPolicy()
+        self.learned: set[str] = set()
+        self.lock = threading.Lock()
+
+
+_STATE = _Masking()
+
+
+def policy_for(profile: TargetProfile) -> MaskPolicy:
+    """The profile's ``[mask]``: secrets masked unless it says otherwise or is the reference
+    server's; account numbers and names only when it asks."""
+    secrets = profile.mask_secrets
+    return MaskPolicy(
+        secrets=(not profile.reference_server) if secrets is None else secrets,
+        accounts=profile.mask_accounts,
+        names=profile.mask_names,
+    )
+
+
+def configure_masking(policy: MaskPolicy) -> None:
+    """Set the policy of this process (the plugin does, from the profile); forgets learned ids."""
+    with _STATE.lock:
+        _STATE.policy = policy
+        _STATE.learned = set()
+
+
+def secrets_masked() -> bool:
+    """Whether this process masks secrets (the compliance matrix masks the profile's PSU ids)."""
+    return _STATE.policy.secrets
+
+
+def mask_value(value: str) -> str:
+    """A secret shown by its last four characters only (enough to tell two apart)."""
+    text = value.strip()
+    if len(text) <= 2 * _MIN_REMEMBERED:
+        return _MASKED
+    return _MASKED + text[-_MIN_REMEMBERED:]
+
+
+def scrub(text: str) -> str:
+    """``text`` as a report may carry it under this process's policy (see the module)."""
+    text = scrub_identities(text)
+    policy = _STATE.policy
+    if policy.secrets:
+        text = _scrub_secrets(text)
+    if policy.accounts:
+        text = _IBAN.sub(lambda m: f"{m['country']}{_MASKED}{m['tail']}", text)
+        text = _ACCOUNT_NUMBER.sub(lambda m: f"{_MASKED}{m['tail']}", text)
+    if policy.names:
+        text = _NAME_MEMBER.sub(lambda m: f'"{m["key"]}": "{_MASKED}"', text)
+    return text
+
+
+def _scrub_secrets(text: str) -> str:
+    found = {
+        match["value"].strip()
+        for match in _HEADER_ARGUMENT.finditer(text)
+        if match["name"].lower() in _REMEMBERED_HEADERS
+    }
+    found |= {match["value"] for match in _CONSENT_ID_MEMBER.finditer(text)}
+    found = {
+        value
+        for value in found
+        if len(value) >= _MIN_REMEMBERED and _MASKED not in value and not value.startswith("${")
+    }
+    with _STATE.lock:
+        _STATE.learned |= found
+        learned = sorted(_STATE.learned, key=len, reverse=True)  # longest first
+    text = _HEADER_ARGUMENT.sub(
+        lambda m: f"{m['name']}{m['sep']}{_masked_header(m['name'], m['value'])}", text
+    )
+    for value in learned:
+        if value in text:
+            text = text.replace(value, mask_value(value))
+    return _SCA_LINK.sub(_masked_link, text)
+
+
+def _masked_header(name: str, value: str) -> str:
+    if value.startswith("${") or value.startswith(_MASKED):  # a placeholder, or masked already
+        return value
+    if name.lower() in _REMEMBERED_HEADERS:
+        return mask_value(value)
+    return _MASKED
+
+
+def _masked_link(match: re.Match[str]) -> str:
+    head = match["head"] or match["location"]
+    query = match["query"] if match["head"] is not None else match["lquery"]
+    return head + _QUERY_VALUE.sub(lambda m: m["key"] + _MASKED, query)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 from conformance.findings import ShouldFindings
 from conformance.report import allure as allure_report
-from conformance.report.masking import scrub_identities
+from conformance.report.masking import scrub
 from conformance.report.verdicts import (
     BLOCKED_PREFIX,
     NOT_APPLICABLE_PREFIX,
@@ -44,7 +44,7 @@ def test_scenario(
     except SetUpFailure as refused:
         judged = [*refused.related, *((refused.sent,) if refused.sent is not None else ())]
         allure_report.attach_reproduction(allure_report.reproduce_commands(judged))
-        pytest.skip(BLOCKED_PREFIX + scrub_identities(refused.title))
+        pytest.skip(BLOCKED_PREFIX + scrub(refused.title))
     except ConformanceFailure as failure:
         judged = [*failure.related, *((failure.sent,) if failure.sent is not None else ())]
         findings = _findings(failure)
@@ -55,7 +55,7 @@ def test_scenario(
             _reported_text(failure, judged, ctx), findings, always_must=failure.always_must
         ) from None
     except ConformanceError as error:
-        pytest.fail(scrub_identities(f"conformance: {error.message}"), pytrace=False)
+        pytest.fail(scrub(f"conformance: {error.message}"), pytrace=False)
     finally:
         # A failure may judge an exchange made before this scenario (shared set-up data).
         earlier = [e for e in judged if not any(e is seen for seen in ctx.exchanges)]
@@ -70,10 +70,8 @@ def _findings(failure: ConformanceFailure) -> list[Finding]:
         musts: list[Finding] = []
     else:
         shoulds = failure.should_findings
-        musts = [Finding("must", scrub_identities(failure.title), failure.spec)]
-    return musts + [
-        Finding("should", scrub_identities(item.title), item.spec, item.basis) for item in shoulds
-    ]
+        musts = [Finding("must", scrub(failure.title), failure.spec)]
+    return musts + [Finding("should", scrub(item.title), item.spec, item.basis) for item in shoulds]
 
 
 def _reported_text(failure: ConformanceFailure, judged: Sequence[Exchange], ctx: RunContext) -> str:
@@ -86,4 +84,4 @@ def _reported_text(failure: ConformanceFailure, judged: Sequence[Exchange], ctx:
         text += "\n\nReproduce the scenario's last exchange with:\n" + "\n".join(
             f"    {command}" for command in commands
         )
-    return scrub_identities(text)
+    return scrub(text)

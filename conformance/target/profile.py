@@ -127,6 +127,11 @@ class TargetProfile:
     tls_key_password_env: str | None = None
     #: The most requests per second the whole run sends (None: no cap).
     rate_limit: float | None = None
+    #: ``[mask]``: secrets (None: masked unless this is the reference server), account numbers,
+    #: names, in every report (``conformance.report.masking``).
+    mask_secrets: bool | None = None
+    mask_accounts: bool = False
+    mask_names: bool = False
     timeout: float = _DEFAULT_TIMEOUT
     #: Seconds to wait for a connection (None: ``timeout``); an HTTP(S) proxy URL to go through.
     connect_timeout: float | None = None
@@ -360,6 +365,12 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
 
     sca = _read_sca(top.table("sca"))
 
+    mask = top.table("mask")
+    mask_secrets = mask.get("secrets", bool, None)
+    mask_accounts = mask.get("accounts", bool, False)
+    mask_names = mask.get("names", bool, False)
+    mask.finish()
+
     fix_table = top.table("x_accept_fix")
     x_accept_fix = fix_table.get("default", str, _DEFAULT_X_ACCEPT_FIX)
     fix_table.finish()
@@ -376,6 +387,9 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         tls_key=file_path(top, "tls_key"),
         tls_key_password_env=top.optional_str("tls_key_password_env"),
         rate_limit=rate_limit,
+        mask_secrets=mask_secrets,
+        mask_accounts=mask_accounts,
+        mask_names=mask_names,
         timeout=timeout,
         connect_timeout=connect_timeout,
         proxy=proxy,

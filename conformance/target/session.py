@@ -339,16 +339,15 @@ def preflight(profile: TargetProfile) -> float | None:
         client.check_reachable()
         first_error: TargetError | None = None
         for probe in (op for op in _PROBE_OPERATIONS if profile.supports(op)):
-            path = profile.render_path(probe)
-            exchange = client.get(path)
+            exchange = client.get(profile.render_path(probe))
             if not exchange.response_body:
                 return exchange.elapsed
             try:
                 exchange.json()
             except TargetError as error:
                 first_error = first_error or error
-            else:  # two more on the open connection: the round trip without the handshake
-                return min(exchange.elapsed, *(client.get(path).elapsed for _ in range(2)))
+            else:  # on the connection check_reachable opened: a round trip, no handshake
+                return exchange.elapsed
         if first_error is not None:
             raise TargetError(
                 f"{first_error.message}; is {profile.base_url} the base URL of the interface "
