@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -403,3 +404,30 @@ def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
         assert document["totals"]["blocked"] >= 1
         markdown = (tmp_path / "pinned-2" / "compliance.md").read_text("utf-8")
         assert "## Set-up blocked" in markdown and refused in markdown
+
+
+def test_a_real_targets_secrets_are_masked_in_every_report(tmp_path: Path) -> None:
+    """A profile that is not the reference server's masks secrets by default: the consent ids
+    the server handed out (read from its log) appear in no report file, masked or not."""
+    profile = tmp_path / "bank.toml"
+    text = (ROOT / "profiles" / "reference-server.toml").read_text(encoding="utf-8")
+    profile.write_text(text.replace("reference_server = true", ""), encoding="utf-8")
+    log = tmp_path / "server.log"
+    with bundled_reference_server(log_path=log) as url:
+        done = subprocess.run(
+            [sys.executable, "-c", DRIVER, "run", "--target", url, "--profile", str(profile),
+             "--reports", str(tmp_path / "reports"), "-n", "0", "--",
+             "-k", "CS-valid-request-accepted or AT-valid-request-accepted"],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    consents = set(re.findall(r"/v1/consents/([0-9a-f-]{36})", log.read_text(encoding="utf-8")))
+    assert consents
+    texts = [
+        path.read_text(encoding="utf-8", errors="replace")
+        for path in (tmp_path / "reports").rglob("*")
+        if path.is_file()
+    ]
+    assert any("Consent-ID: ***" in text for text in texts)
+    for consent in consents:
+        assert not any(consent in text for text in texts), consent

@@ -76,7 +76,7 @@ def attach_findings(findings: Sequence[Finding]) -> None:
         for finding in findings
     ]
     allure.attach(
-        "\n".join(lines),
+        scrub("\n".join(lines)),
         name="findings (must / should)",
         attachment_type=allure.attachment_type.TEXT,
     )
@@ -123,7 +123,7 @@ def attach_exchanges(exchanges: Iterable[Exchange]) -> None:
             f"=== {title} ===\n{exchange.render()}"
             for title, exchange in zip(names, shown, strict=True)
         )
-    allure.attach(scrub(text), name=name, attachment_type=allure.attachment_type.TEXT)
+    allure.attach(scrub(text), name=scrub(name), attachment_type=allure.attachment_type.TEXT)
 
 
 def reproduce_commands(exchanges: Sequence[Exchange]) -> list[str]:
@@ -145,7 +145,7 @@ def attach_reproduction(commands: Sequence[str]) -> None:
     if allure is None or not commands:
         return
     allure.attach(
-        "\n".join(commands) + "\n",
+        scrub("\n".join(commands) + "\n"),
         name="reproduce",
         attachment_type=allure.attachment_type.TEXT,
         extension="sh",
