@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 from pathlib import Path
 
@@ -67,6 +68,8 @@ def test_npx_is_used_when_there_is_no_allure(monkeypatch: pytest.MonkeyPatch) ->
         "r/allure-results",
         "-o",
         "r/allure-report",
+        "--config",
+        "r/allurerc.json",  # Allure 3: historyPath names r/allure-history.jsonl
     ]
 
 
@@ -98,3 +101,35 @@ def test_a_failing_allure_is_one_clear_error(reports: Path) -> None:
     failing = [sys.executable, "-c", "import sys; sys.exit('allure: bad results')"]
     with pytest.raises(ConformanceError, match=r"exit code 1.*bad results"):
         report_command.run(parse("--reports", str(reports)), command=failing)
+
+
+def test_allure_3_keeps_the_history_of_earlier_reports(reports: Path) -> None:
+    """The configuration names the history file in the reports directory; a real Allure 3
+    appends each report to it, so the trends of the next report show the earlier runs."""
+    config = report_command.write_history_config(reports)
+    document = json.loads(config.read_text(encoding="utf-8"))
+    assert document["historyPath"] == str((reports / report_command.HISTORY_FILE).resolve())
+    output = reports / "allure-report"
+    command = [*writes_index(output), "--config", str(config)]
+    assert report_command.run(parse("--reports", str(reports)), command=command) == 0
+
+
+def test_allure_2_gets_the_previous_reports_history(reports: Path) -> None:
+    output = reports / "allure-report"
+    (output / "history").mkdir(parents=True)
+    (output / "index.html").write_text("old", encoding="utf-8")
+    (output / "history" / "history-trend.json").write_text("[1]", encoding="utf-8")
+    assert report_command.run(parse("--reports", str(reports)), command=writes_index(output)) == 0
+    carried = reports / "allure-results" / "history" / "history-trend.json"
+    assert carried.read_text(encoding="utf-8") == "[1]"
+
+
+def test_the_allure_version_is_read_from_the_command(tmp_path: Path) -> None:
+    fake = tmp_path / "allure"
+    fake.write_text("#!/bin/sh\necho 3.0.0-beta.12\n", encoding="utf-8")
+    fake.chmod(0o755)
+    assert report_command.allure_major(str(fake)) == 3
+    fake.write_text("#!/bin/sh\necho 2.32.0\n", encoding="utf-8")
+    report_command.allure_major.cache_clear()
+    assert report_command.allure_major(str(fake)) == 2
+    report_command.allure_major.cache_clear()

@@ -1,10 +1,19 @@
 """``conformance report``: render the Allure HTML report of the last run with the Allure command
 line (``allure`` on the PATH, else ``npx --yes allure@3``), or say what to install.
+
+The report carries the history of the reports made before it in the same directory, so that
+Allure's trend charts and each test's history tab show how the target moved from run to run.
+Allure 3 keeps it in one JSONL file (``reports/allure-history.jsonl``, named by the
+``historyPath`` of the ``allurerc.json`` written beside it); Allure 2 reads the previous
+report's ``history/`` folder copied into the results before it generates.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +24,7 @@ from typing import TextIO
 from conformance.commands import COMMANDS
 from conformance.errors import ConformanceError
 
-__all__ = ["ALLURE_NPM_PACKAGE", "allure_command", "register", "run"]
+__all__ = ["ALLURE_NPM_PACKAGE", "HISTORY_FILE", "allure_command", "register", "run"]
 
 #: The npm package of the Allure 3 command line, pinned to its major version.
 ALLURE_NPM_PACKAGE = "allure@3"
@@ -23,6 +32,10 @@ ALLURE_NPM_PACKAGE = "allure@3"
 _TIMEOUT = 900.0
 _RESULTS = "allure-results"
 _REPORT = "allure-report"
+#: Allure 3's history of every report made in a reports directory (one JSON line per report).
+HISTORY_FILE = "allure-history.jsonl"
+_CONFIG = "allurerc.json"
+_VERSION = re.compile(r"(\d+)\.\d+")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -46,14 +59,50 @@ def allure_command(results: Path, output: Path) -> list[str] | None:
 
     ``-o`` is the output option of both Allure 2 and Allure 3; the output directory is emptied
     beforehand by :func:`run` (Allure 2 would want ``--clean``, which Allure 3 does not know).
+    Allure 3 gets ``--config`` with the history file (see the module).
     """
     allure = shutil.which("allure")
     if allure is not None:
-        return [allure, "generate", str(results), "-o", str(output)]
+        command = [allure, "generate", str(results), "-o", str(output)]
+        return command if allure_major(allure) < 3 else command + _history_config(results.parent)
     npx = shutil.which("npx")
     if npx is not None:
-        return [npx, "--yes", ALLURE_NPM_PACKAGE, "generate", str(results), "-o", str(output)]
+        command = [npx, "--yes", ALLURE_NPM_PACKAGE, "generate", str(results), "-o", str(output)]
+        return command + _history_config(results.parent)
     return None
+
+
+@functools.cache
+def allure_major(executable: str) -> int:
+    """The major version of an ``allure`` on the PATH (2 when it does not say)."""
+    try:
+        said = subprocess.run(
+            [executable, "--version"], capture_output=True, text=True, timeout=60, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 2
+    match = _VERSION.search(said)
+    return int(match.group(1)) if match else 2
+
+
+def _history_config(reports: Path) -> list[str]:
+    """``--config FILE``: the Allure 3 configuration :func:`write_history_config` writes."""
+    return ["--config", str(reports / _CONFIG)]
+
+
+def write_history_config(reports: Path) -> Path:
+    """An Allure 3 configuration whose ``historyPath`` is the reports directory's history file."""
+    config = reports / _CONFIG
+    document = {"name": "PSD2 conformance", "historyPath": str((reports / HISTORY_FILE).resolve())}
+    config.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return config
+
+
+def _carry_history(output: Path, results: Path) -> None:
+    """Allure 2: the previous report's ``history/`` goes into the results it generates from."""
+    previous = output / "history"
+    if previous.is_dir():
+        shutil.copytree(previous, results / "history", dirs_exist_ok=True)
 
 
 def _how_to_get_it(results: Path, output: Path) -> str:
@@ -105,6 +154,9 @@ def run(
     if chosen is None:
         print(_how_to_get_it(results, output), file=err)
         return 1
+    if "--config" in chosen:
+        write_history_config(reports)
+    _carry_history(output, results)
     _clear(output)
     try:
         finished = subprocess.run(
