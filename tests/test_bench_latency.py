@@ -16,7 +16,8 @@ from reference_server.http import start
 def test_answers_pass_unchanged_and_arrive_late() -> None:
     running = start(Application())
     try:
-        with latency_proxy(running.url, 0.05) as proxy, httpx.Client() as client:
+        limits = httpx.Limits(max_connections=8)
+        with latency_proxy(running.url, 0.05) as proxy, httpx.Client(limits=limits) as client:
             direct = client.get(running.url + "/v1/nothing-here")
             started = time.monotonic()
             late = client.get(proxy.url + "/v1/nothing-here")
@@ -28,7 +29,7 @@ def test_answers_pass_unchanged_and_arrive_late() -> None:
 
             def one() -> None:
                 begun = time.monotonic()
-                httpx.get(proxy.url + "/v1/nothing-here")
+                client.get(proxy.url + "/v1/nothing-here")  # httpx.Client is thread-safe
                 results.append(time.monotonic() - begun)
 
             threads = [threading.Thread(target=one) for _ in range(8)]

@@ -285,6 +285,7 @@ def test_a_run_against_the_reference_server_writes_every_report(tmp_path: Path) 
             assert "PRIVATE KEY" not in path.read_text(encoding="utf-8", errors="replace"), path
 
 
+@pytest.mark.slow
 def test_a_tls_run_serves_https_with_mutual_tls_and_gives_the_plain_verdicts(
     tmp_path: Path,
 ) -> None:
@@ -406,6 +407,7 @@ def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
         assert "## Set-up blocked" in markdown and refused in markdown
 
 
+@pytest.mark.slow
 def test_a_real_targets_secrets_are_masked_in_every_report(tmp_path: Path) -> None:
     """A profile that is not the reference server's masks secrets by default: the consent ids
     the server handed out (read from its log) appear in no report file, masked or not."""
@@ -431,3 +433,33 @@ def test_a_real_targets_secrets_are_masked_in_every_report(tmp_path: Path) -> No
     assert any("Consent-ID: ***" in text for text in texts)
     for consent in consents:
         assert not any(consent in text for text in texts), consent
+
+
+@pytest.mark.slow
+def test_a_target_that_throttles_one_request_in_40_gives_the_unthrottled_verdicts(
+    tmp_path: Path,
+) -> None:
+    """A gateway's rate limit (429 with Retry-After on every 40th request) is waited out: the
+    verdicts equal those of the same selection without it, and the report counts the waits."""
+    from reference_server.app import Application, Throttle
+    from reference_server.http import start
+
+    verdicts = []
+    for every in (0, 40):
+        running = start(Application(throttle=Throttle(every, retry_after=0)))
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", DRIVER, "run", "--target", running.url, "--profile",
+                 str(ROOT / "profiles" / "reference-server.toml"), "--seed", "5",
+                 "--reports", str(tmp_path / str(every)), "-n", "0", "--",
+                 "-k", "E16 or E1 or PS"],
+                capture_output=True, text=True, timeout=600, check=False,
+            )  # fmt: skip
+        finally:
+            running.stop()
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        document = json.loads((tmp_path / str(every) / "compliance.json").read_text("utf-8"))
+        verdicts.append({s["id"]: s["verdict"] for s in document["scenarios"]})
+        throttled = document["run"]["throttled_answers"]
+        assert (throttled > 0) if every else (throttled == 0)
+    assert verdicts[0] == verdicts[1] and len(verdicts[0]) > 100
