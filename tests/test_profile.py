@@ -305,3 +305,40 @@ def test_a_profile_built_in_code_supports_everything() -> None:
     assert profile.path_for("E16") == "/v1/payments/{payment-product}"
     with pytest.raises(KeyError, match="E99"):
         profile.supports("E99")  # a typo in the suite itself is a bug, not "not applicable"
+
+
+def test_waivers_name_scenarios_by_id_or_pattern_with_a_reason(tmp_path: Path) -> None:
+    profile = load_profile(
+        write(
+            tmp_path,
+            'base_url = "https://bank.example"\n'
+            "[[waivers]]\n"
+            'scenarios = ["E17-header-*", "E16-ndct-kid-mod10-accepted"]\n'
+            'reason = "BANK-7: periodic headers come from the gateway"\n'
+            "[[waivers]]\n"
+            'scenarios = ["E1-*"]\n'
+            'reason = "baskets are not offered in this release"\n',
+        )
+    )
+    assert profile.waiver_for("E17-header-PSU-ID-missing-rejected") == (
+        "BANK-7: periodic headers come from the gateway"
+    )
+    assert profile.waiver_for("E16-ndct-kid-mod10-accepted") is not None
+    assert profile.waiver_for("E1-LIM-basket-max-10-payments-rejected") == (
+        "baskets are not offered in this release"
+    )
+    assert profile.waiver_for("E16-ndct-unstructured-accepted") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[waivers]]\nreason = "x"\n', r"waivers\[0\].scenarios is required"),
+        ('[[waivers]]\nscenarios = ["E1-*"]\n', r"waivers\[0\].reason is required"),
+        ('[[waivers]]\nscenarios = ["E1-*"]\nreason = "x"\nowner = "me"\n', "unknown key 'owner'"),
+        ('waivers = "E1"\n', "must be an array of tables"),
+    ],
+)
+def test_a_bad_waiver_is_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ProfileError, match=message):
+        load_profile(write(tmp_path, 'base_url = "https://bank.example"\n' + text))

@@ -463,3 +463,36 @@ def test_a_target_that_throttles_one_request_in_40_gives_the_unthrottled_verdict
         throttled = document["run"]["throttled_answers"]
         assert (throttled > 0) if every else (throttled == 0)
     assert verdicts[0] == verdicts[1] and len(verdicts[0]) > 100
+
+
+@pytest.mark.slow
+def test_a_waived_scenario_is_reported_waived_with_its_reason(tmp_path: Path) -> None:
+    """A waiver of the profile: not run, not passed, its reason in the reports."""
+    from reference_server.app import Application
+    from reference_server.http import start
+
+    profile = tmp_path / "bank.toml"
+    text = (ROOT / "profiles" / "reference-server.toml").read_text(encoding="utf-8")
+    profile.write_text(
+        text + '\n[[waivers]]\nscenarios = ["E12-valid-*"]\nreason = "BANK-1: known issue"\n',
+        encoding="utf-8",
+    )
+    running = start(Application())
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", DRIVER, "run", "--target", running.url, "--profile",
+             str(profile), "--reports", str(tmp_path / "r"), "-n", "0", "--",
+             "-k", "E12-valid-request-accepted or E16-auth-sha512-digest-accepted"],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    finally:
+        running.stop()
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "WAIVED 1 scenario(s): BANK-1: known issue" in done.stdout
+    document = json.loads((tmp_path / "r" / "compliance.json").read_text("utf-8"))
+    verdicts = {s["id"]: (s["verdict"], s["reason"]) for s in document["scenarios"]}
+    assert verdicts["E12-valid-request-accepted"] == ("waived", "BANK-1: known issue")
+    assert verdicts["E16-auth-sha512-digest-accepted"][0] == "passed"
+    assert document["totals"]["waived"] == 1
+    markdown = (tmp_path / "r" / "compliance.md").read_text("utf-8")
+    assert "## Waived by the profile" in markdown

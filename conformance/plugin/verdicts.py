@@ -24,6 +24,8 @@ from conformance.report.verdicts import (
     NOT_APPLICABLE_PREFIX,
     PASSED,
     SKIPPED,
+    WAIVED,
+    WAIVED_PREFIX,
     Finding,
     ReportedFailure,
     ScenarioFacts,
@@ -99,6 +101,8 @@ def _phase_verdict(
             return NOT_APPLICABLE, reason.removeprefix(NOT_APPLICABLE_PREFIX)
         if reason.startswith(BLOCKED_PREFIX):
             return BLOCKED, reason.removeprefix(BLOCKED_PREFIX)
+        if reason.startswith(WAIVED_PREFIX):
+            return WAIVED, reason.removeprefix(WAIVED_PREFIX)
         return SKIPPED, reason
     excinfo = call.excinfo
     if report.when == "call" and excinfo is not None and excinfo.errisinstance(_VERDICTS):
@@ -187,6 +191,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section("set-up blocked (not judged)", sep="-", yellow=True)
         for cause, count in blocked:
             terminalreporter.line(f"BLOCKED {count} scenario(s): {cause}")
+    waived = blocked_causes(collector.verdicts.values(), WAIVED)
+    if waived:
+        terminalreporter.section("waived by the profile (not run, not passed)", sep="-")
+        for reason, count in waived:
+            terminalreporter.line(f"WAIVED {count} scenario(s): {reason}")
     seed = config.stash[SEED]
     terminalreporter.write_sep("-", "conformance", bold=True)
     terminalreporter.line(f"seed {seed} (reproduce with --seed {seed})")

@@ -25,6 +25,7 @@ from conformance.report.verdicts import (
     FAILED_SHOULD,
     NOT_APPLICABLE,
     VERDICTS,
+    WAIVED,
     ScenarioVerdict,
 )
 
@@ -285,7 +286,16 @@ def build_document(
 
 # --- Markdown ------------------------------------------------------------------------------------
 
-_HEADINGS = ("passed", "failed", "failed (should)", "n/a", "blocked", "skipped", "error")
+_HEADINGS = (
+    "passed",
+    "failed",
+    "failed (should)",
+    "n/a",
+    "waived",
+    "blocked",
+    "skipped",
+    "error",
+)
 
 
 def _cell(text: Any) -> str:
@@ -383,6 +393,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         ("Failures (should)", FAILED_SHOULD),
         ("Errors (not judged)", "error"),
         ("Not applicable", NOT_APPLICABLE),
+        ("Waived by the profile (not run, not passed)", WAIVED),
         ("Blocked (set-up refused)", BLOCKED),
     ):
         listed = _listed(scenarios, verdict)

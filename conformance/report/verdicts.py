@@ -23,6 +23,8 @@ __all__ = [
     "PASSED",
     "SKIPPED",
     "VERDICTS",
+    "WAIVED",
+    "WAIVED_PREFIX",
     "ReportedFailure",
     "ScenarioFacts",
     "ScenarioVerdict",
@@ -41,6 +43,8 @@ FAILED_SHOULD = "failed (should)"
 NOT_APPLICABLE = "not applicable"
 #: The data the scenario needs could not be created on the target (a refused set-up request).
 BLOCKED = "blocked"
+#: The profile waives the scenario (its ``[[waivers]]``, with a reason): not run, not passed.
+WAIVED = "waived"
 SKIPPED = "skipped"
 ERROR = "error"
 #: Every verdict, in the order a report lists their counts.
@@ -49,6 +53,7 @@ VERDICTS: tuple[str, ...] = (
     FAILED,
     FAILED_SHOULD,
     NOT_APPLICABLE,
+    WAIVED,
     BLOCKED,
     SKIPPED,
     ERROR,
@@ -58,16 +63,19 @@ _WEIGHT = {
     PASSED: 0,
     SKIPPED: 1,
     NOT_APPLICABLE: 2,
-    BLOCKED: 3,
-    FAILED_SHOULD: 4,
-    FAILED: 5,
-    ERROR: 6,
+    WAIVED: 3,
+    BLOCKED: 4,
+    FAILED_SHOULD: 5,
+    FAILED: 6,
+    ERROR: 7,
 }
 
 #: The skip reason of a not-applicable scenario starts with this (``pytest.skip`` text).
 NOT_APPLICABLE_PREFIX = "not applicable: "
 #: The skip reason of a blocked scenario starts with this.
 BLOCKED_PREFIX = "blocked: "
+#: The skip reason of a waived scenario starts with this.
+WAIVED_PREFIX = "waived: "
 
 #: user_properties names (also the JUnit ``<property>`` names).
 _SCENARIO = "scenario"
@@ -260,11 +268,14 @@ def first_line(text: str, limit: int = 300) -> str:
     return ""
 
 
-def blocked_causes(verdicts: Iterable[ScenarioVerdict]) -> list[tuple[str, int]]:
-    """The causes of the blocked scenarios, each once with how many it blocked (most first): a
-    shared set-up that fails blocks hundreds of scenarios for one reason."""
+def blocked_causes(
+    verdicts: Iterable[ScenarioVerdict], verdict_word: str = BLOCKED
+) -> list[tuple[str, int]]:
+    """The causes of the blocked scenarios (or of those with another ``verdict_word``: the
+    reasons of the waived), each once with how many it covered (most first): a shared set-up
+    that fails blocks hundreds of scenarios for one reason."""
     counts: dict[str, int] = {}
     for verdict in verdicts:
-        if verdict.verdict == BLOCKED:
+        if verdict.verdict == verdict_word:
             counts[verdict.reason] = counts.get(verdict.reason, 0) + 1
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))

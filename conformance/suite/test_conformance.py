@@ -15,6 +15,7 @@ from conformance.report.masking import scrub
 from conformance.report.verdicts import (
     BLOCKED_PREFIX,
     NOT_APPLICABLE_PREFIX,
+    WAIVED_PREFIX,
     Finding,
     ReportedFailure,
     graded,
@@ -35,6 +36,9 @@ def test_scenario(
     unsupported = ctx.profile.unsupported_reason(scenario.operation)
     if unsupported is not None:
         pytest.skip(NOT_APPLICABLE_PREFIX + unsupported)
+    waived = ctx.profile.waiver_for(scenario.id)
+    if waived is not None:
+        pytest.skip(WAIVED_PREFIX + waived)
     ctx.exchanges.clear()
     judged: list[Exchange] = []
     try:

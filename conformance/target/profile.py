@@ -5,6 +5,7 @@ and merged with command-line options. Every key is documented in ``profiles/READ
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -29,6 +30,7 @@ __all__ = [
     "ProductionData",
     "ScaSettings",
     "TargetProfile",
+    "Waiver",
     "load_profile",
     "profile_from_options",
 ]
@@ -104,6 +106,18 @@ class ScaSettings:
 
 
 @dataclass(frozen=True)
+class Waiver:
+    """Scenarios the bank team waives, with the reason every report shows (``[[waivers]]``):
+    ``scenarios`` are ids or ``fnmatch`` patterns (``E17-header-*``)."""
+
+    scenarios: tuple[str, ...]
+    reason: str
+
+    def covers(self, scenario_id: str) -> bool:
+        return any(fnmatch.fnmatchcase(scenario_id, pattern) for pattern in self.scenarios)
+
+
+@dataclass(frozen=True)
 class TargetProfile:
     """One target, as read from its TOML file (see the module docstring for the keys).
 
@@ -132,6 +146,8 @@ class TargetProfile:
     mask_secrets: bool | None = None
     mask_accounts: bool = False
     mask_names: bool = False
+    #: Scenarios reported ``waived`` with a reason, never run and never passed.
+    waivers: tuple[Waiver, ...] = ()
     timeout: float = _DEFAULT_TIMEOUT
     #: Seconds to wait for a connection (None: ``timeout``); an HTTP(S) proxy URL to go through.
     connect_timeout: float | None = None
@@ -163,6 +179,13 @@ class TargetProfile:
             key=self.tls_key,
             password_env=self.tls_key_password_env,
         )
+
+    def waiver_for(self, scenario_id: str) -> str | None:
+        """The reason the profile waives ``scenario_id`` (the first waiver naming it), or None."""
+        for waiver in self.waivers:
+            if waiver.covers(scenario_id):
+                return waiver.reason
+        return None
 
     def unsupported_reason(self, op_id: str) -> str | None:
         """Why the target does not offer ``op_id`` (one sentence), or None when it does.
@@ -370,6 +393,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     mask_accounts = mask.get("accounts", bool, False)
     mask_names = mask.get("names", bool, False)
     mask.finish()
+    waivers = _read_waivers(top)
 
     fix_table = top.table("x_accept_fix")
     x_accept_fix = fix_table.get("default", str, _DEFAULT_X_ACCEPT_FIX)
@@ -390,6 +414,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         mask_secrets=mask_secrets,
         mask_accounts=mask_accounts,
         mask_names=mask_names,
+        waivers=waivers,
         timeout=timeout,
         connect_timeout=connect_timeout,
         proxy=proxy,
@@ -469,6 +494,22 @@ def _read_dataclass(table: Table, kind: Callable[..., _PSU]) -> _PSU:
     value = kind(**{name: table.optional_str(name) for name in names})
     table.finish()
     return value
+
+
+def _read_waivers(top: Table) -> tuple[Waiver, ...]:
+    """``[[waivers]]``: each with ``scenarios`` (ids or patterns) and a ``reason``."""
+    entries = top.tables("waivers")
+    waivers = []
+    for table in entries:
+        scenarios = table.strings("scenarios")
+        if not scenarios:
+            raise table.error("scenarios", "is required: the scenario ids or patterns waived")
+        reason = table.optional_str("reason")
+        if reason is None:
+            raise table.error("reason", "is required: every report shows why a scenario is waived")
+        table.finish()
+        waivers.append(Waiver(tuple(scenarios), reason))
+    return tuple(waivers)
 
 
 def _read_sca(table: Table) -> ScaSettings:

@@ -73,6 +73,18 @@ class Table:
             raise self.error(key, f"must be a table ([{self._name(key)}]), not {describe(value)}")
         return Table(value, self._name(key), self._source)
 
+    def tables(self, key: str) -> list[Table]:
+        """An array of tables (``[[key]]``), each read as a :class:`Table` named ``key[N]``."""
+        value = self._raw(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+            raise self.error(key, f"must be an array of tables ([[{self._name(key)}]])")
+        return [
+            Table(item, f"{self._name(key)}[{index}]", self._source)
+            for index, item in enumerate(value)
+        ]
+
     def finish(self) -> None:
         unknown = sorted(set(self._data) - self._read)
         if unknown:
