@@ -154,6 +154,7 @@ def test_totals_and_cells_count_every_verdict() -> None:
         "failed": 1,
         "failed_should": 1,
         "not_applicable": 1,
+        "waived": 0,
         "blocked": 0,
         "skipped": 1,
         "error": 1,
