@@ -29,7 +29,7 @@ from pathlib import Path
 
 from bench.bench_suite import Verdicts
 from bench.latency_proxy import latency_proxy
-from conformance.target.profile import REFERENCE_PROFILE
+from conformance.profile import REFERENCE_PROFILE
 from conformance.target.session import (
     DEFAULT_SEED,
     bundled_reference_server,

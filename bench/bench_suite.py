@@ -60,7 +60,7 @@ from pathlib import Path
 from bench.load import gate, process_cpu_seconds
 from bench.replay import ReplayPool, ReplayRequest
 from bench.suite_recorder import ENV_DIRECTORY
-from conformance.target.profile import REFERENCE_PROFILE
+from conformance.profile import REFERENCE_PROFILE
 from conformance.target.session import (
     DEFAULT_SEED,
     BundledIdentity,

@@ -20,6 +20,7 @@ import pytest
 from conformance.commands import call
 from conformance.errors import TargetError
 from conformance.exchange import STANDARD_SIGNER, Exchange
+from conformance.profile import load_profile
 from conformance.signing import (
     StaleDigestSigner,
     VerificationFailure,
@@ -30,7 +31,6 @@ from conformance.signing import (
     write_identity,
 )
 from conformance.target.client import TargetClient, target_error
-from conformance.target.profile import load_profile
 
 PSU_ID = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"
 NATIONAL_ID = "01017012345"

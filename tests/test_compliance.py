@@ -12,6 +12,7 @@ import pytest
 from conformance import SPEC_VERSION, __version__
 from conformance.contract import load_contract
 from conformance.contract.identifiers import generate_national_id
+from conformance.profile import CorporatePsu, PrivatePsu, TargetProfile
 from conformance.report.compliance import (
     COMPLIANCE_JSON,
     COMPLIANCE_MD,
@@ -42,7 +43,6 @@ from conformance.report.verdicts import (
     verdict_properties,
 )
 from conformance.signing import generate_ca, generate_tpp_identity, write_identity
-from conformance.target.profile import CorporatePsu, PrivatePsu, TargetProfile
 
 NATIONAL_ID = generate_national_id(random.Random(7))
 STARTED = datetime(2026, 1, 29, 8, 0, tzinfo=UTC)

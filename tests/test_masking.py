@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.profile import REFERENCE_PROFILE, load_profile
 from conformance.report.masking import (
     MaskPolicy,
     configure_masking,
@@ -18,7 +19,6 @@ from conformance.report.masking import (
     scrub,
     secrets_masked,
 )
-from conformance.target.profile import REFERENCE_PROFILE, load_profile
 
 CONSENT = "3f2a9c1e-aaaa-bbbb-cccc-1234567890ab"
 PSU = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"

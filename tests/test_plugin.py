@@ -40,7 +40,7 @@ import pytest
 from conformance.checks import ConformanceFailure
 from conformance.exchange import Exchange
 from conformance.contract import load_contract
-from conformance.target.profile import TargetProfile
+from conformance.profile import TargetProfile
 from conformance.checks import NotApplicable
 from conformance.scenario import Expectation, Scenario
 

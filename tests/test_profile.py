@@ -9,8 +9,7 @@ import pytest
 
 from conformance.contract import load_contract
 from conformance.errors import ProfileError
-from conformance.target.client import TargetClient
-from conformance.target.profile import (
+from conformance.profile import (
     REFERENCE_PROFILE,
     CorporatePsu,
     PrivatePsu,
@@ -18,6 +17,7 @@ from conformance.target.profile import (
     load_profile,
     profile_from_options,
 )
+from conformance.target.client import TargetClient
 from conformance.target.retry import RetryPolicy
 
 FULL_PROFILE = """

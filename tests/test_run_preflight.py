@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 from conformance.errors import TargetError
-from conformance.target.profile import TargetProfile
+from conformance.profile import TargetProfile
 from conformance.target.session import preflight
 
 HTML = ("text/html", b"<!DOCTYPE html><html><body>Error</body></html>")

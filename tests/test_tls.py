@@ -17,6 +17,8 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from conformance.errors import CertificateError, ProfileError, TargetError
+from conformance.profile import load_profile, profile_from_options
+from conformance.profile.tls_settings import TlsSettings
 from conformance.signing import (
     QC_STATEMENTS_OID,
     generate_ca,
@@ -28,9 +30,8 @@ from conformance.signing import (
 from conformance.signing.der import encode_oid
 from conformance.signing.qcstatement import QC_TYPES
 from conformance.target.client import TargetClient
-from conformance.target.profile import load_profile, profile_from_options
 from conformance.target.session import BundledTls, write_tls_identity
-from conformance.target.tls import TlsSettings, client_context
+from conformance.target.tls import client_context
 from reference_server.app import Application
 from reference_server.http import RunningServer, start
 from reference_server.tls import server_context

@@ -15,8 +15,8 @@ from typing import TextIO
 from conformance.commands import COMMANDS
 from conformance.commands.run import add_tls_arguments
 from conformance.errors import ConformanceError
+from conformance.profile import profile_from_options
 from conformance.target.client import TargetClient
-from conformance.target.profile import profile_from_options
 
 __all__ = ["add_arguments", "parse_header", "register", "run"]
 

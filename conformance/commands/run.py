@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     # on use: `conformance run --help` answers without importing pytest and the contract
     import pytest
 
-    from conformance.target.profile import (
+    from conformance.profile import (
         ENV_PROFILE,
         ENV_TARGET,
         REFERENCE_PROFILE,

@@ -35,7 +35,7 @@ from conformance.target.session import (
 )
 
 if TYPE_CHECKING:
-    from conformance.target.profile import TargetProfile
+    from conformance.profile import TargetProfile
 
 
 _WORKER_SEED = "conformance_seed"

@@ -25,11 +25,11 @@ from conformance.target.session import (
 )
 
 if TYPE_CHECKING:
+    from conformance.profile import TargetProfile
     from conformance.runners import Runner
     from conformance.runners.context import RunContext
     from conformance.signing import CertificateAuthority
     from conformance.target.client import TargetClient
-    from conformance.target.profile import TargetProfile
 
 
 @pytest.fixture(scope="session")

@@ -14,8 +14,8 @@ from conformance.suite import SUITE_DIR
 from conformance.target.session import DEFAULT_SEED, TARGET_OPTIONS
 
 if TYPE_CHECKING:
+    from conformance.profile import TargetProfile
     from conformance.signing import CertificateAuthority
-    from conformance.target.profile import TargetProfile
 
 
 SEED = pytest.StashKey[int]()
@@ -117,7 +117,7 @@ def target_options(config: pytest.Config) -> dict[str, str | None]:
 
 def profile_from_config(config: pytest.Config) -> TargetProfile:
     # on use, not at import: the plugin loads in every pytest process (start-up time)
-    from conformance.target.profile import profile_from_options
+    from conformance.profile import profile_from_options
 
     options = target_options(config)
     return profile_from_options(
@@ -150,7 +150,7 @@ def trust_anchor_from_options(
 def uses_bundled_server(config: pytest.Config) -> bool:
     """No target anywhere (options, CONFORMANCE_TARGET, CONFORMANCE_PROFILE): the bundled one."""
     # on use, not at import: the plugin loads in every pytest process (start-up time)
-    from conformance.target.profile import ENV_PROFILE, ENV_TARGET
+    from conformance.profile import ENV_PROFILE, ENV_TARGET
 
     return not (
         given_on_command_line(config) or os.environ.get(ENV_TARGET) or os.environ.get(ENV_PROFILE)

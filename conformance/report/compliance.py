@@ -31,7 +31,7 @@ from conformance.report.verdicts import (
 
 if TYPE_CHECKING:
     from conformance.contract import Contract
-    from conformance.target.profile import TargetProfile
+    from conformance.profile import TargetProfile
 
 __all__ = [
     "COMPLIANCE_JSON",

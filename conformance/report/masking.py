@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import hashes
 from conformance.contract.identifiers import is_valid_national_id, mask_identity
 
 if TYPE_CHECKING:
-    from conformance.target.profile import TargetProfile
+    from conformance.profile import TargetProfile
 
 __all__ = [
     "CertificateSummary",

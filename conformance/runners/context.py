@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from conformance.contract import Contract
     from conformance.exchange import Exchange
+    from conformance.profile import TargetProfile
     from conformance.scenario import Scenario
     from conformance.signing import CertificateAuthority
     from conformance.target.client import TargetClient
-    from conformance.target.profile import TargetProfile
     from conformance.target.sca import ScaStep
     from conformance.target.setup_data import DataFactory
 

@@ -27,7 +27,7 @@ from conformance.target.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, wor
 from conformance.target.tls import client_context
 
 if TYPE_CHECKING:
-    from conformance.target.profile import TargetProfile
+    from conformance.profile import TargetProfile
 
 __all__ = [
     "DEFAULT_AUTH",

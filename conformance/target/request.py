@@ -25,9 +25,9 @@ from conformance.target.client import DEFAULT_AUTH
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
     from conformance.exchange import Exchange
+    from conformance.profile import TargetProfile
     from conformance.scenario import Mutation
     from conformance.target.client import TargetClient
-    from conformance.target.profile import TargetProfile
 
 __all__ = [
     "NO_BODY",

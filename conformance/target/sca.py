@@ -18,8 +18,8 @@ from conformance.errors import ConformanceError
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
+    from conformance.profile import TargetProfile
     from conformance.target.client import TargetClient
-    from conformance.target.profile import TargetProfile
 
 __all__ = [
     "CommandSca",

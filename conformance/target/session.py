@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING
 from conformance.errors import ConformanceError, TargetError
 
 if TYPE_CHECKING:
-    from conformance.target.profile import TargetProfile
+    from conformance.profile import TargetProfile
 
 __all__ = [
     "DEFAULT_SEED",

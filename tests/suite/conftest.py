@@ -13,10 +13,10 @@ import pytest
 
 from conformance.contract import Contract, load_contract
 from conformance.generate import generate_scenarios
+from conformance.profile import TargetProfile
 from conformance.runners import RunContext
 from conformance.scenario import Scenario
 from conformance.target.client import TargetClient
-from conformance.target.profile import TargetProfile
 from conformance.target.sca import ReferenceSca
 from conformance.target.setup_data import DataFactory
 from reference_server.app import Application

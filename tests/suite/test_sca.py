@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 from conformance.checks import NotApplicable
+from conformance.profile import ScaSettings, TargetProfile
 from conformance.runners.context import RunContext
 from conformance.target.client import TargetClient
-from conformance.target.profile import ScaSettings, TargetProfile
 from conformance.target.sca import CommandSca, ManualSca, ReferenceSca, ScaError, sca_step_for
 
 REDIRECT = "https://tpp.invalid/conformance/redirect"

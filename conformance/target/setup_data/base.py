@@ -24,8 +24,8 @@ from conformance.target.sca import ScaRedirectBroken, sca_failure
 if TYPE_CHECKING:
     from conformance.contract import Contract
     from conformance.exchange import Exchange
+    from conformance.profile import TargetProfile
     from conformance.target.client import TargetClient
-    from conformance.target.profile import TargetProfile
     from conformance.target.sca import ScaStep
 
 

@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 from conformance._data import data_directory
 from conformance.contract import Contract, Operation, load_contract
 from conformance.errors import ProfileError
-from conformance.target.tls import CA_TRUST_MODES, CaTrust, TlsSettings
-from conformance.target.toml_table import Table, read_toml
+from conformance.profile.tls_settings import CA_TRUST_MODES, CaTrust, TlsSettings
+from conformance.profile.toml_table import Table, read_toml
 
 __all__ = [
     "PRODUCT_OPERATIONS",

@@ -1,0 +1,45 @@
+"""What a profile says about TLS: the CAs the target's certificate is checked against, and the
+client certificate of mutual TLS (the QWAC), with the environment variable of its password.
+``conformance.target.tls`` makes the client's ``SSLContext`` of it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from conformance.errors import CertificateError
+
+__all__ = ["CA_TRUST_MODES", "CaTrust", "TlsSettings"]
+
+#: How ``ca_certificate`` is used: the only trust anchors, or added to the system's.
+CA_TRUST_MODES: tuple[str, ...] = ("replace", "add")
+CaTrust = Literal["replace", "add"]
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """What the client's TLS needs from the profile and the command line."""
+
+    ca_certificate: Path | None = None
+    ca_trust: CaTrust = "replace"
+    certificate: Path | None = None
+    key: Path | None = None
+    #: The name of the environment variable that holds the client key's password.
+    password_env: str | None = None
+
+    def password(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The client key's password from the named environment variable (None: none named)."""
+        if self.password_env is None:
+            return None
+        env = os.environ if environ is None else environ
+        value = env.get(self.password_env)
+        if value is None:
+            raise CertificateError(
+                f"the TLS client key's password is read from the environment variable "
+                f"{self.password_env}, which is not set"
+            )
+        return value
