@@ -86,6 +86,9 @@ class Exchange:
     retries: tuple[Exchange, ...] = ()
     #: What a replay needs to sign as the run did: ``profile``, ``cert``, ``key`` file paths.
     replay_with: tuple[tuple[str, str], ...] = ()
+    #: The profile's static headers (lower case) the client added: the replay's profile sends
+    #: them again, so the reproduce command leaves them out (an API key stays out of reports).
+    profile_headers: frozenset[str] = frozenset()
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -233,7 +236,7 @@ class Exchange:
     def _replayed_headers(self, fresh_signature: bool) -> list[tuple[str, str | None]]:
         """The -H arguments: headers as sent minus what ``call`` adds itself, plus removals."""
         generated = GENERATED_HEADERS - self.caller_headers if fresh_signature else frozenset()
-        skipped = _TRANSPORT_HEADERS | generated
+        skipped = _TRANSPORT_HEADERS | generated | (self.profile_headers - self.caller_headers)
         replayed: list[tuple[str, str | None]] = []
         for name, value in self.request_headers:
             lower = name.lower()

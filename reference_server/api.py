@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from cryptography import x509
 
     from conformance.contract import Contract, Operation
+    from reference_server.bank_style import BankStyle
     from reference_server.clock import Clock
     from reference_server.store import Store
 
@@ -63,6 +64,8 @@ class ServerState(Protocol):
     logger: logging.Logger
     #: The CAs a signing certificate must chain to (``--trust``); empty: any CA.
     trust_cas: tuple[x509.Certificate, ...]
+    #: The bank a profile describes (``--profile``): gateway headers, the KID reference type.
+    bank: BankStyle
 
     def faulty(self, name: str) -> bool:
         """Whether the deliberate fault ``name`` is switched on."""

@@ -24,6 +24,7 @@ from cryptography import x509
 from conformance.contract import load_contract
 from reference_server import auth, errors, validation
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
+from reference_server.bank_style import BankStyle
 from reference_server.clock import Clock
 from reference_server.faults import FAULTS, check_names
 from reference_server.resources import MODULES
@@ -77,8 +78,11 @@ class Application:
         trust_ca: x509.Certificate | Iterable[x509.Certificate] | None = None,
         modules: Iterable[str] | None = None,
         throttle: Throttle | None = None,
+        bank: BankStyle | None = None,
     ) -> None:
         self.contract: Contract = load_contract() if contract is None else contract
+        #: The bank a profile describes (``--profile``); the bundled server's defaults without.
+        self.bank = bank or BankStyle()
         self.throttle = throttle or Throttle()
         self.store = store or Store()
         self.clock = clock or Clock()

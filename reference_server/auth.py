@@ -80,11 +80,26 @@ _CONTEXT = "PSU-Context"
 def authenticate(app: ServerState, request: Request, operation: Operation) -> AuthContext:
     """Every check of spec 5 / spec 4.2 for ``operation``; raises :class:`ApiError`."""
     headers = request.headers
+    check_gateway_headers(app, headers)
     check_required_headers(app, operation, headers)
     certificate = verify_signature(app, request)
     roles = check_certificate(app, operation, certificate)
     check_header_formats(app, operation, headers)
     return identify_psu(app, operation, headers, certificate, roles)
+
+
+# -- 0. the gateway's own headers (a bank style, ``--profile``) ---------------------------------
+
+
+def check_gateway_headers(app: ServerState, headers: Headers) -> None:
+    """The static headers the bank's API gateway requires (its client id, an API key): missing
+    → 401 ``HTTP_HEADER_REQUIRED``, another value → 401 ``FORBIDDEN`` (assumptions.md)."""
+    for name, wanted in app.bank.gateway_headers.items():
+        given = headers.get(name)
+        if not given:
+            raise ApiError(401, "HTTP_HEADER_REQUIRED", f"the gateway requires {name}", path=name)
+        if given != wanted:
+            raise ApiError(401, "FORBIDDEN", f"the gateway does not know this {name}", path=name)
 
 
 # -- 1. required headers --------------------------------------------------------------------------

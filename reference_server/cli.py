@@ -22,7 +22,10 @@ from types import FrameType
 
 from cryptography import x509
 
+from conformance.errors import ConformanceError
+from conformance.profile import load_profile
 from reference_server.app import Application, Throttle
+from reference_server.bank_style import BankStyle, style_of
 from reference_server.faults import FAULTS, UnknownFaultError
 from reference_server.http import ReferenceServer
 from reference_server.store import Store
@@ -102,6 +105,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(repeatable); the handshake is refused without one, with one of another CA, or expired",
     )
     parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="FILE",
+        help="play the bank this target profile describes (its gateway headers, its KID "
+        "reference type), read by the suite's own loader",
+    )
+    parser.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
@@ -152,8 +162,9 @@ def run(args: argparse.Namespace) -> int:
             faults=args.fault,
             trust_ca=trust,
             throttle=Throttle(args.throttle_every, args.retry_after),
+            bank=_bank_style(args.profile),
         )
-    except (UnknownFaultError, OSError, ValueError) as error:
+    except (UnknownFaultError, OSError, ValueError, ConformanceError) as error:
         print(f"reference server: {error}", file=sys.stderr)
         return 2
     try:
@@ -227,6 +238,11 @@ def _port(text: str) -> int:
 
 
 _port.__name__ = "port"  # argparse names the type in its message: "invalid port value: '70000'"
+
+
+def _bank_style(path: Path | None) -> BankStyle | None:
+    """The bank the profile at ``path`` describes (None: the bundled server's defaults)."""
+    return None if path is None else style_of(load_profile(path))
 
 
 def _tls(args: argparse.Namespace) -> ssl.SSLContext | None:

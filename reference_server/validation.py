@@ -235,7 +235,11 @@ def check_body(app: ServerState, operation: Operation, body: Any) -> None:
     # which says why (messages, paths, the faults' tolerated errors).
     if not app.contract.checker(operation.request_schema)(body):
         _refuse_schema_errors(app, operation, body)
-    context = CheckContext.at(app.clock.now().astimezone(BANK_ZONE), app.contract.minor_units)
+    context = CheckContext.at(
+        app.clock.now().astimezone(BANK_ZONE),
+        app.contract.minor_units,
+        app.bank.kid_reference_types,
+    )
     violations = []
     for check in checks_for(operation.id, app.contract):
         if "sandbox_dates" in check.__name__ and app.faulty("accept-future-sandbox-dates"):

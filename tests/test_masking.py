@@ -102,3 +102,10 @@ def test_the_policy_follows_the_profile(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert policy_for(load_profile(bank)) == MaskPolicy(secrets=False, accounts=True, names=True)
+
+
+def test_an_api_key_from_the_environment_is_masked_even_when_secrets_are_shown() -> None:
+    configure_masking(MaskPolicy(headers=frozenset({"x-ibm-client-id"})))
+    text = scrub("X-IBM-Client-Id: demo-client-id\nConsent-ID: " + CONSENT)
+    assert "demo-client-id" not in text and "X-IBM-Client-Id: ***" in text
+    assert CONSENT in text  # secrets are shown under this policy; the key is not

@@ -342,3 +342,43 @@ def test_waivers_name_scenarios_by_id_or_pattern_with_a_reason(tmp_path: Path) -
 def test_a_bad_waiver_is_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ProfileError, match=message):
         load_profile(write(tmp_path, 'base_url = "https://bank.example"\n' + text))
+
+
+def test_static_headers_psu_values_and_the_kid_type(tmp_path: Path) -> None:
+    profile = load_profile(
+        write(
+            tmp_path,
+            'base_url = "https://bank.example"\n'
+            'kid_reference_type = "SCOR"\n'
+            "[headers]\n"
+            '"X-IBM-Client-Id" = "env:BANK_CLIENT_ID"\n'
+            '"X-Channel" = "TPP"\n'
+            "[psu]\n"
+            'ip_address = "192.0.2.10"\n'
+            'user_agent = "TPP-Test/1.0"\n',
+        )
+    )
+    assert profile.static_headers({"BANK_CLIENT_ID": "abc"}) == {
+        "X-IBM-Client-Id": "abc",
+        "X-Channel": "TPP",
+    }
+    assert profile.secret_headers == {"x-ibm-client-id"}  # masked in every report
+    assert (profile.psu_ip_address, profile.psu_user_agent) == ("192.0.2.10", "TPP-Test/1.0")
+    assert profile.kid_reference_type == "SCOR"
+    with pytest.raises(ProfileError, match="BANK_CLIENT_ID, which is not set"):
+        profile.static_headers({})
+    assert load_profile(REFERENCE_PROFILE).kid_reference_type == "KID"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[headers]\n"PSU-ID" = "x"\n', "is a header the suite sets itself"),
+        ('[headers]\n"Bad Name" = "x"\n', "is not a valid header name"),
+        ('[headers]\n"X-Key" = "env:"\n', "names no environment variable"),
+        ("[psu]\nip_address = 7\n", "must be a string"),
+    ],
+)
+def test_bad_static_headers_are_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ProfileError, match=message):
+        load_profile(write(tmp_path, 'base_url = "https://bank.example"\n' + text))

@@ -78,6 +78,9 @@ class CheckContext:
     minor_units: Mapping[str, int]
     today: date
     now: datetime
+    #: The ``referenceType`` values (upper case) that mark a KID item; a bank may use another
+    #: (ISO 20022 ``SCOR``: its profile's ``kid_reference_type``).
+    kid_reference_types: frozenset[str] = KID_REFERENCE_TYPES
 
     def __post_init__(self) -> None:
         # A plain mapping is copied so that the context cannot change under a check; a
@@ -87,9 +90,19 @@ class CheckContext:
             object.__setattr__(self, "minor_units", MappingProxyType(dict(self.minor_units)))
 
     @classmethod
-    def at(cls, now: datetime, minor_units: Mapping[str, int]) -> CheckContext:
+    def at(
+        cls,
+        now: datetime,
+        minor_units: Mapping[str, int],
+        kid_reference_types: frozenset[str] = KID_REFERENCE_TYPES,
+    ) -> CheckContext:
         """The context of the moment ``now`` (its own time zone decides the date)."""
-        return cls(minor_units=minor_units, today=now.date(), now=now)
+        return cls(
+            minor_units=minor_units,
+            today=now.date(),
+            now=now,
+            kid_reference_types=kid_reference_types,
+        )
 
 
 #: The one signature every check has.
@@ -166,7 +179,8 @@ def check_kid_check_digit(body: Any, context: CheckContext) -> list[Violation]:
 
     Items are those of ``remittanceInformationStructuredArray`` and the deprecated single
     ``remittanceInformationStructured`` (spec 9 still lets a client send it). An item is a KID when
-    its ``referenceType`` is KID or OCR, in any letter case. Items without a ``referenceType`` are
+    its ``referenceType`` is one of ``context.kid_reference_types`` (KID or OCR unless the bank
+    uses another), in any letter case. Items without a ``referenceType`` are
     not treated as KIDs, even when the reference is all digits: the spec gives no default type, and
     reading every numeric reference (an invoice number, say) as a KID would reject payments a bank
     accepts. A KID item whose reference is missing, null or blank is KID_MISSING; one whose check
@@ -177,7 +191,8 @@ def check_kid_check_digit(body: Any, context: CheckContext) -> list[Violation]:
     violations: list[Violation] = []
     for path, item in _structured_items(body):
         reference_type = item.get("referenceType")
-        if not (isinstance(reference_type, str) and reference_type.upper() in KID_REFERENCE_TYPES):
+        kid_types = context.kid_reference_types
+        if not (isinstance(reference_type, str) and reference_type.upper() in kid_types):
             continue
         reference = item.get("reference")
         if reference is None or (isinstance(reference, str) and not reference.strip()):

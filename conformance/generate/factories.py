@@ -136,13 +136,14 @@ def ndct_payment(
     kid_algorithm: ids.KidAlgorithm = "MOD10",
     creditor_bban: str | None = None,
     minor_units: Mapping[str, int] | None = None,
+    kid_reference_type: str = "KID",
 ) -> JsonObject:
     """An NDCT body (spec 2.7, E16) the target must accept.
 
     ``amount`` (drawn between 10 and 5000 when absent) is written with exactly the currency's minor
     units (:func:`format_amount`); to send a wrongly formatted amount, change the returned body.
 
-    With ``kid`` the remittance is one structured-array item of ``referenceType`` KID with a valid
+    With ``kid`` the remittance is one structured-array item of ``kid_reference_type`` with a valid
     ``kid_algorithm`` check digit (spec 2.7: "An OCR/KID reference belongs in the structured
     array"); without it, an unstructured text. The two forms are never combined
     (XF-remittance-exclusive). ``debtorAccount`` holds a ``bban`` only (XF-debtor-account-one-of).
@@ -164,7 +165,7 @@ def ndct_payment(
     if kid:
         reference = ids.generate_kid(rng, length=rng.randint(6, 15), algorithm=kid_algorithm)
         body["remittanceInformationStructuredArray"] = [
-            {"reference": reference, "referenceType": "KID"}
+            {"reference": reference, "referenceType": kid_reference_type}
         ]
     else:
         body["remittanceInformationUnstructured"] = _remittance_text(fake)

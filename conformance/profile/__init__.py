@@ -5,7 +5,6 @@ and merged with command-line options. Every key is documented in ``profiles/READ
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -18,10 +17,17 @@ from urllib.parse import urlsplit
 from conformance._data import data_directory
 from conformance.contract import Contract, Operation, load_contract
 from conformance.errors import ProfileError
+from conformance.profile.bank import (
+    ENV_PREFIX,
+    Waiver,
+    check_static_header,
+    read_waivers,
+)
 from conformance.profile.tls_settings import CA_TRUST_MODES, CaTrust, TlsSettings
 from conformance.profile.toml_table import Table, read_toml
 
 __all__ = [
+    "ENV_PREFIX",
     "PRODUCT_OPERATIONS",
     "REFERENCE_PROFILE",
     "SCA_MODES",
@@ -106,18 +112,6 @@ class ScaSettings:
 
 
 @dataclass(frozen=True)
-class Waiver:
-    """Scenarios the bank team waives, with the reason every report shows (``[[waivers]]``):
-    ``scenarios`` are ids or ``fnmatch`` patterns (``E17-header-*``)."""
-
-    scenarios: tuple[str, ...]
-    reason: str
-
-    def covers(self, scenario_id: str) -> bool:
-        return any(fnmatch.fnmatchcase(scenario_id, pattern) for pattern in self.scenarios)
-
-
-@dataclass(frozen=True)
 class TargetProfile:
     """One target, as read from its TOML file (see the module docstring for the keys).
 
@@ -166,6 +160,15 @@ class TargetProfile:
     production: ProductionData = ProductionData()
     sca: ScaSettings = ScaSettings()
     x_accept_fix: str = _DEFAULT_X_ACCEPT_FIX
+    #: ``[headers]``: sent on every request (an API gateway's client id); a value
+    #: ``env:NAME`` is read from the environment variable NAME when the run starts.
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: ``[psu] ip_address``, ``user_agent``: the PSU-IP-Address and PSU-User-Agent values sent.
+    psu_ip_address: str | None = None
+    psu_user_agent: str | None = None
+    #: The ``referenceType`` of a KID in the structured remittance array (spec 2.7 leaves the
+    #: value open: "KID", or ISO 20022's "SCOR" as several banks' own samples have it).
+    kid_reference_type: str = "KID"
     reference_server: bool = False
     source: Path | None = None
 
@@ -178,6 +181,31 @@ class TargetProfile:
             certificate=self.tls_certificate,
             key=self.tls_key,
             password_env=self.tls_key_password_env,
+        )
+
+    def static_headers(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """``[headers]`` with ``env:NAME`` values read from the environment; a variable that is
+        not set is a :class:`ProfileError` naming it."""
+        env = os.environ if environ is None else environ
+        resolved: dict[str, str] = {}
+        for name, value in self.headers.items():
+            if value.startswith(ENV_PREFIX):
+                variable = value.removeprefix(ENV_PREFIX)
+                if not env.get(variable):
+                    raise ProfileError(
+                        f"profile {self.source}: [headers] {name} is read from the environment "
+                        f"variable {variable}, which is not set"
+                    )
+                value = env[variable]
+            resolved[name] = value
+        return resolved
+
+    @property
+    def secret_headers(self) -> frozenset[str]:
+        """The ``[headers]`` whose values come from the environment (lower case): secrets,
+        masked in every report."""
+        return frozenset(
+            name.lower() for name, value in self.headers.items() if value.startswith(ENV_PREFIX)
         )
 
     def waiver_for(self, scenario_id: str) -> str | None:
@@ -376,7 +404,15 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     private_table, corporate_table = psu.table("private"), psu.table("corporate")
     private = _read_dataclass(private_table, PrivatePsu)
     corporate = _read_dataclass(corporate_table, CorporatePsu)
+    psu_ip_address = psu.optional_str("ip_address")
+    psu_user_agent = psu.optional_str("user_agent")
     psu.finish()
+
+    headers_table = top.table("headers")
+    static_headers = {
+        name: check_static_header(headers_table, name) for name in headers_table.names()
+    }
+    headers_table.finish()
 
     production_table = top.table("production")
     production = ProductionData(
@@ -393,7 +429,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     mask_accounts = mask.get("accounts", bool, False)
     mask_names = mask.get("names", bool, False)
     mask.finish()
-    waivers = _read_waivers(top)
+    waivers = read_waivers(top)
 
     fix_table = top.table("x_accept_fix")
     x_accept_fix = fix_table.get("default", str, _DEFAULT_X_ACCEPT_FIX)
@@ -415,6 +451,10 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         mask_accounts=mask_accounts,
         mask_names=mask_names,
         waivers=waivers,
+        headers=MappingProxyType(static_headers),
+        psu_ip_address=psu_ip_address,
+        psu_user_agent=psu_user_agent,
+        kid_reference_type=top.get("kid_reference_type", str, "KID"),
         timeout=timeout,
         connect_timeout=connect_timeout,
         proxy=proxy,
@@ -494,22 +534,6 @@ def _read_dataclass(table: Table, kind: Callable[..., _PSU]) -> _PSU:
     value = kind(**{name: table.optional_str(name) for name in names})
     table.finish()
     return value
-
-
-def _read_waivers(top: Table) -> tuple[Waiver, ...]:
-    """``[[waivers]]``: each with ``scenarios`` (ids or patterns) and a ``reason``."""
-    entries = top.tables("waivers")
-    waivers = []
-    for table in entries:
-        scenarios = table.strings("scenarios")
-        if not scenarios:
-            raise table.error("scenarios", "is required: the scenario ids or patterns waived")
-        reason = table.optional_str("reason")
-        if reason is None:
-            raise table.error("reason", "is required: every report shows why a scenario is waived")
-        table.finish()
-        waivers.append(Waiver(tuple(scenarios), reason))
-    return tuple(waivers)
 
 
 def _read_sca(table: Table) -> ScaSettings:

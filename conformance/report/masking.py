@@ -14,6 +14,7 @@ account's name; both are off unless the profile's ``[mask]`` table switches them
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from dataclasses import dataclass
@@ -71,6 +72,9 @@ class MaskPolicy:
     secrets: bool = False
     accounts: bool = False
     names: bool = False
+    #: More header names (lower case) whose values are secrets: the profile's ``[headers]``
+    #: read from the environment (an API key).
+    headers: frozenset[str] = frozenset()
 
 
 #: Headers whose values are secrets or personal data (lower case).
@@ -89,12 +93,19 @@ SECRET_HEADERS = frozenset(
 #: Of those, the ones whose values are ids, remembered so that a path or a body naming the same
 #: id is masked too; the others are masked where they stand.
 _REMEMBERED_HEADERS = frozenset({"consent-id", "psu-id", "psu-corporate-id"})
-#: The same headers as ``-H 'Name: value'`` in a reproduction command, and in a signing string.
-_HEADER_ARGUMENT = re.compile(
-    r"(?P<name>" + "|".join(re.escape(name) for name in sorted(SECRET_HEADERS)) + r")"
-    r"(?P<sep>:\s*)(?P<value>[^\r\n'\"]+)",
-    re.IGNORECASE,
-)
+
+
+@functools.lru_cache(maxsize=8)
+def _header_argument(names: frozenset[str]) -> re.Pattern[str]:
+    """``Name: value`` of these headers: a header line, an ``-H`` argument of a reproduction
+    command, a line of a signing string."""
+    return re.compile(
+        r"(?P<name>" + "|".join(re.escape(name) for name in sorted(names)) + r")"
+        r"(?P<sep>:\s*)(?P<value>[^\r\n'\"]+)",
+        re.IGNORECASE,
+    )
+
+
 _CONSENT_ID_MEMBER = re.compile(r'"consentId"\s*:\s*"(?P<value>[^"]{4,})"')
 #: An SCA redirect link (its ``href``), or a Location header: the query is masked.
 _SCA_LINK = re.compile(
@@ -133,6 +144,7 @@ def policy_for(profile: TargetProfile) -> MaskPolicy:
         secrets=(not profile.reference_server) if secrets is None else secrets,
         accounts=profile.mask_accounts,
         names=profile.mask_names,
+        headers=profile.secret_headers,
     )
 
 
@@ -161,7 +173,11 @@ def scrub(text: str) -> str:
     text = scrub_identities(text)
     policy = _STATE.policy
     if policy.secrets:
-        text = _scrub_secrets(text)
+        text = _scrub_secrets(text, policy.headers)
+    elif policy.headers:  # an API key from the environment is masked whatever else is shown
+        text = _header_argument(policy.headers).sub(
+            lambda m: f"{m['name']}{m['sep']}{_masked_header(m['name'], m['value'])}", text
+        )
     if policy.accounts:
         text = _IBAN.sub(lambda m: f"{m['country']}{_MASKED}{m['tail']}", text)
         text = _ACCOUNT_NUMBER.sub(lambda m: f"{_MASKED}{m['tail']}", text)
@@ -170,10 +186,11 @@ def scrub(text: str) -> str:
     return text
 
 
-def _scrub_secrets(text: str) -> str:
+def _scrub_secrets(text: str, extra: frozenset[str]) -> str:
+    pattern = _header_argument(SECRET_HEADERS | extra)
     found = {
         match["value"].strip()
-        for match in _HEADER_ARGUMENT.finditer(text)
+        for match in pattern.finditer(text)
         if match["name"].lower() in _REMEMBERED_HEADERS
     }
     found |= {match["value"] for match in _CONSENT_ID_MEMBER.finditer(text)}
@@ -185,7 +202,7 @@ def _scrub_secrets(text: str) -> str:
     with _STATE.lock:
         _STATE.learned |= found
         learned = sorted(_STATE.learned, key=len, reverse=True)  # longest first
-    text = _HEADER_ARGUMENT.sub(
+    text = pattern.sub(
         lambda m: f"{m['name']}{m['sep']}{_masked_header(m['name'], m['value'])}", text
     )
     for value in learned:

@@ -133,7 +133,13 @@ def _ndct_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
     name = variant or "ndct-unstructured"
     if name.startswith("ndct-kid-"):
         algorithm: Literal["MOD10", "MOD11"] = "MOD11" if name.endswith("mod11") else "MOD10"
-        body = factories.ndct_payment(seed, debtor_bban=debtor, kid=True, kid_algorithm=algorithm)
+        body = factories.ndct_payment(
+            seed,
+            debtor_bban=debtor,
+            kid=True,
+            kid_algorithm=algorithm,
+            kid_reference_type=ctx.profile.kid_reference_type,
+        )
     else:
         body = factories.ndct_payment(seed, debtor_bban=debtor, kid=False)
     rng = random.Random(f"ndct-variant:{seed}")

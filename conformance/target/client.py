@@ -159,6 +159,7 @@ class TargetClient:
         retry: RetryPolicy | None = None,
         proxy: str | None = None,
         pacer: Pacer | None = None,
+        static_headers: Mapping[str, str] | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
         self.pacer = pacer or Pacer(None)
@@ -198,6 +199,10 @@ class TargetClient:
         # httpx's client defaults stay, with a User-Agent that names the suite.
         del self._http.headers["Accept"]
         self._http.headers["User-Agent"] = _USER_AGENT
+        #: The profile's ``[headers]`` (an API gateway's), on every request; a replay's profile
+        #: sends them again, so its reproduction command does not repeat them.
+        self._static = frozenset(name.lower() for name in static_headers or {})
+        self._http.headers.update(dict(static_headers or {}))
 
     def make_signer(
         self,
@@ -252,6 +257,7 @@ class TargetClient:
             retry=RetryPolicy(profile.retry_attempts, profile.retry_max_wait),
             proxy=profile.proxy,
             pacer=Pacer(worker_share(profile.rate_limit, _worker_count())),
+            static_headers=profile.static_headers(),
         )
         files = {"profile": profile.source}
         if identity is not None and profile.certificate is not None:
@@ -296,6 +302,7 @@ class TargetClient:
             elapsed=elapsed,
             signer=request.extensions.get(_SIGNER, ""),
             caller_headers=request.extensions.get(_CALLER_HEADERS, frozenset()),
+            profile_headers=self._static,
             base_url=self.base_url,
             replay_with=self.replay_with,
         )

@@ -117,8 +117,9 @@ def standard_headers(
     """The headers a well-behaved TPP sends on ``operation`` (spec 4.2), signer's aside.
 
     Required TPP headers get the profile's values (x-accept-fix of spec 9, TPP-Redirect-URI),
-    a fresh TPP-Session-ID; the PSU headers come from ``psu``. An operation that requires PSU-ID
-    without a PSU given is a programming error in the runner.
+    a fresh TPP-Session-ID; the PSU headers come from ``psu``, with the profile's PSU-IP-Address
+    and PSU-User-Agent where it names them (``[psu] ip_address``, ``user_agent``). An operation
+    that requires PSU-ID without a PSU given is a programming error in the runner.
     """
     required = frozenset(name.lower() for name in operation.required_headers)
     headers: dict[str, str] = {}
@@ -130,6 +131,10 @@ def standard_headers(
         headers["TPP-Redirect-URI"] = profile.redirect_uri
     if psu is not None:
         headers.update(psu.headers(operation))
+        if "PSU-IP-Address" in headers and profile.psu_ip_address is not None:
+            headers["PSU-IP-Address"] = profile.psu_ip_address  # the bank's accepted address
+        if profile.psu_user_agent is not None and "psu-user-agent" in _listed(operation):
+            headers["PSU-User-Agent"] = profile.psu_user_agent
     elif "psu-id" in required:
         raise ValueError(f"{operation.id} requires PSU-ID: build its request with a PSU")
     return headers

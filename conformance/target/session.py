@@ -140,6 +140,7 @@ def bundled_reference_server(
     log_path: Path | None = None,
     start_timeout: float = _SERVER_START_TIMEOUT,
     tls: BundledTls | None = None,
+    server_args: Sequence[str] = (),
 ) -> Iterator[str]:
     """Start ``python -m reference_server --port 0``; yield its base URL; stop it on exit.
 
@@ -156,6 +157,7 @@ def bundled_reference_server(
         command += ["--fault", fault]
     if tls is not None:
         command += tls.server_arguments()
+    command += list(server_args)  # e.g. --profile FILE: play that bank
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -90,6 +90,7 @@ def _kid_body(ctx: RunContext, seed: int, reference: str | None, algorithm: str 
         debtor_bban=_debtor(ctx),
         kid=True,
         kid_algorithm=algorithm,  # type: ignore[arg-type]
+        kid_reference_type=ctx.profile.kid_reference_type,
     )
     if reference is not None:
         body["remittanceInformationStructuredArray"][0]["reference"] = reference

@@ -40,7 +40,9 @@ class DataFactory(ConsentSetUp):
             return factories.periodic_payment(seed, today=self.today(), debtor_bban=debtor_bban)
         if op_id == "E18":
             return factories.ncbct_payment(seed, debtor_bban=debtor_bban)
-        return factories.ndct_payment(seed, debtor_bban=debtor_bban)
+        return factories.ndct_payment(
+            seed, debtor_bban=debtor_bban, kid_reference_type=self.profile.kid_reference_type
+        )
 
     def payment(
         self,

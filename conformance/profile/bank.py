@@ -1,0 +1,77 @@
+"""What a bank chose where the spec leaves the choice open, as its profile says it: static headers
+an API gateway wants on every request (spec 4.2 lists the interface's headers and forbids no
+others), and waivers (scenarios the bank team has accepted not to meet, each with its reason).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+
+from conformance.profile.toml_table import Table
+
+__all__ = ["ENV_PREFIX", "Waiver", "check_static_header", "read_waivers"]
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """Scenarios the bank team waives, with the reason every report shows (``[[waivers]]``):
+    ``scenarios`` are ids or ``fnmatch`` patterns (``E17-header-*``)."""
+
+    scenarios: tuple[str, ...]
+    reason: str
+
+    def covers(self, scenario_id: str) -> bool:
+        return any(fnmatch.fnmatchcase(scenario_id, pattern) for pattern in self.scenarios)
+
+
+#: A header value read from the environment: ``env:NAME``.
+ENV_PREFIX = "env:"
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+#: Headers the suite makes itself (spec 4.2, spec 5), which a static header may not replace.
+_OWN_HEADERS = frozenset(
+    {
+        "date",
+        "digest",
+        "signature",
+        "tpp-signature-certificate",
+        "x-request-id",
+        "content-type",
+        "content-length",
+        "host",
+        "psu-id",
+        "psu-ip-address",
+        "psu-user-agent",
+        "consent-id",
+    }
+)
+
+
+def check_static_header(table: Table, name: str) -> str:
+    """``[headers] Name = "value"``: a header name (RFC 9110 token) the suite does not send
+    itself, and a non-empty value (``env:NAME`` for one read from the environment)."""
+    value = table.get(name, str, "")
+    if not _TOKEN.fullmatch(name):
+        raise table.error(name, "is not a valid header name")
+    if name.lower() in _OWN_HEADERS:
+        raise table.error(name, "is a header the suite sets itself (spec 4.2, spec 5)")
+    if value.startswith(ENV_PREFIX) and not value.removeprefix(ENV_PREFIX).strip():
+        raise table.error(name, "names no environment variable after env:")
+    return value
+
+
+def read_waivers(top: Table) -> tuple[Waiver, ...]:
+    """``[[waivers]]``: each with ``scenarios`` (ids or patterns) and a ``reason``."""
+    entries = top.tables("waivers")
+    waivers = []
+    for table in entries:
+        scenarios = table.strings("scenarios")
+        if not scenarios:
+            raise table.error("scenarios", "is required: the scenario ids or patterns waived")
+        reason = table.optional_str("reason")
+        if reason is None:
+            raise table.error("reason", "is required: every report shows why a scenario is waived")
+        table.finish()
+        waivers.append(Waiver(tuple(scenarios), reason))
+    return tuple(waivers)

@@ -1,0 +1,41 @@
+"""The bank the server plays: the choices a target profile describes where the spec leaves them
+open (``python -m reference_server --profile FILE``), read through the suite's own profile loader.
+
+Played today: the static headers an API gateway requires on every contract request (a missing
+one is answered 401 ``HTTP_HEADER_REQUIRED``, a wrong value 401 ``FORBIDDEN``, both with the
+spec 7 body: assumptions.md, "Bank styles"), and the ``referenceType`` that marks a KID in the
+structured remittance array. Without a profile the server is the bundled one: no gateway
+headers, KID and OCR as KID types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from conformance.contract.crossfield import KID_REFERENCE_TYPES
+
+if TYPE_CHECKING:
+    from conformance.profile import TargetProfile
+
+__all__ = ["BankStyle", "style_of"]
+
+
+@dataclass(frozen=True)
+class BankStyle:
+    """What differs from the bundled server's defaults."""
+
+    gateway_headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    kid_reference_types: frozenset[str] = KID_REFERENCE_TYPES
+
+
+def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
+    """The style a profile describes; its ``env:`` header values are read from ``environ``
+    (the server's environment by default), as the suite reads them from its own."""
+    kid = profile.kid_reference_type.upper()
+    return BankStyle(
+        gateway_headers=MappingProxyType(profile.static_headers(environ)),
+        kid_reference_types=KID_REFERENCE_TYPES if kid in KID_REFERENCE_TYPES else frozenset({kid}),
+    )

@@ -1,0 +1,55 @@
+"""The round trip of every shipped example profile (``profiles/examples/``): the reference server
+plays the bank the profile describes (``python -m reference_server --profile P``), and the suite run
+with the same profile against it gives no must failure, no error and nothing blocked. CI runs it
+through ``make test``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.profile import ENV_PREFIX, load_profile
+from conformance.target.session import bundled_reference_server
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "profiles" / "examples").glob("*.toml"))
+
+
+def test_there_are_example_profiles() -> None:
+    assert EXAMPLES, "profiles/examples/ holds no profile"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", EXAMPLES, ids=lambda path: path.stem)
+def test_the_reference_server_plays_the_bank_and_the_suite_passes(
+    profile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = load_profile(profile)
+    for value in loaded.headers.values():  # the secrets the profile reads from the environment
+        if value.startswith(ENV_PREFIX):
+            monkeypatch.setenv(value.removeprefix(ENV_PREFIX), "round-trip-secret")
+    reports = tmp_path / "reports"
+    with bundled_reference_server(
+        server_args=["--profile", str(profile)], log_path=tmp_path / "server.log"
+    ) as url:
+        done = subprocess.run(
+            [sys.executable, "-m", "conformance", "run", "--profile", str(profile),
+             "--target", url, "--reports", str(reports), "-n", "2"],
+            capture_output=True, text=True, timeout=900, check=False, env=dict(os.environ),
+        )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    totals = document["totals"]
+    assert totals["passed"] > 1000
+    assert totals["failed"] == totals["error"] == totals["blocked"] == 0, totals
+    for waiver in loaded.waivers:  # every waiver names scenarios that exist
+        assert any(waiver.covers(s["id"]) for s in document["scenarios"]), waiver
+    texts = "".join(p.read_text("utf-8", "replace") for p in reports.rglob("*") if p.is_file())
+    assert "round-trip-secret" not in texts  # the gateway key is masked in every report
+    assert not re.search(r"PRIVATE KEY", texts)
