@@ -4,8 +4,10 @@ open (``python -m reference_server --profile FILE``), read through the suite's o
 Played today: the static headers an API gateway requires on every contract request (a missing
 one is answered 401 ``HTTP_HEADER_REQUIRED``, a wrong value 401 ``FORBIDDEN``, both with the
 spec 7 body: assumptions.md, "Bank styles"), and the ``referenceType`` that marks a KID in the
-structured remittance array. Without a profile the server is the bundled one: no gateway
-headers, KID and OCR as KID types.
+structured remittance array, and the bank's names of query parameters (``[query]``: the
+parameter is read under that name; the contract's name is then an unknown parameter, ignored).
+Without a profile the server is the bundled one: no gateway headers, KID and OCR as KID types,
+the contract's query names.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ class BankStyle:
 
     gateway_headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     kid_reference_types: frozenset[str] = KID_REFERENCE_TYPES
+    #: Per operation, the bank's names of its query parameters (AT: ``fromDate`` → ``dateFrom``).
+    query_names: Mapping[str, Mapping[str, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -38,4 +44,5 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
     return BankStyle(
         gateway_headers=MappingProxyType(profile.static_headers(environ)),
         kid_reference_types=KID_REFERENCE_TYPES if kid in KID_REFERENCE_TYPES else frozenset({kid}),
+        query_names=profile.query_names,
     )

@@ -59,10 +59,13 @@ def error_path(error: ValidationError) -> str | None:
 def parse_query(
     app: ServerState, operation: Operation, raw: Mapping[str, tuple[str, ...]]
 ) -> dict[str, Any]:
-    """The operation's query parameters, converted and validated; unknown ones are ignored."""
+    """The operation's query parameters, converted and validated; unknown ones are ignored. A
+    bank style (``--profile`` ``[query]``) may give a parameter another name in the URL; the
+    values are keyed by the contract's names either way."""
     values: dict[str, Any] = {}
+    renamed = app.bank.query_names.get(operation.id, {})
     for parameter in operation.query_parameters:
-        given = raw.get(parameter.name)
+        given = raw.get(renamed.get(parameter.name, parameter.name))
         if not given:
             if parameter.required:
                 raise ApiError(

@@ -382,3 +382,26 @@ def test_static_headers_psu_values_and_the_kid_type(tmp_path: Path) -> None:
 def test_bad_static_headers_are_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ProfileError, match=message):
         load_profile(write(tmp_path, 'base_url = "https://bank.example"\n' + text))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[query.E3]\nfromDate = "dateFrom"\n', "names query parameters the spec states"),
+        ('[query.ZZ]\nfromDate = "dateFrom"\n', "is not an operation id"),
+        ('[query.AT]\nsince = "dateFrom"\n', "is not a query parameter of AT"),
+        ('[query.AT]\nfromDate = "date from"\n', "must be a plain query parameter name"),
+    ],
+)
+def test_bad_query_names_are_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ProfileError, match=message):
+        load_profile(write(tmp_path, 'base_url = "https://bank.example"\n' + text))
+
+
+def test_query_names_rename_only_that_operations_parameters(tmp_path: Path) -> None:
+    profile = load_profile(
+        write(tmp_path, 'base_url = "https://bank.example"\n[query.AT]\nfromDate = "dateFrom"\n')
+    )
+    assert profile.query_name("AT", "fromDate") == "dateFrom"
+    assert profile.query_name("AT", "toDate") == "toDate"
+    assert profile.query_name("E3", "fromDate") == "fromDate"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from conformance._data import data_directory
@@ -21,7 +21,16 @@ from conformance.profile.bank import (
     ENV_PREFIX,
     Waiver,
     check_static_header,
+    read_query_names,
     read_waivers,
+)
+from conformance.profile.parts import (
+    SCA_MODES,
+    CorporatePsu,
+    PrivatePsu,
+    ProductionData,
+    ScaMode,
+    ScaSettings,
 )
 from conformance.profile.tls_settings import CA_TRUST_MODES, CaTrust, TlsSettings
 from conformance.profile.toml_table import Table, read_toml
@@ -34,6 +43,7 @@ __all__ = [
     "CorporatePsu",
     "PrivatePsu",
     "ProductionData",
+    "ScaMode",
     "ScaSettings",
     "TargetProfile",
     "Waiver",
@@ -46,9 +56,6 @@ PRODUCT_OPERATIONS: Mapping[str, str] = MappingProxyType(
     {"ndct": "E16", "periodic-ndct": "E17", "ncbct": "E18"}
 )
 
-#: How the SCA redirect of spec 5 item 6 is completed (see ``conformance.target.sca``).
-SCA_MODES: tuple[str, ...] = ("reference", "manual", "command")
-ScaMode = Literal["reference", "manual", "command"]
 
 #: The profile of the bundled reference server (shipped with the project).
 REFERENCE_PROFILE = data_directory("profiles") / "reference-server.toml"
@@ -70,45 +77,6 @@ _DEFAULT_X_ACCEPT_FIX = "amount-as-string"
 _T = TypeVar("_T")
 _D = TypeVar("_D")
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
-
-
-@dataclass(frozen=True)
-class PrivatePsu:
-    """A private PSU of the target's test environment (spec 5 items 5 and 7)."""
-
-    psu_id: str | None = None
-    national_id: str | None = None
-    customer_number: str | None = None
-
-
-@dataclass(frozen=True)
-class CorporatePsu:
-    """A corporate PSU: spec 5 item 5 ("corporate users also pass PSU-Corporate-ID")."""
-
-    psu_id: str | None = None
-    corporate_id: str | None = None
-    customer_number: str | None = None
-
-
-@dataclass(frozen=True)
-class ProductionData:
-    """Existing production resources for targets without a sandbox to create them (spec 4.3 E8).
-
-    ``transaction_ids`` are transactions of the first of ``account_ids``, as taken from the
-    account transactions list (spec 4.3 E8: "taken from the list result").
-    """
-
-    consent_id: str | None = None
-    account_ids: tuple[str, ...] = ()
-    transaction_ids: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ScaSettings:
-    """How the suite gets past the SCA redirect (spec 5 item 6): ``command`` gets the link."""
-
-    mode: ScaMode = "reference"
-    command: str | None = None
 
 
 @dataclass(frozen=True)
@@ -150,15 +118,15 @@ class TargetProfile:
     retry_attempts: int = 3
     retry_max_wait: float = 30.0
     redirect_uri: str = _DEFAULT_REDIRECT_URI
-    psu_private: PrivatePsu = PrivatePsu()
-    psu_corporate: CorporatePsu = CorporatePsu()
+    psu_private: PrivatePsu = field(default_factory=PrivatePsu)
+    psu_corporate: CorporatePsu = field(default_factory=CorporatePsu)
     products: frozenset[str] = frozenset(PRODUCT_OPERATIONS)
     supported_operations: frozenset[str] | None = None
     unsupported_operations: frozenset[str] = frozenset()
     paths: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     sandbox: bool = True
-    production: ProductionData = ProductionData()
-    sca: ScaSettings = ScaSettings()
+    production: ProductionData = field(default_factory=ProductionData)
+    sca: ScaSettings = field(default_factory=ScaSettings)
     x_accept_fix: str = _DEFAULT_X_ACCEPT_FIX
     #: ``[headers]``: sent on every request (an API gateway's client id); a value
     #: ``env:NAME`` is read from the environment variable NAME when the run starts.
@@ -169,6 +137,11 @@ class TargetProfile:
     #: The ``referenceType`` of a KID in the structured remittance array (spec 2.7 leaves the
     #: value open: "KID", or ISO 20022's "SCOR" as several banks' own samples have it).
     kid_reference_type: str = "KID"
+    #: ``[query.<op id>]``: the bank's names of an operation's query parameters where the spec
+    #: does not name them (AT's ``fromDate`` → ``dateFrom``, as Berlin Group banks name them).
+    query_names: Mapping[str, Mapping[str, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
     reference_server: bool = False
     source: Path | None = None
 
@@ -207,6 +180,10 @@ class TargetProfile:
         return frozenset(
             name.lower() for name, value in self.headers.items() if value.startswith(ENV_PREFIX)
         )
+
+    def query_name(self, op_id: str, name: str) -> str:
+        """The bank's name of the query parameter ``name`` of ``op_id``."""
+        return self.query_names.get(op_id, {}).get(name, name)
 
     def waiver_for(self, scenario_id: str) -> str | None:
         """The reason the profile waives ``scenario_id`` (the first waiver naming it), or None."""
@@ -414,6 +391,12 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     }
     headers_table.finish()
 
+    query_table = top.table("query")
+    query_names = {
+        op_id: read_query_names(query_table, op_id, known_ops) for op_id in query_table.names()
+    }
+    query_table.finish()
+
     production_table = top.table("production")
     production = ProductionData(
         consent_id=production_table.optional_str("consent_id"),
@@ -455,6 +438,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         psu_ip_address=psu_ip_address,
         psu_user_agent=psu_user_agent,
         kid_reference_type=top.get("kid_reference_type", str, "KID"),
+        query_names=MappingProxyType(query_names),
         timeout=timeout,
         connect_timeout=connect_timeout,
         proxy=proxy,

@@ -1,17 +1,24 @@
 """What a bank chose where the spec leaves the choice open, as its profile says it: static headers
 an API gateway wants on every request (spec 4.2 lists the interface's headers and forbids no
-others), and waivers (scenarios the bank team has accepted not to meet, each with its reason).
+others), the bank's names of query parameters, and waivers (scenarios the bank team has accepted
+not to meet, each with its reason).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from conformance.profile.toml_table import Table
 
-__all__ = ["ENV_PREFIX", "Waiver", "check_static_header", "read_waivers"]
+if TYPE_CHECKING:
+    from conformance.contract import Operation
+
+__all__ = ["ENV_PREFIX", "Waiver", "check_static_header", "read_query_names", "read_waivers"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,38 @@ def check_static_header(table: Table, name: str) -> str:
     if value.startswith(ENV_PREFIX) and not value.removeprefix(ENV_PREFIX).strip():
         raise table.error(name, "names no environment variable after env:")
     return value
+
+
+_SPEC_OPERATION = re.compile(r"E[0-9]+")
+
+
+def read_query_names(
+    query: Table, op_id: str, operations: Mapping[str, Operation]
+) -> Mapping[str, str]:
+    """``[query.AT] fromDate = "dateFrom"``: the bank's names of an operation's query parameters.
+    Only where the spec does not name them: spec 4.3 names the query parameters of its own
+    operations (E1-E18: E3's fromDate, E9's withAccounts, ...); those of the operations it only
+    references (AT, PS, ...) are the contract's assumptions."""
+    operation = operations.get(op_id)
+    if operation is None:
+        raise query.error(op_id, "is not an operation id of the contract")
+    if _SPEC_OPERATION.fullmatch(op_id):
+        raise query.error(
+            op_id, "names query parameters the spec states (spec 4.3); only assumed names differ"
+        )
+    table = query.table(op_id)
+    known = {parameter.name for parameter in operation.query_parameters}
+    names: dict[str, str] = {}
+    for name in table.names():
+        value = table.get(name, str, "")
+        if name not in known:
+            listed = ", ".join(sorted(known))
+            raise table.error(name, f"is not a query parameter of {op_id} (it has: {listed})")
+        if not re.fullmatch(r"[A-Za-z0-9._~-]+", value):
+            raise table.error(name, f"must be a plain query parameter name, not {value!r}")
+        names[name] = value
+    table.finish()
+    return MappingProxyType(names)
 
 
 def read_waivers(top: Table) -> tuple[Waiver, ...]:

@@ -250,7 +250,10 @@ class OperationRequest:
         return ctx.client.request(
             self.method or self.operation.method,
             self.target_path(ctx.profile),
-            params=list(self.query) or None,
+            params=[
+                (ctx.profile.query_name(self.operation.id, key), val) for key, val in self.query
+            ]
+            or None,
             headers=list(self.headers),
             auth=auth,
             **kwargs,

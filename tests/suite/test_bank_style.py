@@ -145,3 +145,19 @@ def test_the_server_reads_the_bank_from_the_same_profile(tmp_path: Any) -> None:
     assert style.kid_reference_types == {"SCOR"}
     assert style_of(load_profile(path), {"BANK_ID": "k-1"}) == style
     assert BankStyle().kid_reference_types == {"KID", "OCR"}
+
+
+def test_the_banks_query_names_are_used_where_the_spec_leaves_them_open(
+    bank: Callable[..., tuple[RunContext, RunningServer]],
+    contract: Contract,
+    scenarios: dict[str, Scenario],
+) -> None:
+    names = MappingProxyType({"AT": MappingProxyType({"fromDate": "dateFrom"})})
+    style = BankStyle(query_names=names)
+    chosen = scenarios["AT-query.fromDate-format-2026-02-30-rejected"]
+    context, _ = bank(style, contract, query_names=names)
+    run_scenario(chosen, context)
+    assert "dateFrom=2026-02-30" in context.exchanges[-1].url
+    plain, _ = bank(style, contract)  # the contract's name: the bank ignores it, answers 200
+    with pytest.raises(ConformanceFailure):
+        run_scenario(chosen, plain)
