@@ -110,7 +110,7 @@ def check_required_headers(app: ServerState, operation: Operation, headers: Head
     X-PSU-IDENTITY, it stands in for PSU-ID (spec 4.2, spec 5 part 5)."""
     if app.faulty("ignore-required-header"):
         return
-    for name in operation.required_headers:
+    for name in app.bank.required_headers.get(operation.id, operation.required_headers):
         if _present(headers, name):
             continue
         if (

@@ -5,7 +5,9 @@ Played today: the static headers an API gateway requires on every contract reque
 one is answered 401 ``HTTP_HEADER_REQUIRED``, a wrong value 401 ``FORBIDDEN``, both with the
 spec 7 body: assumptions.md, "Bank styles"), and the ``referenceType`` that marks a KID in the
 structured remittance array, and the bank's names of query parameters (``[query]``: the
-parameter is read under that name; the contract's name is then an unknown parameter, ignored).
+parameter is read under that name; the contract's name is then an unknown parameter, ignored),
+and the required header set of an operation whose set the spec does not show
+(``[required_headers]``).
 Without a profile the server is the bundled one: no gateway headers, KID and OCR as KID types,
 the contract's query names.
 """
@@ -35,6 +37,10 @@ class BankStyle:
     query_names: Mapping[str, Mapping[str, str]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    #: Per operation, the bank's required header set where the spec does not show it.
+    required_headers: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -45,4 +51,5 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         gateway_headers=MappingProxyType(profile.static_headers(environ)),
         kid_reference_types=KID_REFERENCE_TYPES if kid in KID_REFERENCE_TYPES else frozenset({kid}),
         query_names=profile.query_names,
+        required_headers=profile.required_headers,
     )

@@ -405,3 +405,37 @@ def test_query_names_rename_only_that_operations_parameters(tmp_path: Path) -> N
     assert profile.query_name("AT", "fromDate") == "dateFrom"
     assert profile.query_name("AT", "toDate") == "toDate"
     assert profile.query_name("E3", "fromDate") == "fromDate"
+
+
+def test_a_banks_required_headers(tmp_path: Path) -> None:
+    contract = load_contract()
+    profile = load_profile(
+        write(
+            tmp_path,
+            'base_url = "https://bank.example"\n'
+            '[required_headers]\nPA = ["x-request-id", "TPP-Signature-Certificate", "Signature"]\n',
+        )
+    )
+    assert profile.required_for(contract.operations["PA"]) == (
+        "X-Request-ID",
+        "TPP-Signature-Certificate",
+        "Signature",
+    )
+    e16 = contract.operations["E16"]
+    assert profile.required_for(e16) == e16.required_headers
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('E16 = ["X-Request-ID"]\n', "has a required header set the spec states"),
+        ('PA = ["X-Request-ID", "X-Foo", "Signature", "TPP-Signature-Certificate"]\n', "'X-Foo'"),
+        ('PA = ["X-Request-ID", "TPP-Signature-Certificate"]\n', "drops Signature"),
+        ('ZZ = ["X-Request-ID"]\n', "is not an operation id"),
+    ],
+)
+def test_bad_required_headers_are_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ProfileError, match=message):
+        load_profile(
+            write(tmp_path, 'base_url = "https://bank.example"\n[required_headers]\n' + text)
+        )

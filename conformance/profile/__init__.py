@@ -22,6 +22,7 @@ from conformance.profile.bank import (
     Waiver,
     check_static_header,
     read_query_names,
+    read_required_headers,
     read_waivers,
 )
 from conformance.profile.parts import (
@@ -142,6 +143,11 @@ class TargetProfile:
     query_names: Mapping[str, Mapping[str, str]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    #: ``[required_headers]``: the bank's required header set of an operation whose set the
+    #: spec does not show (``required_for``).
+    required_headers: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
     reference_server: bool = False
     source: Path | None = None
 
@@ -180,6 +186,11 @@ class TargetProfile:
         return frozenset(
             name.lower() for name, value in self.headers.items() if value.startswith(ENV_PREFIX)
         )
+
+    def required_for(self, operation: Operation) -> tuple[str, ...]:
+        """The headers ``operation`` requires at this bank: the profile's set, else the
+        contract's."""
+        return self.required_headers.get(operation.id, operation.required_headers)
 
     def query_name(self, op_id: str, name: str) -> str:
         """The bank's name of the query parameter ``name`` of ``op_id``."""
@@ -439,6 +450,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         psu_user_agent=psu_user_agent,
         kid_reference_type=top.get("kid_reference_type", str, "KID"),
         query_names=MappingProxyType(query_names),
+        required_headers=read_required_headers(top, known_ops),
         timeout=timeout,
         connect_timeout=connect_timeout,
         proxy=proxy,

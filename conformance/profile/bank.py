@@ -18,7 +18,14 @@ from conformance.profile.toml_table import Table
 if TYPE_CHECKING:
     from conformance.contract import Operation
 
-__all__ = ["ENV_PREFIX", "Waiver", "check_static_header", "read_query_names", "read_waivers"]
+__all__ = [
+    "ENV_PREFIX",
+    "Waiver",
+    "check_static_header",
+    "read_query_names",
+    "read_required_headers",
+    "read_waivers",
+]
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,45 @@ def read_query_names(
         names[name] = value
     table.finish()
     return MappingProxyType(names)
+
+
+#: Headers spec 5 requires wherever a request is signed; a bank's set cannot drop them.
+_SIGNATURE_HEADERS = frozenset({"signature", "tpp-signature-certificate", "digest"})
+
+
+def read_required_headers(
+    top: Table, operations: Mapping[str, Operation]
+) -> Mapping[str, tuple[str, ...]]:
+    """``[required_headers] PA = ["X-Request-ID", ...]``: the bank's required header set of an
+    operation whose set the spec does not show (the contract's assumption topic
+    ``required-headers``: an operation only referenced, or a row "as" another). Each name is one
+    the operation lists (required or optional); spec 5's signature headers stay required."""
+    table = top.table("required_headers")
+    chosen: dict[str, tuple[str, ...]] = {}
+    for op_id in table.names():
+        operation = operations.get(op_id)
+        if operation is None:
+            raise table.error(op_id, "is not an operation id of the contract")
+        if not any(item.topic == "required-headers" for item in operation.assumptions):
+            raise table.error(
+                op_id, "has a required header set the spec states (spec 4.2); it cannot change"
+            )
+        listed = {n.lower(): n for n in (*operation.required_headers, *operation.optional_headers)}
+        names = table.strings(op_id) or ()
+        unknown = [name for name in names if name.lower() not in listed]
+        if unknown:
+            raise table.error(op_id, f"names {unknown[0]!r}, which {op_id} does not list")
+        kept = {name.lower() for name in names}
+        dropped = [
+            name
+            for name in operation.required_headers
+            if name.lower() in _SIGNATURE_HEADERS and name.lower() not in kept
+        ]
+        if dropped:
+            raise table.error(op_id, f"drops {dropped[0]}, which spec 5 requires")
+        chosen[op_id] = tuple(listed[name.lower()] for name in names)
+    table.finish()
+    return MappingProxyType(chosen)
 
 
 def read_waivers(top: Table) -> tuple[Waiver, ...]:

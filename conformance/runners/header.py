@@ -4,13 +4,16 @@ a malformed value, a corporate PSU without PSU-Corporate-ID.
 The base request carries every header spec 4.2 requires; the scenario's mutation removes one or
 sets a value that breaks its format (``types/headers.json``). With ``params["psu"] == "corporate"``
 the request is first made for the worker's corporate PSU (PSU-Context CORPORATE with its
-PSU-Corporate-ID), so that removing PSU-Corporate-ID leaves a corporate user without it.
+PSU-Corporate-ID), so that removing PSU-Corporate-ID leaves a corporate user without it. A
+header the profile's ``[required_headers]`` does not require of the operation (where the spec
+does not show the set) makes its missing-header scenario not applicable.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from conformance.checks import NotApplicable
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
@@ -24,6 +27,20 @@ __all__ = ["run"]
 
 
 def run(scenario: Scenario, ctx: RunContext) -> None:
+    mutation = scenario.mutation
+    if (
+        mutation is not None
+        and mutation.target == "header"
+        and mutation.action == "remove"
+        and mutation.keyword == "required"
+    ):
+        operation = ctx.contract.operations[scenario.operation]
+        name = str(mutation.pointer[0])
+        if name.lower() not in {n.lower() for n in ctx.profile.required_for(operation)}:
+            raise NotApplicable(
+                f"the profile's [required_headers] {scenario.operation} does not require {name} "
+                "(the spec does not show the set)"
+            )
     seed = scenario_seed(ctx.seed, scenario.id)
     request = base_request(ctx, scenario.operation, scenario.variant, seed)
     if scenario.param("psu") == "corporate":

@@ -121,7 +121,7 @@ def standard_headers(
     and PSU-User-Agent where it names them (``[psu] ip_address``, ``user_agent``). An operation
     that requires PSU-ID without a PSU given is a programming error in the runner.
     """
-    required = frozenset(name.lower() for name in operation.required_headers)
+    required = frozenset(name.lower() for name in profile.required_for(operation))
     headers: dict[str, str] = {}
     if "x-accept-fix" in required:
         headers["x-accept-fix"] = profile.x_accept_fix

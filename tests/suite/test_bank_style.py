@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from conformance.checks import ConformanceFailure
+from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
 from conformance.profile import TargetProfile, load_profile
 from conformance.runners import RunContext, run_scenario
+from conformance.runners.base_requests import base_request
 from conformance.scenario import Scenario
 from conformance.target.client import TargetClient
 from conformance.target.sca import ReferenceSca
@@ -161,3 +162,23 @@ def test_the_banks_query_names_are_used_where_the_spec_leaves_them_open(
     plain, _ = bank(style, contract)  # the contract's name: the bank ignores it, answers 200
     with pytest.raises(ConformanceFailure):
         run_scenario(chosen, plain)
+
+
+def test_the_banks_required_headers_where_the_spec_does_not_show_them(
+    bank: Callable[..., tuple[RunContext, RunningServer]],
+    contract: Contract,
+    scenarios: dict[str, Scenario],
+) -> None:
+    pa = contract.operations["PA"]
+    kept = tuple(n for n in pa.required_headers if n not in ("PSU-IP-Address", "x-accept-fix"))
+    chosen = MappingProxyType({"PA": kept})
+    context, _ = bank(BankStyle(required_headers=chosen), contract, required_headers=chosen)
+    with pytest.raises(NotApplicable, match="does not require PSU-IP-Address"):
+        run_scenario(scenarios["PA-header-PSU-IP-Address-missing-rejected"], context)
+    run_scenario(scenarios["PA-header-PSU-ID-missing-rejected"], context)  # still required
+    # the server playing that bank lets an authorisation start without the header
+    request = base_request(context, "PA", "", 11).with_header("PSU-IP-Address", None)
+    assert request.send(context).status == 201
+    faithful, _ = bank(BankStyle(), contract)
+    request = base_request(faithful, "PA", "", 12).with_header("PSU-IP-Address", None)
+    assert request.send(faithful).status == 400
