@@ -24,7 +24,7 @@ from cryptography import x509
 from conformance.contract import load_contract
 from reference_server import auth, errors, validation
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
-from reference_server.bank_style import BankStyle
+from reference_server.bank_style import BankStyle, inbound_path, outbound_text
 from reference_server.clock import Clock
 from reference_server.faults import FAULTS, check_names
 from reference_server.resources import MODULES
@@ -139,7 +139,20 @@ class Application:
     # -- dispatch -------------------------------------------------------------------------------
 
     def dispatch(self, request: Request) -> Response:
-        """Answer one request. Never raises: every failure becomes a spec 7 error answer."""
+        """Answer one request. Never raises: every failure becomes a spec 7 error answer. A bank
+        style with its own product identifiers is applied around it (``bank_style``)."""
+        if not self.bank.product_ids:
+            return self._dispatch(request)
+        answer = self._dispatch(replace(request, path=inbound_path(self.bank, request.path)))
+        headers = tuple(
+            (name, outbound_text(self.bank, value.encode()).decode())
+            if name.lower() == "location"
+            else (name, value)
+            for name, value in answer.headers
+        )
+        return replace(answer, body=outbound_text(self.bank, answer.body), headers=headers)
+
+    def _dispatch(self, request: Request) -> Response:
         started = time.perf_counter()
         operation: Operation | None = None
         payment_style = False

@@ -439,3 +439,20 @@ def test_bad_required_headers_are_one_clear_error(tmp_path: Path, text: str, mes
         load_profile(
             write(tmp_path, 'base_url = "https://bank.example"\n[required_headers]\n' + text)
         )
+
+
+def test_only_the_ncbct_product_identifier_is_open(tmp_path: Path) -> None:
+    profile = load_profile(
+        write(tmp_path, 'base_url = "https://x.example"\n[product_ids]\nncbct = "intl-transfers"\n')
+    )
+    assert profile.render_path("E18") == "/v1/payments/intl-transfers"
+    assert profile.render_path("E16") == "/v1/payments/norwegian-domestic-credit-transfers"
+    for line, message in (
+        ('ndct = "x"', "spec 4.1 states the NDCT identifier"),
+        ('sepa = "x"', "is not a product"),
+        ('ncbct = "Has Spaces"', "lower-case path segment"),
+    ):
+        with pytest.raises(ProfileError, match=message):
+            load_profile(
+                write(tmp_path, f'base_url = "https://x.example"\n[product_ids]\n{line}\n')
+            )

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -21,6 +20,7 @@ from conformance.profile.bank import (
     ENV_PREFIX,
     Waiver,
     check_static_header,
+    read_product_ids,
     read_query_names,
     read_required_headers,
     read_waivers,
@@ -32,6 +32,12 @@ from conformance.profile.parts import (
     ProductionData,
     ScaMode,
     ScaSettings,
+)
+from conformance.profile.paths import (
+    DEFAULT_REDIRECT_URI,
+    check_op_id,
+    check_path_override,
+    check_redirect_uri,
 )
 from conformance.profile.tls_settings import CA_TRUST_MODES, CaTrust, TlsSettings
 from conformance.profile.toml_table import Table, read_toml
@@ -52,6 +58,9 @@ __all__ = [
     "profile_from_options",
 ]
 
+#: The path parameter that carries the payment product identifier (spec 4.1).
+PRODUCT_PARAMETER = "payment-product"
+
 #: Payment products a profile can name (spec 1) and the creation operation of each (spec 4.1).
 PRODUCT_OPERATIONS: Mapping[str, str] = MappingProxyType(
     {"ndct": "E16", "periodic-ndct": "E17", "ncbct": "E18"}
@@ -71,13 +80,11 @@ ENV_KEY_PASSWORD = "CONFORMANCE_KEY_PASSWORD"
 ENV_TLS_CERT = "CONFORMANCE_TLS_CERT"
 ENV_TLS_KEY = "CONFORMANCE_TLS_KEY"
 
-_DEFAULT_REDIRECT_URI = "https://tpp.invalid/conformance/redirect"
 _DEFAULT_TIMEOUT = 30.0
 _DEFAULT_X_ACCEPT_FIX = "amount-as-string"
 
 _T = TypeVar("_T")
 _D = TypeVar("_D")
-_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 
 @dataclass(frozen=True)
@@ -118,7 +125,7 @@ class TargetProfile:
     #: Retries of a throttled answer (429/503 with Retry-After): how many, and the total wait.
     retry_attempts: int = 3
     retry_max_wait: float = 30.0
-    redirect_uri: str = _DEFAULT_REDIRECT_URI
+    redirect_uri: str = DEFAULT_REDIRECT_URI
     psu_private: PrivatePsu = field(default_factory=PrivatePsu)
     psu_corporate: CorporatePsu = field(default_factory=CorporatePsu)
     products: frozenset[str] = frozenset(PRODUCT_OPERATIONS)
@@ -143,6 +150,9 @@ class TargetProfile:
     query_names: Mapping[str, Mapping[str, str]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    #: ``[product_ids]``: the contract's product identifier → the bank's (only NCBCT's is open:
+    #: spec 4.1 "The NCBCT product identifier: not shown").
+    product_ids: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: ``[required_headers]``: the bank's required header set of an operation whose set the
     #: spec does not show (``required_for``).
     required_headers: Mapping[str, tuple[str, ...]] = field(
@@ -231,9 +241,14 @@ class TargetProfile:
         return self.paths.get(op.id, op.path)
 
     def render_path(self, operation: Operation | str, /, **path_values: str) -> str:
-        """:meth:`path_for` filled like ``Operation.render_path`` (consts filled, encoded)."""
+        """:meth:`path_for` filled like ``Operation.render_path`` (consts filled, encoded), with
+        the bank's product identifier where the profile names one (``[product_ids]``)."""
         op = _operation(operation)
-        return dataclasses.replace(op, path=self.path_for(op)).render_path(**path_values)
+        values = {**op.fixed_path_values, **path_values}
+        product = values.get(PRODUCT_PARAMETER)
+        if product is not None:
+            values[PRODUCT_PARAMETER] = self.product_ids.get(product, product)
+        return dataclasses.replace(op, path=self.path_for(op)).render_path(**values)
 
     def with_options(
         self,
@@ -326,7 +341,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         ids = table.strings(key)
         if ids is None:
             return None
-        return frozenset(_check_op_id(table, key, op_id, known_ops) for op_id in ids)
+        return frozenset(check_op_id(table, key, op_id, known_ops) for op_id in ids)
 
     base_url = top.optional_str("base_url")
     if base_url is None:
@@ -384,7 +399,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
 
     paths_table = top.table("paths")
     paths = {
-        op_id: _check_path_override(paths_table, op_id, known_ops) for op_id in paths_table.names()
+        op_id: check_path_override(paths_table, op_id, known_ops) for op_id in paths_table.names()
     }
     paths_table.finish()
 
@@ -451,12 +466,13 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         kid_reference_type=top.get("kid_reference_type", str, "KID"),
         query_names=MappingProxyType(query_names),
         required_headers=read_required_headers(top, known_ops),
+        product_ids=read_product_ids(top, known_ops),
         timeout=timeout,
         connect_timeout=connect_timeout,
         proxy=proxy,
         retry_attempts=retry_attempts,
         retry_max_wait=retry_max_wait,
-        redirect_uri=_check_redirect_uri(top),
+        redirect_uri=check_redirect_uri(top),
         psu_private=private,
         psu_corporate=corporate,
         products=frozenset(PRODUCT_OPERATIONS if products is None else products),
@@ -476,50 +492,6 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         raise top.error("tls_key", "is given without tls_certificate")
     top.finish()
     return profile
-
-
-def _check_redirect_uri(table: Table) -> str:
-    """TPP-Redirect-URI must be an absolute URI (spec 4.2; types/headers.json: format uri)."""
-    value = table.get("redirect_uri", str, _DEFAULT_REDIRECT_URI)
-    parts = urlsplit(value)
-    if not parts.scheme or not parts.netloc:
-        raise table.error("redirect_uri", f"must be an absolute URL, not {value!r}")
-    return value
-
-
-def _check_op_id(table: Table, key: str, op_id: str, known: Mapping[str, Any]) -> str:
-    if op_id not in known:
-        raise table.error(
-            key, f"names an unknown operation id {op_id!r} (known: {', '.join(sorted(known))})"
-        )
-    return op_id
-
-
-def _check_path_override(table: Table, op_id: str, known: Mapping[str, Operation]) -> str:
-    """An override starts with / and keeps the contract's placeholders (filled by name)."""
-    _check_op_id(table, op_id, op_id, known)
-    path = table.get(op_id, str, "")
-    if not path.startswith("/"):
-        raise table.error(op_id, f"must be a path starting with '/', not {path!r}")
-    operation = known[op_id]
-    wanted = _placeholders(operation.path)
-    found = _placeholders(path)
-    if wanted != found:
-        raise table.error(
-            op_id,
-            f"has the placeholders {_braced(found)} but {op_id}'s path {operation.path} "
-            f"has {_braced(wanted)}; keep the same names",
-        )
-    return path
-
-
-def _placeholders(path: str) -> frozenset[str]:
-    return frozenset(_PLACEHOLDER.findall(path))
-
-
-def _braced(names: Iterable[str]) -> str:
-    listed = ", ".join("{" + name + "}" for name in sorted(names))
-    return listed or "none"
 
 
 _PSU = TypeVar("_PSU", PrivatePsu, CorporatePsu)

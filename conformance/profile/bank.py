@@ -22,6 +22,7 @@ __all__ = [
     "ENV_PREFIX",
     "Waiver",
     "check_static_header",
+    "read_product_ids",
     "read_query_names",
     "read_required_headers",
     "read_waivers",
@@ -142,6 +143,29 @@ def read_required_headers(
         if dropped:
             raise table.error(op_id, f"drops {dropped[0]}, which spec 5 requires")
         chosen[op_id] = tuple(listed[name.lower()] for name in names)
+    table.finish()
+    return MappingProxyType(chosen)
+
+
+def read_product_ids(top: Table, operations: Mapping[str, Operation]) -> Mapping[str, str]:
+    """``[product_ids] ncbct = "..."``: the bank's product identifier of NCBCT, the one the spec
+    leaves open (spec 4.1: "The NCBCT product identifier: not shown"); NDCT's is stated
+    ("norwegian-domestic-credit-transfers"), so it cannot change. Keyed by the contract's id."""
+    table = top.table("product_ids")
+    chosen: dict[str, str] = {}
+    for product in table.names():
+        if product != "ncbct":
+            raise table.error(
+                product,
+                "cannot change: spec 4.1 states the NDCT identifier (only ncbct is open)"
+                if product in ("ndct", "periodic-ndct")
+                else "is not a product (only ncbct's identifier is open)",
+            )
+        value = table.get(product, str, "")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", value):
+            raise table.error(product, f"must be a lower-case path segment, not {value!r}")
+        contract_id = operations["E18"].fixed_path_values["payment-product"]
+        chosen[str(contract_id)] = value
     table.finish()
     return MappingProxyType(chosen)
 

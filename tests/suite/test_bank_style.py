@@ -182,3 +182,33 @@ def test_the_banks_required_headers_where_the_spec_does_not_show_them(
     faithful, _ = bank(BankStyle(), contract)
     request = base_request(faithful, "PA", "", 12).with_header("PSU-IP-Address", None)
     assert request.send(faithful).status == 400
+
+
+def test_the_banks_ncbct_product_identifier(
+    bank: Callable[..., tuple[RunContext, RunningServer]],
+    contract: Contract,
+    scenarios: dict[str, Scenario],
+) -> None:
+    """Spec 4.1 leaves NCBCT's identifier open: the suite sends the bank's, the bank answers in
+    it (links included), and the contract's identifier is no product there."""
+    ids = MappingProxyType({"norwegian-cross-border-credit-transfers": "international-transfers"})
+    context, _ = bank(BankStyle(product_ids=ids), contract, product_ids=ids)
+    run_scenario(scenarios["E18-ncbct-below-threshold-accepted"], context)
+    created = next(e for e in context.exchanges if e.method == "POST" and "/payments/" in e.url)
+    assert "/v1/payments/international-transfers" in created.url
+    assert b"norwegian-cross-border-credit-transfers" not in created.response_body
+    status = context.client.get(
+        context.profile.render_path(
+            "PS",
+            **{
+                "payment-product": "norwegian-cross-border-credit-transfers",
+                "payment-id": created.json()["paymentId"],
+            },
+        )
+    )
+    assert status.status == 200 and "/international-transfers/" in status.url
+    contract_path = created.url.split("/v1/", 1)[1].replace(
+        "international-transfers", "norwegian-cross-border-credit-transfers"
+    )
+    refused = context.client.post("/v1/" + contract_path, json={})
+    assert refused.status in (400, 403, 404)
