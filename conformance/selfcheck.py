@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from conformance.errors import ConformanceError
 from conformance.report.compliance import COMPLIANCE_JSON
-from conformance.report.verdicts import ERROR, FAILED, FAILED_SHOULD, NOT_APPLICABLE
+from conformance.report.verdicts import ERROR, FAILED, FAILED_SHOULD, NOT_APPLICABLE, WAIVED
 
 if TYPE_CHECKING:
     from conformance.scenario import Scenario
@@ -204,6 +204,8 @@ class Outcome:
     seconds: float = 0.0
     reasons: Mapping[str, str] | None = None
     only_should: bool = False
+    #: Scenarios of the fault the profile left unjudged (``--play``: not applicable, waived).
+    excused: int = 0
 
     @property
     def ok(self) -> bool:
@@ -229,19 +231,25 @@ def compare(
     *,
     seconds: float = 0.0,
     exit_code: int | None = None,
+    excuse_not_judged: bool = False,
 ) -> Outcome:
     """Compare a run with what ``fault`` (None: the faithful server) says must fail.
 
     Only the scenarios of the run count (a ``-k`` selection narrows both sides). A scenario the
     run has but ``refs`` lacks (a conftest's own) is taken at its reported rule and operation.
     A fault must also fail the run itself at default strictness: at least one of its scenarios
-    fails at must (``exit_code`` 1 when given), not only should findings.
+    fails at must (``exit_code`` 1 when given), not only should findings. With
+    ``excuse_not_judged`` (a run under a bank's profile, ``--play``) an expected scenario the
+    profile leaves unjudged (not applicable, waived) is excused, not missing.
     """
     ran = [
         refs.get(scenario_id) or ScenarioRef(scenario_id, verdict.rule, verdict.operation)
         for scenario_id, verdict in run.items()
     ]
-    expected = expected_failures(fault, ran)
+    named = expected_failures(fault, ran)
+    expected = named
+    if excuse_not_judged:
+        expected = frozenset(i for i in named if run[i].verdict not in (NOT_APPLICABLE, WAIVED))
     failed = frozenset(i for i, verdict in run.items() if verdict.verdict in FAILED_VERDICTS)
     errors = tuple(sorted(i for i, verdict in run.items() if verdict.verdict == ERROR))
     unclear = tuple(
@@ -271,6 +279,7 @@ def compare(
         only_should=only_should,
         seconds=seconds,
         reasons=reasons,
+        excused=len(named - expected),
     )
 
 
@@ -286,6 +295,8 @@ def _result(outcome: Outcome) -> str:
         return f"MISMATCH ({len(outcome.errors)} not judged)"
     if outcome.only_should:
         return "RUN PASSES"
+    if outcome.ok and outcome.excused and not outcome.expected:
+        return "not judged here"  # the profile leaves every scenario of the fault unjudged
     return "ok" if outcome.ok else "MISMATCH"
 
 

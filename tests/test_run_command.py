@@ -496,3 +496,31 @@ def test_a_waived_scenario_is_reported_waived_with_its_reason(tmp_path: Path) ->
     assert document["totals"]["waived"] == 1
     markdown = (tmp_path / "r" / "compliance.md").read_text("utf-8")
     assert "## Waived by the profile" in markdown
+
+
+@pytest.mark.slow
+def test_play_runs_the_bundled_server_as_a_profiles_bank(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--play P``: the bundled server plays P's bank (its gateway header required) and the
+    suite runs with P; a fault still fails its scenarios there."""
+    monkeypatch.setenv("EXAMPLE_BANK_CLIENT_ID", "play-secret")
+    example = ROOT / "profiles" / "examples" / "gateway-bank.toml"
+    for fault, expected in ((None, 0), ("kid-error-401", 1)):
+        reports = tmp_path / (fault or "faithful")
+        faults = ["--fault", fault] if fault else []
+        process = conformance_run(
+            "--play", str(example), *faults, "--reports", str(reports), "--",
+            "-k", "E16-ERR-2 or E12-valid", "-n", "0", cwd=tmp_path,
+        )  # fmt: skip
+        output, _ = process.communicate(timeout=300)
+        assert process.returncode == expected, output
+        document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+        assert document["profile"]["name"].startswith("Example: a bank behind an API gateway")
+        if fault is None:  # judged and passed: every request carried the gateway's header
+            assert {s["verdict"] for s in document["scenarios"]} == {"passed"}
+
+
+def test_play_needs_the_bundled_server() -> None:
+    with pytest.raises(ConformanceError, match="--play"):
+        run_command.run(parse("--target", "http://127.0.0.1:9", "--play", "x.toml"))

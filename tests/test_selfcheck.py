@@ -246,6 +246,25 @@ def test_a_named_scenario_not_judged_is_missing_too() -> None:
     assert compare("kid", KID, REFS, run).missing == ("E16-ERR-2-kid-missing-rejected",)
 
 
+def test_under_a_banks_profile_an_unjudged_scenario_is_excused() -> None:
+    """``--play``: what the profile leaves unjudged (not applicable, waived) is excused; a fault
+    all of whose scenarios are so is "not judged here", not a silent pass."""
+    run = failed("E16-ERR-2-kid-invalid-rejected")
+    run["E16-ERR-2-kid-missing-rejected"] = verdict(
+        "E16-ERR-2-kid-missing-rejected", "waived", "BANK-1: accepted"
+    )
+    outcome = compare("kid", KID, REFS, run, exit_code=1, excuse_not_judged=True)
+    assert outcome.ok and outcome.excused == 1
+    assert outcome.expected == {"E16-ERR-2-kid-invalid-rejected"}
+    none = all_passed()
+    for ref_id in ("E16-ERR-2-kid-invalid-rejected", "E16-ERR-2-kid-missing-rejected"):
+        none[ref_id] = verdict(ref_id, "not applicable", "the profile leaves it out")
+    unjudged = compare("kid", KID, REFS, none, exit_code=0, excuse_not_judged=True)
+    assert unjudged.ok and unjudged.excused == 2
+    assert "not judged here" in render_table([unjudged])
+    assert not compare("kid", KID, REFS, none, exit_code=0).ok  # bundled: still missing
+
+
 def test_a_failure_the_fault_does_not_name_is_unexpected() -> None:
     run = failed("E16-ERR-2-kid-invalid-rejected")
     run["E16-ERR-2-kid-missing-rejected"] = verdict(

@@ -80,6 +80,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "certificate made for it",
     )
     parser.add_argument(
+        "--play",
+        metavar="PROFILE",
+        help="bundled reference server only: it plays the bank this profile describes "
+        "(python -m reference_server --profile), and the suite runs with that profile: a "
+        "profile checked offline, faults included",
+    )
+    parser.add_argument(
         "-n",
         "--numprocesses",
         dest="numprocesses",
@@ -224,6 +231,11 @@ def run(args: argparse.Namespace) -> int:
     reports = writable_reports(Path(args.reports).resolve())
     if args.fault and not bundled:
         raise ConformanceError("--fault switches on faults of the bundled reference server only")
+    if args.play and not bundled:
+        raise ConformanceError(
+            "--play starts the bundled reference server as that profile's bank; for a target "
+            "give --profile"
+        )
     if args.tls and not bundled:
         raise ConformanceError(
             "--tls serves the bundled reference server over mutual TLS; for a target give "
@@ -243,7 +255,8 @@ def run(args: argparse.Namespace) -> int:
             identity: BundledIdentity | None = None
             bundled_tls: BundledTls | None = None
             if bundled:
-                profile_path = str(REFERENCE_PROFILE)
+                played = _absolute(args.play)
+                profile_path = played or str(REFERENCE_PROFILE)
                 if cert is None:
                     folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psd2-")))
                     identity = write_run_identity(folder)
@@ -264,6 +277,7 @@ def run(args: argparse.Namespace) -> int:
                         trust=None if identity is None else identity.trusted,
                         log_path=reports / "reference-server.log",
                         tls=bundled_tls,
+                        server_args=() if played is None else ("--profile", played),
                     )
                 )
                 print(f"conformance: bundled reference server started at {target}", flush=True)

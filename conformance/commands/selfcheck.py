@@ -60,6 +60,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "python -m reference_server --list-faults)",
     )
     parser.add_argument(
+        "--play",
+        metavar="PROFILE",
+        help="every server plays the bank this profile describes and every run uses it; a "
+        "fault's scenarios the profile leaves unjudged (not applicable, waived) are excused",
+    )
+    parser.add_argument(
         "--skip-faithful",
         action="store_true",
         help="leave out the run on the faithful server",
@@ -101,11 +107,17 @@ def _pytest_args(extra: Sequence[str]) -> list[str]:
 
 
 def run_command(
-    fault: str | None, reports: Path, numprocesses: str, pytest_args: Sequence[str]
+    fault: str | None,
+    reports: Path,
+    numprocesses: str,
+    pytest_args: Sequence[str],
+    play: str | None = None,
 ) -> list[str]:
     """The ``conformance run`` command line of one self-check run."""
     command = [sys.executable, "-m", "conformance", "run", "--strict", "--reports", str(reports)]
     command += ["-n", str(numprocesses)]
+    if play is not None:
+        command += ["--play", play]
     if fault is not None:
         command += ["--fault", fault]
     return [*command, "--", "-q", *pytest_args]
@@ -125,6 +137,7 @@ def run_one(
     reports: Path,
     numprocesses: str,
     pytest_args: Sequence[str],
+    play: str | None = None,
 ) -> Outcome:
     """Run the suite on the server with ``fault`` (None: faithful) and compare."""
     name = FAITHFUL if fault is None else fault
@@ -135,7 +148,7 @@ def run_one(
     started = time.monotonic()
     with log.open("w", encoding="utf-8") as output:
         code = subprocess.call(
-            run_command(fault, reports, numprocesses, pytest_args),
+            run_command(fault, reports, numprocesses, pytest_args, play),
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
@@ -156,6 +169,7 @@ def run_one(
         verdicts,
         seconds=seconds,
         exit_code=code,
+        excuse_not_judged=play is not None,
     )
 
 
@@ -172,7 +186,8 @@ def selfcheck(args: argparse.Namespace) -> int:
         folder = reports / (_FAITHFUL_DIR if fault is None else fault)
         name = FAITHFUL if fault is None else fault
         print(f"selfcheck [{position}/{len(servers)}] {name} ...", end=" ", flush=True)
-        outcome = run_one(fault, refs, folder, args.numprocesses, extra)
+        play = None if args.play is None else str(Path(args.play).resolve())
+        outcome = run_one(fault, refs, folder, args.numprocesses, extra, play)
         outcomes.append(outcome)
         print(
             f"{len(outcome.expected)} expected, {len(outcome.failed)} failed: "

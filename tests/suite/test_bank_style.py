@@ -212,3 +212,23 @@ def test_the_banks_ncbct_product_identifier(
     )
     refused = context.client.post("/v1/" + contract_path, json={})
     assert refused.status in (400, 403, 404)
+
+
+@pytest.mark.parametrize(
+    "scenario_id",
+    [
+        "E2-header-PSU-Corporate-ID-corporate-missing-rejected",  # spec 7 rule 3, not the set
+        "PA-header-PSU-IP-Address-missing-rejected",  # no [required_headers] for PA here
+    ],
+)
+def test_header_scenarios_are_judged_where_the_profile_names_no_set(
+    bank: Callable[..., tuple[RunContext, RunningServer]],
+    contract: Contract,
+    scenarios: dict[str, Scenario],
+    scenario_id: str,
+) -> None:
+    pa = contract.operations["PA"]
+    chosen = MappingProxyType({"E2": contract.operations["E2"].required_headers})
+    context, _ = bank(BankStyle(), contract, required_headers=chosen)
+    run_scenario(scenarios[scenario_id], context)  # judged and passed, never not applicable
+    assert pa.required_headers  # the set the PA scenario is judged by: the contract's
