@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -24,7 +25,7 @@ from cryptography import x509
 from conformance.contract import load_contract
 from reference_server import auth, errors, validation
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
-from reference_server.bank_style import BankStyle, inbound_path, outbound_text
+from reference_server.bank_style import BankStyle, contract_route, inbound_path, outbound_text
 from reference_server.clock import Clock
 from reference_server.faults import FAULTS, check_names
 from reference_server.resources import MODULES
@@ -39,15 +40,34 @@ __all__ = ["Application", "Throttle"]
 
 class Throttle:
     """A gateway's rate limit, for testing a client against one: every ``every``-th contract
-    request (0: none) is answered 429 ACCESS_EXCEEDED with ``Retry-After: retry_after``."""
+    request (0: none) is answered 429 ACCESS_EXCEEDED with ``Retry-After: retry_after``, and so
+    is every request beyond ``rate`` a second (0: no limit; a bucket of one second's requests,
+    as a bank's profile states its limit with ``rate_limit``)."""
 
-    def __init__(self, every: int = 0, retry_after: int = 1) -> None:
+    def __init__(self, every: int = 0, retry_after: int = 1, *, rate: float = 0.0) -> None:
         self.every = every
         self.retry_after = retry_after
+        self.rate = rate
         self._count = itertools.count(1)
+        self._lock = threading.Lock()
+        self._tokens = max(rate, 1.0)
+        self._refilled = time.monotonic()
 
     def due(self) -> bool:
-        return self.every > 0 and next(self._count) % self.every == 0
+        if self.every > 0 and next(self._count) % self.every == 0:
+            return True
+        return self.rate > 0 and not self._take()
+
+    def _take(self) -> bool:
+        with self._lock:
+            now = time.monotonic()
+            capacity = max(self.rate, 1.0)
+            self._tokens = min(capacity, self._tokens + (now - self._refilled) * self.rate)
+            self._refilled = now
+            if self._tokens < 1.0:
+                return False
+            self._tokens -= 1.0
+            return True
 
     def answer(self) -> Response:
         refused = errors.render(ApiError(429, "ACCESS_EXCEEDED", "rate limit: try again later"))
@@ -169,7 +189,7 @@ class Application:
                 return self.throttle.answer()
             if request.method in _UNSUPPORTED_METHODS and self.faulty("trace-not-implemented"):
                 raise ApiError(501, "SYSTEM_ERROR", f"{request.method} is not implemented")
-            matched = self.contract.match(request.method, request.path)
+            matched = self.contract.match(*contract_route(self.bank, request.method, request.path))
             if matched is None:
                 payment_style = self._looks_like_payment(request.path)
                 raise self._unrouted(request)

@@ -8,24 +8,66 @@ structured remittance array, and the bank's names of query parameters (``[query]
 parameter is read under that name; the contract's name is then an unknown parameter, ignored),
 and the required header set of an operation whose set the spec does not show
 (``[required_headers]``), and the NCBCT product identifier (``[product_ids]``: requests are
-read in the bank's identifier, answers and their links written in it).
+read in the bank's identifier, answers and their links written in it), and how SCA goes
+(``[sca] start``: every payment creation starts its own authorisation; ``[sca] approach``
+decoupled: answers carry ``scaStatus`` and no ``scaRedirect``, and the SCA page plays the bank's
+app where the PSU decides), and the bank's methods and paths (``[paths]``: a request in the
+bank's form is routed as the contract's; links in answers keep the contract's paths, which stay
+reachable), and its rate limit (``rate_limit``: beyond it a contract request is answered 429
+with ``Retry-After``).
 Without a profile the server is the bundled one: no gateway headers, KID and OCR as KID types,
 the contract's query names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from conformance.contract import load_contract
 from conformance.contract.crossfield import KID_REFERENCE_TYPES
 
 if TYPE_CHECKING:
     from conformance.profile import TargetProfile
 
-__all__ = ["BankStyle", "inbound_path", "outbound_text", "style_of"]
+__all__ = ["BankRoute", "BankStyle", "contract_route", "inbound_path", "outbound_text", "style_of"]
+
+_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+
+
+@dataclass(frozen=True)
+class BankRoute:
+    """One of the bank's own method and path templates (``[paths]``), and the contract's method
+    and path template of the same operation, which the server routes by."""
+
+    method: str
+    pattern: re.Pattern[str]
+    names: tuple[str, ...]
+    contract_method: str
+    contract_path: str
+
+    @classmethod
+    def of(cls, method: str, template: str, contract_method: str, contract_path: str) -> BankRoute:
+        names = tuple(_PLACEHOLDER.findall(template))
+        parts = _PLACEHOLDER.split(template)
+        # split alternates literal text and placeholder names: literals at even positions.
+        regex = "".join(
+            re.escape(part) if index % 2 == 0 else "([^/]+)" for index, part in enumerate(parts)
+        )
+        return cls(method, re.compile(regex), names, contract_method, contract_path)
+
+    def contract_form(self, method: str, path: str) -> tuple[str, str] | None:
+        """The contract's method and path of a request in this route's form, else None."""
+        found = self.pattern.fullmatch(path)
+        if found is None or method != self.method:
+            return None
+        values = dict(zip(self.names, found.groups(), strict=True))
+        return self.contract_method, _PLACEHOLDER.sub(
+            lambda name: values[name.group(1)], self.contract_path
+        )
 
 
 @dataclass(frozen=True)
@@ -44,6 +86,14 @@ class BankStyle:
     required_headers: Mapping[str, tuple[str, ...]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    #: ``[paths]``: the bank's methods and path templates where they differ from the contract's.
+    routes: tuple[BankRoute, ...] = ()
+    #: ``rate_limit``: requests a second beyond which a contract request is answered 429.
+    rate_limit: float = 0.0
+    #: ``[sca] start = "creation"``: every payment creation starts its own authorisation.
+    sca_at_creation: bool = False
+    #: ``[sca] approach = "decoupled"``: answers carry ``scaStatus`` and no ``scaRedirect``.
+    sca_decoupled: bool = False
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -56,7 +106,37 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         query_names=profile.query_names,
         required_headers=profile.required_headers,
         product_ids=profile.product_ids,
+        routes=tuple(_routes(profile)),
+        rate_limit=profile.rate_limit or 0.0,
+        sca_at_creation=profile.sca.starts_at_creation,
+        sca_decoupled=profile.sca.decoupled,
     )
+
+
+def _routes(profile: TargetProfile) -> Iterator[BankRoute]:
+    """The bank's routes, fewest placeholders first (a literal segment wins over a value)."""
+    operations = load_contract().operations
+    chosen = {*profile.paths, *profile.methods, *profile.periodic_paths}
+    routes: list[BankRoute] = []
+    for op_id in sorted(chosen):
+        operation = operations[op_id]
+        templates = {profile.path_for(operation), profile.path_for(operation, periodic=True)}
+        routes += [
+            BankRoute.of(profile.method_for(operation), template, operation.method, operation.path)
+            for template in sorted(templates)
+        ]
+    yield from sorted(routes, key=lambda route: len(route.names))
+
+
+def contract_route(style: BankStyle, method: str, path: str) -> tuple[str, str]:
+    """The method and path the server routes a request by: the contract's form of a request
+    in one of the bank's own (``[paths]``), else the request's. The contract's own paths of
+    those operations stay reachable too, as aliases a gateway might keep."""
+    for route in style.routes:
+        contract_form = route.contract_form(method, path)
+        if contract_form is not None:
+            return contract_form
+    return method, path
 
 
 #: The segment a contract product id is turned into where the bank uses its own: no product.

@@ -157,12 +157,15 @@ def run(args: argparse.Namespace) -> int:
         tls = _tls(args)
         trust = [ca for path in args.trust for ca in _load_cas(path)]
         store = _open_store(args.data)
+        bank = _bank_style(args.profile)
         app = Application(
             store=store,
             faults=args.fault,
             trust_ca=trust,
-            throttle=Throttle(args.throttle_every, args.retry_after),
-            bank=_bank_style(args.profile),
+            throttle=Throttle(
+                args.throttle_every, args.retry_after, rate=bank.rate_limit if bank else 0.0
+            ),
+            bank=bank,
         )
     except (UnknownFaultError, OSError, ValueError, ConformanceError) as error:
         print(f"reference server: {error}", file=sys.stderr)

@@ -68,19 +68,26 @@ def _link(href: str, *verbs: str) -> dict[str, Any]:
     return {"href": href, "verbs": list(verbs)}
 
 
-def redirect_links(authorisation: Authorisation) -> dict[str, Any]:
-    """``scaRedirect`` (the page, GET) and ``scaStatus`` (its status, GET)."""
+def redirect_links(authorisation: Authorisation, *, decoupled: bool = False) -> dict[str, Any]:
+    """``scaRedirect`` (the page, GET) and ``scaStatus`` (its status, GET). A bank with
+    decoupled SCA (``--profile`` ``[sca] approach``) sends nobody to a page: only ``scaStatus``
+    (the page stays, playing the bank's app)."""
     page = f"{SCA_PREFIX}/{authorisation.id}"
-    return {"scaRedirect": _link(page, "GET"), "scaStatus": _link(f"{page}/status", "GET")}
+    links = {"scaRedirect": _link(page, "GET"), "scaStatus": _link(f"{page}/status", "GET")}
+    if decoupled:
+        del links["scaRedirect"]
+    return links
 
 
-def sca_status_document(authorisation: Authorisation, status: str | None = None) -> dict[str, Any]:
+def sca_status_document(
+    authorisation: Authorisation, status: str | None = None, *, decoupled: bool = False
+) -> dict[str, Any]:
     """The SCA status record (spec 2.5): ``scaStatus`` and ``_links`` with ``self`` (GET).
 
     The contract has no operation reading an authorisation, so ``self`` points at the
     reference-server route ``/sca/{authorisationId}/status`` (assumption).
     """
-    links = redirect_links(authorisation)
+    links = redirect_links(authorisation, decoupled=decoupled)
     links["self"] = links["scaStatus"]
     return {
         "authorisationId": authorisation.id,

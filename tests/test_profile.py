@@ -230,12 +230,58 @@ def test_unknown_operation_ids_are_rejected(tmp_path: Path, text: str, expected:
         ('base_url = "http://h"\nproxy = "socks://p"\n', r"proxy must be an http:// or https://"),
         ('base_url = "http://h"\nretry_attempts = -1\n', r"retry_attempts must be 0 or more"),
         ('base_url = "http://h"\nretry_max_wait = -1\n', r"retry_max_wait must be 0 or more"),
+        ('base_url = "http://h"\n[sca]\nstart = "login"\n', r"sca\.start must be one of"),
+        ('base_url = "http://h"\n[sca]\napproach = "push"\n', r"sca\.approach must be one of"),
+        ('base_url = "http://h"\n[sca]\npoll_timeout = 0\n', r"sca\.poll_timeout must be a pos"),
+        (
+            'base_url = "http://h"\n[sca]\npoll_interval = 9\npoll_timeout = 3\n',
+            r"poll_interval is longer than poll_timeout",
+        ),
+        (
+            'base_url = "http://h"\n[paths]\nE16 = "/v2/payments/{payment-product}"\n',
+            r"spec 4.1 shows",
+        ),
+        ('base_url = "http://h"\n[paths]\nPS = { method = "POST" }\n', r"PS's method"),
+        ('base_url = "http://h"\n[paths]\nE15 = { method = "FETCH" }\n', r"must be one of GET"),
+        (
+            'base_url = "http://h"\n[paths]\nE17 = { periodic = "/v1/p/{payment-product}" }\n',
+            r"only for PS, PC and PA",
+        ),
+        (
+            'base_url = "http://h"\n[paths]\nPC = { periodic = "/v1/periodic/{payment-id}" }\n',
+            r"paths\.PC\.periodic has the placeholders",
+        ),
+        ('base_url = "http://h"\n[paths]\nPC = { verb = "POST" }\n', r"unknown key 'verb'"),
     ],
 )
 def test_inconsistent_values_are_rejected(tmp_path: Path, text: str, expected: str) -> None:
     with pytest.raises(ProfileError, match=expected) as caught:
         load_profile(write(tmp_path, text))
     assert "target.toml" in caught.value.message  # the message names the file
+
+
+def test_sca_style_and_path_choices_are_read(tmp_path: Path) -> None:
+    text = (
+        'base_url = "http://h"\n[sca]\nstart = "creation"\napproach = "decoupled"\n'
+        "poll_interval = 1\npoll_timeout = 30\n[paths]\n"
+        'PS = { periodic = "/v1/periodic-payments/{payment-product}/{payment-id}/status" }\n'
+        'E15 = { method = "POST" }\n'
+        'PC = { path = "/v1/payments/{payment-product}/{payment-id}/x" }\n'
+    )
+    profile = load_profile(write(tmp_path, text))
+    assert profile.sca.starts_at_creation and profile.sca.decoupled
+    assert (profile.sca.poll_interval, profile.sca.poll_timeout) == (1.0, 30.0)
+    assert profile.method_for("E15") == "POST" and profile.method_for("E12") == "GET"
+    assert profile.path_for("PS") == "/v1/payments/{payment-product}/{payment-id}/status"
+    periodic = profile.render_path(
+        "PS", **{"payment-product": "p", "payment-id": "1", "payment-service": "periodic-payments"}
+    )
+    assert periodic == "/v1/periodic-payments/p/1/status"
+    single = profile.render_path(
+        "PS", **{"payment-product": "p", "payment-id": "1", "payment-service": "payments"}
+    )
+    assert single == "/v1/payments/p/1/status"
+    assert profile.path_for("PC", periodic=True).endswith("/x")  # no periodic template: the path
 
 
 def test_network_keys_reach_the_client(tmp_path: Path) -> None:

@@ -26,7 +26,9 @@ from conformance.profile.bank import (
     read_waivers,
 )
 from conformance.profile.parts import (
+    SCA_APPROACHES,
     SCA_MODES,
+    SCA_STARTS,
     CorporatePsu,
     PrivatePsu,
     ProductionData,
@@ -35,15 +37,19 @@ from conformance.profile.parts import (
 )
 from conformance.profile.paths import (
     DEFAULT_REDIRECT_URI,
+    PAYMENT_SERVICE,
+    PERIODIC_SERVICE,
     check_op_id,
-    check_path_override,
     check_redirect_uri,
+    read_paths,
 )
 from conformance.profile.tls_settings import CA_TRUST_MODES, CaTrust, TlsSettings
 from conformance.profile.toml_table import Table, read_toml
 
 __all__ = [
     "ENV_PREFIX",
+    "PAYMENT_SERVICE",
+    "PERIODIC_SERVICE",
     "PRODUCT_OPERATIONS",
     "REFERENCE_PROFILE",
     "SCA_MODES",
@@ -132,6 +138,10 @@ class TargetProfile:
     supported_operations: frozenset[str] | None = None
     unsupported_operations: frozenset[str] = frozenset()
     paths: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: ``[paths] OP = { method = ..., periodic = ... }``: the bank's method where spec 4.1 does
+    #: not show it, and the path of PS, PC or PA for a periodic payment.
+    methods: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    periodic_paths: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     sandbox: bool = True
     production: ProductionData = field(default_factory=ProductionData)
     sca: ScaSettings = field(default_factory=ScaSettings)
@@ -235,20 +245,32 @@ class TargetProfile:
         """Whether the target offers ``op_id`` (operations, products and sandbox considered)."""
         return self.unsupported_reason(op_id) is None
 
-    def path_for(self, operation: Operation | str) -> str:
-        """The path template of ``operation`` here: the profile's override, else the contract's."""
+    def path_for(self, operation: Operation | str, *, periodic: bool = False) -> str:
+        """The path template of ``operation`` here: the profile's override (for a periodic
+        payment its ``periodic`` one, when given), else the contract's."""
         op = _operation(operation)
+        if periodic and op.id in self.periodic_paths:
+            return self.periodic_paths[op.id]
         return self.paths.get(op.id, op.path)
+
+    def method_for(self, operation: Operation | str) -> str:
+        """The HTTP method of ``operation`` here: the profile's, else the contract's."""
+        op = _operation(operation)
+        return self.methods.get(op.id, op.method)
 
     def render_path(self, operation: Operation | str, /, **path_values: str) -> str:
         """:meth:`path_for` filled like ``Operation.render_path`` (consts filled, encoded), with
-        the bank's product identifier where the profile names one (``[product_ids]``)."""
+        the bank's product identifier where the profile names one (``[product_ids]``). The
+        value ``payment-service`` (``periodic-payments`` for a periodic payment) picks the
+        template and is not itself in the path."""
         op = _operation(operation)
+        service = path_values.pop(PAYMENT_SERVICE, None)
         values = {**op.fixed_path_values, **path_values}
         product = values.get(PRODUCT_PARAMETER)
         if product is not None:
             values[PRODUCT_PARAMETER] = self.product_ids.get(product, product)
-        return dataclasses.replace(op, path=self.path_for(op)).render_path(**values)
+        template = self.path_for(op, periodic=service == PERIODIC_SERVICE)
+        return dataclasses.replace(op, path=template).render_path(**values)
 
     def with_options(
         self,
@@ -397,11 +419,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         raise operations.error("supported", "and operations.unsupported cannot both be given")
     operations.finish()
 
-    paths_table = top.table("paths")
-    paths = {
-        op_id: check_path_override(paths_table, op_id, known_ops) for op_id in paths_table.names()
-    }
-    paths_table.finish()
+    path_choices = read_paths(top, known_ops)
 
     psu = top.table("psu")
     private_table, corporate_table = psu.table("private"), psu.table("corporate")
@@ -478,7 +496,9 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         products=frozenset(PRODUCT_OPERATIONS if products is None else products),
         supported_operations=supported,
         unsupported_operations=unsupported or frozenset(),
-        paths=MappingProxyType(paths),
+        paths=path_choices.paths,
+        methods=path_choices.methods,
+        periodic_paths=path_choices.periodic,
         sandbox=top.get("sandbox", bool, True),
         production=production,
         sca=sca,
@@ -508,13 +528,39 @@ def _read_sca(table: Table) -> ScaSettings:
     mode = table.get("mode", str, "reference")
     if mode not in SCA_MODES:
         raise table.error("mode", f"must be one of {', '.join(SCA_MODES)}, not {mode!r}")
+    start = table.get("start", str, "authorisation")
+    if start not in SCA_STARTS:
+        raise table.error("start", f"must be one of {', '.join(SCA_STARTS)}, not {start!r}")
+    approach = table.get("approach", str, "redirect")
+    if approach not in SCA_APPROACHES:
+        raise table.error(
+            "approach", f"must be one of {', '.join(SCA_APPROACHES)}, not {approach!r}"
+        )
+    interval = _positive_seconds(table, "poll_interval", 2.0)
+    timeout = _positive_seconds(table, "poll_timeout", 120.0)
+    if interval > timeout:
+        raise table.error("poll_interval", f"is longer than poll_timeout ({timeout:g} s)")
     command = table.optional_str("command")
     if mode == "command" and command is None:
         raise table.error("command", 'is required when mode = "command"')
     if mode != "command" and command is not None:
         raise table.error("command", 'is only used with mode = "command"')
     table.finish()
-    return ScaSettings(mode=mode, command=command)  # type: ignore[arg-type]
+    return ScaSettings(
+        mode=mode,  # type: ignore[arg-type]
+        command=command,
+        start=start,  # type: ignore[arg-type]
+        approach=approach,  # type: ignore[arg-type]
+        poll_interval=interval,
+        poll_timeout=timeout,
+    )
+
+
+def _positive_seconds(table: Table, key: str, default: float) -> float:
+    value = table.get(key, float, default)
+    if not value > 0:
+        raise table.error(key, f"must be a positive number of seconds, not {value!r}")
+    return float(value)
 
 
 # ---------------------------------------------------------------------------------------------

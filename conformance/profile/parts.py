@@ -8,11 +8,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["SCA_MODES", "CorporatePsu", "PrivatePsu", "ProductionData", "ScaMode", "ScaSettings"]
+__all__ = [
+    "SCA_APPROACHES",
+    "SCA_MODES",
+    "SCA_STARTS",
+    "CorporatePsu",
+    "PrivatePsu",
+    "ProductionData",
+    "ScaApproach",
+    "ScaMode",
+    "ScaSettings",
+    "ScaStart",
+]
 
 #: How the SCA redirect of spec 5 item 6 is completed (see ``conformance.target.sca``).
 SCA_MODES: tuple[str, ...] = ("reference", "manual", "command")
 ScaMode = Literal["reference", "manual", "command"]
+#: Where a single payment's SCA starts: the authorisation operation (PA, which the spec only
+#: implies), or the payment creation's own answer (spec 5 item 6: "the 401 answer carries
+#: ``_links.scaRedirect``").
+SCA_STARTS: tuple[str, ...] = ("authorisation", "creation")
+ScaStart = Literal["authorisation", "creation"]
+#: How the PSU authenticates: sent to ``scaRedirect`` (spec 5 item 6), or in the bank's app while
+#: the TPP polls ``scaStatus`` (decoupled, as BankID often is; not what spec 5 item 6 states).
+SCA_APPROACHES: tuple[str, ...] = ("redirect", "decoupled")
+ScaApproach = Literal["redirect", "decoupled"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +68,25 @@ class ProductionData:
 
 @dataclass(frozen=True)
 class ScaSettings:
-    """How the suite gets past the SCA redirect (spec 5 item 6): ``command`` gets the link."""
+    """How SCA goes at this bank and how the suite gets past it (spec 5 item 6).
+
+    ``mode`` is who acts as the PSU (``command`` gets the link); ``start`` where a single
+    payment's SCA starts; ``approach`` redirect or decoupled, where the suite polls the
+    ``scaStatus`` link every ``poll_interval`` seconds until FINALISED or FAILED, at most
+    ``poll_timeout`` seconds.
+    """
 
     mode: ScaMode = "reference"
     command: str | None = None
+    start: ScaStart = "authorisation"
+    approach: ScaApproach = "redirect"
+    poll_interval: float = 2.0
+    poll_timeout: float = 120.0
+
+    @property
+    def decoupled(self) -> bool:
+        return self.approach == "decoupled"
+
+    @property
+    def starts_at_creation(self) -> bool:
+        return self.start == "creation"

@@ -51,6 +51,10 @@ class Table:
             raise self.error(key, "must not be empty")
         return value
 
+    def peek(self, key: str) -> Any:
+        """The raw value of ``key`` (None when absent), without marking it read."""
+        return self._data.get(key)
+
     def optional_str(self, key: str) -> str | None:
         return self.get(key, str, None)
 

@@ -107,6 +107,8 @@ def profile_summary(profile: TargetProfile | None) -> dict[str, Any]:
         ),
         "unsupported_operations": sorted(profile.unsupported_operations),
         "paths": dict(sorted(profile.paths.items())),
+        "periodic_paths": dict(sorted(profile.periodic_paths.items())),
+        "methods": dict(sorted(profile.methods.items())),
         "sandbox": profile.sandbox,
         "reference_server": profile.reference_server,
         "sca_mode": profile.sca.mode,

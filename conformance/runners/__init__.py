@@ -67,6 +67,8 @@ def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
     ctx.client.take_exchanges()
     try:
         for op_id in (scenario.operation, *scenario.param("steps", ())):
+            if op_id == "PA" != scenario.operation and ctx.profile.sca.starts_at_creation:
+                continue  # the payment's own creation starts its SCA: PA is not needed
             reason = ctx.unsupported_reason(op_id)
             if reason is not None:
                 raise NotApplicable(reason)

@@ -295,7 +295,7 @@ def _payment_subresource(op_id: str) -> Builder:
             ctx,
             op_id,
             psu=payment.psu,
-            path_values={"payment-product": payment.product, "payment-id": payment.payment_id},
+            path_values=payment.path_values,
         )
 
     return build

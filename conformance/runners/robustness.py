@@ -14,7 +14,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from conformance.checks import ConformanceFailure, check_not_server_error
+from conformance.checks import ConformanceFailure, NotApplicable, check_not_server_error
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
@@ -110,6 +110,11 @@ def _unknown_id(scenario: Scenario, ctx: RunContext, request: OperationRequest) 
 
 def _wrong_method(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Exchange:
     method = str(scenario.param("method", "PATCH"))
+    if request.operation.id in ctx.profile.methods:
+        raise NotApplicable(
+            f"the profile gives {request.operation.id} the bank's own method ([paths]), so the "
+            "methods its path allows are not the contract's"
+        )
     changed = _with_path(request, request.target_path(ctx.profile))
     return _with_method(changed, method).send(ctx)
 

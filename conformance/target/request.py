@@ -248,7 +248,7 @@ class OperationRequest:
             if self.body is None:  # the JSON null itself
                 kwargs = {"content": b"null"}
         return ctx.client.request(
-            self.method or self.operation.method,
+            self.method or ctx.profile.method_for(self.operation),
             self.target_path(ctx.profile),
             params=[
                 (ctx.profile.query_name(self.operation.id, key), val) for key, val in self.query

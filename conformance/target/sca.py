@@ -1,5 +1,6 @@
 """The SCA step of spec 5 item 6, chosen by the profile: the reference server's page filled in, a
-person at a terminal, or a command.
+person at a terminal, or a command; for a bank whose SCA is decoupled (``[sca] approach``), the
+same PSU's decision followed by polling the authorisation's ``scaStatus`` until it ends.
 """
 
 from __future__ import annotations
@@ -7,29 +8,41 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import IO, TYPE_CHECKING, Protocol
 from urllib.parse import urlencode, urljoin
 
-from conformance.checks import ConformanceFailure, NotApplicable
+from conformance.checks import (
+    ConformanceFailure,
+    NotApplicable,
+    SetUpFailure,
+    check_json_body,
+    json_document,
+)
 from conformance.errors import ConformanceError
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
-    from conformance.profile import TargetProfile
+    from conformance.profile import ScaSettings, TargetProfile
     from conformance.target.client import TargetClient
 
 __all__ = [
+    "FINAL_SCA_STATUSES",
     "CommandSca",
+    "DecoupledSca",
     "ManualSca",
     "ReferenceSca",
     "ScaError",
     "ScaOutcome",
     "ScaRedirectBroken",
     "ScaStep",
+    "require_sca_link",
+    "sca_blocked",
     "sca_failure",
+    "sca_link",
     "sca_step_for",
 ]
 
@@ -189,7 +202,9 @@ class ManualSca:
         *,
         terminal: Callable[[], IO[str]] = _open_terminal,
         environ: Mapping[str, str] | None = None,
+        decoupled: bool = False,
     ) -> None:
+        self.decoupled = decoupled
         self.terminal = terminal
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
 
@@ -207,10 +222,16 @@ class ManualSca:
         with stream:
             what = "APPROVE" if approve else "CANCEL"
             who = f" as customer {customer_number}" if customer_number else ""
-            stream.write(
-                f"\n[conformance] Open this link and {what} the authorisation{who}:\n"
-                f"    {link}\nPress Enter when done. "
-            )
+            if self.decoupled:
+                stream.write(
+                    f"\n[conformance] In the bank's app, {what} the authorisation{who}; its "
+                    f"status is at\n    {link}\nPress Enter when done. "
+                )
+            else:
+                stream.write(
+                    f"\n[conformance] Open this link and {what} the authorisation{who}:\n"
+                    f"    {link}\nPress Enter when done. "
+                )
             stream.flush()
             stream.readline()
         return ScaOutcome(approved=approve)
@@ -272,14 +293,139 @@ class CommandSca:
 
 
 def sca_step_for(profile: TargetProfile, client: TargetClient) -> ScaStep:
-    """The SCA step the profile asks for (``[sca] mode``)."""
-    mode = profile.sca.mode
-    if mode == "manual":
-        return ManualSca()
-    if mode == "command":
-        assert profile.sca.command is not None  # the profile loader insists on it
-        return CommandSca(profile.sca.command, profile.redirect_uri)
-    return ReferenceSca(client, profile.redirect_uri)
+    """The SCA step the profile asks for (``[sca] mode``), polling when SCA is decoupled."""
+    settings = profile.sca
+    step: ScaStep
+    if settings.mode == "manual":
+        step = ManualSca(decoupled=settings.decoupled)
+    elif settings.mode == "command":
+        assert settings.command is not None  # the profile loader insists on it
+        step = CommandSca(settings.command, profile.redirect_uri)
+    else:
+        step = ReferenceSca(client, profile.redirect_uri)
+    if settings.decoupled:
+        return DecoupledSca(step, client, settings)
+    return step
+
+
+# --- decoupled -----------------------------------------------------------------------------------
+
+#: The scaStatus values after which nothing more happens (spec 3 lists them; FINALISED and FAILED
+#: end an authorisation, EXEMPTED needs none).
+FINAL_SCA_STATUSES = frozenset({"FINALISED", "FAILED", "EXEMPTED"})
+
+
+class DecoupledSca:
+    """Decoupled SCA: the PSU decides in the bank's app while the TPP polls ``scaStatus``.
+
+    ``decide`` stands for the PSU: a person at the terminal, the profile's command (both get the
+    ``scaStatus`` link), or against the reference server its SCA page, which plays the bank's
+    app (``/sca/{id}``, the ``scaStatus`` link without ``/status``). The status link is then
+    read, signed as the TPP, every ``poll_interval`` seconds until the status is final; one that
+    is still open after ``poll_timeout`` seconds ends the step with a :class:`ScaError`.
+    """
+
+    def __init__(
+        self,
+        decide: ScaStep,
+        client: TargetClient,
+        settings: ScaSettings,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.decide = decide
+        self.client = client
+        self.interval = settings.poll_interval
+        self.timeout = settings.poll_timeout
+        self.sleep = sleep
+
+    def complete(
+        self, link: str, *, customer_number: str | None, approve: bool = True
+    ) -> ScaOutcome:
+        app_link = link.removesuffix("/status") if isinstance(self.decide, ReferenceSca) else link
+        self.decide.complete(app_link, customer_number=customer_number, approve=approve)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            status = self._status(link)
+            if status in FINAL_SCA_STATUSES:
+                return ScaOutcome(approved=status != "FAILED")
+            if time.monotonic() + self.interval > deadline:
+                raise ScaError(
+                    f"the decoupled authorisation at {link} was still {status} after "
+                    f"{self.timeout:g} s ([sca] poll_timeout)"
+                )
+            self.sleep(self.interval)
+
+    def _status(self, link: str) -> str:
+        answer = self.client.request("GET", link, headers={"Accept": "application/json"})
+        document = json_document(answer) if answer.status == 200 else None
+        status = document.get("scaStatus") if isinstance(document, Mapping) else None
+        if not isinstance(status, str):
+            raise ScaRedirectBroken(
+                f"the scaStatus link {link} answered HTTP {answer.status} without a scaStatus"
+            )
+        return status
+
+
+# --- the link an answer gives ---------------------------------------------------------------------
+
+
+def sca_link(document: object, settings: ScaSettings) -> str | None:
+    """The link an answer gives the SCA step: ``scaRedirect`` (redirect), else ``scaStatus``
+    (decoupled: the link polled; an SCA status record's ``self`` too), None when it has none."""
+    if not isinstance(document, Mapping):
+        return None
+    links = document.get("_links")
+    if not isinstance(links, Mapping):
+        return None
+    # An SCA status record's own ``self`` is the authorisation; a payment's is the payment.
+    record = "scaStatus" in document
+    names = ("scaStatus", "self") if record else ("scaStatus",)
+    for name in names if settings.decoupled else ("scaRedirect",):
+        link = links.get(name)
+        href = link.get("href") if isinstance(link, Mapping) else None
+        if isinstance(href, str) and href:
+            return href
+    return None
+
+
+def require_sca_link(
+    exchange: Exchange, settings: ScaSettings, *, spec: str = "spec 5 item 6"
+) -> str:
+    """The SCA link of a started authorisation; its absence fails the scenario.
+
+    With a redirect that is spec 5 item 6's ``_links.scaRedirect``; with decoupled SCA the
+    ``scaStatus`` link the TPP polls (the profile's choice, not the spec's).
+    """
+    link = sca_link(check_json_body(exchange, spec=spec), settings)
+    if link is not None:
+        return link
+    if settings.decoupled:
+        raise ConformanceFailure(
+            "the answer has no _links.scaStatus link to follow the decoupled SCA",
+            spec=spec,
+            sent=exchange,
+            expected="decoupled SCA ([sca] approach): the answer carries _links.scaStatus "
+            "(or self) for the TPP to poll",
+        )
+    raise ConformanceFailure(
+        "the answer has no _links.scaRedirect link",
+        spec=spec,
+        sent=exchange,
+        expected="SCA by redirect: the answer carries _links.scaRedirect (a Link with GET) "
+        "to which the PSU is sent",
+    )
+
+
+def sca_blocked(error: ScaError, exchanges: Sequence[Exchange]) -> SetUpFailure:
+    """An SCA step that could not be completed on the suite's side (a command that failed, a
+    decoupled authorisation nobody decided in time): the scenario is blocked, not failed."""
+    return SetUpFailure(
+        f"Set-up failed: SCA: {error.message}",
+        spec="spec 5 item 6",
+        sent=exchanges[-1] if exchanges else None,
+        expected="the PSU completes SCA ([sca] in the profile)",
+    )
 
 
 def sca_failure(error: ScaRedirectBroken, exchanges: Sequence[Exchange]) -> ConformanceFailure:

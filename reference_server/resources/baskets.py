@@ -160,7 +160,7 @@ def authorise_basket(call: Call) -> Response:
     if authorisation.customer_id is None:
         raise sca_flow.unknown_psu_error(authorisation)
     shown = ScaStatus.RECEIVED if app.faulty("sca-start-not-started") else None
-    document = sca_flow.sca_status_document(authorisation, shown)
+    document = sca_flow.sca_status_document(authorisation, shown, decoupled=app.bank.sca_decoupled)
     return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 
@@ -178,7 +178,7 @@ def show_basket(call: Call) -> Response:
         for payment in payments_of_basket(store, basket)
     ]
     document["authorisations"] = [
-        sca_flow.sca_status_document(authorisation)
+        sca_flow.sca_status_document(authorisation, decoupled=call.app.bank.sca_decoupled)
         for authorisation in store.children(AUTHORISATIONS, basket.id)
     ]
     return Response.json(200, document)

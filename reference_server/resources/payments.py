@@ -188,9 +188,10 @@ def _warnings(body: Mapping[str, Any]) -> list[dict[str, str]]:
 def create_payment(call: Call) -> Response:
     """E16, E17, E18: a payment in status RCVD (spec 2.6), 201 with ``Location``.
 
-    With PSU-Context (spec 4.2: "required for single-SCA initiation") the authorisation of this
-    one payment starts at once and ``_links`` carries its ``scaRedirect``; without it the payment
-    waits for PA or for a signing basket (E1, E2).
+    With PSU-Context (spec 4.2: "required for single-SCA initiation"), or always for a bank that
+    starts SCA at creation (``--profile`` ``[sca] start``), the authorisation of this one payment
+    starts at once and ``_links`` carries its ``scaRedirect``; without it the payment waits for PA
+    or for a signing basket (E1, E2).
     """
     assert call.operation is not None
     app = call.app
@@ -239,9 +240,9 @@ def create_payment(call: Call) -> Response:
         )
         app.store.add(PAYMENTS, payment)
         links = payment_links(payment)
-        if call.auth.psu_context is not None:
+        if call.auth.psu_context is not None or app.bank.sca_at_creation:
             authorisation = sca_flow.start(app, call, SubjectKind.PAYMENT, payment.id)
-            links.update(sca_flow.redirect_links(authorisation))
+            links.update(sca_flow.redirect_links(authorisation, decoupled=app.bank.sca_decoupled))
     document: dict[str, Any] = {
         "paymentId": payment.id,
         "transactionStatus": payment.status,
@@ -343,7 +344,7 @@ def authorise_payment(call: Call) -> Response:
         authorisation = sca_flow.start(app, call, SubjectKind.PAYMENT, payment.id)
     if authorisation.customer_id is None:
         raise sca_flow.unknown_psu_error(authorisation)
-    document = sca_flow.sca_status_document(authorisation)
+    document = sca_flow.sca_status_document(authorisation, decoupled=app.bank.sca_decoupled)
     return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 

@@ -187,7 +187,9 @@ def sca_status(call: Call) -> Response:
             "RESOURCE_UNKNOWN",
             f"no authorisation {call.path_params['authorisationId']!r}",
         )
-    return Response.json(200, sca_flow.sca_status_document(authorisation))
+    return Response.json(
+        200, sca_flow.sca_status_document(authorisation, decoupled=call.app.bank.sca_decoupled)
+    )
 
 
 ROUTES = (

@@ -28,6 +28,7 @@ from conformance.runners.flow.transactions import (
 )
 from conformance.runners.verdict import judge_expectation
 from conformance.target.request import OperationRequest
+from conformance.target.sca import sca_link
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
@@ -127,7 +128,7 @@ def consent_needs_register_and_view(scenario: Scenario, ctx: RunContext, seed: i
         created, documented_success(ctx, "CC"), request.operation, ctx.contract, spec=scenario.spec
     )
     consent_id = str(response_document(created).get("consentId"))
-    link = ((response_document(created).get("_links") or {}).get("scaRedirect") or {}).get("href")
+    link = sca_link(response_document(created), ctx.profile.sca)
     if link is None:
         started = OperationRequest.build(
             ctx, "CA", psu=member, path_values={"consentId": consent_id}

@@ -11,13 +11,18 @@ from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
     check_json_body,
-    check_sca_redirect,
     json_document,
 )
 from conformance.runners.verdict import judge_expectation
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 from conformance.target.request import OperationRequest
-from conformance.target.sca import ScaRedirectBroken, sca_failure
+from conformance.target.sca import (
+    ScaError,
+    ScaRedirectBroken,
+    require_sca_link,
+    sca_blocked,
+    sca_failure,
+)
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
@@ -65,7 +70,7 @@ def payment_request(ctx: RunContext, op_id: str, payment: Payment) -> OperationR
         ctx,
         op_id,
         psu=payment.psu,
-        path_values={"payment-product": payment.product, "payment-id": payment.payment_id},
+        path_values=payment.path_values,
     )
 
 
@@ -79,7 +84,7 @@ def start_authorisation(
     scenario: Scenario, ctx: RunContext, request: OperationRequest
 ) -> tuple[Exchange, str]:
     """Start an authorisation (E2, PA): 201 with the SCA status record, or 401 with
-    ``_links.scaRedirect`` (spec 4.3 E2); the scaRedirect link."""
+    ``_links.scaRedirect`` (spec 4.3 E2); the SCA link (with decoupled SCA, ``scaStatus``)."""
     exchange = request.send(ctx)
     op = request.operation
     judge_expectation(
@@ -89,7 +94,7 @@ def start_authorisation(
         ctx.contract,
         spec=scenario.spec,
     )
-    return exchange, check_sca_redirect(exchange, spec="spec 5 item 6")
+    return exchange, require_sca_link(exchange, ctx.profile.sca, spec="spec 5 item 6")
 
 
 def complete_sca(ctx: RunContext, link: str, psu: Psu, *, approve: bool) -> None:
@@ -98,10 +103,19 @@ def complete_sca(ctx: RunContext, link: str, psu: Psu, *, approve: bool) -> None
         ctx.sca.complete(link, customer_number=psu.customer_number, approve=approve)
     except ScaRedirectBroken as broken:
         raise sca_failure(broken, ctx.client.exchanges) from None
+    except ScaError as error:
+        raise sca_blocked(error, ctx.client.exchanges) from None
 
 
 def authorise(scenario: Scenario, ctx: RunContext, payment: Payment, *, approve: bool) -> Exchange:
-    """PA, then the PSU approves or cancels at the redirect; the PA exchange."""
+    """PA, then the PSU approves or cancels at the redirect; the PA exchange. At a bank that
+    starts SCA at payment creation (``[sca] start``) the creation's link and answer instead."""
+    if ctx.profile.sca.starts_at_creation and payment.sca_link and payment.created:
+        complete_sca(ctx, payment.sca_link, payment.psu, approve=approve)
+        return payment.created
+    reason = ctx.profile.unsupported_reason("PA")
+    if reason is not None:
+        raise NotApplicable(f"the scenario authorises a payment with PA: {reason}")
     exchange, link = start_authorisation(scenario, ctx, payment_request(ctx, "PA", payment))
     complete_sca(ctx, link, payment.psu, approve=approve)
     return exchange

@@ -169,7 +169,7 @@ def check_pending_payment_cancellation_refused(
         ctx,
         "PC",
         psu=payment.psu,
-        path_values={"payment-product": payment.product, "payment-id": payment.payment_id},
+        path_values=payment.path_values,
     )
     send_and_judge(scenario, ctx, request)
 

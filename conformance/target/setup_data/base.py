@@ -14,12 +14,17 @@ from conformance.checks import (
     NotApplicable,
     SetUpFailure,
     check_response_schema,
-    check_sca_redirect,
     json_document,
 )
 from conformance.scenario import scenario_seed
 from conformance.target.request import NO_BODY, OperationRequest, Psu
-from conformance.target.sca import ScaRedirectBroken, sca_failure
+from conformance.target.sca import (
+    ScaError,
+    ScaRedirectBroken,
+    require_sca_link,
+    sca_blocked,
+    sca_failure,
+)
 
 if TYPE_CHECKING:
     from conformance.contract import Contract
@@ -196,8 +201,9 @@ class SetUpBase:
     def start_authorisation(
         self, op_id: str, path_values: Mapping[str, str], psu: Psu, what: str
     ) -> str:
-        """Start an authorisation (E2, PA, CA) and return its scaRedirect link; the link may come
-        in a 201 SCA status record or a 401 answer (spec 4.3 E2, spec 5 item 6)."""
+        """Start an authorisation (E2, PA, CA) and return its SCA link (scaRedirect, or with
+        decoupled SCA the scaStatus link); the link may come in a 201 SCA status record or a 401
+        answer (spec 4.3 E2, spec 5 item 6)."""
         exchange = self.send(op_id, psu=psu, path_values=path_values)
         operation = self.contract.operations[op_id]
         if exchange.status not in (201, 401):
@@ -207,7 +213,7 @@ class SetUpBase:
                 sent=exchange,
                 expected="HTTP 201 with the SCA status record, or 401 with _links.scaRedirect",
             )
-        return check_sca_redirect(exchange)
+        return require_sca_link(exchange, self.profile.sca)
 
     def complete_sca(self, link: str, psu: Psu, *, approve: bool = True) -> None:
         """The PSU goes through the redirect (the profile's SCA step)."""
@@ -217,6 +223,8 @@ class SetUpBase:
             self.sca.complete(link, customer_number=psu.customer_number, approve=approve)
         except ScaRedirectBroken as broken:
             raise sca_failure(broken, self.client.exchanges) from None
+        except ScaError as error:
+            raise sca_blocked(error, self.client.exchanges) from None
 
     # --- reference-server controls ---------------------------------------------------------------
 
@@ -245,12 +253,3 @@ class SetUpBase:
 def success_statuses(operation: Any) -> tuple[int, ...]:
     documented = tuple(sorted(status for status in operation.responses if 200 <= status < 300))
     return documented or (operation.success_status,)
-
-
-def link_href(document: Any, name: str) -> str | None:
-    if not isinstance(document, Mapping):
-        return None
-    links = document.get("_links")
-    link = links.get(name) if isinstance(links, Mapping) else None
-    href = link.get("href") if isinstance(link, Mapping) else None
-    return href if isinstance(href, str) and href else None

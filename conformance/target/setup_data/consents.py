@@ -12,7 +12,7 @@ from conformance.checks import (
 )
 from conformance.generate import factories
 from conformance.target.request import Psu
-from conformance.target.setup_data.base import link_href
+from conformance.target.sca import sca_link
 from conformance.target.setup_data.parties import PartySetUp
 from conformance.target.setup_data.records import (
     Account,
@@ -78,7 +78,7 @@ class ConsentSetUp(PartySetUp):
                 raise NotApplicable(f"the scenario needs a consent: {reason}")
         created, psu = self._create_consent(seed, account)
         consent_id = str(created["consentId"])
-        link = link_href(created, "scaRedirect")
+        link = sca_link(created, self.profile.sca)
         if link is None:
             link = self.start_authorisation(
                 "CA", {"consentId": consent_id}, psu, "starting the consent authorisation"

@@ -12,7 +12,7 @@ from conformance.checks import (
 )
 from conformance.generate import factories
 from conformance.target.request import Psu
-from conformance.target.setup_data.base import link_href
+from conformance.target.sca import sca_link
 from conformance.target.setup_data.consents import ConsentSetUp
 from conformance.target.setup_data.records import (
     PRODUCT_OF_OPERATION,
@@ -61,7 +61,27 @@ class DataFactory(ConsentSetUp):
             raise NotApplicable(f"the scenario needs a payment: {reason}")
         psu = psu or self.psu("PRIVATE")
         chosen = dict(body) if body is not None else self.payment_body(op_id, seed)
-        document = self.create(op_id, f"creating a payment ({op_id})", psu=psu, body=chosen)
+        settings = self.profile.sca
+        # A bank that starts SCA at creation may answer 401 with the link (spec 5 item 6).
+        document = self.create(
+            op_id,
+            f"creating a payment ({op_id})",
+            statuses=(201, 401) if settings.starts_at_creation else None,
+            psu=psu,
+            body=chosen,
+        )
+        created = self.client.exchanges[-1] if self.client.exchanges else None
+        link = sca_link(document, settings)
+        if settings.starts_at_creation and (link is None or not document.get("paymentId")):
+            raise SetUpFailure(
+                f"Set-up failed: the payment creation ({op_id}) answer has no "
+                + ("paymentId" if link is not None else "SCA link"),
+                spec="spec 5 item 6",
+                sent=created,
+                expected="the profile says SCA starts at payment creation ([sca] start): the "
+                "answer carries the paymentId and _links."
+                + ("scaStatus" if settings.decoupled else "scaRedirect"),
+            )
         payment = Payment(
             payment_id=str(document["paymentId"]),
             operation=op_id,
@@ -69,7 +89,8 @@ class DataFactory(ConsentSetUp):
             psu=psu,
             status=str(document.get("transactionStatus", "")),
             body=chosen,
-            sca_link=link_href(document, "scaRedirect"),
+            sca_link=link,
+            created=created,
         )
         if authorise:
             self.authorise_payment(payment, approve=approve)
@@ -84,10 +105,10 @@ class DataFactory(ConsentSetUp):
         return [self.payment(seed * 1000 + index, op_id) for index in range(count)]
 
     def authorise_payment(self, payment: Payment, *, approve: bool = True) -> None:
-        """Take the payment through SCA: its own scaRedirect link, or one from PA."""
+        """Take the payment through SCA: its own SCA link from creation, or one from PA."""
         link = payment.sca_link or self.start_authorisation(
             "PA",
-            {"payment-product": payment.product, "payment-id": payment.payment_id},
+            payment.path_values,
             payment.psu,
             "starting the payment authorisation",
         )
@@ -98,7 +119,7 @@ class DataFactory(ConsentSetUp):
         return self.send(
             "PS",
             psu=payment.psu,
-            path_values={"payment-product": payment.product, "payment-id": payment.payment_id},
+            path_values=payment.path_values,
         )
 
     def basket(self, seed: int, payments: Sequence[Payment]) -> Basket:

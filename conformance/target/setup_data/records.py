@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from conformance.profile import PAYMENT_SERVICE, PERIODIC_SERVICE
 from conformance.target.request import Psu
 
 if TYPE_CHECKING:
-    pass
+    from conformance.exchange import Exchange
 
 CustomerType = Literal["PRIVATE", "CORPORATE"]
 
@@ -113,7 +114,20 @@ class Payment:
     psu: Psu
     status: str
     body: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    #: The link the SCA step takes from the creation answer (a bank that starts SCA there), and
+    #: that answer.
     sca_link: str | None = None
+    created: Exchange | None = field(default=None, compare=False)
+
+    @property
+    def path_values(self) -> dict[str, str]:
+        """The path values of PS, PC and PA for this payment: its product and id, and its
+        service, which picks the profile's periodic template (``[paths]``)."""
+        return {
+            "payment-product": self.product,
+            "payment-id": self.payment_id,
+            PAYMENT_SERVICE: PERIODIC_SERVICE if self.operation == "E17" else "payments",
+        }
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,241 @@
+"""How SCA goes at a bank and where its paths are, through real HTTP: the profile says it
+(``[sca] start``/``approach``, ``[paths]`` with methods and periodic templates, ``rate_limit``),
+the suite follows it, and the reference server plays that bank."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.checks import ConformanceFailure, NotApplicable, SetUpFailure
+from conformance.contract import Contract
+from conformance.profile import ScaSettings, TargetProfile, load_profile
+from conformance.runners import RunContext, run_scenario
+from conformance.scenario import Scenario
+from conformance.target.client import TargetClient
+from conformance.target.sca import DecoupledSca, ScaOutcome, sca_step_for
+from conformance.target.setup_data import DataFactory
+from reference_server.app import Application, Throttle
+from reference_server.bank_style import BankStyle, contract_route, style_of
+from reference_server.http import RunningServer, start
+from tests.suite.conftest import RUN_SEED
+
+DECOUPLED = ScaSettings(approach="decoupled", poll_interval=0.01, poll_timeout=5.0)
+AT_CREATION = ScaSettings(start="creation")
+
+
+@pytest.fixture
+def bank() -> Iterator[Callable[..., RunContext]]:
+    """A reference server playing ``style`` and a run context whose profile has ``changes``
+    (its SCA step the one the profile asks for)."""
+    opened: list[tuple[RunningServer, TargetClient]] = []
+
+    def make(style: BankStyle, contract: Contract, **changes: Any) -> RunContext:
+        running = start(Application(bank=style))
+        profile = replace(
+            TargetProfile(name="bank", base_url=running.url, reference_server=True), **changes
+        )
+        client = TargetClient(running.url, verify=False, timeout=10.0)
+        opened.append((running, client))
+        sca = sca_step_for(profile, client)
+        data = DataFactory(contract, profile, client, run_seed=RUN_SEED, sca=sca)
+        return RunContext(
+            contract=contract, profile=profile, client=client, seed=RUN_SEED, data=data, sca=sca
+        )
+
+    yield make
+    for running, client in opened:
+        client.close()
+        running.stop()
+
+
+def _paths(context: RunContext) -> list[str]:
+    return [f"{exchange.method} {exchange.path}" for exchange in context.exchanges]
+
+
+# --- decoupled SCA --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "scenario_id",
+    ["E16-sca-completed-status-advances", "E17-sca-cancelled-payment-rejected"],
+)
+def test_decoupled_sca_is_decided_in_the_app_and_polled_to_its_end(
+    bank: Callable[..., RunContext],
+    contract: Contract,
+    scenarios: dict[str, Scenario],
+    scenario_id: str,
+) -> None:
+    context = bank(BankStyle(sca_decoupled=True), contract, sca=DECOUPLED)
+    run_scenario(scenarios[scenario_id], context)
+    started = next(e for e in context.exchanges if e.path.endswith("/authorisations"))
+    assert "scaRedirect" not in started.response_body.decode()  # the bank sends nobody anywhere
+    sent = _paths(context)
+    decided = next(i for i, line in enumerate(sent) if line.startswith("POST /sca/"))
+    assert any(line.startswith("GET /sca/") and "/status" in line for line in sent[decided:])
+
+
+def test_decoupled_sca_checks_the_redirect_spec_5_states(
+    bank: Callable[..., RunContext], contract: Contract, scenarios: dict[str, Scenario]
+) -> None:
+    """Spec 5 item 6 states SCA by redirect: a decoupled bank fails the redirect check itself
+    (a bank team waives it with its reason), while its other scenarios pass."""
+    context = bank(BankStyle(sca_decoupled=True), contract, sca=DECOUPLED)
+    with pytest.raises(ConformanceFailure, match=r"no _links\.scaRedirect"):
+        run_scenario(scenarios["E2-basket-authorisation-is-started"], context)
+
+
+class _NobodyDecides:
+    def complete(
+        self, link: str, *, customer_number: str | None, approve: bool = True
+    ) -> ScaOutcome:
+        return ScaOutcome(approved=approve)
+
+
+def test_a_decoupled_authorisation_nobody_decides_blocks_the_scenario(
+    bank: Callable[..., RunContext], contract: Contract
+) -> None:
+    settings = replace(DECOUPLED, poll_timeout=0.2, poll_interval=0.05)
+    context = bank(BankStyle(sca_decoupled=True), contract, sca=settings)
+    waited: list[float] = []
+    context.data.sca = DecoupledSca(
+        _NobodyDecides(), context.client, settings, sleep=lambda s: waited.append(s)
+    )
+    with pytest.raises(SetUpFailure, match=r"still STARTED after 0.2 s \(\[sca\] poll_timeout\)"):
+        context.data.payment(RUN_SEED, "E16", authorise=True)
+    assert waited and all(seconds == 0.05 for seconds in waited)
+
+
+def test_decoupled_polling_ends_with_the_status_the_bank_reports(contract: Contract) -> None:
+    class Answers:
+        def __init__(self, statuses: list[str]) -> None:
+            self.statuses = statuses
+            self.reads = 0
+
+        def request(self, method: str, url: str, **_: Any) -> Any:
+            self.reads += 1
+            status = self.statuses.pop(0)
+            return _Answer({"scaStatus": status})
+
+    client = Answers(["STARTED", "SCA_METHOD_SELECTED", "FAILED"])
+    step = DecoupledSca(_NobodyDecides(), client, DECOUPLED, sleep=lambda _: None)  # type: ignore[arg-type]
+    outcome = step.complete("https://bank/authorisations/1", customer_number=None)
+    assert client.reads == 3
+    assert outcome.approved is False  # the PSU declined in the app
+
+
+class _Answer:
+    status = 200
+
+    def __init__(self, document: dict[str, str]) -> None:
+        self.response_body = json.dumps(document).encode()
+        self.document = document
+
+    def response_header(self, name: str) -> str | None:
+        return "application/json" if name.lower() == "content-type" else None
+
+
+# --- SCA started at payment creation ----------------------------------------------------------
+
+
+def test_sca_started_at_creation_follows_the_creations_link_and_never_calls_pa(
+    bank: Callable[..., RunContext], contract: Contract, scenarios: dict[str, Scenario]
+) -> None:
+    context = bank(
+        BankStyle(sca_at_creation=True),
+        contract,
+        sca=AT_CREATION,
+        unsupported_operations=frozenset({"PA"}),
+    )
+    run_scenario(scenarios["E16-sca-completed-status-advances"], context)
+    run_scenario(scenarios["E18-sca-cancelled-payment-rejected"], context)
+    assert not any(line.endswith("/authorisations") for line in _paths(context))
+
+
+def test_sca_at_creation_without_a_link_blocks_with_the_reason(
+    bank: Callable[..., RunContext], contract: Contract
+) -> None:
+    context = bank(BankStyle(), contract, sca=AT_CREATION)  # the server starts no SCA there
+    with pytest.raises(SetUpFailure, match="has no SCA link"):
+        context.data.payment(RUN_SEED, "E16", authorise=True)
+
+
+# --- the bank's paths and methods -------------------------------------------------------------
+
+PATHS_PROFILE = """
+name = "paths"
+base_url = "http://127.0.0.1:1"
+reference_server = true
+
+[paths]
+PS = { periodic = "/v1/periodic-payments/{payment-product}/{payment-id}/status" }
+PA = { periodic = "/v1/periodic-payments/{payment-product}/{payment-id}/authorisations" }
+E15 = { method = "POST", path = "/v1/sandbox/accounts/{mockAccountId}/balance-changes" }
+"""
+
+
+def test_periodic_service_paths_and_the_banks_method(
+    bank: Callable[..., RunContext],
+    contract: Contract,
+    scenarios: dict[str, Scenario],
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "paths.toml"
+    file.write_text(PATHS_PROFILE, encoding="utf-8")
+    profile = load_profile(file)
+    context = bank(
+        style_of(profile),
+        contract,
+        paths=profile.paths,
+        methods=profile.methods,
+        periodic_paths=profile.periodic_paths,
+    )
+    run_scenario(scenarios["E17-sca-completed-status-advances"], context)
+    run_scenario(scenarios["E16-sca-completed-status-advances"], context)
+    run_scenario(scenarios["E15-0.balanceType-closingBooked-accepted"], context)
+    sent = [line.split("/v1/")[-1] for line in _paths(context)]
+    periodic = [line for line in sent if line.startswith("periodic-payments/")]
+    assert any(line.endswith("/status") for line in periodic)
+    assert any(line.endswith("/authorisations") for line in periodic)
+    assert any(line.startswith("payments/") and line.endswith("/status") for line in sent)
+    assert any(line.endswith("/balance-changes") for line in sent)
+    e15 = next(e for e in context.exchanges if e.path.endswith("/balance-changes"))
+    assert e15.method == "POST"
+    with pytest.raises(NotApplicable, match="the bank's own method"):
+        run_scenario(scenarios["E15-method-PATCH-not-allowed"], context)
+
+
+def test_a_request_in_the_banks_form_is_routed_as_the_contracts(tmp_path: Path) -> None:
+    file = tmp_path / "paths.toml"
+    file.write_text(PATHS_PROFILE, encoding="utf-8")
+    style = style_of(load_profile(file))
+    assert contract_route(style, "GET", "/v1/periodic-payments/p/42/status") == (
+        "GET",
+        "/v1/payments/p/42/status",
+    )
+    assert contract_route(style, "POST", "/v1/sandbox/accounts/a1/balance-changes") == (
+        "PUT",
+        "/v1/sandbox/accounts/a1/balances",
+    )
+    # another method on the bank's path, and the contract's own paths, are left as they are
+    assert contract_route(style, "GET", "/v1/sandbox/accounts/a1/balance-changes")[0] == "GET"
+    assert contract_route(style, "GET", "/v1/payments/p/42/status") == (
+        "GET",
+        "/v1/payments/p/42/status",
+    )
+
+
+# --- the bank's rate limit --------------------------------------------------------------------
+
+
+def test_the_server_plays_the_profiles_rate_limit() -> None:
+    throttle = Throttle(rate=5.0)
+    admitted = [not throttle.due() for _ in range(8)]
+    assert admitted[:5] == [True] * 5
+    assert admitted[5:] == [False] * 3  # beyond a second's worth at once: 429 with Retry-After
+    assert Throttle().due() is False  # no limit by default
