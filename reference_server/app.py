@@ -23,7 +23,7 @@ from urllib.parse import unquote
 from cryptography import x509
 
 from conformance.contract import load_contract
-from reference_server import auth, errors, validation
+from reference_server import auth, errors, existing_data, validation
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
 from reference_server.bank_style import BankStyle, contract_route, inbound_path, outbound_text
 from reference_server.clock import Clock
@@ -133,6 +133,9 @@ class Application:
                 self._reset_hooks.append(module.on_reset)
         self.handlers: Mapping[str, Handler] = MappingProxyType(handlers)
         self.router = Router(routes)
+        if self.bank.existing is not None:  # a production-like bank's data (``--profile``)
+            self._reset_hooks.append(existing_data.seed)
+            existing_data.seed(self)
 
     # -- state ----------------------------------------------------------------------------------
 

@@ -1,22 +1,24 @@
 """The bank the server plays: the choices a target profile describes where the spec leaves them
 open (``python -m reference_server --profile FILE``), read through the suite's own profile loader.
 
-Played today: the static headers an API gateway requires on every contract request (a missing
-one is answered 401 ``HTTP_HEADER_REQUIRED``, a wrong value 401 ``FORBIDDEN``, both with the
-spec 7 body: assumptions.md, "Bank styles"), and the ``referenceType`` that marks a KID in the
-structured remittance array, and the bank's names of query parameters (``[query]``: the
-parameter is read under that name; the contract's name is then an unknown parameter, ignored),
-and the required header set of an operation whose set the spec does not show
-(``[required_headers]``), and the NCBCT product identifier (``[product_ids]``: requests are
-read in the bank's identifier, answers and their links written in it), and how SCA goes
-(``[sca] start``: every payment creation starts its own authorisation; ``[sca] approach``
-decoupled: answers carry ``scaStatus`` and no ``scaRedirect``, and the SCA page plays the bank's
-app where the PSU decides), and the bank's methods and paths (``[paths]``: a request in the
-bank's form is routed as the contract's; links in answers keep the contract's paths, which stay
-reachable), and its rate limit (``rate_limit``: beyond it a contract request is answered 429
-with ``Retry-After``).
-Without a profile the server is the bundled one: no gateway headers, KID and OCR as KID types,
-the contract's query names.
+Played:
+
+- ``[headers]``: the static headers an API gateway requires on every contract request (missing:
+  401 ``HTTP_HEADER_REQUIRED``; wrong value: 401 ``FORBIDDEN``; both with the spec 7 body);
+- ``kid_reference_type``: the ``referenceType`` that marks a KID in the structured remittance;
+- ``[query]``: the bank's names of query parameters (the contract's name is then unknown, ignored);
+- ``[required_headers]``: the required header set where the spec does not show it;
+- ``[product_ids]``: requests read in the bank's NCBCT identifier, answers written in it;
+- ``[sca] start``: every payment creation starts its own authorisation; ``[sca] approach``
+  decoupled: answers carry ``scaStatus`` and no ``scaRedirect``, and the SCA page plays the
+  bank's app where the PSU decides;
+- ``[paths]``: a request in the bank's method and path is routed as the contract's (links in
+  answers keep the contract's paths, which stay reachable as aliases);
+- ``sandbox = false``: the data a production-like bank holds already (its PSU, accounts, consent
+  and transactions: ``existing_data``);
+- ``rate_limit``: beyond it a contract request is answered 429 with ``Retry-After``.
+
+Without a profile the server is the bundled one (assumptions.md, "Bank styles").
 """
 
 from __future__ import annotations
@@ -33,7 +35,16 @@ from conformance.contract.crossfield import KID_REFERENCE_TYPES
 if TYPE_CHECKING:
     from conformance.profile import TargetProfile
 
-__all__ = ["BankRoute", "BankStyle", "contract_route", "inbound_path", "outbound_text", "style_of"]
+__all__ = [
+    "BankRoute",
+    "BankStyle",
+    "ExistingData",
+    "contract_route",
+    "existing_data_of",
+    "inbound_path",
+    "outbound_text",
+    "style_of",
+]
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
@@ -71,6 +82,36 @@ class BankRoute:
 
 
 @dataclass(frozen=True)
+class ExistingData:
+    """What the profile says exists at the bank."""
+
+    psu_id: str
+    customer_number: str
+    national_id: str | None
+    account_ids: tuple[str, ...]
+    debtor_bban: str | None
+    consent_id: str | None
+    transaction_ids: tuple[str, ...]
+
+
+def existing_data_of(profile: TargetProfile) -> ExistingData | None:
+    """The existing data of a profile without the sandbox that names a private PSU; else None
+    (with the sandbox, a run creates its own data)."""
+    private = profile.psu_private
+    if profile.sandbox or private.psu_id is None:
+        return None
+    return ExistingData(
+        psu_id=private.psu_id,
+        customer_number=private.customer_number or "10000001",
+        national_id=private.national_id,
+        account_ids=profile.production.account_ids,
+        debtor_bban=profile.payment_accounts.debtor_bban,
+        consent_id=profile.production.consent_id,
+        transaction_ids=profile.production.transaction_ids,
+    )
+
+
+@dataclass(frozen=True)
 class BankStyle:
     """What differs from the bundled server's defaults."""
 
@@ -90,6 +131,9 @@ class BankStyle:
     routes: tuple[BankRoute, ...] = ()
     #: ``rate_limit``: requests a second beyond which a contract request is answered 429.
     rate_limit: float = 0.0
+    #: ``sandbox = false``: the customers, accounts, consent and transactions the profile
+    #: lists, which the server holds from its start (``existing_data``).
+    existing: ExistingData | None = None
     #: ``[sca] start = "creation"``: every payment creation starts its own authorisation.
     sca_at_creation: bool = False
     #: ``[sca] approach = "decoupled"``: answers carry ``scaStatus`` and no ``scaRedirect``.
@@ -108,6 +152,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         product_ids=profile.product_ids,
         routes=tuple(_routes(profile)),
         rate_limit=profile.rate_limit or 0.0,
+        existing=existing_data_of(profile),
         sca_at_creation=profile.sca.starts_at_creation,
         sca_decoupled=profile.sca.decoupled,
     )

@@ -46,7 +46,7 @@ def test_the_reference_server_plays_the_bank_and_the_suite_passes(
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
     totals = document["totals"]
-    assert totals["passed"] > 1000
+    assert totals["passed"] > 500  # production-like: no sandbox scenarios
     assert totals["failed"] == totals["error"] == totals["blocked"] == 0, totals
     for waiver in loaded.waivers:  # every waiver names scenarios that exist
         assert any(waiver.covers(s["id"]) for s in document["scenarios"]), waiver

@@ -252,6 +252,7 @@ def test_unknown_operation_ids_are_rejected(tmp_path: Path, text: str, expected:
             r"paths\.PC\.periodic has the placeholders",
         ),
         ('base_url = "http://h"\n[paths]\nPC = { verb = "POST" }\n', r"unknown key 'verb'"),
+        ('base_url = "http://h"\n[payments]\ndebtor_bban = "12345678901"\n', r"not a valid Nor"),
     ],
 )
 def test_inconsistent_values_are_rejected(tmp_path: Path, text: str, expected: str) -> None:

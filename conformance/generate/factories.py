@@ -179,6 +179,7 @@ def periodic_payment(
     frequency: str = "Monthly",
     months: Sequence[int] | None = None,
     debtor_bban: str | None = None,
+    creditor_bban: str | None = None,
     amount: Decimal | int | str | None = None,
     currency: str = "NOK",
     minor_units: Mapping[str, int] | None = None,
@@ -196,7 +197,7 @@ def periodic_payment(
             rng, amount, currency, minor_units, low=10, high=5000
         ),
         "creditorName": fake.name()[:70],
-        "creditorAccount": {"bban": ids.generate_bban(rng), "currency": currency},
+        "creditorAccount": {"bban": creditor_bban or ids.generate_bban(rng), "currency": currency},
         "creditorAddress": _address(fake),
         "debtorAccount": {"bban": debtor_bban or ids.generate_bban(rng), "currency": "NOK"},
         "remittanceInformationUnstructured": _remittance_text(fake),

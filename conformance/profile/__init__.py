@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from conformance._data import data_directory
 from conformance.contract import Contract, Operation, load_contract
+from conformance.contract.identifiers import is_valid_bban
 from conformance.errors import ProfileError
 from conformance.profile.bank import (
     ENV_PREFIX,
@@ -30,6 +31,7 @@ from conformance.profile.parts import (
     SCA_MODES,
     SCA_STARTS,
     CorporatePsu,
+    PaymentAccounts,
     PrivatePsu,
     ProductionData,
     ScaMode,
@@ -144,6 +146,8 @@ class TargetProfile:
     periodic_paths: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     sandbox: bool = True
     production: ProductionData = field(default_factory=ProductionData)
+    #: ``[payments]``: the debtor and creditor accounts of payments on a target without sandbox.
+    payment_accounts: PaymentAccounts = field(default_factory=PaymentAccounts)
     sca: ScaSettings = field(default_factory=ScaSettings)
     x_accept_fix: str = _DEFAULT_X_ACCEPT_FIX
     #: ``[headers]``: sent on every request (an API gateway's client id); a value
@@ -450,6 +454,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     production_table.finish()
 
     sca = _read_sca(top.table("sca"))
+    payment_accounts = _read_payment_accounts(top.table("payments"))
 
     mask = top.table("mask")
     mask_secrets = mask.get("secrets", bool, None)
@@ -502,6 +507,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         sandbox=top.get("sandbox", bool, True),
         production=production,
         sca=sca,
+        payment_accounts=payment_accounts,
         x_accept_fix=x_accept_fix,
         reference_server=top.get("reference_server", bool, False),
         source=source,
@@ -554,6 +560,18 @@ def _read_sca(table: Table) -> ScaSettings:
         poll_interval=interval,
         poll_timeout=timeout,
     )
+
+
+def _read_payment_accounts(table: Table) -> PaymentAccounts:
+    """``[payments] debtor_bban``, ``creditor_bban``: Norwegian BBANs (11 digits, MOD11)."""
+    values: dict[str, str | None] = {}
+    for key in ("debtor_bban", "creditor_bban"):
+        value = table.optional_str(key)
+        if value is not None and not is_valid_bban(value):
+            raise table.error(key, f"is not a valid Norwegian BBAN (11 digits, MOD11): {value!r}")
+        values[key] = value
+    table.finish()
+    return PaymentAccounts(**values)
 
 
 def _positive_seconds(table: Table, key: str, default: float) -> float:

@@ -13,6 +13,7 @@ __all__ = [
     "SCA_MODES",
     "SCA_STARTS",
     "CorporatePsu",
+    "PaymentAccounts",
     "PrivatePsu",
     "ProductionData",
     "ScaApproach",
@@ -64,6 +65,16 @@ class ProductionData:
     consent_id: str | None = None
     account_ids: tuple[str, ...] = ()
     transaction_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PaymentAccounts:
+    """``[payments]``: the accounts payments use where the run cannot create its own (a target
+    without the sandbox): the PSU's debtor account and a domestic creditor (Norwegian BBANs,
+    spec 2.7 ``debtorAccount``/``creditorAccount``)."""
+
+    debtor_bban: str | None = None
+    creditor_bban: str | None = None
 
 
 @dataclass(frozen=True)

@@ -129,19 +129,21 @@ def _later(ctx: RunContext, days: int) -> str:
 
 def _ndct_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
     """E16 bodies: each remittance form (spec 2.7, spec 7 rule 2), a card debtor, minimal."""
-    debtor = ctx.data.account().bban if ctx.profile.sandbox else None
+    debtor = ctx.data.debtor_bban()
+    creditor = ctx.profile.payment_accounts.creditor_bban
     name = variant or "ndct-unstructured"
     if name.startswith("ndct-kid-"):
         algorithm: Literal["MOD10", "MOD11"] = "MOD11" if name.endswith("mod11") else "MOD10"
         body = factories.ndct_payment(
             seed,
             debtor_bban=debtor,
+            creditor_bban=creditor,
             kid=True,
             kid_algorithm=algorithm,
             kid_reference_type=ctx.profile.kid_reference_type,
         )
     else:
-        body = factories.ndct_payment(seed, debtor_bban=debtor, kid=False)
+        body = factories.ndct_payment(seed, debtor_bban=debtor, creditor_bban=creditor, kid=False)
     rng = random.Random(f"ndct-variant:{seed}")
     if name in ("ndct-structured", "ndct-structured-deprecated"):
         del body["remittanceInformationUnstructured"]
@@ -177,7 +179,7 @@ def _ndct_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
 
 def _ncbct_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
     """E18 bodies: below/above NOK 100 000 (spec 2.7, spec 8), creditor BBAN with agent or IBAN."""
-    debtor = ctx.data.account().bban if ctx.profile.sandbox else None
+    debtor = ctx.data.debtor_bban()
     name = variant or "ncbct-below-threshold"
     regulatory = name == "ncbct-regulatory"
     body = factories.ncbct_payment(
@@ -201,10 +203,14 @@ def _ncbct_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
 
 def _periodic_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
     """E17 bodies, one per frequency (``periodic-every-two-weeks``); MonthlyVariable with months."""
-    debtor = ctx.data.account().bban if ctx.profile.sandbox else None
+    debtor = ctx.data.debtor_bban()
     frequency = _frequency(ctx, variant.removeprefix("periodic-") or "monthly")
     body = factories.periodic_payment(
-        seed, today=ctx.data.today(), frequency=frequency, debtor_bban=debtor
+        seed,
+        today=ctx.data.today(),
+        frequency=frequency,
+        debtor_bban=debtor,
+        creditor_bban=ctx.profile.payment_accounts.creditor_bban,
     )
     if variant == MINIMAL:
         return minimal_body(

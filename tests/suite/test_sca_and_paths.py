@@ -20,9 +20,11 @@ from conformance.scenario import Scenario
 from conformance.target.client import TargetClient
 from conformance.target.sca import DecoupledSca, ScaOutcome, sca_step_for
 from conformance.target.setup_data import DataFactory
+from reference_server import sandbox_data
 from reference_server.app import Application, Throttle
 from reference_server.bank_style import BankStyle, contract_route, style_of
 from reference_server.http import RunningServer, start
+from reference_server.payment_data import CONSENTS
 from tests.suite.conftest import RUN_SEED
 
 DECOUPLED = ScaSettings(approach="decoupled", poll_interval=0.01, poll_timeout=5.0)
@@ -239,3 +241,75 @@ def test_the_server_plays_the_profiles_rate_limit() -> None:
     assert admitted[:5] == [True] * 5
     assert admitted[5:] == [False] * 3  # beyond a second's worth at once: 429 with Retry-After
     assert Throttle().due() is False  # no limit by default
+
+
+# --- a production-like bank's existing data ---------------------------------------------------
+
+EXISTING_PROFILE = """
+name = "existing"
+base_url = "http://127.0.0.1:1"
+sandbox = false
+
+[psu.private]
+psu_id = "0f6b1f0e-5a0c-4a43-9a66-2a54f1d9b001"
+customer_number = "31000001"
+
+[production]
+consent_id = "consent-existing"
+account_ids = ["acc-1", "acc-2"]
+transaction_ids = ["tx-1"]
+
+[payments]
+debtor_bban = "12345678903"
+creditor_bban = "86011117947"
+"""
+
+
+def test_a_production_like_bank_holds_the_profiles_data_and_payments_use_it(
+    bank: Callable[..., RunContext],
+    contract: Contract,
+    scenarios: dict[str, Scenario],
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "existing.toml"
+    file.write_text(EXISTING_PROFILE, encoding="utf-8")
+    profile = load_profile(file)
+    context = bank(
+        style_of(profile),
+        contract,
+        sandbox=False,
+        psu_private=profile.psu_private,
+        production=profile.production,
+        payment_accounts=profile.payment_accounts,
+    )
+    run_scenario(scenarios["E16-sca-completed-status-advances"], context)
+    created = next(e for e in context.exchanges if e.method == "POST" and e.path.endswith("fers"))
+    body = json.loads(created.request_body)
+    assert body["debtorAccount"]["bban"] == "12345678903"
+    assert body["creditorAccount"]["bban"] == "86011117947"
+    assert not any("/sandbox/" in e.path for e in context.exchanges)  # nothing created there
+    consent = context.data.consent()  # the profile's, already valid at the bank
+    assert consent.consent_id == "consent-existing"
+    read = context.client.request(
+        "GET",
+        "/v1/accounts/acc-1/transactions/tx-1",
+        headers={
+            "Consent-ID": "consent-existing",
+            "X-Request-ID": "3f1e7a44-1c0e-4d7a-9a4e-0c2b6f5d9e01",
+            "x-accept-fix": "amount-as-string",
+            "TPP-Session-ID": "s",
+            "TPP-Redirect-URI": "https://tpp.invalid/cb",
+            "PSU-IP-Address": "198.51.100.24",
+        },
+    )
+    assert read.status == 200, read.response_body
+
+
+def test_the_existing_data_survives_a_reset(tmp_path: Path) -> None:
+    file = tmp_path / "existing.toml"
+    file.write_text(EXISTING_PROFILE, encoding="utf-8")
+    application = Application(bank=style_of(load_profile(file)))
+    application.reset()
+    assert application.store.get(sandbox_data.ACCOUNTS, "acc-2") is not None
+    assert application.store.get(CONSENTS, "consent-existing") is not None
+    assert Application().store.get(CONSENTS, "consent-existing") is None  # only when played

@@ -98,7 +98,7 @@ def _kid_body(ctx: RunContext, seed: int, reference: str | None, algorithm: str 
 
 
 def _debtor(ctx: RunContext) -> str | None:
-    return ctx.data.account().bban if ctx.profile.sandbox else None
+    return ctx.data.debtor_bban()
 
 
 def check_kid_check_digit(scenario: Scenario, ctx: RunContext, seed: int) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.checks import (
     NotApplicable,
 )
+from conformance.contract.identifiers import bban_to_iban
 from conformance.generate import factories
 from conformance.target.request import Psu
 from conformance.target.setup_data.base import SetUpBase
@@ -110,11 +111,37 @@ class PartySetUp(SetUpBase):
 
     # --- accounts ------------------------------------------------------------------------------
 
+    def debtor_bban(self) -> str | None:
+        """The debtor account of the worker's payments: its sandbox account, else the
+        profile's ``[payments] debtor_bban`` (None: a generated one)."""
+        if self.profile.sandbox:
+            return self.account().bban
+        return self.profile.payment_accounts.debtor_bban
+
     def account(self) -> Account:
-        """The worker's account of its private customer, with a few transactions (read only)."""
+        """The worker's account of its private customer, with a few transactions (read only).
+        Without the sandbox, the private PSU's existing account the profile names
+        (``[payments] debtor_bban``, ``[production] account_ids`` and ``transaction_ids``)."""
+        if not self.profile.sandbox:
+            return self._existing_account()
         return self.shared(
             "account",
             lambda: self.new_account(self.seed_for("account"), transactions=_SHARED_TRANSACTIONS),
+        )
+
+    def _existing_account(self) -> Account:
+        bban = self.profile.payment_accounts.debtor_bban
+        production = self.profile.production
+        if bban is None or not production.account_ids:
+            self.require_sandbox("an account of the PSU ([payments] debtor_bban names none)")
+        assert bban is not None
+        return Account(
+            id=production.account_ids[0],
+            iban=bban_to_iban(bban),
+            bban=bban,
+            currency="NOK",
+            owner=self._profile_customer("PRIVATE"),
+            transaction_ids=production.transaction_ids,
         )
 
     def new_account(

@@ -35,13 +35,19 @@ class DataFactory(ConsentSetUp):
 
     def payment_body(self, op_id: str, seed: int, debtor: Account | None = None) -> dict[str, Any]:
         """A valid body of E16, E17 or E18 debiting ``debtor`` (the worker's account by default)."""
-        debtor_bban = (debtor or self.account()).bban if self.profile.sandbox else None
+        debtor_bban = debtor.bban if debtor is not None else self.debtor_bban()
+        creditor = self.profile.payment_accounts.creditor_bban
         if op_id == "E17":
-            return factories.periodic_payment(seed, today=self.today(), debtor_bban=debtor_bban)
+            return factories.periodic_payment(
+                seed, today=self.today(), debtor_bban=debtor_bban, creditor_bban=creditor
+            )
         if op_id == "E18":
             return factories.ncbct_payment(seed, debtor_bban=debtor_bban)
         return factories.ndct_payment(
-            seed, debtor_bban=debtor_bban, kid_reference_type=self.profile.kid_reference_type
+            seed,
+            debtor_bban=debtor_bban,
+            creditor_bban=creditor,
+            kid_reference_type=self.profile.kid_reference_type,
         )
 
     def payment(
