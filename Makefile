@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test selfcheck lint bench openapi clean
+.PHONY: run test selfcheck selfcheck-examples lint bench openapi clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,15 @@ test: $(STAMP)
 selfcheck: $(STAMP)
 	$(BIN)/conformance selfcheck --reports reports/selfcheck
 
+# The self-check under every example profile (the reference server playing each bank); the
+# examples' environment secrets get demonstration values.
+selfcheck-examples: $(STAMP)
+	for profile in profiles/examples/*.toml; do \
+		EXAMPLE_BANK_CLIENT_ID=demo EXAMPLE_BANK_API_KEY=demo \
+		$(BIN)/conformance selfcheck --play $$profile \
+			--reports reports/selfcheck-$$(basename $$profile .toml) || exit 1; \
+	done
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -41,4 +50,4 @@ openapi: $(STAMP)
 
 clean:
 	rm -rf $(VENV) reports/allure-results reports/allure-report reports/selfcheck reports/junit.xml \
-		reports/compliance.* reports/reference-server*.log
+		reports/compliance.* reports/reference-server*.log reports/selfcheck-*

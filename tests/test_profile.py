@@ -17,6 +17,7 @@ from conformance.profile import (
     load_profile,
     profile_from_options,
 )
+from conformance.profile.templates import apply_template
 from conformance.target.client import TargetClient
 from conformance.target.retry import RetryPolicy
 
@@ -503,3 +504,32 @@ def test_only_the_ncbct_product_identifier_is_open(tmp_path: Path) -> None:
             load_profile(
                 write(tmp_path, f'base_url = "https://x.example"\n[product_ids]\n{line}\n')
             )
+
+
+def test_set_up_templates_are_read_and_checked(tmp_path: Path) -> None:
+    folder = tmp_path / "setup"
+    folder.mkdir()
+    (folder / "SCU.json").write_text('{"branch": "0101", "customerName": null}')
+    (folder / "notes.txt").write_text("ignored: not JSON by name")
+    profile = load_profile(write(tmp_path, 'base_url = "http://h"\n[setup]\ntemplates = "setup"\n'))
+    template = profile.setup_templates["SCU"]
+    body = {"customerType": "PRIVATE", "customerName": "Kari", "address": {"city": "Oslo"}}
+    assert apply_template(template, body) == {"customerType": "PRIVATE", "branch": "0101",
+                                              "address": {"city": "Oslo"}}  # fmt: skip
+    assert apply_template({"address": {"zip": "0150"}}, [body])[0]["address"] == {
+        "city": "Oslo",
+        "zip": "0150",
+    }
+    assert body["customerName"] == "Kari"  # the suite's body is left as it was
+    for name, text, expected in (
+        ("E16.json", "{}", r"E16\.json: not a set-up operation"),
+        ("SA.json", "{", r"SA\.json, not valid JSON"),
+        ("SA.json", "[1]", r"SA\.json, which is not a JSON object"),
+    ):
+        for old in folder.glob("*.json"):
+            old.unlink()
+        (folder / name).write_text(text)
+        with pytest.raises(ProfileError, match=expected):
+            load_profile(write(tmp_path, 'base_url = "http://h"\n[setup]\ntemplates = "setup"\n'))
+    with pytest.raises(ProfileError, match=r"setup\.templates names .* not a folder"):
+        load_profile(write(tmp_path, 'base_url = "http://h"\n[setup]\ntemplates = "none"\n'))

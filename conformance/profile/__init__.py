@@ -45,6 +45,7 @@ from conformance.profile.paths import (
     check_redirect_uri,
     read_paths,
 )
+from conformance.profile.templates import read_templates
 from conformance.profile.tls_settings import CA_TRUST_MODES, CaTrust, TlsSettings
 from conformance.profile.toml_table import Table, read_toml
 
@@ -148,6 +149,10 @@ class TargetProfile:
     production: ProductionData = field(default_factory=ProductionData)
     #: ``[payments]``: the debtor and creditor accounts of payments on a target without sandbox.
     payment_accounts: PaymentAccounts = field(default_factory=PaymentAccounts)
+    #: ``[setup] templates``: per sandbox creation, an object merged into the suite's body.
+    setup_templates: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
     sca: ScaSettings = field(default_factory=ScaSettings)
     x_accept_fix: str = _DEFAULT_X_ACCEPT_FIX
     #: ``[headers]``: sent on every request (an API gateway's client id); a value
@@ -455,6 +460,13 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
 
     sca = _read_sca(top.table("sca"))
     payment_accounts = _read_payment_accounts(top.table("payments"))
+    setup = top.table("setup")
+    folder = setup.optional_str("templates")
+    templates = read_templates(
+        setup,
+        None if folder is None else (source.parent / Path(folder).expanduser()).resolve(),
+    )
+    setup.finish()
 
     mask = top.table("mask")
     mask_secrets = mask.get("secrets", bool, None)
@@ -508,6 +520,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         production=production,
         sca=sca,
         payment_accounts=payment_accounts,
+        setup_templates=templates,
         x_accept_fix=x_accept_fix,
         reference_server=top.get("reference_server", bool, False),
         source=source,

@@ -313,3 +313,26 @@ def test_the_existing_data_survives_a_reset(tmp_path: Path) -> None:
     assert application.store.get(sandbox_data.ACCOUNTS, "acc-2") is not None
     assert application.store.get(CONSENTS, "consent-existing") is not None
     assert Application().store.get(CONSENTS, "consent-existing") is None  # only when played
+
+
+# --- set-up templates -------------------------------------------------------------------------
+
+
+def test_the_sandbox_creations_take_the_banks_template(
+    bank: Callable[..., RunContext], contract: Contract, tmp_path: Path
+) -> None:
+    folder = tmp_path / "setup"
+    folder.mkdir()
+    (folder / "SA.json").write_text('{"product": "Brukskonto Pluss", "creditLine": 5000}')
+    (folder / "E7.json").write_text('{"purposeCode": "SALA"}')
+    file = tmp_path / "templates.toml"
+    file.write_text('base_url = "http://h"\n[setup]\ntemplates = "setup"\n', encoding="utf-8")
+    templates = load_profile(file).setup_templates
+    context = bank(BankStyle(), contract, setup_templates=templates)
+    account = context.data.new_account(RUN_SEED, transactions=1)
+    assert account.document["product"] == "Brukskonto Pluss"
+    assert account.document["creditLine"] == 5000
+    sent = next(e for e in context.client.exchanges if e.path.endswith("/transactions"))
+    item = json.loads(sent.request_body)[0]
+    assert item["purposeCode"] == "SALA"
+    assert item["bookingDate"]  # the suite's own values stay where the template names none

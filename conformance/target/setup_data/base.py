@@ -16,6 +16,7 @@ from conformance.checks import (
     check_response_schema,
     json_document,
 )
+from conformance.profile.templates import apply_template
 from conformance.scenario import scenario_seed
 from conformance.target.request import NO_BODY, OperationRequest, Psu
 from conformance.target.sca import (
@@ -135,7 +136,11 @@ class SetUpBase:
         body: Any = NO_BODY,
         headers: Mapping[str, str | None] | None = None,
     ) -> Exchange:
-        """One valid request of ``op_id`` (no verdict: the caller reads the answer)."""
+        """One valid request of ``op_id`` (no verdict: the caller reads the answer); a sandbox
+        creation's body with the profile's set-up template merged in (``[setup] templates``)."""
+        template = self.profile.setup_templates.get(op_id)
+        if template is not None and body is not NO_BODY:
+            body = apply_template(template, body)
         return OperationRequest.build(
             self,
             op_id,
