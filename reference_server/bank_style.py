@@ -92,6 +92,8 @@ class ExistingData:
     debtor_bban: str | None
     consent_id: str | None
     transaction_ids: tuple[str, ...]
+    #: ``[psu.second]``: another private PSU (its PSU-ID and customerNumber), or None.
+    second: tuple[str, str] | None = None
 
 
 def existing_data_of(profile: TargetProfile) -> ExistingData | None:
@@ -108,6 +110,11 @@ def existing_data_of(profile: TargetProfile) -> ExistingData | None:
         debtor_bban=profile.payment_accounts.debtor_bban,
         consent_id=profile.production.consent_id,
         transaction_ids=profile.production.transaction_ids,
+        second=(
+            (profile.psu_second.psu_id, profile.psu_second.customer_number or "10000002")
+            if profile.psu_second.psu_id is not None
+            else None
+        ),
     )
 
 

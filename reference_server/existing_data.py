@@ -24,6 +24,7 @@ from reference_server.resources.sandbox_accounts import engage_private_account
 
 if TYPE_CHECKING:
     from reference_server.api import ServerState
+    from reference_server.store import Store
 
 __all__ = ["seed"]
 
@@ -42,20 +43,9 @@ def seed(app: ServerState) -> None:
     store = app.store
     today = app.clock.today()
     with store.atomic():
-        customer = data.Customer(
-            id=existing.psu_id,
-            customer_number=existing.customer_number,
-            customer_type=data.PRIVATE,
-            name="Existing Customer",
-            national_id=existing.national_id,
-        )
-        store.add(data.CUSTOMERS, customer)
-        store.add(
-            data.AGREEMENTS,
-            data.Agreement(
-                id=f"{customer.id}-private", name="Existing (private)", holder=customer.id
-            ),
-        )
+        customer = _customer(store, existing.psu_id, existing.customer_number, existing.national_id)
+        if existing.second is not None:
+            _customer(store, *existing.second, None, name="Second Existing Customer")
         accounts = [
             _account(customer, account_id, existing.debtor_bban if index == 0 else None)
             for index, account_id in enumerate(existing.account_ids)
@@ -94,6 +84,30 @@ def seed(app: ServerState) -> None:
                     account_ids=tuple(account.id for account in accounts),
                 ),
             )
+
+
+def _customer(
+    store: Store,
+    psu_id: str,
+    customer_number: str,
+    national_id: str | None,
+    *,
+    name: str = "Existing Customer",
+) -> data.Customer:
+    """A private customer with its private agreement (as SCU makes one)."""
+    customer = data.Customer(
+        id=psu_id,
+        customer_number=customer_number,
+        customer_type=data.PRIVATE,
+        name=name,
+        national_id=national_id,
+    )
+    store.add(data.CUSTOMERS, customer)
+    store.add(
+        data.AGREEMENTS,
+        data.Agreement(id=f"{customer.id}-private", name=f"{name} (private)", holder=customer.id),
+    )
+    return customer
 
 
 def _account(customer: data.Customer, account_id: str, bban: str | None) -> data.Account:

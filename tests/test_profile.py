@@ -254,6 +254,10 @@ def test_unknown_operation_ids_are_rejected(tmp_path: Path, text: str, expected:
         ),
         ('base_url = "http://h"\n[paths]\nPC = { verb = "POST" }\n', r"unknown key 'verb'"),
         ('base_url = "http://h"\n[payments]\ndebtor_bban = "12345678901"\n', r"not a valid Nor"),
+        (
+            'base_url = "http://h"\n[psu.private]\npsu_id = "a"\n[psu.second]\npsu_id = "a"\n',
+            r"psu\.second\.psu_id is the private PSU's",
+        ),
     ],
 )
 def test_inconsistent_values_are_rejected(tmp_path: Path, text: str, expected: str) -> None:

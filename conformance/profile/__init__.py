@@ -137,6 +137,9 @@ class TargetProfile:
     redirect_uri: str = DEFAULT_REDIRECT_URI
     psu_private: PrivatePsu = field(default_factory=PrivatePsu)
     psu_corporate: CorporatePsu = field(default_factory=CorporatePsu)
+    #: ``[psu.second]``: another private PSU, for checks that one PSU never reaches another's
+    #: resources.
+    psu_second: PrivatePsu = field(default_factory=PrivatePsu)
     products: frozenset[str] = frozenset(PRODUCT_OPERATIONS)
     supported_operations: frozenset[str] | None = None
     unsupported_operations: frozenset[str] = frozenset()
@@ -434,6 +437,9 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     private_table, corporate_table = psu.table("private"), psu.table("corporate")
     private = _read_dataclass(private_table, PrivatePsu)
     corporate = _read_dataclass(corporate_table, CorporatePsu)
+    second = _read_dataclass(psu.table("second"), PrivatePsu)
+    if second.psu_id is not None and second.psu_id == private.psu_id:
+        raise psu.error("second.psu_id", "is the private PSU's; the second PSU is another one")
     psu_ip_address = psu.optional_str("ip_address")
     psu_user_agent = psu.optional_str("user_agent")
     psu.finish()
@@ -510,6 +516,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         redirect_uri=check_redirect_uri(top),
         psu_private=private,
         psu_corporate=corporate,
+        psu_second=second,
         products=frozenset(PRODUCT_OPERATIONS if products is None else products),
         supported_operations=supported,
         unsupported_operations=unsupported or frozenset(),

@@ -336,3 +336,31 @@ def test_the_sandbox_creations_take_the_banks_template(
     item = json.loads(sent.request_body)[0]
     assert item["purposeCode"] == "SALA"
     assert item["bookingDate"]  # the suite's own values stay where the template names none
+
+
+# --- a second PSU -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "existing"])
+def test_a_second_psu_is_another_customer_the_bank_knows(
+    bank: Callable[..., RunContext], contract: Contract, tmp_path: Path, sandbox: bool
+) -> None:
+    file = tmp_path / "existing.toml"
+    second = '\n[psu.second]\npsu_id = "0f6b1f0e-5a0c-4a43-9a66-2a54f1d9b002"\n'
+    file.write_text(EXISTING_PROFILE + second + 'customer_number = "31000002"\n')
+    profile = load_profile(file)
+    changes: dict[str, Any] = {} if sandbox else {
+        "sandbox": False,
+        "psu_private": profile.psu_private,
+        "psu_second": profile.psu_second,
+        "production": profile.production,
+        "payment_accounts": profile.payment_accounts,
+    }  # fmt: skip
+    context = bank(style_of(profile) if not sandbox else BankStyle(), contract, **changes)
+    first, other = context.data.customer("PRIVATE"), context.data.second_customer()
+    assert other.customer_id != first.customer_id
+    assert other.customer_number != first.customer_number
+    # the bank knows the second PSU: its own payment passes SCA with its customerNumber
+    payment = context.data.payment(RUN_SEED, "E16", psu=other.psu, authorise=True)
+    status = context.data.payment_status(payment)
+    assert json.loads(status.response_body)["transactionStatus"] == "ACTC"

@@ -59,6 +59,25 @@ class PartySetUp(SetUpBase):
             corporate=True,
         )
 
+    def second_customer(self) -> Customer:
+        """A second private customer of the worker, apart from :meth:`customer` (for checks
+        that one PSU never reaches another's resources): fresh with the sandbox, else the
+        profile's ``[psu.second]``."""
+        if self.profile.sandbox:
+            return self.shared(
+                "customer:second",
+                lambda: self.new_customer(self.seed_for("second-customer"), "PRIVATE"),
+            )
+        second = self.profile.psu_second
+        if second.psu_id is None and second.national_id is None:
+            raise NotApplicable("the profile names no second PSU ([psu.second] psu_id)")
+        return Customer(
+            second.psu_id or "",
+            second.customer_number,
+            "PRIVATE",
+            national_id=second.national_id,
+        )
+
     def _profile_customer(self, customer_type: CustomerType) -> Customer:
         if customer_type == "CORPORATE":
             corporate = self.profile.psu_corporate
