@@ -14,6 +14,7 @@ from conformance.contract import load_contract
 from conformance.contract.identifiers import generate_national_id
 from conformance.profile import CorporatePsu, PrivatePsu, TargetProfile
 from conformance.report.compliance import (
+    COMPLIANCE_HTML,
     COMPLIANCE_JSON,
     COMPLIANCE_MD,
     RunInfo,
@@ -22,8 +23,10 @@ from conformance.report.compliance import (
     render_markdown,
     write_compliance,
 )
+from conformance.report.compliance_page import overall_verdict, render_html
 from conformance.report.masking import certificate_summary, scrub_identities
 from conformance.report.verdicts import (
+    BLOCKED,
     ERROR,
     FAILED,
     FAILED_SHOULD,
@@ -37,8 +40,11 @@ from conformance.report.verdicts import (
     first_line,
     graded,
     read_findings,
+    read_reproduce,
     read_retries,
     read_verdict,
+    reproduce_line,
+    reproduce_properties,
     retries_properties,
     verdict_properties,
 )
@@ -231,9 +237,41 @@ def test_written_files_agree(tmp_path: Path) -> None:
     assert markdown == render_markdown(document)
     assert "Spec release: 1.22.0" in markdown
     assert "Seed: 42" in markdown
-    assert "| E16 | SCH-maxLength | spec 2.7 | must, should | 1 | 1 | 1 | 0 | 0 | 0 |" in markdown
-    assert "## Failures (must)" in markdown and "creditorName of 71 accepted" in markdown
+    matrix_row = "| E16 Create NDCT payment | SCH-maxLength | spec 2.7 | must, should | 1 | 1 | 1 |"
+    assert matrix_row in markdown
+    assert "## Must failures" in markdown and "creditorName of 71 accepted" in markdown
     assert "`E16-f-rejected`" in markdown
+    # the reader's order: the verdict, then the must failures, and only then the matrix
+    verdict = markdown.index("## Verdict")
+    assert verdict < markdown.index("## Must failures") < markdown.index("## Matrix")
+    assert "**NOT CONFORMANT at must level: 1 must failure(s)" in markdown
+    page = (tmp_path / "reports" / COMPLIANCE_HTML).read_text(encoding="utf-8")
+    assert page == render_html(document)
+    assert '<p class="verdict bad">NOT CONFORMANT at must level' in page
+    assert page.index("Must failures") < page.index("Matrix")
+
+
+def test_the_verdict_line_says_conformant_only_when_everything_was_judged() -> None:
+    passed = [ScenarioVerdict(facts("E16-a-rejected"), PASSED)]
+    assert overall_verdict(build_document(passed, run_info())).startswith(
+        "CONFORMANT at must level"
+    )
+    blocked = [*passed, ScenarioVerdict(facts("E16-b-rejected"), BLOCKED, "refused")]
+    assert overall_verdict(build_document(blocked, run_info())).startswith("NOT SHOWN CONFORMANT")
+
+
+def test_a_must_failure_carries_its_replay_command() -> None:
+    text = (
+        "E16 accepted it\n\nExchange:\n    >>> POST /v1/payments/x\n\nReproduce with:\n"
+        "    conformance call POST /v1/payments/x --target http://t\n"
+    )
+    command = reproduce_line(text)
+    assert command == "conformance call POST /v1/payments/x --target http://t"
+    assert read_reproduce(reproduce_properties(command)) == command
+    assert reproduce_properties("") == [] and reproduce_line("no replay here") == ""
+    verdict = ScenarioVerdict(facts("E16-g-rejected"), FAILED, "accepted", reproduce=command)
+    markdown = render_markdown(build_document([verdict], run_info(), load_contract()))
+    assert f"| `{command}` |" in markdown
 
 
 def test_markdown_escapes_pipes() -> None:

@@ -33,6 +33,8 @@ from conformance.report.verdicts import (
     final_verdict,
     first_line,
     graded,
+    reproduce_line,
+    reproduce_properties,
     retries_properties,
     verdict_properties,
 )
@@ -50,6 +52,8 @@ _PHASES = pytest.StashKey[list[tuple[str, str]]]()
 _RETRIES = pytest.StashKey[int]()
 #: The findings of a test's failure (must and should), for its teardown report.
 _FOUND = pytest.StashKey[list[Finding]]()
+#: The replay command of a test's failure, for its teardown report.
+_REPLAY = pytest.StashKey[str]()
 #: The should findings the controller saw (by node id), for JUnit's "should" suite.
 _SHOULD = pytest.StashKey[dict[str, ShouldFinding]]()
 
@@ -113,6 +117,7 @@ def _phase_verdict(
         always_must = bool(getattr(failure, "always_must", False))
         found = graded(getattr(failure, "findings", ()), facts.level, always_must=always_must)
         item.stash[_FOUND] = list(found)
+        item.stash[_REPLAY] = reproduce_line(text)
         if _is_should(excinfo.value, facts) and not strict_run(item.config):
             # The must tier held: the test passes, with its should findings attached (the
             # terminal, the compliance matrix and JUnit's "should" suite list them).
@@ -149,6 +154,7 @@ def pytest_runtest_makereport(
             *report.user_properties,
             *verdict_properties(*final_verdict(phases), _found(item)),
             *retries_properties(retries),
+            *reproduce_properties(item.stash.get(_REPLAY, "")),
         ]
     else:
         # Only the teardown report is read for the facts (JUnit's <property>s, the compliance

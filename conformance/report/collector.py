@@ -19,6 +19,7 @@ from conformance.report.verdicts import (
     ScenarioFacts,
     ScenarioVerdict,
     read_findings,
+    read_reproduce,
     read_retries,
     read_verdict,
 )
@@ -60,7 +61,13 @@ class ComplianceCollector:
         findings = read_findings(report.user_properties)
         retries = read_retries(report.user_properties)
         self.verdicts[report.nodeid] = ScenarioVerdict(
-            facts, verdict, reason, duration, findings, retries
+            facts,
+            verdict,
+            reason,
+            duration,
+            findings,
+            retries,
+            read_reproduce(report.user_properties),
         )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -1,11 +1,12 @@
-"""The compliance matrix: ``compliance.json`` for machines, ``compliance.md`` for people."""
+"""The compliance matrix: ``compliance.json`` for machines; ``compliance.md`` and
+``compliance.html`` for people (rendered by ``compliance_page``)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance import SPEC_VERSION, __version__
 from conformance.contract.identifiers import mask_identity
+from conformance.report.compliance_page import render_html, render_markdown
 from conformance.report.masking import (
     certificate_summary,
     mask_value,
@@ -20,12 +22,7 @@ from conformance.report.masking import (
     secrets_masked,
 )
 from conformance.report.verdicts import (
-    BLOCKED,
-    FAILED,
-    FAILED_SHOULD,
-    NOT_APPLICABLE,
     VERDICTS,
-    WAIVED,
     ScenarioVerdict,
 )
 
@@ -34,6 +31,7 @@ if TYPE_CHECKING:
     from conformance.profile import TargetProfile
 
 __all__ = [
+    "COMPLIANCE_HTML",
     "COMPLIANCE_JSON",
     "COMPLIANCE_MD",
     "FORMAT",
@@ -46,6 +44,7 @@ __all__ = [
 
 COMPLIANCE_JSON = "compliance.json"
 COMPLIANCE_MD = "compliance.md"
+COMPLIANCE_HTML = "compliance.html"
 #: Names the layout of ``compliance.json``; bumped when a field changes meaning.
 FORMAT = "psd2-conformance/compliance-matrix/1"
 
@@ -253,6 +252,7 @@ def build_document(
                 "assumptions": ids,
                 "findings": [finding.as_dict() for finding in verdict.findings],
                 "retries": verdict.retries,
+                "reproduce": scrub(verdict.reproduce),
             }
         )
     return {
@@ -280,175 +280,20 @@ def build_document(
                 per_operation.items(), key=lambda item: operation_order(item[0])
             )
         ],
+        "operation_names": (
+            {op_id: op.name for op_id, op in contract.operations.items()}
+            if contract is not None
+            else {}
+        ),
         "matrix": list(cells.values()),
         "scenarios": scenarios,
         "assumptions": assumptions.listed(),
     }
 
 
-# --- Markdown ------------------------------------------------------------------------------------
-
-_HEADINGS = (
-    "passed",
-    "failed",
-    "failed (should)",
-    "n/a",
-    "waived",
-    "blocked",
-    "skipped",
-    "error",
-)
-
-
-def _cell(text: Any) -> str:
-    """A Markdown table cell: pipes escaped, newlines flattened."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _counts_row(counts: Mapping[str, int]) -> str:
-    return " | ".join(str(counts.get(key, 0)) for key in COUNT_KEYS)
-
-
-def blocked_causes_of(scenarios: Sequence[Mapping[str, Any]]) -> list[tuple[str, int]]:
-    """Each cause of a blocked scenario once, with how many it blocked (most first)."""
-    counts: dict[str, int] = {}
-    for scenario in _listed(scenarios, BLOCKED):
-        counts[scenario["reason"]] = counts.get(scenario["reason"], 0) + 1
-    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-
-
-def _listed(scenarios: Sequence[Mapping[str, Any]], verdict: str) -> list[Mapping[str, Any]]:
-    return [scenario for scenario in scenarios if scenario["verdict"] == verdict]
-
-
-def render_markdown(document: Mapping[str, Any]) -> str:
-    """``compliance.md``: the run, the totals, the matrix, what failed, every scenario."""
-    run = document["run"]
-    profile = document.get("profile") or {}
-    totals = document["totals"]
-    scenarios: list[Mapping[str, Any]] = document["scenarios"]
-    lines = [
-        "# Compliance matrix",
-        "",
-        f"- Spec release: {document['spec_version']}",
-        f"- Suite version: {document['suite_version']}",
-        f"- Target: {document['target']}",
-        f"- Profile: {profile.get('name', '(none)')}"
-        + (f" (`{profile['source']}`)" if profile.get("source") else ""),
-        f"- Seed: {run['seed']} (reproduce with `--seed {run['seed']}`)",
-        "- Scenarios: "
-        + (
-            "all (a complete run)"
-            if run.get("complete", True)
-            else "a selection (a partial run): "
-            + ", ".join(f"{k} {v}" for k, v in run.get("selection", {}).items())
-        ),
-        f"- Suite commit: {run.get('suite_commit') or 'unknown (not run from a checkout)'}",
-        f"- Throttled answers waited out (429/503 with Retry-After): "
-        f"{run.get('throttled_answers', 0)}",
-        f"- Started: {run['started']}; finished: {run['finished']} ({run['duration_seconds']} s)",
-        "- Should-level failures "
-        + ("count as failures (--strict)" if run["strict"] else "are reported, not counted"),
-    ]
-    certificate = profile.get("certificate")
-    if certificate:
-        lines.append(
-            f"- Signing certificate: {certificate['subject'] or certificate['path']}"
-            f" (serial {certificate['serial'] or '?'}, SHA-256 {certificate['sha256'] or '?'})"
-        )
-    causes = blocked_causes_of(scenarios)
-    if causes:
-        lines += ["", "## Set-up blocked (these scenarios could not be judged)", ""]
-        lines += [f"- {count} scenario(s): {_cell(cause)}" for cause, count in causes]
-    lines += [
-        "",
-        "## Totals",
-        "",
-        "| " + " | ".join(_HEADINGS) + " |",
-        "|" + "---|" * len(_HEADINGS),
-        "| " + _counts_row(totals) + " |",
-        "",
-        "## By operation",
-        "",
-        "| operation | " + " | ".join(_HEADINGS) + " |",
-        "|---|" + "---|" * len(_HEADINGS),
-    ]
-    lines += [
-        f"| {_cell(entry['operation'])} | {_counts_row(entry['counts'])} |"
-        for entry in document["operations"]
-    ]
-    lines += [
-        "",
-        "## Matrix (operation × rule)",
-        "",
-        "| operation | rule | spec | level | " + " | ".join(_HEADINGS) + " | assumptions |",
-        "|---|---|---|---|" + "---|" * len(_HEADINGS) + "---|",
-    ]
-    lines += [
-        f"| {_cell(cell['operation'])} | {_cell(cell['rule'])} | {_cell(cell['spec'])} | "
-        f"{_cell(', '.join(cell['levels']))} | {_counts_row(cell['counts'])} | "
-        f"{_cell(', '.join(cell['assumptions']))} |"
-        for cell in document["matrix"]
-    ]
-    for title, verdict in (
-        ("Failures (must)", FAILED),
-        ("Failures (should)", FAILED_SHOULD),
-        ("Errors (not judged)", "error"),
-        ("Not applicable", NOT_APPLICABLE),
-        ("Waived by the profile (not run, not passed)", WAIVED),
-        ("Blocked (set-up refused)", BLOCKED),
-    ):
-        listed = _listed(scenarios, verdict)
-        if not listed:
-            continue
-        lines += ["", f"## {title}", "", "| scenario | rule | spec | why |", "|---|---|---|---|"]
-        lines += [
-            f"| `{_cell(s['id'])}` | {_cell(s['rule'])} | {_cell(s['spec'])} | "
-            f"{_cell(s['reason'])} |"
-            for s in listed
-        ]
-    found = [(s, finding) for s in scenarios for finding in s.get("findings", ())]
-    if found:
-        lines += [
-            "",
-            "## Findings (must: the spec states it; should: the suite chose it, or it rests on an "
-            "assumption)",
-            "",
-            "| scenario | tier | finding | spec | should, because |",
-            "|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| `{_cell(s['id'])}` | {finding['level']} | {_cell(finding['title'])} | "
-            f"{_cell(finding['spec'])} | {_cell(finding['basis'])} |"
-            for s, finding in found
-        ]
-    lines += [
-        "",
-        "## Scenarios",
-        "",
-        "| scenario | operation | rule | spec | level | kind | verdict | assumptions |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| `{_cell(s['id'])}` | {_cell(s['operation'])} | {_cell(s['rule'])} | "
-        f"{_cell(s['spec'])} | {s['level']} | {s['kind']} | {s['verdict']} | "
-        f"{_cell(', '.join(s['assumptions']))} |"
-        for s in scenarios
-    ]
-    assumptions = document["assumptions"]
-    if assumptions:
-        lines += ["", "## Assumptions the verdicts rest on", ""]
-        lines += [
-            f"- **{a['id']}** ({_cell(', '.join(a['operations']))}"
-            + (f"; {a['topic']}" if a["topic"] else "")
-            + f"; {a['scenarios']} scenarios): {a['text']}"
-            for a in assumptions
-        ]
-    return "\n".join(lines) + "\n"
-
-
 def write_compliance(directory: Path, document: Mapping[str, Any]) -> tuple[Path, Path]:
-    """Write ``compliance.json`` and ``compliance.md`` into ``directory`` (created if needed)."""
+    """Write ``compliance.json``, ``compliance.md`` and ``compliance.html`` into ``directory``
+    (created if needed)."""
     directory.mkdir(parents=True, exist_ok=True)
     json_path = directory / COMPLIANCE_JSON
     md_path = directory / COMPLIANCE_MD
@@ -456,4 +301,5 @@ def write_compliance(directory: Path, document: Mapping[str, Any]) -> tuple[Path
         json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     md_path.write_text(render_markdown(document), encoding="utf-8")
+    (directory / COMPLIANCE_HTML).write_text(render_html(document), encoding="utf-8")
     return json_path, md_path

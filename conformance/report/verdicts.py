@@ -31,8 +31,11 @@ __all__ = [
     "blocked_causes",
     "final_verdict",
     "first_line",
+    "read_reproduce",
     "read_retries",
     "read_verdict",
+    "reproduce_line",
+    "reproduce_properties",
     "retries_properties",
     "verdict_properties",
 ]
@@ -84,6 +87,9 @@ _VERDICT = "verdict"
 _REASON = "reason"
 _FINDINGS = "findings"
 _RETRIES = "retries"
+_REPRODUCE = "reproduce"
+#: The line a failure message puts before its replay command (checks.ConformanceFailure).
+_REPRODUCE_HEADING = "Reproduce with:"
 _FIELDS = ("operation", "rule", "spec", "level", "kind", "title")
 
 
@@ -207,6 +213,8 @@ class ScenarioVerdict:
     duration: float = 0.0
     findings: tuple[Finding, ...] = ()
     retries: int = 0
+    #: The ``conformance call`` command that replays the judged request of a failure.
+    reproduce: str = ""
 
 
 def verdict_properties(
@@ -220,6 +228,26 @@ def verdict_properties(
     if findings:
         pairs.append((_FINDINGS, json.dumps([finding.as_dict() for finding in findings])))
     return pairs
+
+
+def reproduce_line(text: str) -> str:
+    """The replay command of a failure message: the line after its last "Reproduce with:"
+    (the judged exchange comes last), or "" when it has none."""
+    lines = text.splitlines()
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].strip() == _REPRODUCE_HEADING and index + 1 < len(lines):
+            return lines[index + 1].strip()
+    return ""
+
+
+def reproduce_properties(command: str) -> list[tuple[str, str]]:
+    """The pair that carries a failure's replay command (none: no pair)."""
+    return [(_REPRODUCE, command)] if command else []
+
+
+def read_reproduce(properties: Iterable[tuple[str, Any]]) -> str:
+    """The replay command a teardown report carries, or ""."""
+    return next((str(value) for name, value in properties if name == _REPRODUCE), "")
 
 
 def retries_properties(retries: int) -> list[tuple[str, str]]:
