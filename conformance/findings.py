@@ -5,7 +5,7 @@ A runner judges the stated part with ordinary checks, which raise :class:`Confor
 and end the scenario. It judges the chosen part (the exact status and code where the spec says
 only "rejected") through :func:`at_should`, which records a failure as a should finding of the
 running scenario and goes on. When the scenario ends without a must failure, its should findings
-are raised together as one :class:`ShouldFindings`, which the plugin reports as should-failed:
+are raised together as one :class:`ShouldFindings`, which the plugin reports "with should findings":
 listed, but not failing the run unless ``--strict``.
 """
 

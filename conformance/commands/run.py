@@ -320,7 +320,7 @@ def run(args: argparse.Namespace) -> int:
             code = int(pytest.main(pytest_args, plugins=[checked]))
             print(
                 f"conformance: seed {seed}; reports in {args.reports.rstrip('/')}/ "
-                "(compliance.md, compliance.json, junit.xml, allure-results/); "
+                "(compliance.md, compliance.html, compliance.json, junit.xml, allure-results/); "
                 "`conformance report` renders the Allure HTML",
                 flush=True,
             )

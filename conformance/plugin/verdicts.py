@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ from conformance.checks import ConformanceFailure
 from conformance.findings import ShouldFindings
 from conformance.plugin.collection import FACTS
 from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
+from conformance.report.compliance_page import overall_verdict
 from conformance.report.junit import ShouldFinding, add_should_suite
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
@@ -43,8 +45,16 @@ if TYPE_CHECKING:
     pass
 
 
-#: The ``pytest_report_teststatus`` category of a tolerated should-level failure.
-SHOULD_CATEGORY = "should-failed"
+#: The ``pytest_report_teststatus`` category of a tolerated should-level failure: pytest's
+#: summary line counts it under these words, the reports' own.
+SHOULD_CATEGORY = "with should findings"
+#: A scenario pytest reports as skipped, counted in the summary line in the reports' words:
+#: skip reason prefix → (category, letter, verbose word).
+_SKIP_WORDS = (
+    (NOT_APPLICABLE_PREFIX, ("not applicable", "n", "NOT APPLICABLE")),
+    (BLOCKED_PREFIX, ("blocked", "B", "BLOCKED")),
+    (WAIVED_PREFIX, ("waived", "w", "WAIVED")),
+)
 
 
 _PHASES = pytest.StashKey[list[tuple[str, str]]]()
@@ -175,6 +185,11 @@ def pytest_report_teststatus(
             report.nodeid, summary, text
         )
         return SHOULD_CATEGORY, "s", ("PASSED (should findings)", {"yellow": True})
+    if report.skipped:
+        reason = _skip_reason(report)
+        for prefix, (category, letter, word) in _SKIP_WORDS:
+            if reason.startswith(prefix):
+                return category, letter, (word, {"yellow": True})
     return None
 
 
@@ -197,6 +212,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section("set-up blocked (not judged)", sep="-", yellow=True)
         for cause, count in blocked:
             terminalreporter.line(f"BLOCKED {count} scenario(s): {cause}")
+    not_applicable = blocked_causes(collector.verdicts.values(), NOT_APPLICABLE)
+    if not_applicable:
+        terminalreporter.section("not applicable (not judged here)", sep="-")
+        for reason, count in not_applicable:
+            terminalreporter.line(f"NOT APPLICABLE {count} scenario(s): {reason}")
     waived = blocked_causes(collector.verdicts.values(), WAIVED)
     if waived:
         terminalreporter.section("waived by the profile (not run, not passed)", sep="-")
@@ -207,7 +227,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.line(f"seed {seed} (reproduce with --seed {seed})")
     if collector.written:
         json_path, md_path = collector.written
-        terminalreporter.line(f"compliance matrix: {md_path} and {json_path}")
+        document = json.loads(json_path.read_text(encoding="utf-8"))
+        terminalreporter.line(overall_verdict(document), bold=True)
+        html_path = md_path.with_suffix(".html")
+        terminalreporter.line(f"compliance report: {md_path}, {html_path} and {json_path}")
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)
