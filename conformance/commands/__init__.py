@@ -13,4 +13,5 @@ COMMANDS: dict[str, str] = {
     "certs": "write a test CA and a TPP signing certificate with PSD2 roles (spec 5)",
     "serve": "run the reference server (a local sandbox of the interface)",
     "export-openapi": "write the contract as an OpenAPI 3.1 document",
+    "export-examples": "write a valid example request for every operation that takes a body",
 }

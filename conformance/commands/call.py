@@ -5,20 +5,24 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import re
 import sys
+from collections.abc import Mapping
+from datetime import date
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from conformance.commands import COMMANDS
+from conformance.commands.export_examples import example_directory
 from conformance.commands.run import add_tls_arguments
 from conformance.errors import ConformanceError
 from conformance.profile import profile_from_options
 from conformance.target.client import TargetClient
 
-__all__ = ["add_arguments", "parse_header", "register", "run"]
+__all__ = ["add_arguments", "fresh_dates", "parse_header", "register", "run"]
 
 #: RFC 9110 5.1: a field name is a token.
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -42,12 +46,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``call`` (separate so that tests can parse a reproduce command)."""
-    parser.add_argument("method", metavar="METHOD", help="HTTP method, e.g. GET, POST")
+    parser.add_argument("method", metavar="METHOD", nargs="?", help="HTTP method, e.g. GET, POST")
     parser.add_argument(
         "path",
         metavar="PATH",
+        nargs="?",
         help="path relative to the target, with its query (/v1/payments/...?allowLogicalDuplicate="
         "true); a full http(s) URL also names the target",
+    )
+    parser.add_argument(
+        "--example",
+        metavar="OP",
+        help="send the example request of operation OP (E16, CC, ...: conformance "
+        "export-examples): its method, path, headers and body, under -H, --data and a PATH "
+        "given (needed where its path names a resource)",
     )
     parser.add_argument(
         "--target", metavar="URL", help="base URL of the target (overrides the profile)"
@@ -112,6 +124,91 @@ def _split_url(path: str, target: str | None) -> tuple[str, str | None]:
     return slash + remainder if slash else "/", f"{scheme}://{host}"
 
 
+def _example(op_id: str) -> dict[str, Any]:
+    """The stored example of ``op_id`` (``schemas/examples``), or one clear error."""
+    folder = example_directory()
+    path = folder / f"{op_id}.json"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in folder.glob("*.json")))
+        raise ConformanceError(f"--example {op_id}: no such example (there are: {known})")
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return document
+
+
+def _method_and_path(
+    args: argparse.Namespace, example: Mapping[str, Any] | None
+) -> tuple[str, str]:
+    """METHOD and PATH as given, or the example's where they are left out (one argument that
+    looks like a path is the PATH)."""
+    method, path = args.method, args.path
+    if example is None:
+        if method is None or path is None:
+            raise ConformanceError("give METHOD and PATH (or --example OP)")
+        return method, path
+    if path is None and method is not None and method.startswith(("/", "http://", "https://")):
+        method, path = None, method
+    path = path or str(example["path"])
+    if "{" in path:
+        raise ConformanceError(
+            f"--example {example['operation']}: its path {example['path']} names a resource; "
+            f"give the path with real ids, e.g. conformance call --example "
+            f"{example['operation']} {example['path'].replace('{', '<').replace('}', '>')}"
+        )
+    return method or str(example["method"]), path
+
+
+#: The request fields that must lie ahead (spec 7: execution dates in the past are refused).
+_FUTURE_DATES = frozenset({"requestedExecutionDate", "startDate", "endDate"})
+
+
+def fresh_dates(body: Any, today: date) -> Any:
+    """``body`` with its future dates moved the same whole number of years ahead, so that the
+    earliest lies after ``today`` (an example written a while ago stays valid; whole years keep
+    the day of the month a periodic payment's rules look at)."""
+    found: list[date] = []
+
+    def collect(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _FUTURE_DATES and isinstance(value, str):
+                    with contextlib.suppress(ValueError):
+                        found.append(date.fromisoformat(value))
+                collect(value)
+        elif isinstance(node, list):
+            for item in node:
+                collect(item)
+
+    collect(body)
+    if not found or min(found) > today:
+        return body
+    years = today.year - min(found).year + 1
+
+    def move(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                key: _plus_years(value, years)
+                if key in _FUTURE_DATES and isinstance(value, str)
+                else move(value)
+                for key, value in node.items()
+            }
+        if isinstance(node, list):
+            return [move(item) for item in node]
+        return node
+
+    return move(body)
+
+
+def _plus_years(value: str, years: int) -> str:
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        return value
+    try:
+        return day.replace(year=day.year + years).isoformat()
+    except ValueError:  # 29 February
+        return day.replace(year=day.year + years, day=28).isoformat()
+
+
 def _body(args: argparse.Namespace, stderr: TextIO) -> bytes | None:
     if args.data is not None:
         if args.data == "-":
@@ -141,12 +238,18 @@ def run(
     """Send the request and print the exchange; 0 whenever an answer came back."""
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    method = args.method.upper()
+    example = _example(args.example) if args.example else None
+    method_text, path_text = _method_and_path(args, example)
+    method = method_text.upper()
     if not _TOKEN.fullmatch(method):
-        raise ConformanceError(f"{args.method!r} is not an HTTP method")
-    path, target = _split_url(args.path, args.target)
+        raise ConformanceError(f"{method_text!r} is not an HTTP method")
+    path, target = _split_url(path_text, args.target)
     headers = [parse_header(argument) for argument in args.headers]
     body = _body(args, err)
+    if example is not None:
+        headers = [*example["headers"].items(), *headers]
+        if body is None:
+            body = json.dumps(fresh_dates(example["body"], date.today())).encode("utf-8")
     profile = profile_from_options(
         target=target,
         cert=args.cert,

@@ -1,0 +1,109 @@
+"""The example requests (``schemas/examples``, ``conformance export-examples``): one for every
+operation that takes a body, valid against its schema and cross-field rules, and sent as they are
+by ``conformance call --example`` to the reference server, which accepts them."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pytest
+
+from conformance.commands import call
+from conformance.commands.export_examples import (
+    example_directory,
+    example_operations,
+    example_request,
+)
+from conformance.contract import load_contract
+from conformance.contract.crossfield import CheckContext, checks_for
+from conformance.errors import ConformanceError
+from reference_server.app import Application
+from reference_server.http import RunningServer, start
+
+CONTRACT = load_contract()
+OPERATIONS = example_operations(CONTRACT)
+
+
+def _stored(op_id: str) -> dict[str, object]:
+    document: dict[str, object] = json.loads(
+        (example_directory() / f"{op_id}.json").read_text(encoding="utf-8")
+    )
+    return document
+
+
+def test_every_operation_with_a_body_has_an_example() -> None:
+    stored = {path.stem for path in example_directory().glob("*.json")}
+    assert stored == set(OPERATIONS)
+    assert {"E16", "E17", "E18", "E1", "CC", "SCU"} <= stored
+
+
+@pytest.mark.parametrize("op_id", OPERATIONS)
+def test_each_example_is_valid_against_its_schema_and_rules(op_id: str) -> None:
+    example = _stored(op_id)
+    operation = CONTRACT.operations[op_id]
+    assert (example["operation"], example["method"]) == (op_id, operation.method)
+    body = call.fresh_dates(example["body"], datetime.now(UTC).date())
+    schema = operation.request_schema
+    assert [e.message for e in CONTRACT.validator(schema).iter_errors(body)] == []
+    context = CheckContext.at(datetime.now(UTC), CONTRACT.minor_units)
+    assert [v for check in checks_for(op_id) for v in check(body, context)] == []
+    required = {name.lower() for name in operation.required_headers}
+    signer = {"digest", "signature", "tpp-signature-certificate", "x-request-id"}
+    assert required - signer <= {name.lower() for name in example["headers"]}  # type: ignore[attr-defined]
+
+
+def test_an_export_writes_the_same_shape(tmp_path: Path) -> None:
+    today = date(2026, 11, 25)
+    fresh = example_request(CONTRACT, "E16", today)
+    assert set(fresh) == set(_stored("E16"))
+    assert fresh == example_request(CONTRACT, "E16", today)  # seeded: the same every time
+
+
+def test_dates_that_passed_move_whole_years_ahead() -> None:
+    body = {"startDate": "2026-01-31", "endDate": "2027-01-31", "dayOfExecution": "31"}
+    moved = call.fresh_dates(body, date(2026, 6, 1))
+    assert moved == {"startDate": "2027-01-31", "endDate": "2028-01-31", "dayOfExecution": "31"}
+    assert call.fresh_dates(body, date(2025, 1, 1)) is body  # still ahead: unchanged
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[RunningServer]:
+    running = start(Application(contract=CONTRACT))
+    yield running
+    running.stop()
+
+
+def _call(*argv: str) -> str:
+    parser = argparse.ArgumentParser()
+    call.add_arguments(parser)
+    out = io.StringIO()
+    assert call.run(parser.parse_args(list(argv)), stdout=out, stderr=io.StringIO()) == 0
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("op_id", ["E16", "E17", "E18", "SCU", "SAG", "CC"])
+def test_call_example_is_accepted_by_the_reference_server(
+    server: RunningServer, op_id: str
+) -> None:
+    shown = _call("--example", op_id, "--target", server.url)
+    assert "<<< HTTP 201" in shown, shown[-1500:]
+
+
+def test_call_example_needs_real_ids_where_the_path_names_a_resource(
+    server: RunningServer,
+) -> None:
+    with pytest.raises(ConformanceError, match=r"give the path with real ids.*<mockAccountId>"):
+        _call("--example", "E7", "--target", server.url)
+    with pytest.raises(ConformanceError, match=r"no such example \(there are: CC, E1"):
+        _call("--example", "E99", "--target", server.url)
+    with pytest.raises(ConformanceError, match="give METHOD and PATH"):
+        _call("--target", server.url)
+    # a path given with the example: its method, headers and body, to that resource
+    shown = _call("--example", "E7", "/v1/sandbox/accounts/no-such-account/transactions",
+                  "--target", server.url)  # fmt: skip
+    assert ">>> POST" in shown and "<<< HTTP 404" in shown
