@@ -250,7 +250,10 @@ class Application:
         for hook in self._request_hooks:
             hook(self)
         handler = self.handlers.get(operation.id)
-        identity = auth.authenticate(self, request, operation)
+        try:
+            identity = auth.authenticate(self, request, operation)
+        except ApiError as refused:
+            raise self._with_body_problems(refused, request, operation) from None
         query = validation.parse_query(self, operation, request.query)
         validation.check_path(self, operation, path_params)
         body = validation.parse_body(request, self)
@@ -260,6 +263,27 @@ class Application:
             raise ApiError(501, "SYSTEM_ERROR", f"{operation.id} is not implemented")
         call = Call(self, request, operation, path_params, query, body, identity)
         return handler(call)
+
+    def _with_body_problems(
+        self, refused: ApiError, request: Request, operation: Operation
+    ) -> ApiError:
+        """A refusal for missing headers that also names the body's problems (schema and
+        cross-field), so that one answer lists everything the request must fix (spec 7's
+        ``tppMessages`` is a list); any other refusal as it is."""
+        if refused.code != "HTTP_HEADER_REQUIRED" or operation.request_schema is None:
+            return refused
+        try:
+            validation.check_body(self, operation, validation.parse_body(request, self))
+        except ApiError as body_problem:
+            also = "; ".join(str(m.text) for m in body_problem.tpp_messages())
+            return ApiError(
+                refused.status,
+                refused.code,
+                f"{refused.message}; the body also has problems: {also}",
+                path=refused.path,
+                messages=(*refused.tpp_messages(), *body_problem.tpp_messages()),
+            )
+        return refused
 
     # -- routing failures -----------------------------------------------------------------------
 

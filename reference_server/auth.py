@@ -36,6 +36,7 @@ from reference_server.api import (
     Headers,
     Request,
     ServerState,
+    TppMessage,
     decoded_header,
     decoded_value,
 )
@@ -107,23 +108,31 @@ def check_gateway_headers(app: ServerState, headers: Headers) -> None:
 
 def check_required_headers(app: ServerState, operation: Operation, headers: Headers) -> None:
     """Spec 4.2: every required header present and non-empty. On operations that accept
-    X-PSU-IDENTITY, it stands in for PSU-ID (spec 4.2, spec 5 part 5)."""
+    X-PSU-IDENTITY, it stands in for PSU-ID (spec 4.2, spec 5 part 5). Every missing header is
+    named (one ``tppMessages`` entry each), not only the first."""
     if app.faulty("ignore-required-header"):
         return
-    for name in app.bank.required_headers.get(operation.id, operation.required_headers):
-        if _present(headers, name):
-            continue
-        if (
+    missing = [
+        name
+        for name in app.bank.required_headers.get(operation.id, operation.required_headers)
+        if not _present(headers, name)
+        and not (
             name.lower() == _PSU_ID.lower()
             and _accepts_identity(operation)
             and _present(headers, _PSU_IDENTITY)
-        ):
-            continue
+        )
+    ]
+    if missing:
+        verb = "is" if len(missing) == 1 else "are"
         raise ApiError(
             400,
             "HTTP_HEADER_REQUIRED",
-            f"{name} is required for {operation.id} (spec 4.2)",
-            path=name,
+            f"{', '.join(missing)} {verb} required for {operation.id} (spec 4.2)",
+            path=missing[0],
+            messages=[
+                TppMessage("HTTP_HEADER_REQUIRED", f"{name} is required (spec 4.2)", name)
+                for name in missing
+            ],
         )
 
 

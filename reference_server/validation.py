@@ -280,13 +280,14 @@ def _refuse_schema_errors(app: ServerState, operation: Operation, body: Any) -> 
             TppMessage("FORMAT_ERROR", _describe(error), error_path(error))
             for error in errors[:_MAX_MESSAGES]
         ]
+        others = [message for message in messages if message.text != _describe(best)]
+        also = "; ".join(str(message.text) for message in others)
         raise ApiError(
             400,
             "FORMAT_ERROR",
-            _describe(best),
+            _describe(best) + (f" (and {len(others)} more: {also})" if others else ""),
             path=path,
-            messages=[TppMessage("FORMAT_ERROR", _describe(best), path)]
-            + [message for message in messages if message.text != _describe(best)],
+            messages=[TppMessage("FORMAT_ERROR", _describe(best), path), *others],
         )
 
 

@@ -404,7 +404,7 @@ def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
         assert "blocked" in verdicts and "failed" not in verdicts
         assert document["totals"]["blocked"] >= 1
         markdown = (tmp_path / "pinned-2" / "compliance.md").read_text("utf-8")
-        assert "## Set-up blocked" in markdown and refused in markdown
+        assert "## Blocked (set-up refused" in markdown and refused in markdown
 
 
 @pytest.mark.slow

@@ -247,7 +247,9 @@ def run(
     headers = [parse_header(argument) for argument in args.headers]
     body = _body(args, err)
     if example is not None:
-        headers = [*example["headers"].items(), *headers]
+        given = {name.lower() for name, _ in headers}
+        kept = [(n, v) for n, v in example["headers"].items() if n.lower() not in given]
+        headers = [*kept, *headers]  # -H replaces or ('Name:') removes an example's header
         if body is None:
             body = json.dumps(fresh_dates(example["body"], date.today())).encode("utf-8")
     profile = profile_from_options(

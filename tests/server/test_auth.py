@@ -152,8 +152,35 @@ def test_payment_required_headers_are_named_in_tpp_messages(
         "category": "ERROR",
         "code": "HTTP_HEADER_REQUIRED",
         "path": header,
-        "text": body["message"],
+        "text": f"{header} is required (spec 4.2)",
     }
+    assert body["message"].startswith(f"{header} is required for E16 (spec 4.2)")
+
+
+def test_a_refusal_lists_every_missing_header_and_every_body_problem(
+    client: httpx.Client,
+) -> None:
+    """One answer names everything the request must fix: each missing header, then the body's
+    schema errors (spec 7's tppMessages is a list)."""
+    headers = payment_headers(**{"PSU-ID": None, "TPP-Session-ID": None})
+    response = client.post(NDCT, json={"creditorName": "x"}, headers=headers)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "HTTP_HEADER_REQUIRED"
+    messages = body["tppMessages"]
+    assert [m["path"] for m in messages[:2]] == ["TPP-Session-ID", "PSU-ID"]
+    assert {m["code"] for m in messages[2:]} == {"FORMAT_ERROR"}
+    assert any("instructedAmount" in m["text"] for m in messages[2:])
+    assert "TPP-Session-ID, PSU-ID are required" in body["message"]
+    assert "the body also has problems" in body["message"]
+
+
+def test_a_schema_refusal_names_every_error_in_its_message(client: httpx.Client) -> None:
+    """Without tppMessages (a sandbox operation) the message carries all the schema errors."""
+    response = client.post("/v1/sandbox/customers", json={"customerType": 5, "customerName": 7})
+    assert response.status_code == 400
+    message = response.json()["message"]
+    assert "customerType" in message and "customerName" in message and "and 2 more" in message
 
 
 def test_x_psu_identity_stands_in_for_psu_id(client: httpx.Client) -> None:
