@@ -27,6 +27,7 @@ from reference_server.payment_data import (
     AUTHORISATIONS,
     CONSENTS,
     Authorisation,
+    Payment,
     ScaStatus,
     SubjectKind,
 )
@@ -42,6 +43,43 @@ _STYLE = (
     ".error{color:#a00;border:1px solid #a00;padding:.5em}"
     "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.2em .5em}"
 )
+
+
+#: Payment ``transactionStatus`` codes (spec 2.6, spec 3) in words: their ISO 20022 names.
+STATUS_NAMES = {
+    "RCVD": "Received",
+    "ACTC": "Accepted, technical validation",
+    "ACCP": "Accepted, customer profile",
+    "ACSP": "Accepted, settlement in process",
+    "ACSC": "Accepted, settlement completed",
+    "ACWC": "Accepted with change",
+    "ACWP": "Accepted without posting",
+    "PDNG": "Pending",
+    "RJCT": "Rejected",
+    "CANC": "Cancelled",
+    "PART": "Partially accepted",
+}
+#: ``scaStatus`` codes (spec 3) in words.
+SCA_STATUS_NAMES = {
+    "RECEIVED": "received",
+    "PSU_IDENTIFIED": "PSU identified",
+    "PSU_AUTHENTICATED": "PSU authenticated",
+    "SCA_METHOD_SELECTED": "method selected",
+    "STARTED": "started",
+    "FINALISED": "finalised (approved)",
+    "FAILED": "failed (cancelled)",
+    "EXEMPTED": "exempted",
+}
+
+
+def _status(code: str, names: Mapping[str, str]) -> str:
+    name = names.get(code)
+    return f"{html.escape(name)} (<code>{html.escape(code)}</code>)" if name else html.escape(code)
+
+
+def _amount(payment: Payment) -> str:
+    instructed = payment.request.get("instructedAmount") or {}
+    return f"{instructed.get('amount', '?')} {instructed.get('currency', payment.currency)}"
 
 
 def _authorisation(call: Call) -> Authorisation | None:
@@ -67,9 +105,8 @@ def _describe(call: Call, authorisation: Authorisation) -> str:
     rows = "".join(
         "<tr>"
         f"<td>{html.escape(str(p.request.get('creditorName', '')))}</td>"
-        f"<td>{html.escape(str(p.request['instructedAmount']['amount']))} "
-        f"{html.escape(p.currency)}</td>"
-        f"<td>{html.escape(p.status)}</td>"
+        f'<td class="amount">{html.escape(_amount(p))}</td>'
+        f"<td>{_status(p.status, STATUS_NAMES)}</td>"
         "</tr>"
         for p in payments
     )
@@ -80,6 +117,41 @@ def _describe(call: Call, authorisation: Authorisation) -> str:
     )
 
 
+def _who(call: Call, authorisation: Authorisation) -> str:
+    """Whom the page expects: the PSU the authorisation was started for, by name and sandbox
+    customer number (spec 5 item 7), or any sandbox customer when the PSU was not known."""
+    if authorisation.customer_id is None:
+        return (
+            '<p id="psu">The PSU was not known to the sandbox: identify with the customer number '
+            "of any sandbox customer.</p>"
+        )
+    customer = call.app.store.get(sandbox_data.CUSTOMERS, authorisation.customer_id)
+    if customer is None:
+        return '<p id="psu">The PSU of this authorisation no longer exists in the sandbox.</p>'
+    return (
+        f'<p id="psu">Expected PSU: <strong>{html.escape(customer.name)}</strong>, sandbox '
+        f"customer number <code>{html.escape(customer.customer_number)}</code>.</p>"
+    )
+
+
+def _outcomes(authorisation: Authorisation) -> str:
+    """What Approve and Cancel will do (spec 3: what finishing an authorisation moves)."""
+    back = " Either way you are sent back to the TPP."
+    if authorisation.subject_kind == SubjectKind.CONSENT:
+        approve = "the consent becomes valid: the TPP may read the accounts it names."
+        cancel = "the consent is rejected: the TPP gets no access."
+    else:
+        approve = (
+            "the payments still Received (RCVD) become Accepted, technical validation (ACTC) "
+            "and go to execution."
+        )
+        cancel = "the payments still Received (RCVD) are Rejected (RJCT) and not executed."
+    return (
+        f'<ul id="outcomes"><li><strong>Approve</strong>: {approve}</li>'
+        f"<li><strong>Cancel</strong>: {cancel}</li></ul><p><small>{back}</small></p>"
+    )
+
+
 def _page(
     call: Call, authorisation: Authorisation, *, error: str | None = None, status: int = 200
 ) -> Response:
@@ -87,6 +159,7 @@ def _page(
     problem = f'<p class="error" id="error">{html.escape(error)}</p>' if error else ""
     if authorisation.status in ScaStatus.OPEN:
         form = (
+            f"{_who(call, authorisation)}{_outcomes(authorisation)}"
             f'<form method="post" action="{action}">'
             '<p><label>Customer number <input name="customerNumber" autocomplete="off" '
             "autofocus></label></p>"
@@ -97,7 +170,8 @@ def _page(
     else:
         form = (
             "<p>This authorisation has ended: scaStatus "
-            f'<strong id="scaStatus">{html.escape(authorisation.status)}</strong>.</p>'
+            f'<strong id="scaStatus">{html.escape(authorisation.status)}</strong> '
+            f"({html.escape(SCA_STATUS_NAMES.get(authorisation.status, ''))}).</p>"
         )
     text = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'

@@ -175,3 +175,22 @@ def test_sca_pages_escape_what_they_show(world: World, psu: support.Psu) -> None
     page = world.browser.get(record["_links"]["scaRedirect"]["href"])
     assert "<script>" not in page.text
     assert "&lt;script&gt;" in page.text
+
+
+def test_the_page_says_in_words_what_is_authorised_by_whom_and_what_each_button_does(
+    world: World, psu: support.Psu, started: dict
+) -> None:
+    page = world.browser.get(started["redirect"]).text
+    # the payments in words: creditor, amount with its currency, status name beside the code
+    assert "Received (<code>RCVD</code>)" in page
+    assert '<td class="amount">' in page and " NOK</td>" in page
+    # the PSU whose customer number the sandbox expects
+    assert f"sandbox customer number <code>{psu.customer_number}</code>" in page
+    assert "Expected PSU: <strong>" in page
+    # what Approve and Cancel do
+    assert "<strong>Approve</strong>: the payments still Received (RCVD) become Accepted" in page
+    assert "<strong>Cancel</strong>: the payments still Received (RCVD) are Rejected" in page
+    world.sca(started["redirect"], psu.customer_number)
+    ended = world.browser.get(started["redirect"]).text
+    assert '<strong id="scaStatus">FINALISED</strong> (finalised (approved))' in ended
+    assert "Accepted, technical validation (<code>ACTC</code>)" in ended
