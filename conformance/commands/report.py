@@ -23,6 +23,7 @@ from typing import TextIO
 
 from conformance.commands import COMMANDS
 from conformance.errors import ConformanceError
+from conformance.report.allure_files import allure3_config
 
 __all__ = ["ALLURE_NPM_PACKAGE", "HISTORY_FILE", "allure_command", "register", "run"]
 
@@ -91,9 +92,16 @@ def _history_config(reports: Path) -> list[str]:
 
 
 def write_history_config(reports: Path) -> Path:
-    """An Allure 3 configuration whose ``historyPath`` is the reports directory's history file."""
+    """The Allure 3 configuration of the report: named after the target and profile, grouped
+    spec part › operation › rule, the run's facts as variables, and ``historyPath`` the reports
+    directory's history file (``allure_files.allure3_config``)."""
     config = reports / _CONFIG
-    document = {"name": "PSD2 conformance", "historyPath": str((reports / HISTORY_FILE).resolve())}
+    compliance = reports / "compliance.json"
+    try:
+        run = json.loads(compliance.read_text(encoding="utf-8")) if compliance.is_file() else None
+    except (OSError, json.JSONDecodeError):
+        run = None
+    document = allure3_config(run, reports / HISTORY_FILE)
     config.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     return config
 

@@ -51,16 +51,19 @@ def label_scenario(scenario: Scenario, operation_name: str = "") -> None:
 
 def _description(scenario: Scenario) -> str:
     expect = scenario.expect
+    # Allure renders the description as Markdown: paragraphs keep their breaks, items a list.
     lines = [
         scenario.title,
         "",
-        f"Requirement: {scenario.rule} ({scenario.spec}, {scenario.level}); kind: {scenario.kind}",
-        "Expected: HTTP "
+        f"**Requirement**: {scenario.rule} ({scenario.spec}, {scenario.level}); "
+        f"kind: {scenario.kind}",
+        "",
+        "**Expected**: HTTP "
         + " or ".join(str(status) for status in expect.statuses)
         + (f" with code {expect.error_code}" if expect.error_code else ""),
     ]
     if scenario.assumptions:
-        lines += ["", "Rests on these assumptions:"]
+        lines += ["", "**Rests on these assumptions**:", ""]
         lines += [f"- {text}" for text in scenario.assumptions]
     return "\n".join(lines)
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.contract import load_contract
+from conformance.report.allure_files import finish_results
 from conformance.report.compliance import RunInfo, build_document, write_compliance
 from conformance.report.verdicts import (
     ERROR,
@@ -86,6 +87,9 @@ class ComplianceCollector:
         )
         document = build_document(self.verdicts.values(), run, load_contract())
         self.written = write_compliance(self.reports, document)
+        allure_results = session.config.getoption("allure_report_dir", None)
+        if allure_results:
+            finish_results(Path(allure_results), document)
 
 
 def run_selection(session: pytest.Session) -> dict[str, Any]:

@@ -1,0 +1,168 @@
+"""The run-level files of an Allure report, so that it reads like a certification report: written
+beside allure-pytest's results when a run ends, and the Allure 3 configuration
+``conformance report`` renders with.
+
+- ``environment.properties``: target, profile, spec release, suite version, seed, certificate
+  subject and the overall verdict (Allure's Environment block, front page);
+- ``categories.json``: must failures, should findings, not applicable, blocked and waived as
+  Allure categories (Allure matches them by status and message);
+- ``executor.json``: the CI system and build that made the run, when one did (GitHub Actions,
+  GitLab CI, Jenkins, or any that sets ``CI``);
+- tidied results: a not-applicable, blocked or waived scenario keeps its reason as its message,
+  without pytest's ``Skipped:`` prefix and without a traceback (it is not an error);
+- ``allurerc.json`` (Allure 3): the report named after the target and profile, grouped spec part ›
+  operation › rule (epic › feature › story), with the same categories.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from conformance.report.compliance_page import overall_verdict
+
+__all__ = [
+    "CATEGORIES",
+    "allure3_config",
+    "environment",
+    "executor",
+    "finish_results",
+    "report_name",
+]
+
+#: Allure categories of the suite's verdicts (matched on the result's status and message).
+CATEGORIES: tuple[dict[str, Any], ...] = (
+    {"name": "Must failures (the spec states it)", "matchedStatuses": ["failed"]},
+    {"name": "Errors of the suite or the run", "matchedStatuses": ["broken"]},
+    {
+        "name": "Should findings (the suite's choice or an assumption)",
+        "matchedStatuses": ["passed"],
+        "messageRegex": "[\\s\\S]+",
+    },
+    {"name": "Not applicable", "matchedStatuses": ["skipped"], "messageRegex": "not applicable:.*"},
+    {
+        "name": "Blocked (set-up refused)",
+        "matchedStatuses": ["skipped"],
+        "messageRegex": "blocked:.*",
+    },
+    {"name": "Waived by the profile", "matchedStatuses": ["skipped"], "messageRegex": "waived:.*"},
+)
+_SKIPPED_PREFIX = "Skipped: "
+
+
+def report_name(document: Mapping[str, Any]) -> str:
+    """The report's title: what was certified, against which profile."""
+    profile = (document.get("profile") or {}).get("name") or "no profile"
+    return f"PSD2 conformance: {document['target']} ({profile})"
+
+
+def environment(document: Mapping[str, Any]) -> dict[str, str]:
+    """Allure's Environment block (Allure 3: the front page's metadata) for the run."""
+    run = document["run"]
+    profile = document.get("profile") or {}
+    certificate = profile.get("certificate") or {}
+    values = {
+        "Verdict": overall_verdict(document).split(".")[0],
+        "Target": str(document["target"]),
+        "Profile": str(profile.get("name") or "(none)"),
+        "Spec release": str(document["spec_version"]),
+        "Suite version": str(document["suite_version"]),
+        "Seed": str(run["seed"]),
+        "Strict": "yes" if run.get("strict") else "no",
+        "Suite commit": str(run.get("suite_commit") or "unknown"),
+    }
+    if certificate.get("subject"):
+        values["Certificate subject"] = str(certificate["subject"])
+    return values
+
+
+def executor(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """Allure's executor info when a CI system runs the suite, else None."""
+    env = os.environ if environ is None else environ
+    if env.get("GITHUB_ACTIONS") == "true":
+        server = env.get("GITHUB_SERVER_URL", "https://github.com")
+        repository, run_id = env.get("GITHUB_REPOSITORY", ""), env.get("GITHUB_RUN_ID", "")
+        workflow, number = env.get("GITHUB_WORKFLOW", "workflow"), env.get("GITHUB_RUN_NUMBER", "")
+        return {
+            "name": "GitHub Actions",
+            "type": "github",
+            "buildName": f"{workflow} #{number}",
+            "buildUrl": f"{server}/{repository}/actions/runs/{run_id}",
+            "reportUrl": "",
+        }
+    if env.get("GITLAB_CI") == "true":
+        return {
+            "name": "GitLab CI",
+            "type": "gitlab",
+            "buildName": f"{env.get('CI_JOB_NAME', 'job')} #{env.get('CI_JOB_ID', '')}",
+            "buildUrl": env.get("CI_JOB_URL", ""),
+        }
+    if env.get("JENKINS_URL"):
+        return {
+            "name": "Jenkins",
+            "type": "jenkins",
+            "buildName": env.get("BUILD_TAG", ""),
+            "buildUrl": env.get("BUILD_URL", ""),
+        }
+    if env.get("CI"):
+        return {"name": env.get("CI_NAME", "CI"), "type": "ci", "buildName": env.get("CI", "")}
+    return None
+
+
+def _tidy(result: Path) -> None:
+    """A skipped scenario's message is its verdict and reason, with no traceback."""
+    try:
+        document = json.loads(result.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return
+    details = document.get("statusDetails") or {}
+    message = str(details.get("message") or "")
+    if document.get("status") != "skipped" or not message.startswith(_SKIPPED_PREFIX):
+        return
+    document["statusDetails"] = {"message": message.removeprefix(_SKIPPED_PREFIX)}
+    result.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+
+
+def finish_results(results: Path, document: Mapping[str, Any]) -> None:
+    """Write the run-level files into an allure-results directory and tidy its results."""
+    if not results.is_dir():
+        return
+    lines = [
+        f"{_property(key, key=True)}={_property(value)}"
+        for key, value in environment(document).items()
+    ]
+    (results / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (results / "categories.json").write_text(json.dumps(list(CATEGORIES), indent=2), "utf-8")
+    info = executor()
+    if info is not None:
+        (results / "executor.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
+    for result in results.glob("*-result.json"):
+        _tidy(result)
+
+
+def _property(value: str, *, key: bool = False) -> str:
+    """A Java properties value (backslashes, line breaks escaped); in a key, spaces, ``=`` and
+    ``:`` too, which would otherwise end it."""
+    escaped = value.replace("\\", "\\\\").replace("\n", "\\n")
+    if key:
+        for character in " =:":
+            escaped = escaped.replace(character, "\\" + character)
+    return escaped
+
+
+def allure3_config(document: Mapping[str, Any] | None, history: Path) -> dict[str, Any]:
+    """The Allure 3 configuration of a report of this run (``document``: its compliance.json)."""
+    name = report_name(document) if document is not None else "PSD2 conformance"
+    config: dict[str, Any] = {
+        "name": name,
+        "historyPath": str(history.resolve()),
+        "plugins": {
+            "awesome": {"options": {"reportName": name, "groupBy": ["epic", "feature", "story"]}}
+        },
+    }
+    # The run's facts reach the front page from environment.properties (Allure 2 and 3 read it).
+    config["categories"] = list(CATEGORIES)
+    return config
