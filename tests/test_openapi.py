@@ -15,7 +15,7 @@ from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 from conformance import SPEC_VERSION, __version__
 from conformance.commands import export_openapi
 from conformance.contract import DEFAULT_ROOT, Contract, load_contract
-from conformance.contract.openapi import build_openapi, render_openapi
+from conformance.contract.openapi import build_openapi, render_openapi, transport_statuses
 from conformance.errors import ConformanceError
 
 FIXTURE = Path(__file__).parent / "data" / "contract_min"
@@ -94,7 +94,12 @@ def test_every_operation_appears_once(contract: Contract, document: dict[str, An
         assert entry["summary"] == operation.name
         assert entry["x-spec"] == operation.spec
         assert len(entry["x-assumptions"]) == len(operation.assumptions)
-        assert set(entry["responses"]) == {str(status) for status in operation.responses}
+        stated = {str(status) for status in operation.responses}
+        transport = {str(status) for status in transport_statuses(operation)}
+        assert set(entry["responses"]) == stated | transport
+        for status in transport - stated:  # each with the spec 7 error body
+            schema = entry["responses"][status]["content"]["application/json"]["schema"]
+            assert schema["$ref"].endswith("ErrorResponse")
         assert ("requestBody" in entry) == (operation.request_schema is not None)
 
 

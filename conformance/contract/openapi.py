@@ -97,8 +97,59 @@ def header_parameter_name(name: str, required: bool) -> str:
     return f"{component_name('headers', name)}.{'required' if required else 'optional'}"
 
 
+#: Where the contract's error bodies are (types/errors.json).
+_ERRORS = "https://psd2-conformance.invalid/schemas/types/errors.json#/$defs/"
+#: The families whose error bodies carry ``tppMessages`` (spec 7's list of payment codes).
+_PAYMENT_FAMILIES = frozenset({"payments", "baskets"})
+
+
+def _error_schema(operation: Operation) -> dict[str, str]:
+    name = "PaymentErrorResponse" if operation.family in _PAYMENT_FAMILIES else "ErrorResponse"
+    return {"$ref": _ERRORS + name}
+
+
+def transport_statuses(operation: Operation) -> dict[int, str]:
+    """The statuses any request to ``operation`` can be refused with before its own rules apply
+    (malformed request, authentication, rate limit, system error), with the spec 7 error body.
+    Spec 7 shows statuses for E2 and E17 only; a tool reading the OpenAPI document (Schemathesis,
+    Prism, Postman) should not call these undocumented."""
+    statuses = {
+        400: "Malformed request: a required header missing or malformed, an invalid parameter "
+        "or body (FORMAT_ERROR, HTTP_HEADER_REQUIRED, ...)",
+        401: "Authentication failed: the signature, digest or certificate (spec 5)",
+        403: "The TPP certificate lacks the PSD2 role the operation needs, or the product is "
+        "not offered here",
+        405: "A method the path does not take (with Allow)",
+        429: "Too many requests (ACCESS_EXCEEDED), with Retry-After",
+        431: "Request header fields too large",
+        500: "System error (SYSTEM_ERROR)",
+    }
+    free = {p.name for p in operation.path_parameters} - set(operation.fixed_path_values)
+    if free:
+        statuses[404] = "The resource the path names does not exist (RESOURCE_UNKNOWN)"
+    if operation.request_schema is not None:
+        statuses[411] = "A body without Content-Length (chunked)"
+        statuses[413] = "A body of more than 1 MiB"
+        statuses[415] = "A body that is not JSON (UNSUPPORTED_MEDIA_TYPE)"
+    return dict(sorted(statuses.items()))
+
+
+def _has_error_bodies(rewrite: Callable[..., str]) -> bool:
+    """Whether the contract has the spec 7 error bodies (a trimmed test contract may not)."""
+    try:
+        rewrite(_ERRORS + "ErrorResponse", "", ())
+        rewrite(_ERRORS + "PaymentErrorResponse", "", ())
+    except ContractError:
+        return False
+    return True
+
+
 def _operation(
-    operation: Operation, rewrite: Callable[..., str], headers: dict[str, tuple[str, bool]]
+    operation: Operation,
+    rewrite: Callable[..., str],
+    headers: dict[str, tuple[str, bool]],
+    *,
+    errors: bool = True,
 ) -> dict[str, Any]:
     """The operation object; the header parameters it uses are added to ``headers``."""
 
@@ -125,6 +176,16 @@ def _operation(
         if response.schema is not None:
             entry["content"] = {_MEDIA_TYPE: {"schema": schema(response.schema)}}
         responses[str(status)] = entry
+    for status, description in (transport_statuses(operation) if errors else {}).items():
+        responses.setdefault(
+            str(status),
+            {
+                "description": description,
+                "x-spec": "spec 7 (error body); spec 5, spec 4.2",
+                "x-origin": "every operation's request handling (not stated per operation)",
+                "content": {_MEDIA_TYPE: {"schema": schema(_error_schema(operation))}},
+            },
+        )
     result: dict[str, Any] = {
         "operationId": operation.id,
         "summary": operation.name,
@@ -178,7 +239,7 @@ def build_openapi(contract: Contract) -> dict[str, Any]:
                 f"{operation.source}: {operation.method} {_path_of(operation)} is also "
                 f"{item[method]['operationId']}; OpenAPI allows one operation per method and path"
             )
-        item[method] = _operation(operation, rewrite, headers)
+        item[method] = _operation(operation, rewrite, headers, errors=_has_error_bodies(rewrite))
     families = sorted({operation.family for operation in contract.operations.values()})
     document: dict[str, Any] = {
         "openapi": OPENAPI_VERSION,
