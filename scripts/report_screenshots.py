@@ -2,7 +2,7 @@
 with one deliberate fault, open them in headless Chromium, and keep three screenshots for the
 README: the front page (the report named after the target and profile, the run's facts as
 variables, the tree by spec part), the fault run's tree opened at its failures (spec part ›
-operation › rule), and one must failure.
+operation › rule), and one must failure; and the reference server's SCA page, as the PSU sees it.
 
 Needs Chromium (Debian: ``apt-get install chromium``) and Node.js (``npx allure@3``):
 
@@ -59,8 +59,43 @@ class _Site:
         self.server.shutdown()
 
 
+def _sca_page() -> None:
+    """A sandbox customer's payment, its authorisation started, and the page it redirects to."""
+    from conformance.commands.export_examples import example_directory
+    from conformance.profile import profile_from_options
+    from conformance.target.client import TargetClient
+    from conformance.target.session import bundled_reference_server
+
+    def example(op_id: str) -> dict[str, object]:
+        document: dict[str, object] = json.loads(
+            (example_directory() / f"{op_id}.json").read_text(encoding="utf-8")
+        )
+        return document
+
+    with bundled_reference_server() as url:
+        profile = profile_from_options(target=url)
+        with TargetClient.from_profile(profile) as client:
+            customer = example("SCU")
+            made = client.request("POST", str(customer["path"]), json=customer["body"])
+            psu = json.loads(made.response_body)
+            payment = example("E16")
+            headers = {**payment["headers"], "PSU-ID": psu["customerId"]}  # type: ignore[dict-item]
+            created = client.request(
+                "POST", str(payment["path"]), json=payment["body"], headers=headers
+            )
+            payment_id = json.loads(created.response_body)["paymentId"]
+            started = client.request(
+                "POST",
+                f"{payment['path']}/{payment_id}/authorisations",
+                headers=headers,
+            )
+            link = json.loads(started.response_body)["_links"]["scaRedirect"]["href"]
+        _shoot(f"{url}{link}", OUT / "sca-page.png", 800)
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
+    _sca_page()
     with tempfile.TemporaryDirectory() as work:
         reports = Path(work)
         faithful = reports / "faithful"
