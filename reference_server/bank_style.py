@@ -160,7 +160,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         routes=tuple(_routes(profile)),
         rate_limit=profile.rate_limit or 0.0,
         existing=existing_data_of(profile),
-        sca_at_creation=profile.sca.starts_at_creation,
+        sca_at_creation=profile.sca.start == "creation",  # psu-context: the bundled way
         sca_decoupled=profile.sca.decoupled,
     )
 

@@ -28,8 +28,10 @@ ScaMode = Literal["reference", "manual", "command"]
 #: Where a single payment's SCA starts: the authorisation operation (PA, which the spec only
 #: implies), or the payment creation's own answer (spec 5 item 6: "the 401 answer carries
 #: ``_links.scaRedirect``").
-SCA_STARTS: tuple[str, ...] = ("authorisation", "creation")
-ScaStart = Literal["authorisation", "creation"]
+#: ``psu-context``: the creation starts it when PSU-Context asks for single-SCA initiation
+#: (spec 4.2), so the suite sends PSU-Context on every payment it creates.
+SCA_STARTS: tuple[str, ...] = ("authorisation", "creation", "psu-context")
+ScaStart = Literal["authorisation", "creation", "psu-context"]
 #: How the PSU authenticates: sent to ``scaRedirect`` (spec 5 item 6), or in the bank's app while
 #: the TPP polls ``scaStatus`` (decoupled, as BankID often is; not what spec 5 item 6 states).
 SCA_APPROACHES: tuple[str, ...] = ("redirect", "decoupled")
@@ -100,4 +102,5 @@ class ScaSettings:
 
     @property
     def starts_at_creation(self) -> bool:
-        return self.start == "creation"
+        """The payment creation's answer carries the SCA link (asked for, or always)."""
+        return self.start in ("creation", "psu-context")

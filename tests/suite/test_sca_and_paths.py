@@ -364,3 +364,20 @@ def test_a_second_psu_is_another_customer_the_bank_knows(
     payment = context.data.payment(RUN_SEED, "E16", psu=other.psu, authorise=True)
     status = context.data.payment_status(payment)
     assert json.loads(status.response_body)["transactionStatus"] == "ACTC"
+
+
+def test_single_sca_initiation_through_psu_context(
+    bank: Callable[..., RunContext], contract: Contract, scenarios: dict[str, Scenario]
+) -> None:
+    """``[sca] start = "psu-context"``: the suite asks for single-SCA initiation on creation
+    (spec 4.2 PSU-Context) and follows the creation's link; the bundled server does that."""
+    context = bank(
+        BankStyle(),
+        contract,
+        sca=ScaSettings(start="psu-context"),
+        unsupported_operations=frozenset({"PA"}),
+    )
+    run_scenario(scenarios["E16-sca-completed-status-advances"], context)
+    created = next(e for e in context.exchanges if e.method == "POST" and e.path.endswith("fers"))
+    assert created.request_header("PSU-Context") == "PRIVATE"
+    assert not any(line.endswith("/authorisations") for line in _paths(context))

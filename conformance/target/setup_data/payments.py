@@ -4,6 +4,7 @@ factory that offers every kind of set-up data."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from conformance.checks import (
@@ -66,8 +67,10 @@ class DataFactory(ConsentSetUp):
         if reason is not None:
             raise NotApplicable(f"the scenario needs a payment: {reason}")
         psu = psu or self.psu("PRIVATE")
-        chosen = dict(body) if body is not None else self.payment_body(op_id, seed)
         settings = self.profile.sca
+        if settings.start == "psu-context" and not psu.corporate:
+            psu = replace(psu, context=True)  # asks for single-SCA initiation (spec 4.2)
+        chosen = dict(body) if body is not None else self.payment_body(op_id, seed)
         # A bank that starts SCA at creation may answer 401 with the link (spec 5 item 6).
         document = self.create(
             op_id,
