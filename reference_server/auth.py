@@ -15,6 +15,8 @@ The status and code of each refusal are choices where spec 5 and 7 are silent; t
 
 from __future__ import annotations
 
+import email.utils
+import time
 from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
@@ -84,6 +86,7 @@ def authenticate(app: ServerState, request: Request, operation: Operation) -> Au
     check_gateway_headers(app, headers)
     check_required_headers(app, operation, headers)
     certificate = verify_signature(app, request)
+    check_date_fresh(app, headers)
     roles = check_certificate(app, operation, certificate)
     check_header_formats(app, operation, headers)
     return identify_psu(app, operation, headers, certificate, roles)
@@ -187,6 +190,33 @@ def verify_signature(app: ServerState, request: Request) -> x509.Certificate | N
     if tolerated_by is not None and app.faulty(tolerated_by):
         return verdict.certificate
     raise _signature_error(verdict)
+
+
+def check_date_fresh(app: ServerState, headers: Headers) -> None:
+    """A signed ``Date`` within the allowed clock skew of the server's own wall clock (the
+    profile's ``date_skew``, 300 s by default): an older or later one is a replayed or
+    pre-made request, 401 ``SIGNATURE_INVALID`` (assumptions.md; spec 5 signs Date but states no
+    window). The wall clock, not the sandbox clock ``/_control/clock`` moves: a TPP's clock is
+    real time. A Date that does not parse is left to the header format checks."""
+    value = headers.get("Date")
+    if not value or app.faulty("stale-date-accepted"):
+        return
+    try:
+        sent = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return
+    if sent.tzinfo is None:
+        return
+    apart = abs(time.time() - sent.timestamp())
+    if apart > app.bank.date_skew:
+        raise ApiError(
+            401,
+            "SIGNATURE_INVALID",
+            f"the signed Date is {apart:.0f} s from the server's clock, more than the "
+            f"{app.bank.date_skew:g} s allowed: a stale or replayed request",
+            path="Date",
+            tpp_code=_AUTH_TPP_CODE,
+        )
 
 
 def _signature_error(verdict: Verification) -> ApiError:

@@ -136,6 +136,8 @@ class BankStyle:
     )
     #: ``[paths]``: the bank's methods and path templates where they differ from the contract's.
     routes: tuple[BankRoute, ...] = ()
+    #: ``date_skew``: seconds a signed Date may lie from the server's clock.
+    date_skew: float = 300.0
     #: ``rate_limit``: requests a second beyond which a contract request is answered 429.
     rate_limit: float = 0.0
     #: ``sandbox = false``: the customers, accounts, consent and transactions the profile
@@ -159,6 +161,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         product_ids=profile.product_ids,
         routes=tuple(_routes(profile)),
         rate_limit=profile.rate_limit or 0.0,
+        date_skew=profile.date_skew,
         existing=existing_data_of(profile),
         sca_at_creation=profile.sca.start == "creation",  # psu-context: the bundled way
         sca_decoupled=profile.sca.decoupled,

@@ -20,7 +20,14 @@ from conformance.generate._common import (
 from conformance.generate.variants import base_variant
 from conformance.scenario import BODY_SCHEMA_ERROR, CHOSEN_STATUS, Expectation, Scenario
 
-__all__ = ["AUTH_REJECTION_STATUSES", "CASES", "ROLE_OF_FAMILY", "AuthCase", "generate"]
+__all__ = [
+    "AUTH_REJECTION_STATUSES",
+    "CASES",
+    "ROLE_OF_FAMILY",
+    "STALE_DATE_MARGIN",
+    "AuthCase",
+    "generate",
+]
 
 #: Statuses accepted for a refused signature or certificate: the spec shows none (spec 5, spec 7).
 AUTH_REJECTION_STATUSES = (400, 401, 403)
@@ -145,6 +152,34 @@ def _missing_role(op: Operation, context: Context) -> Iterator[Scenario]:
     )
 
 
+#: How far outside the allowed clock skew the stale-Date cases put the signed Date (seconds).
+STALE_DATE_MARGIN = 3600
+_FRESHNESS_ASSUMPTION = (
+    "Spec 5 signs the Date header but states no freshness window. A signed request whose Date "
+    "lies an hour outside the clock skew the bank allows (the profile's date_skew, 300 s by "
+    "default) should be refused: otherwise a captured request can be replayed later (security, "
+    "graded should)."
+)
+
+
+def _stale_date(op: Operation, context: Context) -> Iterator[Scenario]:
+    for name, when in (("date-far-past", "before"), ("date-far-future", "after")):
+        yield Scenario(
+            id=scenario_id(op.id, "auth", name, "rejected"),
+            operation=op.id,
+            rule=f"AUTH-{name}",
+            spec="spec 5 item 2",
+            level="should",
+            kind="auth",
+            title=f"{op.id} {op.name}: a request signed with a Date an hour {when} the allowed "
+            "clock skew is refused (400/401/403)",
+            expect=_refused(AUTH_REJECTION_STATUSES),
+            variant=base_variant(op, context),
+            params=params(case=name),
+            assumptions=(_FRESHNESS_ASSUMPTION, _STATUS_ASSUMPTION),
+        )
+
+
 def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
     ok: Expectation = success(op)
     variant = base_variant(op, context)
@@ -196,4 +231,5 @@ def generate(context: Context) -> Iterator[Scenario]:
                 continue
             yield _rejected(op, context, case)
         yield from _missing_role(op, context)
+        yield from _stale_date(op, context)
         yield from _accepted(op, context)

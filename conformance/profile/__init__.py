@@ -128,6 +128,9 @@ class TargetProfile:
     #: Scenarios reported ``waived`` with a reason, never run and never passed.
     waivers: tuple[Waiver, ...] = ()
     timeout: float = _DEFAULT_TIMEOUT
+    #: The clock skew (seconds) the bank allows between a signed Date and its own clock; the
+    #: stale-Date scenarios sign a Date an hour beyond it.
+    date_skew: float = 300.0
     #: Seconds to wait for a connection (None: ``timeout``); an HTTP(S) proxy URL to go through.
     connect_timeout: float | None = None
     proxy: str | None = None
@@ -385,6 +388,9 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     except ProfileError as error:
         raise ProfileError(f"profile {source}: {error.message}") from None
 
+    date_skew = top.get("date_skew", float, 300.0)
+    if not date_skew > 0:
+        raise top.error("date_skew", f"must be a positive number of seconds, not {date_skew}")
     timeout = top.get("timeout", float, _DEFAULT_TIMEOUT)
     if timeout <= 0:
         raise top.error("timeout", f"must be a positive number of seconds, not {timeout}")
@@ -527,6 +533,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         production=production,
         sca=sca,
         payment_accounts=payment_accounts,
+        date_skew=date_skew,
         setup_templates=templates,
         x_accept_fix=x_accept_fix,
         reference_server=top.get("reference_server", bool, False),

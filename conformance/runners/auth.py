@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from conformance.checks import NotApplicable
+from conformance.generate.auth import STALE_DATE_MARGIN
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
@@ -238,6 +239,17 @@ def _psu_identity(scenario: Scenario, ctx: RunContext, request: OperationRequest
     return changed, DEFAULT_AUTH
 
 
+def _stale_date(direction: int) -> Case:
+    """Signed with a Date an hour outside the bank's clock skew (``date_skew``), before or after
+    now: a replayed or pre-made request (spec 5 item 2 signs Date; freshness is not stated)."""
+
+    def prepare(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+        shift = timedelta(seconds=direction * (ctx.profile.date_skew + STALE_DATE_MARGIN))
+        return request, _signer(ctx, request, clock=lambda: datetime.now(UTC) + shift)
+
+    return prepare
+
+
 #: Every case: name → how the request is prepared (immutable).
 CASES: Mapping[str, Case] = MappingProxyType(
     {
@@ -249,5 +261,7 @@ CASES: Mapping[str, Case] = MappingProxyType(
         "rfc2047-signature": _rfc2047_signature,
         "rfc2047-signed-header": _rfc2047_header,
         "psu-identity": _psu_identity,
+        "date-far-past": _stale_date(-1),
+        "date-far-future": _stale_date(+1),
     }
 )

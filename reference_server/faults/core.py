@@ -13,6 +13,7 @@ __all__ = ["CORE_FAULTS", "ERROR_ANSWER_RULES"]
 ERROR_ANSWER_RULES: tuple[str, ...] = (
     "AUTH-body-changed-after-signing",
     "AUTH-certificate-other-ca",
+    "AUTH-date-far-*",
     "AUTH-expired-certificate",
     "AUTH-headers-list-incomplete",
     "AUTH-keyid-*",
@@ -80,6 +81,12 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "spec 5 part 2 keyId",
         "accepts a keyId whose serial or CA does not match the certificate",
         rules=("AUTH-keyid-serial-mismatch", "AUTH-keyid-ca-mismatch"),
+    ),
+    Fault(
+        "stale-date-accepted",
+        "spec 5 part 2 (the signed Date; freshness not stated: security, should)",
+        "accepts a signed request whose Date lies far outside the allowed clock skew (a replay)",
+        rules=("AUTH-date-far-*",),
     ),
     Fault(
         "ignore-headers-list",

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
+from conformance.contract import load_contract
 from conformance.contract.identifiers import generate_national_id
 from conformance.signing import (
     BodyChangedAfterSigningSigner,
@@ -432,3 +433,38 @@ def test_corporate_payment_without_corporate_id_is_400(client: httpx.Client) -> 
     response = client.post(NDCT, json={}, headers=payment_headers(**{"PSU-Context": "CORPORATE"}))
     assert response.status_code == 400
     assert response.json()["tppMessages"][0]["path"] == "PSU-Corporate-ID"
+
+
+# -- freshness of the signed Date (issue 14; spec 5 signs Date, states no window) ---------------
+
+
+def _signed_at(offset_seconds: float) -> SignatureAuth:
+    moment = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=offset_seconds)
+    return SignatureAuth(credentials(), clock=lambda: moment)
+
+
+@pytest.mark.parametrize("offset", [-3900, 3900], ids=["an-hour-old", "an-hour-ahead"])
+def test_a_date_outside_the_clock_skew_is_refused(client_factory: Factory, offset: int) -> None:
+    response = client_factory(auth=_signed_at(offset)).get("/v1/sandbox/customers")
+    assert response.status_code == 401
+    body = response.json()
+    assert body["code"] == "SIGNATURE_INVALID" and "stale or replayed" in body["message"]
+
+
+def test_a_date_within_the_skew_is_accepted_whatever_the_sandbox_clock_says(
+    faulty_server: Callable[..., tuple[RunningServer, httpx.Client]],
+) -> None:
+    running, client = faulty_server()  # a server of its own: its clock is moved
+    recent = make_client(running.url, load_contract(), auth=_signed_at(-240), checked=False)
+    with recent:
+        assert recent.get("/v1/sandbox/customers").status_code == 200
+    moved = client.post("/_control/clock", json={"advance": "P30D"})  # the sandbox's own date
+    assert moved.status_code == 200
+    assert client.get("/v1/sandbox/customers").status_code == 200  # real time still counts
+
+
+def test_the_stale_date_fault_accepts_an_old_date(
+    faulty_server: Callable[..., tuple[RunningServer, httpx.Client]],
+) -> None:
+    _, old = faulty_server("stale-date-accepted", auth=_signed_at(-7200))
+    assert old.get("/v1/sandbox/customers").status_code == 200
