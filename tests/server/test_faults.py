@@ -4,6 +4,7 @@ the faithful server refuses the request, the faulty one lets it through."""
 from __future__ import annotations
 
 import ast
+import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,6 +86,12 @@ SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, in
     ),
     "accept-keyid-mismatch": (
         _signer(KeyIdSerialMismatchSigner),
+        lambda c: c.get("/v1/sandbox/customers"),
+        401,
+        200,
+    ),
+    "stale-date-accepted": (
+        _signer(SignatureAuth, clock=lambda: dt.datetime.now(dt.UTC) - dt.timedelta(hours=2)),
         lambda c: c.get("/v1/sandbox/customers"),
         401,
         200,
