@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
     from reference_server.bank_style import BankStyle
     from reference_server.clock import Clock
+    from reference_server.replay import SignatureMemory
     from reference_server.store import Store
 
 __all__ = [
@@ -66,6 +67,8 @@ class ServerState(Protocol):
     trust_cas: tuple[x509.Certificate, ...]
     #: The bank a profile describes (``--profile``): gateway headers, the KID reference type.
     bank: BankStyle
+    #: Signatures of state-changing requests seen lately (replay protection).
+    signatures: SignatureMemory
 
     def faulty(self, name: str) -> bool:
         """Whether the deliberate fault ``name`` is switched on."""

@@ -28,6 +28,7 @@ from reference_server.api import ApiError, AuthContext, Call, Handler, Request, 
 from reference_server.bank_style import BankStyle, contract_route, inbound_path, outbound_text
 from reference_server.clock import Clock
 from reference_server.faults import FAULTS, check_names
+from reference_server.replay import SignatureMemory
 from reference_server.resources import MODULES
 from reference_server.routing import Router
 from reference_server.store import Store
@@ -104,6 +105,7 @@ class Application:
         #: The bank a profile describes (``--profile``); the bundled server's defaults without.
         self.bank = bank or BankStyle()
         self.throttle = throttle or Throttle()
+        self.signatures = SignatureMemory()
         self.store = store or Store()
         self.clock = clock or Clock()
         self.faults = check_names(faults)

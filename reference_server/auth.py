@@ -16,6 +16,7 @@ The status and code of each refusal are choices where spec 5 and 7 are silent; t
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from collections.abc import Mapping
 from functools import lru_cache
@@ -87,6 +88,7 @@ def authenticate(app: ServerState, request: Request, operation: Operation) -> Au
     check_required_headers(app, operation, headers)
     certificate = verify_signature(app, request)
     check_date_fresh(app, headers)
+    check_not_replayed(app, request)
     roles = check_certificate(app, operation, certificate)
     check_header_formats(app, operation, headers)
     return identify_psu(app, operation, headers, certificate, roles)
@@ -215,6 +217,29 @@ def check_date_fresh(app: ServerState, headers: Headers) -> None:
             f"the signed Date is {apart:.0f} s from the server's clock, more than the "
             f"{app.bank.date_skew:g} s allowed: a stale or replayed request",
             path="Date",
+            tpp_code=_AUTH_TPP_CODE,
+        )
+
+
+#: Methods that change nothing: a replayed read is harmless and not refused.
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_SIGNATURE_VALUE = re.compile(r'signature="([^"]+)"')
+
+
+def check_not_replayed(app: ServerState, request: Request) -> None:
+    """A state-changing request whose signature was already used (a byte-identical replay) is
+    refused with 401 ``SIGNATURE_INVALID`` while its Date is still fresh (``replay.py``)."""
+    if request.method in _SAFE_METHODS or app.faulty("replay-accepted"):
+        return
+    found = _SIGNATURE_VALUE.search(request.headers.get("Signature") or "")
+    if found is None:
+        return
+    if not app.signatures.first_use(found.group(1), 2 * app.bank.date_skew):
+        raise ApiError(
+            401,
+            "SIGNATURE_INVALID",
+            "this signature was already used: a replayed request is not carried out again",
+            path="Signature",
             tpp_code=_AUTH_TPP_CODE,
         )
 

@@ -23,6 +23,7 @@ from conformance.scenario import BODY_SCHEMA_ERROR, CHOSEN_STATUS, Expectation, 
 __all__ = [
     "AUTH_REJECTION_STATUSES",
     "CASES",
+    "REPLAYED_CREATIONS",
     "ROLE_OF_FAMILY",
     "STALE_DATE_MARGIN",
     "AuthCase",
@@ -180,6 +181,35 @@ def _stale_date(op: Operation, context: Context) -> Iterator[Scenario]:
         )
 
 
+#: The creations whose byte-identical replay is tried: each would otherwise make a second resource.
+REPLAYED_CREATIONS = ("E16", "E17", "E18", "CC")
+_REPLAY_ASSUMPTION = (
+    "Spec 5 signs each request but states no replay rule. A byte-identical copy of a creation "
+    "(same X-Request-ID, Date and Signature) should be refused, or answered with the same "
+    "resource, never carried out a second time (security, graded should)."
+)
+
+
+def _replay(op: Operation, context: Context) -> Iterator[Scenario]:
+    if op.id not in REPLAYED_CREATIONS:
+        return
+    yield Scenario(
+        id=scenario_id(op.id, "auth", "replay", "refused"),
+        operation=op.id,
+        rule="AUTH-replay",
+        spec="spec 5 item 2",
+        level="should",
+        kind="auth",
+        title=f"{op.id} {op.name}: a byte-identical replay of an accepted creation (same "
+        "X-Request-ID, Date and Signature) is refused or answered with the same resource, never "
+        "carried out twice",
+        expect=Expectation((400, 401, 403, 409), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
+        variant=base_variant(op, context),
+        params=params(case="replay"),
+        assumptions=(_REPLAY_ASSUMPTION,),
+    )
+
+
 def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
     ok: Expectation = success(op)
     variant = base_variant(op, context)
@@ -232,4 +262,5 @@ def generate(context: Context) -> Iterator[Scenario]:
             yield _rejected(op, context, case)
         yield from _missing_role(op, context)
         yield from _stale_date(op, context)
+        yield from _replay(op, context)
         yield from _accepted(op, context)

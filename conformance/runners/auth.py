@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from conformance.checks import NotApplicable
+from conformance.checks import (
+    ConformanceFailure,
+    NotApplicable,
+    SetUpFailure,
+    check_not_server_error,
+    json_document,
+)
 from conformance.generate.auth import STALE_DATE_MARGIN
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
@@ -89,14 +95,60 @@ _SIGNERS: Mapping[str, type[SignatureAuth]] = MappingProxyType(
 
 def run(scenario: Scenario, ctx: RunContext) -> None:
     case = str(scenario.param("case", ""))
+    seed = scenario_seed(ctx.seed, scenario.id)
+    if case == "replay":
+        _replay(scenario, ctx, base_request(ctx, scenario.operation, scenario.variant, seed))
+        return
     try:
         prepare = CASES[case]
     except KeyError:
         raise ValueError(f"auth scenario {scenario.id} has an unknown case {case!r}") from None
-    seed = scenario_seed(ctx.seed, scenario.id)
     base = base_request(ctx, scenario.operation, scenario.variant, seed)
     request, auth = prepare(scenario, ctx, base)
     judge(request.send(ctx, auth=auth), scenario, ctx)
+
+
+#: The id member of each replayed creation's answer (spec 2.6 paymentId; a consent's consentId).
+_CREATED_ID = {"E16": "paymentId", "E17": "paymentId", "E18": "paymentId", "CC": "consentId"}
+#: Headers httpx makes for each request itself; the replay gives it the rest as they were.
+_TRANSPORT = frozenset({"host", "content-length", "accept-encoding", "connection", "user-agent"})
+
+
+def _replay(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> None:
+    """Send the valid creation, then its byte-identical copy: the copy must be refused (with the
+    spec 7 error body) or answered with the same resource; a second resource fails the scenario,
+    a 5xx always does."""
+    first = request.send(ctx)
+    if not 200 <= first.status < 300:
+        raise SetUpFailure(
+            f"Set-up failed: the creation to replay was answered HTTP {first.status}",
+            spec=scenario.spec,
+            sent=first,
+            expected="a valid creation is accepted, so that its copy can be sent",
+        )
+    again = ctx.client.request(
+        first.method,
+        first.url,
+        content=first.request_body or None,
+        headers=[(k, v) for k, v in first.request_headers if k.lower() not in _TRANSPORT],
+        auth=None,
+    )
+    check_not_server_error(again, spec=scenario.spec)
+    if 400 <= again.status < 500:
+        judge(again, scenario, ctx)
+        return
+    name = _CREATED_ID[scenario.operation]
+    before, after = json_document(first) or {}, json_document(again) or {}
+    if 200 <= again.status < 300 and before.get(name) == after.get(name):
+        return  # the same resource again: nothing was carried out twice
+    raise ConformanceFailure(
+        f"the replayed creation was carried out again: HTTP {again.status}, {name} "
+        f"{after.get(name)!r} beside the first {before.get(name)!r}",
+        spec=scenario.spec,
+        sent=again,
+        related=(first,),
+        expected="a byte-identical replay is refused, or answered with the same resource",
+    )
 
 
 Prepared = tuple["OperationRequest", Any]

@@ -15,6 +15,7 @@ ERROR_ANSWER_RULES: tuple[str, ...] = (
     "AUTH-certificate-other-ca",
     "AUTH-date-far-*",
     "AUTH-expired-certificate",
+    "AUTH-replay",
     "AUTH-headers-list-incomplete",
     "AUTH-keyid-*",
     "AUTH-missing-role",
@@ -87,6 +88,14 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "spec 5 part 2 (the signed Date; freshness not stated: security, should)",
         "accepts a signed request whose Date lies far outside the allowed clock skew (a replay)",
         rules=("AUTH-date-far-*",),
+    ),
+    Fault(
+        "replay-accepted",
+        "spec 5 part 2 (a signed request used twice; not stated: security, should)",
+        "carries out a byte-identical replay of a signed request again",
+        rules=("AUTH-replay",),
+        # E16 and E18 refuse the copy anyway: it is a logical duplicate (spec 4.3 E16)
+        operations=("E17", "CC"),
     ),
     Fault(
         "ignore-headers-list",

@@ -468,3 +468,22 @@ def test_the_stale_date_fault_accepts_an_old_date(
 ) -> None:
     _, old = faulty_server("stale-date-accepted", auth=_signed_at(-7200))
     assert old.get("/v1/sandbox/customers").status_code == 200
+
+
+def test_a_replayed_read_is_answered_and_a_replayed_change_refused(client: httpx.Client) -> None:
+    """Replay protection covers requests that change state; a read changes nothing."""
+    signer = SignatureAuth(credentials())
+    once = {"X-Request-ID": str(uuid.uuid4())}
+    read = next(
+        signer.sync_auth_flow(client.build_request("GET", "/v1/sandbox/customers", headers=once))
+    )
+    assert client.send(read, auth=None).status_code == 200
+    assert client.send(read, auth=None).status_code == 200
+    change = client.build_request(
+        "POST", "/v1/sandbox/customers", json=new_customer_body(), headers=once
+    )
+    signed = next(signer.sync_auth_flow(change))
+    assert client.send(signed, auth=None).status_code == 201
+    again = client.send(signed, auth=None)
+    assert again.status_code == 401
+    assert "already used" in again.json()["message"]

@@ -70,6 +70,16 @@ def _signer(kind: type[SignatureAuth], **options: object) -> Callable[[], Signat
     return lambda: kind(_credentials(), digest_empty_body=True, **options)  # type: ignore[arg-type]
 
 
+def _replayed(client: httpx.Client) -> httpx.Response:
+    """A sandbox customer created, then the byte-identical request (same signature) again."""
+    request = client.build_request(
+        "POST", "/v1/sandbox/customers", json=bodies.customer(), headers={"X-Request-ID": "r-1"}
+    )
+    signed = next(SignatureAuth(_credentials()).sync_auth_flow(request))
+    assert client.send(signed, auth=None).status_code == 201
+    return client.send(signed, auth=None)
+
+
 #: fault → (signer factory or None for the default, the request, status faithful, status faulty)
 SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, int]] = {
     "skip-digest-check": (
@@ -90,6 +100,7 @@ SCENARIOS: dict[str, tuple[Callable[[], SignatureAuth] | None, Scenario, int, in
         401,
         200,
     ),
+    "replay-accepted": (None, _replayed, 401, 201),
     "stale-date-accepted": (
         _signer(SignatureAuth, clock=lambda: dt.datetime.now(dt.UTC) - dt.timedelta(hours=2)),
         lambda c: c.get("/v1/sandbox/customers"),
