@@ -69,6 +69,9 @@ class ServerState(Protocol):
     bank: BankStyle
     #: Signatures of state-changing requests seen lately (replay protection).
     signatures: SignatureMemory
+    #: Whether a TPP reaches only its own payments, baskets and consents (``ownership``; off
+    #: with ``--shared-sandbox``).
+    ownership_checks: bool
 
     def faulty(self, name: str) -> bool:
         """Whether the deliberate fault ``name`` is switched on."""

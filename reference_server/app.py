@@ -100,12 +100,14 @@ class Application:
         modules: Iterable[str] | None = None,
         throttle: Throttle | None = None,
         bank: BankStyle | None = None,
+        shared_sandbox: bool = False,
     ) -> None:
         self.contract: Contract = load_contract() if contract is None else contract
         #: The bank a profile describes (``--profile``); the bundled server's defaults without.
         self.bank = bank or BankStyle()
         self.throttle = throttle or Throttle()
         self.signatures = SignatureMemory()
+        self.ownership_checks = not shared_sandbox
         self.store = store or Store()
         self.clock = clock or Clock()
         self.faults = check_names(faults)

@@ -74,6 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--list-faults", action="store_true", help="print the faults and the rule each breaks"
     )
     parser.add_argument(
+        "--shared-sandbox",
+        action="store_true",
+        help="let every TPP reach every payment, basket and consent (a sandbox shared on "
+        "purpose); by default a TPP reaches only its own",
+    )
+    parser.add_argument(
         "--throttle-every",
         type=_non_negative,
         default=0,
@@ -166,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
                 args.throttle_every, args.retry_after, rate=bank.rate_limit if bank else 0.0
             ),
             bank=bank,
+            shared_sandbox=args.shared_sandbox,
         )
     except (UnknownFaultError, OSError, ValueError, ConformanceError) as error:
         print(f"reference server: {error}", file=sys.stderr)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from reference_server import ownership
 from reference_server.api import ApiError, Call
 from reference_server.payment_data import CONSENTS, Consent, ConsentStatus
 from reference_server.validation import BANK_ZONE
@@ -82,10 +83,12 @@ def consent_for(call: Call, account_id: str | None, *, any_psu: bool = False) ->
     psu_id = call.auth.psu_id or call.header("PSU-ID")
     if consent_id:
         consent = store.get(CONSENTS, consent_id)
-        if consent is None:
+        if consent is None or not ownership.owned(call, consent.tpp_id):
             raise ApiError(401, "CONSENT_UNKNOWN", f"no consent {consent_id!r}", path="Consent-ID")
     elif psu_id:
-        consent = _newest_valid(store.find(CONSENTS, "psuKey", psu_id), account_id)
+        consents = store.find(CONSENTS, "psuKey", psu_id)
+        mine = [consent for consent in consents if ownership.owned(call, consent.tpp_id)]
+        consent = _newest_valid(mine, account_id)
         if consent is None:
             raise ApiError(
                 401,

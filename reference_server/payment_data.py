@@ -114,6 +114,8 @@ class Payment(DocRecord):
     #: What a logical duplicate shares (``resources.payments.duplicate_key``); single payments
     #: only, and None on payments stored before the key existed.
     duplicate_key: str | None = None
+    #: The TPP that created it (``ownership.tpp_of``); None: stored before owners were kept.
+    tpp_id: str | None = None
 
     @property
     def parent_id(self) -> str | None:
@@ -152,6 +154,7 @@ class Basket(DocRecord):
     payment_ids: tuple[str, ...]
     psu_key: str | None
     created_at: str
+    tpp_id: str | None = None
 
     @property
     def parent_id(self) -> str | None:
@@ -208,6 +211,7 @@ class Consent(DocRecord):
     created_at: str
     authorised_at: str | None = None
     account_ids: tuple[str, ...] = field(default=())
+    tpp_id: str | None = None
 
     @property
     def parent_id(self) -> str | None:

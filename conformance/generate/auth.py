@@ -23,6 +23,7 @@ from conformance.scenario import BODY_SCHEMA_ERROR, CHOSEN_STATUS, Expectation, 
 __all__ = [
     "AUTH_REJECTION_STATUSES",
     "CASES",
+    "OWNED_RESOURCE_OPERATIONS",
     "REPLAYED_CREATIONS",
     "ROLE_OF_FAMILY",
     "STALE_DATE_MARGIN",
@@ -210,6 +211,36 @@ def _replay(op: Operation, context: Context) -> Iterator[Scenario]:
     )
 
 
+#: Operations that name a payment, basket or consent the worker's TPP made (in the path, the body
+#: or Consent-ID), which a second TPP must not reach.
+OWNED_RESOURCE_OPERATIONS = ("E1", "E2", "E8", "PS", "PC", "PA", "CS", "CA", "AL", "AT")
+_OWNERSHIP_ASSUMPTION = (
+    "The spec does not say that a TPP reaches only the payments, baskets and consents it made "
+    "(object-level authorisation, OWASP API Security Top 10 API1). Another TPP, with a valid "
+    "certificate of its own, should get 401, 403 or 404, never the resource (security, graded "
+    "should)."
+)
+
+
+def _other_tpp(op: Operation, context: Context) -> Iterator[Scenario]:
+    if op.id not in OWNED_RESOURCE_OPERATIONS:
+        return
+    yield Scenario(
+        id=scenario_id(op.id, "auth", "other-tpp", "refused"),
+        operation=op.id,
+        rule="AUTH-other-tpp",
+        spec="spec 5 item 1",
+        level="should",
+        kind="auth",
+        title=f"{op.id} {op.name}: a second TPP, signing with a valid certificate of its own, "
+        "does not reach the resource the first TPP made (400/401/403/404)",
+        expect=Expectation((400, 401, 403, 404), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
+        variant=base_variant(op, context),
+        params=params(case="other-tpp", needs_trust_anchor=True),
+        assumptions=(_OWNERSHIP_ASSUMPTION,),
+    )
+
+
 def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
     ok: Expectation = success(op)
     variant = base_variant(op, context)
@@ -263,4 +294,5 @@ def generate(context: Context) -> Iterator[Scenario]:
         yield from _missing_role(op, context)
         yield from _stale_date(op, context)
         yield from _replay(op, context)
+        yield from _other_tpp(op, context)
         yield from _accepted(op, context)

@@ -291,6 +291,24 @@ def _psu_identity(scenario: Scenario, ctx: RunContext, request: OperationRequest
     return changed, DEFAULT_AUTH
 
 
+#: The second TPP of the ownership scenarios: another PSD2 authorisation number.
+OTHER_TPP_ORGANISATION = "PSDNO-FSA-987654321"
+
+
+def _other_tpp(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    """The request for the first TPP's resource, signed by a second TPP with a valid certificate
+    of its own from the same trusted CA (another organisation identifier)."""
+    identity = _second_tpp(_issuer(ctx, "a second TPP's certificate"), _key(ctx))
+    return request, _signer(ctx, request, identity=identity)
+
+
+@functools.cache
+def _second_tpp(ca: CertificateAuthority, key: Any) -> TppIdentity:
+    return generate_tpp_identity(
+        ca, organisation_id=OTHER_TPP_ORGANISATION, common_name="Conformance Test TPP B", key=key
+    )
+
+
 def _stale_date(direction: int) -> Case:
     """Signed with a Date an hour outside the bank's clock skew (``date_skew``), before or after
     now: a replayed or pre-made request (spec 5 item 2 signs Date; freshness is not stated)."""
@@ -313,6 +331,7 @@ CASES: Mapping[str, Case] = MappingProxyType(
         "rfc2047-signature": _rfc2047_signature,
         "rfc2047-signed-header": _rfc2047_header,
         "psu-identity": _psu_identity,
+        "other-tpp": _other_tpp,
         "date-far-past": _stale_date(-1),
         "date-far-future": _stale_date(+1),
     }

@@ -15,6 +15,7 @@ ERROR_ANSWER_RULES: tuple[str, ...] = (
     "AUTH-certificate-other-ca",
     "AUTH-date-far-*",
     "AUTH-expired-certificate",
+    "AUTH-other-tpp",
     "AUTH-replay",
     "AUTH-headers-list-incomplete",
     "AUTH-keyid-*",
@@ -88,6 +89,12 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "spec 5 part 2 (the signed Date; freshness not stated: security, should)",
         "accepts a signed request whose Date lies far outside the allowed clock skew (a replay)",
         rules=("AUTH-date-far-*",),
+    ),
+    Fault(
+        "tpp-ownership-unchecked",
+        "spec 5 part 1 (the TPP its certificate names; ownership not stated: security, should)",
+        "lets a TPP read, cancel and authorise another TPP's payments, baskets and consents",
+        rules=("AUTH-other-tpp",),
     ),
     Fault(
         "replay-accepted",

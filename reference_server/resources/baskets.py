@@ -16,7 +16,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from reference_server import sca_flow
+from reference_server import ownership, sca_flow
 from reference_server.api import ApiError, Call, Response, Route
 from reference_server.payment_data import (
     AUTHORISATIONS,
@@ -66,12 +66,12 @@ def _distinct(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _payments(store: Store, ids: list[str]) -> list[Payment]:
+def _payments(call: Call, store: Store, ids: list[str]) -> list[Payment]:
     found: list[Payment] = []
     unknown: list[str] = []
     for payment_id in ids:
         payment = store.get(PAYMENTS, payment_id)
-        if payment is None:
+        if payment is None or not ownership.owned(call, payment.tpp_id):
             unknown.append(payment_id)
         else:
             found.append(payment)
@@ -111,13 +111,14 @@ def create_basket(call: Call) -> Response:
     store = call.app.store
     ids = _distinct([str(item) for item in call.body["paymentIds"]])
     with store.atomic():
-        payments = _payments(store, ids)
+        payments = _payments(call, store, ids)
         _check_joinable(call, payments)
         basket = Basket(
             id=str(uuid.uuid4()),
             payment_ids=tuple(ids),
             psu_key=sca_flow.psu_key(call),
             created_at=call.app.clock.now().isoformat(),
+            tpp_id=ownership.tpp_of(call),
         )
         store.add(BASKETS, basket)
         for payment in payments:
@@ -139,7 +140,7 @@ def authorise_basket(call: Call) -> Response:
     basket_id = call.path_params["basketId"]
     with store.atomic():
         basket = store.get(BASKETS, basket_id)
-        if basket is None:
+        if basket is None or not ownership.owned(call, basket.tpp_id):
             raise ApiError(
                 404, "RESOURCE_UNKNOWN", f"no signing basket {basket_id!r}", path="basketId"
             )

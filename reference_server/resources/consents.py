@@ -21,7 +21,7 @@ from dataclasses import replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from reference_server import sca_flow
+from reference_server import ownership, sca_flow
 from reference_server.api import ApiError, Call, Response, Route
 from reference_server.consent_access import effective_status
 from reference_server.payment_data import CONSENTS, Consent, ConsentStatus, SubjectKind
@@ -79,6 +79,7 @@ def create_consent(call: Call) -> Response:
         frequency_per_day=int(body["frequencyPerDay"]),
         status=ConsentStatus.RECEIVED,
         created_at=app.clock.now().isoformat(),
+        tpp_id=ownership.tpp_of(call),
     )
     if consent.customer_id is not None:
         offered = sca_flow.consent_accounts(app.store, consent, consent.customer_id)
@@ -118,7 +119,7 @@ def create_consent(call: Call) -> Response:
 def _require(call: Call) -> Consent:
     consent_id = call.path_params["consentId"]
     consent = call.app.store.get(CONSENTS, consent_id)
-    if consent is None:
+    if consent is None or not ownership.owned(call, consent.tpp_id):
         raise ApiError(404, "CONSENT_UNKNOWN", f"no consent {consent_id!r}", path="consentId")
     return consent
 

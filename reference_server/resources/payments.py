@@ -18,7 +18,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from reference_server import sandbox_data, sca_flow
+from reference_server import ownership, sandbox_data, sca_flow
 from reference_server.api import ApiError, Call, Response, TppMessage
 from reference_server.payment_data import (
     NCBCT,
@@ -237,6 +237,7 @@ def create_payment(call: Call) -> Response:
             created_at=now,
             status_changed_at=now,
             duplicate_key=key,
+            tpp_id=ownership.tpp_of(call),
         )
         app.store.add(PAYMENTS, payment)
         links = payment_links(payment)
@@ -259,7 +260,11 @@ def require_payment(call: Call) -> Payment:
     """The payment named by the path, under the product it was created with; else 404."""
     payment_id = call.path_params[_ID_PARAM]
     payment = call.app.store.get(PAYMENTS, payment_id)
-    if payment is None or payment.product != call.path_params[_PRODUCT_PARAM]:
+    if (
+        payment is None
+        or payment.product != call.path_params[_PRODUCT_PARAM]
+        or not ownership.owned(call, payment.tpp_id)
+    ):
         raise ApiError(
             404,
             "RESOURCE_UNKNOWN",

@@ -203,6 +203,7 @@ def test_every_core_fault_has_a_scenario() -> None:
         "with-agreements-ignored",  # its scenario: SB-customers-with-agreements-listed
         "unstable-transaction-ids",
         "sca-no-return",  # a suite-level test: tests/suite/test_runners.py
+        "tpp-ownership-unchecked",  # tests/server/test_ownership.py
     }
     assert {fault.name for fault in CORE_FAULTS} == set(SCENARIOS) | tested_apart
 

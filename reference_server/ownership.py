@@ -1,0 +1,47 @@
+"""Object-level authorisation: a payment, signing basket or consent belongs to the TPP that made
+it, and no other TPP reaches it (OWASP API Security Top 10, API1; the spec is silent, so the suite
+grades it should).
+
+A TPP is known by its signing certificate (spec 5 item 1): the organisation identifier of its
+subject (the PSD2 authorisation number, ``PSDNO-FSA-...``), else the whole subject. A resource
+another TPP asks for is answered as if it did not exist (404, or 401 CONSENT_UNKNOWN for a
+Consent-ID header): saying "not yours" would tell that it exists. ``--shared-sandbox`` turns the
+checks off for a sandbox that is deliberately shared between TPPs; a resource stored before
+owners were recorded (``--data``) belongs to nobody and is reachable by all.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+
+if TYPE_CHECKING:
+    from reference_server.api import Call
+
+__all__ = ["owned", "tpp_of"]
+
+
+def tpp_of(call: Call) -> str | None:
+    """The calling TPP's identity: its certificate's organisation identifier, else its subject."""
+    certificate: x509.Certificate | None = call.auth.certificate
+    if certificate is None:
+        return None
+    found = certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_IDENTIFIER)
+    if found:
+        return str(found[0].value)
+    return certificate.subject.rfc4514_string()
+
+
+def owned(call: Call, owner: str | None) -> bool:
+    """Whether the caller may reach a resource of ``owner`` (any caller when the sandbox is
+    shared, the owner is unknown, the call is a reference-server control, or the
+    ``tpp-ownership-unchecked`` fault is on)."""
+    if owner is None or not call.app.ownership_checks:
+        return True
+    if call.operation is None:
+        return True  # the reference server's own controls (loopback only, unsigned)
+    if call.app.faulty("tpp-ownership-unchecked"):
+        return True
+    return tpp_of(call) == owner
