@@ -85,6 +85,13 @@ def consent_for(call: Call, account_id: str | None, *, any_psu: bool = False) ->
         consent = store.get(CONSENTS, consent_id)
         if consent is None or not ownership.owned(call, consent.tpp_id):
             raise ApiError(401, "CONSENT_UNKNOWN", f"no consent {consent_id!r}", path="Consent-ID")
+        if not ownership.same_psu(call, consent.customer_id):
+            raise ApiError(
+                401,
+                "CONSENT_INVALID",
+                f"consent {consent_id!r} was given by another PSU",
+                path="Consent-ID",
+            )
     elif psu_id:
         consents = store.find(CONSENTS, "psuKey", psu_id)
         mine = [consent for consent in consents if ownership.owned(call, consent.tpp_id)]

@@ -1,6 +1,6 @@
 """Object-level authorisation: a payment, signing basket or consent belongs to the TPP that made
-it, and no other TPP reaches it (OWASP API Security Top 10, API1; the spec is silent, so the suite
-grades it should).
+it and to its PSU, and no other TPP or PSU reaches it (OWASP API Security Top 10, API1; the spec
+is silent, so the suite grades it should).
 
 A TPP is known by its signing certificate (spec 5 item 1): the organisation identifier of its
 subject (the PSD2 authorisation number, ``PSDNO-FSA-...``), else the whole subject. A resource
@@ -20,7 +20,7 @@ from cryptography.x509.oid import NameOID
 if TYPE_CHECKING:
     from reference_server.api import Call
 
-__all__ = ["owned", "tpp_of"]
+__all__ = ["owned", "same_psu", "tpp_of"]
 
 
 def tpp_of(call: Call) -> str | None:
@@ -45,3 +45,17 @@ def owned(call: Call, owner: str | None) -> bool:
     if call.app.faulty("tpp-ownership-unchecked"):
         return True
     return tpp_of(call) == owner
+
+
+def same_psu(call: Call, owner_customer_id: str | None) -> bool:
+    """Whether the PSU the request names may reach a resource of the sandbox customer
+    ``owner_customer_id``: no PSU named (PSU-ID is optional there), either side not a known
+    customer (an unknown PSU identifies at SCA, spec 4.3 E2's 401), or the same customer. Off
+    with the sandbox shared, for the reference server's controls, and under the fault
+    ``psu-ownership-unchecked``."""
+    caller = call.auth.customer_id
+    if caller is None or owner_customer_id is None or caller == owner_customer_id:
+        return True
+    if not call.app.ownership_checks or call.operation is None:
+        return True
+    return call.app.faulty("psu-ownership-unchecked")

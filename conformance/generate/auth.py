@@ -24,6 +24,7 @@ __all__ = [
     "AUTH_REJECTION_STATUSES",
     "CASES",
     "OWNED_RESOURCE_OPERATIONS",
+    "PSU_RESOURCE_OPERATIONS",
     "REPLAYED_CREATIONS",
     "ROLE_OF_FAMILY",
     "STALE_DATE_MARGIN",
@@ -215,10 +216,10 @@ def _replay(op: Operation, context: Context) -> Iterator[Scenario]:
 #: or Consent-ID), which a second TPP must not reach.
 OWNED_RESOURCE_OPERATIONS = ("E1", "E2", "E8", "PS", "PC", "PA", "CS", "CA", "AL", "AT")
 _OWNERSHIP_ASSUMPTION = (
-    "The spec does not say that a TPP reaches only the payments, baskets and consents it made "
-    "(object-level authorisation, OWASP API Security Top 10 API1). Another TPP, with a valid "
-    "certificate of its own, should get 401, 403 or 404, never the resource (security, graded "
-    "should)."
+    "The spec does not say that a TPP, or a PSU, reaches only the payments, baskets and consents "
+    "it made (object-level authorisation, OWASP API Security Top 10 API1). Another TPP, with a "
+    "valid certificate of its own, or another PSU should get 400, 401, 403 or 404, never the "
+    "resource (security, graded should)."
 )
 
 
@@ -237,6 +238,29 @@ def _other_tpp(op: Operation, context: Context) -> Iterator[Scenario]:
         expect=Expectation((400, 401, 403, 404), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
         variant=base_variant(op, context),
         params=params(case="other-tpp", needs_trust_anchor=True),
+        assumptions=(_OWNERSHIP_ASSUMPTION,),
+    )
+
+
+#: Operations on a payment, basket or consent of one PSU that name the PSU (PSU-ID).
+PSU_RESOURCE_OPERATIONS = ("E2", "E8", "PS", "PC", "PA", "CS", "CA", "AL", "AT")
+
+
+def _other_psu(op: Operation, context: Context) -> Iterator[Scenario]:
+    if op.id not in PSU_RESOURCE_OPERATIONS:
+        return
+    yield Scenario(
+        id=scenario_id(op.id, "auth", "other-psu", "refused"),
+        operation=op.id,
+        rule="AUTH-other-psu",
+        spec="spec 5 item 5",
+        level="should",
+        kind="auth",
+        title=f"{op.id} {op.name}: the same TPP naming a second PSU (PSU-ID of another customer) "
+        "does not reach the first PSU's payment, basket or consent (400/401/403/404)",
+        expect=Expectation((400, 401, 403, 404), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
+        variant=base_variant(op, context),
+        params=params(case="other-psu"),
         assumptions=(_OWNERSHIP_ASSUMPTION,),
     )
 
@@ -295,4 +319,5 @@ def generate(context: Context) -> Iterator[Scenario]:
         yield from _stale_date(op, context)
         yield from _replay(op, context)
         yield from _other_tpp(op, context)
+        yield from _other_psu(op, context)
         yield from _accepted(op, context)

@@ -309,6 +309,12 @@ def _second_tpp(ca: CertificateAuthority, key: Any) -> TppIdentity:
     )
 
 
+def _other_psu(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    """The request for the first PSU's resource, naming a second PSU of the same TPP (another
+    customer the bank knows: ``[psu.second]``, or one made through the sandbox)."""
+    return request.as_psu(ctx.data.second_customer().psu), DEFAULT_AUTH
+
+
 def _stale_date(direction: int) -> Case:
     """Signed with a Date an hour outside the bank's clock skew (``date_skew``), before or after
     now: a replayed or pre-made request (spec 5 item 2 signs Date; freshness is not stated)."""
@@ -332,6 +338,7 @@ CASES: Mapping[str, Case] = MappingProxyType(
         "rfc2047-signed-header": _rfc2047_header,
         "psu-identity": _psu_identity,
         "other-tpp": _other_tpp,
+        "other-psu": _other_psu,
         "date-far-past": _stale_date(-1),
         "date-far-future": _stale_date(+1),
     }

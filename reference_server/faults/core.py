@@ -15,6 +15,7 @@ ERROR_ANSWER_RULES: tuple[str, ...] = (
     "AUTH-certificate-other-ca",
     "AUTH-date-far-*",
     "AUTH-expired-certificate",
+    "AUTH-other-psu",
     "AUTH-other-tpp",
     "AUTH-replay",
     "AUTH-headers-list-incomplete",
@@ -95,6 +96,14 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "spec 5 part 1 (the TPP its certificate names; ownership not stated: security, should)",
         "lets a TPP read, cancel and authorise another TPP's payments, baskets and consents",
         rules=("AUTH-other-tpp",),
+    ),
+    Fault(
+        "psu-ownership-unchecked",
+        "spec 5 part 5 (the PSU a request names; ownership not stated: security, should)",
+        "lets one PSU read, cancel and authorise another PSU's payments, baskets and consents",
+        rules=("AUTH-other-psu",),
+        # E8 finds the consent by the PSU it names (no Consent-ID): another PSU has none anyway
+        operations=("E2", "PS", "PC", "PA", "CS", "CA", "AL", "AT"),
     ),
     Fault(
         "replay-accepted",

@@ -66,6 +66,12 @@ def _distinct(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+def _owner(store: Store, basket: Basket) -> str | None:
+    """The sandbox customer whose payments the basket holds (its first payment's)."""
+    first = store.get(PAYMENTS, basket.payment_ids[0]) if basket.payment_ids else None
+    return first.customer_id if first is not None else None
+
+
 def _payments(call: Call, store: Store, ids: list[str]) -> list[Payment]:
     found: list[Payment] = []
     unknown: list[str] = []
@@ -140,7 +146,11 @@ def authorise_basket(call: Call) -> Response:
     basket_id = call.path_params["basketId"]
     with store.atomic():
         basket = store.get(BASKETS, basket_id)
-        if basket is None or not ownership.owned(call, basket.tpp_id):
+        if (
+            basket is None
+            or not ownership.owned(call, basket.tpp_id)
+            or not ownership.same_psu(call, _owner(store, basket))
+        ):
             raise ApiError(
                 404, "RESOURCE_UNKNOWN", f"no signing basket {basket_id!r}", path="basketId"
             )

@@ -119,7 +119,11 @@ def create_consent(call: Call) -> Response:
 def _require(call: Call) -> Consent:
     consent_id = call.path_params["consentId"]
     consent = call.app.store.get(CONSENTS, consent_id)
-    if consent is None or not ownership.owned(call, consent.tpp_id):
+    if (
+        consent is None
+        or not ownership.owned(call, consent.tpp_id)
+        or not ownership.same_psu(call, consent.customer_id)
+    ):
         raise ApiError(404, "CONSENT_UNKNOWN", f"no consent {consent_id!r}", path="consentId")
     return consent
 

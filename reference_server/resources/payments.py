@@ -264,6 +264,7 @@ def require_payment(call: Call) -> Payment:
         payment is None
         or payment.product != call.path_params[_PRODUCT_PARAM]
         or not ownership.owned(call, payment.tpp_id)
+        or not ownership.same_psu(call, payment.customer_id)
     ):
         raise ApiError(
             404,

@@ -204,6 +204,7 @@ def test_every_core_fault_has_a_scenario() -> None:
         "unstable-transaction-ids",
         "sca-no-return",  # a suite-level test: tests/suite/test_runners.py
         "tpp-ownership-unchecked",  # tests/server/test_ownership.py
+        "psu-ownership-unchecked",  # tests/server/test_ownership.py
     }
     assert {fault.name for fault in CORE_FAULTS} == set(SCENARIOS) | tested_apart
 

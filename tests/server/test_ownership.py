@@ -72,3 +72,19 @@ def test_the_fault_lets_another_tpp_reach_a_payment(world: World, other_tpp: htt
         assert other_tpp.get(f"/v1/payments/{NDCT}/{payment_id}/status").status_code == 200
     finally:
         world.app.faults = kept
+
+
+def test_another_psu_of_the_same_tpp_does_not_reach_a_payment(world: World) -> None:
+    owner, other = world.new_psu(), world.new_psu()
+    payment_id = world.payment(owner)
+    status = f"/v1/payments/{NDCT}/{payment_id}/status"
+    assert world.client.get(status).status_code == 200  # PSU-ID is optional there
+    assert world.client.get(status, headers={"PSU-ID": owner.customer_id}).status_code == 200
+    refused = world.client.get(status, headers={"PSU-ID": other.customer_id})
+    assert refused.status_code == 404
+    kept = world.app.faults
+    world.app.faults = frozenset({*kept, "psu-ownership-unchecked"})
+    try:
+        assert world.client.get(status, headers={"PSU-ID": other.customer_id}).status_code == 200
+    finally:
+        world.app.faults = kept
