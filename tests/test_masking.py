@@ -85,6 +85,18 @@ def test_accounts_and_names_when_the_profile_asks() -> None:
     assert CONSENT in text  # secrets not asked for here
 
 
+def test_a_name_cut_short_is_masked_to_its_line_end_never_across_lines() -> None:
+    """A failure message shortens a body with "…": the name's closing quote is gone, and the
+    mask must not swallow the exchange that follows (the request line, the signature)."""
+    configure_masking(MaskPolicy(names=True))
+    text = scrub(
+        'The target answered: HTTP 201 with [{"creditorName":"Ola \\"N\\" Nordmann","a":1,'
+        '"debtorName":"Kari No…\n\nExchange:\n    >>> POST /v1/x\n    Signature: keyId="SN=1"'
+    )
+    assert "Nordmann" not in text and "Kari" not in text
+    assert '"a":1' in text and ">>> POST /v1/x" in text and 'keyId="SN=1"' in text
+
+
 def test_identity_numbers_are_masked_whatever_the_policy() -> None:
     configure_masking(MaskPolicy())
     assert "01017000027" not in scrub("nationalIdentityNumber: 01017000027")

@@ -117,7 +117,11 @@ _QUERY_VALUE = re.compile(r"(?P<key>[^=&#]+=)(?P<value>[^&#]*)")
 _IBAN = re.compile(r"\b(?P<country>[A-Z]{2})[0-9]{2}[A-Z0-9]{7,26}(?P<tail>[0-9A-Z]{4})\b")
 _ACCOUNT_NUMBER = re.compile(r"(?<![0-9])[0-9]{7}(?P<tail>[0-9]{4})(?![0-9])")
 _NAME_MEMBER = re.compile(
-    r'"(?P<key>[A-Za-z]*(?:Name|name)|ultimateDebtor|ultimateCreditor)"\s*:\s*"(?P<value>[^"]+)"'
+    # The value ends at its closing quote on the same line (escapes kept); a value cut short
+    # (a body shortened with "…") is masked to the line's end, never across lines.
+    r'"(?P<key>[A-Za-z]*(?:Name|name)|ultimateDebtor|ultimateCreditor)"[ \t]*:[ \t]*'
+    r'"(?P<value>(?:[^"\\\n]|\\.)*)(?:"|$)',
+    re.MULTILINE,
 )
 _MIN_REMEMBERED = 4
 _MASKED = "***"
