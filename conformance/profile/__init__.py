@@ -118,6 +118,11 @@ class TargetProfile:
     tls_certificate: Path | None = None
     tls_key: Path | None = None
     tls_key_password_env: str | None = None
+    #: A second TPP's signing certificate (another organisation) and key, for the scenarios in
+    #: which one TPP must not reach another's resources; the key's password from the environment.
+    second_certificate: Path | None = None
+    second_key: Path | None = None
+    second_key_password_env: str | None = None
     #: The most requests per second the whole run sends (None: no cap).
     rate_limit: float | None = None
     #: ``[mask]``: secrets (None: masked unless this is the reference server), account numbers,
@@ -495,6 +500,9 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
         name=top.get("name", str, source.stem),
         base_url=base_url,
         certificate=file_path(top, "certificate"),
+        second_certificate=file_path(top, "second_certificate"),
+        second_key=file_path(top, "second_key"),
+        second_key_password_env=top.optional_str("second_key_password_env"),
         key=file_path(top, "key"),
         key_password=top.optional_str("key_password"),
         ca_certificate=file_path(top, "ca_certificate"),

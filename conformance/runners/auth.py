@@ -18,8 +18,10 @@ bundled run declares one); when the declared anchors are all named in ASCII it i
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +53,7 @@ from conformance.signing import (
     default_ca,
     generate_ca,
     generate_tpp_identity,
+    load_identity,
 )
 from conformance.target.client import DEFAULT_AUTH
 
@@ -298,8 +301,24 @@ OTHER_TPP_ORGANISATION = "PSDNO-FSA-987654321"
 def _other_tpp(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
     """The request for the first TPP's resource, signed by a second TPP with a valid certificate
     of its own from the same trusted CA (another organisation identifier)."""
-    identity = _second_tpp(_issuer(ctx, "a second TPP's certificate"), _key(ctx))
+    profile = ctx.profile
+    if profile.second_certificate is not None:
+        variable = profile.second_key_password_env
+        identity = _profile_second_tpp(
+            profile.second_certificate,
+            profile.second_key,
+            os.environ.get(variable) if variable else None,
+        )
+    else:
+        what = "a second TPP's certificate (or one named by the profile's second_certificate)"
+        identity = _second_tpp(_issuer(ctx, what), _key(ctx))
     return request, _signer(ctx, request, identity=identity)
+
+
+@functools.cache
+def _profile_second_tpp(certificate: Path, key: Path | None, password: str | None) -> TppIdentity:
+    """The profile's second TPP (``second_certificate``), read once per worker."""
+    return load_identity(certificate, key, password=password)
 
 
 @functools.cache

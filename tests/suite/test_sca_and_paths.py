@@ -17,6 +17,7 @@ from conformance.contract import Contract
 from conformance.profile import ScaSettings, TargetProfile, load_profile
 from conformance.runners import RunContext, run_scenario
 from conformance.scenario import Scenario
+from conformance.signing import default_ca, generate_tpp_identity, write_identity
 from conformance.target.client import TargetClient
 from conformance.target.sca import DecoupledSca, ScaOutcome, sca_step_for
 from conformance.target.setup_data import DataFactory
@@ -381,3 +382,24 @@ def test_single_sca_initiation_through_psu_context(
     created = next(e for e in context.exchanges if e.method == "POST" and e.path.endswith("fers"))
     assert created.request_header("PSU-Context") == "PRIVATE"
     assert not any(line.endswith("/authorisations") for line in _paths(context))
+
+
+# --- a second TPP named by the profile -------------------------------------------------------
+
+
+def test_the_profiles_second_tpp_signs_the_ownership_scenarios(
+    bank: Callable[..., RunContext],
+    contract: Contract,
+    scenarios: dict[str, Scenario],
+    tmp_path: Path,
+) -> None:
+    second = generate_tpp_identity(default_ca(), organisation_id="PSDNO-FSA-555555555")
+    files = write_identity(second, tmp_path, stem="second")
+    context = bank(
+        BankStyle(), contract, second_certificate=files["certificate"], second_key=files["key"]
+    )
+    run_scenario(scenarios["PS-auth-other-tpp-refused"], context)
+    sent = context.exchanges[-1]
+    assert sent.path.endswith("/status") and sent.status == 404
+    certificate = sent.request_header("TPP-Signature-Certificate") or ""
+    assert certificate == second.signing_credentials().certificate_b64
