@@ -15,6 +15,7 @@ __all__ = [
     "BODY_SCHEMA_RESPONSE",
     "KINDS",
     "LEVELS",
+    "SECURITY_RULES",
     "TARGETS",
     "Expectation",
     "JsonObject",
@@ -27,6 +28,17 @@ __all__ = [
 
 #: Runner names, one per scenario family (SUITE_DESIGN.md).
 KINDS = ("positive", "constraint", "header", "auth", "rule", "flow", "version", "robustness")
+#: The rules of the security group (README "Security"): what a bank's security review asks and
+#: the spec does not state, graded should.
+SECURITY_RULES = frozenset(
+    {
+        "AUTH-other-tpp",
+        "AUTH-other-psu",
+        "AUTH-replay",
+        "AUTH-date-far-past",
+        "AUTH-date-far-future",
+    }
+)
 #: ``must``: the spec states it; ``should``: inferred from a convention where the spec is silent.
 LEVELS = ("must", "should")
 #: Where a :class:`Mutation` applies.

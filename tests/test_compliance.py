@@ -356,3 +356,17 @@ def test_throttled_answers_are_counted_per_scenario_and_per_run() -> None:
     assert [s["retries"] for s in document["scenarios"]] == [2, 0]
     assert "Throttled answers waited out (429/503 with Retry-After): 2" in render_markdown(document)
     assert read_retries(retries_properties(2)) == 2 and retries_properties(0) == []
+
+
+def test_the_security_group_has_a_section_of_its_own() -> None:
+    verdicts = [
+        ScenarioVerdict(facts("PS-auth-other-tpp-refused", "PS", "AUTH-other-tpp"), FAILED_SHOULD,
+                        "GET accepted (HTTP 200) but must be rejected"),
+        ScenarioVerdict(facts("E16-auth-replay-refused", "E16", "AUTH-replay"), PASSED),
+        ScenarioVerdict(facts("E16-a-rejected"), PASSED),
+    ]  # fmt: skip
+    markdown = render_markdown(build_document(verdicts, run_info(), load_contract()))
+    start = markdown.index("## Security")
+    section = markdown[start : markdown.index("\n## ", start + 1)]
+    assert "1 of 2 judged security scenarios held" in section
+    assert "`PS-auth-other-tpp-refused`" in section and "E16-a-rejected" not in section

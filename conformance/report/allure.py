@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from conformance.report.masking import scrub
+from conformance.scenario import SECURITY_RULES
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
@@ -42,6 +43,8 @@ def label_scenario(scenario: Scenario, operation_name: str = "") -> None:
     allure.dynamic.epic(scenario.spec)
     allure.dynamic.feature(feature)
     allure.dynamic.story(scenario.rule)
+    if scenario.rule in SECURITY_RULES:
+        allure.dynamic.tag("security")
     allure.dynamic.severity(SEVERITY.get(scenario.level, "normal"))
     allure.dynamic.title(scenario.title)
     allure.dynamic.description(_description(scenario))

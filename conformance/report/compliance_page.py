@@ -23,8 +23,10 @@ from conformance.report.verdicts import (
     FAILED,
     FAILED_SHOULD,
     NOT_APPLICABLE,
+    PASSED,
     WAIVED,
 )
+from conformance.scenario import SECURITY_RULES
 
 __all__ = [
     "Section",
@@ -177,6 +179,25 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
             frozenset({0}),
         )
     )
+    security = [s for s in scenarios if s["rule"] in SECURITY_RULES]
+    if security:
+        judged = [s for s in security if s["verdict"] in (PASSED, FAILED, FAILED_SHOULD)]
+        broken = [s for s in judged if s["verdict"] != PASSED]
+        sections.append(
+            Section(
+                "Security (should: what a security review asks and the spec does not state)",
+                (
+                    f"{len(judged) - len(broken)} of {len(judged)} judged security scenarios "
+                    f"held; {len(security) - len(judged)} not judged here.",
+                ),
+                ("scenario", "operation", "verdict", "why"),
+                tuple(
+                    (s["id"], _name(document, s["operation"]), s["verdict"], s["reason"])
+                    for s in broken
+                ),
+                frozenset({0}),
+            )
+        )
     causes = blocked_causes_of(scenarios)
     if causes:
         sections.append(
