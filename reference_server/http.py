@@ -11,6 +11,7 @@ line per request through :mod:`logging`, and ``X-Request-ID`` echoed on every an
 from __future__ import annotations
 
 import email.utils
+import io
 import logging
 import socket
 import ssl
@@ -83,6 +84,35 @@ def _phrase(code: int) -> str | None:
         return None
 
 
+class _DeadlineReader(io.RawIOBase):
+    """The connection's reads with two limits: ``read_timeout`` of silence while waiting for a
+    request, and, once its first byte has come, ``read_timeout`` in all for its head and body.
+    A slow sender (a byte at a time, each within the silence limit) is cut off all the same."""
+
+    def __init__(self, connection: socket.socket, read_timeout: float) -> None:
+        super().__init__()
+        self.connection = connection
+        self.read_timeout = read_timeout
+        #: When the request being read must be complete (None: waiting for one).
+        self.deadline: float | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.deadline is None:
+            self.connection.settimeout(self.read_timeout)
+        else:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the request did not arrive within the read timeout")
+            self.connection.settimeout(min(self.read_timeout, left))
+        count = self.connection.recv_into(buffer)
+        if count and self.deadline is None:
+            self.deadline = time.monotonic() + self.read_timeout
+        return count
+
+
 class RequestHandler(BaseHTTPRequestHandler):
     """One connection; ``handle_one_request`` of the base class reads each request on it."""
 
@@ -149,6 +179,13 @@ class RequestHandler(BaseHTTPRequestHandler):
         # Per connection, from the server; typeshed declares the attribute a ClassVar only.
         self.timeout = self.server.read_timeout  # type: ignore[misc]
         super().setup()
+        self._reader = _DeadlineReader(self.connection, self.server.read_timeout)
+        self.rfile = io.BufferedReader(self._reader)
+
+    def handle_one_request(self) -> None:
+        """One request; the next one's deadline starts with its own first byte."""
+        self._reader.deadline = None
+        super().handle_one_request()
 
     def date_time_string(self, timestamp: float | None = None) -> str:
         """The ``Date`` header as ``http.server`` writes it (RFC 7231 IMF-fixdate), formatted
@@ -335,6 +372,9 @@ class ReferenceServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     block_on_close = False
+    #: The listen backlog: connections a burst opens wait here to be accepted (``socketserver``'s
+    #: 5 would make the 6th of a burst retry its SYN a second later, hundreds for minutes).
+    request_queue_size = 1024
 
     def __init__(
         self,

@@ -310,3 +310,50 @@ def test_operation_without_handler_is_501(server: RunningServer) -> None:
         running.stop()
     assert response.status_code == 501
     assert_spec7(response.content, 501)
+
+
+# -- hostile load (issue 14) --------------------------------------------------------------------
+
+
+def test_a_slow_sender_is_cut_off_by_the_read_timeout_in_all(
+    quick_timeout_server: RunningServer,
+) -> None:
+    """A byte at a time, each well within the silence limit: the request as a whole must still
+    arrive within the read timeout (slowloris)."""
+    head = b"GET /v1/sandbox/customers HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"a" * 200
+    with socket.create_connection(address(quick_timeout_server.url), timeout=5) as stream:
+        started = time.monotonic()
+        closed = False
+        for byte in head:
+            try:
+                stream.sendall(bytes([byte]))
+            except OSError:
+                closed = True
+                break
+            time.sleep(0.05)
+            if time.monotonic() - started > 4:
+                break
+        if not closed:
+            stream.settimeout(3)
+            try:
+                closed = stream.recv(1024) == b""
+            except OSError:
+                closed = True
+        assert closed
+        assert time.monotonic() - started < 6
+
+
+def test_hundreds_of_idle_connections_leave_a_fresh_client_answered(
+    server: RunningServer, client: httpx.Client
+) -> None:
+    idle = [socket.create_connection(address(server.url), timeout=5) for _ in range(300)]
+    try:
+        for stream in idle[::2]:
+            stream.sendall(b"GET /v1/sa")  # half of them started a request and went silent
+        started = time.monotonic()
+        answer = client.get("/v1/sandbox/customers")
+        assert answer.status_code == 200
+        assert time.monotonic() - started < 5
+    finally:
+        for stream in idle:
+            stream.close()

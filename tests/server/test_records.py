@@ -169,11 +169,12 @@ EXAMPLES: list[tuple[Record, dict[str, Any]]] = [
             "basketId": "b1",
             "transactionId": None,
             "duplicateKey": None,
+            "tppId": None,
         },
     ),
     (
         p.Basket("b1", ("p1", "p2"), None, "t0"),
-        {"id": "b1", "paymentIds": ["p1", "p2"], "psuKey": None, "createdAt": "t0"},
+        {"id": "b1", "paymentIds": ["p1", "p2"], "psuKey": None, "createdAt": "t0", "tppId": None},
     ),
     (
         p.Authorisation("au1", "payment", "p1", "STARTED", "psu", "c1", None, "t0", "t1"),
@@ -215,6 +216,7 @@ EXAMPLES: list[tuple[Record, dict[str, Any]]] = [
             "createdAt": "t0",
             "authorisedAt": "t1",
             "accountIds": ["acc1"],
+            "tppId": None,
         },
     ),
     (
