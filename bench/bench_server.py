@@ -138,13 +138,15 @@ def server_process(
 
 
 def reference_command(log_level: str = "INFO") -> list[str]:
-    """The reference server as a user starts it (default log level INFO: a line per request)."""
+    """The reference server as a user starts it (default log level INFO: a line per request),
+    with replays allowed: the benchmark sends each pre-signed request many times."""
     return [
         sys.executable,
         "-m",
         "reference_server",
         "--port",
         "0",
+        "--allow-replay",
         "--log-level",
         log_level,
     ]

@@ -67,8 +67,10 @@ class ServerState(Protocol):
     trust_cas: tuple[x509.Certificate, ...]
     #: The bank a profile describes (``--profile``): gateway headers, the KID reference type.
     bank: BankStyle
-    #: Signatures of state-changing requests seen lately (replay protection).
+    #: Signatures of state-changing requests seen lately (replay protection), and whether a
+    #: replay is refused (off with ``--allow-replay``, for benchmarks of pre-signed requests).
     signatures: SignatureMemory
+    replay_protection: bool
     #: Whether a TPP reaches only its own payments, baskets and consents (``ownership``; off
     #: with ``--shared-sandbox``).
     ownership_checks: bool

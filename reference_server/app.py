@@ -101,6 +101,7 @@ class Application:
         throttle: Throttle | None = None,
         bank: BankStyle | None = None,
         shared_sandbox: bool = False,
+        replay_protection: bool = True,
     ) -> None:
         self.contract: Contract = load_contract() if contract is None else contract
         #: The bank a profile describes (``--profile``); the bundled server's defaults without.
@@ -108,6 +109,7 @@ class Application:
         self.throttle = throttle or Throttle()
         self.signatures = SignatureMemory()
         self.ownership_checks = not shared_sandbox
+        self.replay_protection = replay_protection
         self.store = store or Store()
         self.clock = clock or Clock()
         self.faults = check_names(faults)

@@ -27,7 +27,7 @@ from conformance.profile import load_profile
 from reference_server.app import Application, Throttle
 from reference_server.bank_style import BankStyle, style_of
 from reference_server.faults import FAULTS, UnknownFaultError
-from reference_server.http import ReferenceServer
+from reference_server.http import MAX_CONNECTIONS, ReferenceServer
 from reference_server.store import Store
 from reference_server.tls import server_context
 
@@ -72,6 +72,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--list-faults", action="store_true", help="print the faults and the rule each breaks"
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=MAX_CONNECTIONS,
+        help=f"connections served at once (default {MAX_CONNECTIONS}); at the cap the longest "
+        "idle one is closed for a newcomer, else 503 with Retry-After",
+    )
+    parser.add_argument(
+        "--allow-replay",
+        action="store_true",
+        help="carry out a byte-identical replay of a signed request (for benchmarks that send "
+        "one pre-signed request many times); by default it is refused",
     )
     parser.add_argument(
         "--shared-sandbox",
@@ -125,6 +138,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_int(text: str) -> int:
+    """A whole number of at least 1 (argparse turns the ``ValueError`` into a usage error)."""
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+_positive_int.__name__ = "positive integer"
+
+
 def _non_negative(text: str) -> int:
     try:
         value = int(text)
@@ -173,12 +197,15 @@ def run(args: argparse.Namespace) -> int:
             ),
             bank=bank,
             shared_sandbox=args.shared_sandbox,
+            replay_protection=not args.allow_replay,
         )
     except (UnknownFaultError, OSError, ValueError, ConformanceError) as error:
         print(f"reference server: {error}", file=sys.stderr)
         return 2
     try:
-        server = ReferenceServer((args.host, args.port), app, tls=tls)
+        server = ReferenceServer(
+            (args.host, args.port), app, tls=tls, max_connections=args.max_connections
+        )
     except OSError as error:
         app.close()
         print(

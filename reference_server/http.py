@@ -10,6 +10,7 @@ line per request through :mod:`logging`, and ``X-Request-ID`` echoed on every an
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import io
 import logging
@@ -39,6 +40,8 @@ __all__ = [
 
 logger = logging.getLogger("reference_server.http")
 
+#: Connections served at once; at the cap the longest idle one is closed for a newcomer.
+MAX_CONNECTIONS = 512
 #: Largest request body accepted (413 above it).
 MAX_BODY_BYTES = 1024 * 1024
 #: Seconds a connection may stay silent while a request is read (and between keep-alive requests).
@@ -113,6 +116,50 @@ class _DeadlineReader(io.RawIOBase):
         return count
 
 
+class _Connections:
+    """The open connections' readers, so that the server can close an idle one at its cap."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[int, _DeadlineReader] = {}
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def add(self, reader: _DeadlineReader) -> None:
+        with self._lock:
+            self._open[id(reader)] = reader
+
+    def discard(self, reader: _DeadlineReader) -> None:
+        with self._lock:
+            self._open.pop(id(reader), None)
+
+    def close_idle(self) -> bool:
+        """Close the longest open connection that waits for a request; False when none does."""
+        with self._lock:
+            idle = next((r for r in self._open.values() if r.deadline is None), None)
+            if idle is None:
+                return False
+            self._open.pop(id(idle), None)
+        with contextlib.suppress(OSError):
+            idle.connection.shutdown(socket.SHUT_RDWR)
+        return True
+
+
+#: The answer at the connection cap with no idle connection to close (spec 7 body).
+_BUSY_BODY = (
+    b'{"status":503,"code":"SYSTEM_ERROR","system":"psd2-reference-server",'
+    b'"message":"too many connections: try again"}'
+)
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\nContent-Length: "
+    + str(len(_BUSY_BODY)).encode()
+    + b"\r\n\r\n"
+    + _BUSY_BODY
+)
+
+
 class RequestHandler(BaseHTTPRequestHandler):
     """One connection; ``handle_one_request`` of the base class reads each request on it."""
 
@@ -181,6 +228,11 @@ class RequestHandler(BaseHTTPRequestHandler):
         super().setup()
         self._reader = _DeadlineReader(self.connection, self.server.read_timeout)
         self.rfile = io.BufferedReader(self._reader)
+        self.server.connections.add(self._reader)
+
+    def finish(self) -> None:
+        self.server.connections.discard(self._reader)
+        super().finish()
 
     def handle_one_request(self) -> None:
         """One request; the next one's deadline starts with its own first byte."""
@@ -384,11 +436,14 @@ class ReferenceServer(ThreadingHTTPServer):
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         max_body: int = MAX_BODY_BYTES,
         tls: ssl.SSLContext | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         self.app = app
         self.read_timeout = read_timeout
+        self.max_connections = max_connections
+        self.connections = _Connections()
         self.max_body = max_body
         self.tls = tls
         super().__init__(address, RequestHandler)
@@ -401,6 +456,17 @@ class ReferenceServer(ThreadingHTTPServer):
             host = f"[{host}]"
         scheme = "http" if self.tls is None else "https"
         return f"{scheme}://{host}:{port}"
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """At the connection cap, the longest idle connection (waiting for its next request) is
+        closed to make room; with none idle the newcomer gets 503 with ``Retry-After`` at once.
+        Each connection has its thread: the cap bounds them."""
+        if len(self.connections) >= self.max_connections and not self.connections.close_idle():
+            with contextlib.suppress(OSError):
+                request.sendall(_BUSY)
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         """Over HTTPS the handshake happens here, in the connection's own thread (a slow or
@@ -458,13 +524,19 @@ def start(
     max_body: int = MAX_BODY_BYTES,
     faults: Iterable[str] = (),
     tls: ssl.SSLContext | None = None,
+    max_connections: int = MAX_CONNECTIONS,
 ) -> RunningServer:
     """Start a server in a daemon thread; ``port=0`` picks a free port (see ``.url``); with
     ``tls`` (:func:`reference_server.tls.server_context`) it serves HTTPS."""
     if app is None:
         app = Application(faults=faults)
     server = ReferenceServer(
-        (host, port), app, read_timeout=read_timeout, max_body=max_body, tls=tls
+        (host, port),
+        app,
+        read_timeout=read_timeout,
+        max_body=max_body,
+        tls=tls,
+        max_connections=max_connections,
     )
     thread = threading.Thread(
         target=server.serve_forever,

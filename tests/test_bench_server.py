@@ -178,7 +178,9 @@ def test_bench_main_selects_modules_by_short_or_full_name() -> None:
     for name in ("server", "bench_server", "bench.bench_server", "bench/bench_server.py"):
         assert select([name], available) == ["bench.bench_server"]
     assert select(["signing", "server"], available) == ["bench.bench_signing", "bench.bench_server"]
-    with pytest.raises(ValueError, match="no benchmark 'nope'; known: latency, server, signing"):
+    with pytest.raises(
+        ValueError, match="no benchmark 'nope'; known: fuzz, hostile, latency, server, signing"
+    ):
         select(["nope"], available)
 
 

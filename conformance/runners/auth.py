@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from conformance.signing import CertificateAuthority, TppIdentity
     from conformance.target.request import OperationRequest
 
-__all__ = ["CASES", "NoCertificateSigner", "run"]
+__all__ = ["CASES", "SENT_TWICE", "NoCertificateSigner", "run"]
 
 #: A name with a character outside ASCII, for the CA of the RFC 2047 case (spec 5 item 3).
 UTF8_CA_NAME = "Conformance Test CA Ærlig Østfold"
@@ -99,8 +99,9 @@ _SIGNERS: Mapping[str, type[SignatureAuth]] = MappingProxyType(
 def run(scenario: Scenario, ctx: RunContext) -> None:
     case = str(scenario.param("case", ""))
     seed = scenario_seed(ctx.seed, scenario.id)
-    if case == "replay":
-        _replay(scenario, ctx, base_request(ctx, scenario.operation, scenario.variant, seed))
+    twice = SENT_TWICE.get(case)
+    if twice is not None:
+        twice(scenario, ctx, base_request(ctx, scenario.operation, scenario.variant, seed))
         return
     try:
         prepare = CASES[case]
@@ -361,4 +362,10 @@ CASES: Mapping[str, Case] = MappingProxyType(
         "date-far-past": _stale_date(-1),
         "date-far-future": _stale_date(+1),
     }
+)
+
+
+#: Cases that send the request twice and judge the second answer themselves.
+SENT_TWICE: Mapping[str, Callable[[Scenario, RunContext, OperationRequest], None]] = (
+    MappingProxyType({"replay": _replay})
 )

@@ -357,3 +357,29 @@ def test_hundreds_of_idle_connections_leave_a_fresh_client_answered(
     finally:
         for stream in idle:
             stream.close()
+
+
+def test_at_the_connection_cap_an_idle_connection_makes_room_and_else_503() -> None:
+    running = start(max_connections=10, read_timeout=5)
+    try:
+        host_port = address(running.url)
+        idle = [socket.create_connection(host_port, timeout=5) for _ in range(10)]
+        time.sleep(0.3)  # all ten accepted and waiting for a request
+        with socket.create_connection(host_port, timeout=5) as fresh:
+            fresh.sendall(b"GET /v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert fresh.recv(64).startswith(b"HTTP/1.1 404")  # an idle one was closed for it
+        for stream in idle:
+            stream.close()
+        time.sleep(0.3)
+        busy = [socket.create_connection(host_port, timeout=5) for _ in range(10)]
+        for stream in busy:
+            stream.sendall(b"GET /v1/no")  # each in the middle of a request: none is idle
+        time.sleep(0.3)
+        with socket.create_connection(host_port, timeout=5) as late:
+            answer = late.recv(1024)
+            assert answer.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in answer
+            assert b'"code":"SYSTEM_ERROR"' in answer
+        for stream in busy:
+            stream.close()
+    finally:
+        running.stop()

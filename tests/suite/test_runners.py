@@ -15,6 +15,7 @@ from conformance.contract import Contract
 from conformance.exchange import Exchange
 from conformance.runners import RUNNERS, run_scenario
 from conformance.runners.auth import CASES as AUTH_CASES
+from conformance.runners.auth import SENT_TWICE as AUTH_SENT_TWICE
 from conformance.runners.base_requests import minimal_body
 from conformance.runners.context import RunContext
 from conformance.runners.flow import FLOWS
@@ -287,7 +288,7 @@ def test_every_name_the_generator_uses_has_an_implementation(
         "version": {s.param("effect") for s in scenarios.values() if s.kind == "version"} - {None},
     }
     assert used["flow"] <= set(FLOWS)
-    assert used["auth"] <= set(AUTH_CASES)
+    assert used["auth"] <= set(AUTH_CASES) | set(AUTH_SENT_TWICE)
     assert used["robustness"] <= set(ROBUSTNESS_CASES)
     assert used["version"] <= set(EFFECTS)
 
