@@ -1,0 +1,46 @@
+"""Issue 14's "done when", through a real run: against the reference server with its ownership
+checks on, the security scenarios hold; against one started with ``--shared-sandbox`` (the checks
+off) exactly the object-level authorisation scenarios report findings, in their own group."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.target.session import bundled_reference_server
+
+SELECTION = "other-tpp or other-psu"
+
+
+def _run(url: str, reports: Path) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--target", url, "--reports", str(reports),
+         "-n", "0", "--", "-k", SELECTION],
+        capture_output=True, text=True, timeout=600, check=False, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]  # should: not counted
+    document: dict[str, object] = json.loads((reports / "compliance.json").read_text("utf-8"))
+    return document
+
+
+@pytest.mark.slow
+def test_a_shared_sandbox_fails_exactly_the_ownership_scenarios(tmp_path: Path) -> None:
+    with bundled_reference_server(log_path=tmp_path / "checked.log") as url:
+        checked = _run(url, tmp_path / "checked")
+    with bundled_reference_server(
+        server_args=["--shared-sandbox"], log_path=tmp_path / "shared.log"
+    ) as url:
+        shared = _run(url, tmp_path / "shared")
+    scenarios = shared["scenarios"]
+    assert isinstance(scenarios, list) and len(scenarios) == 19
+    assert {s["verdict"] for s in checked["scenarios"]} == {"passed"}  # type: ignore[index]
+    found = {s["id"] for s in scenarios if s["verdict"] == "failed (should)"}
+    # E8 finds the consent by the PSU it names: a second PSU has none, shared sandbox or not
+    assert found == {s["id"] for s in scenarios} - {"E8-auth-other-psu-refused"}
+    markdown = (tmp_path / "shared" / "compliance.md").read_text(encoding="utf-8")
+    assert "1 of 19 judged security scenarios held" in markdown
