@@ -165,21 +165,47 @@ _FRESHNESS_ASSUMPTION = (
 )
 
 
+def _security(
+    op: Operation,
+    context: Context,
+    name: str,
+    *,
+    spec: str,
+    title: str,
+    statuses: tuple[int, ...],
+    assumptions: tuple[str, ...],
+    outcome: str = "refused",
+    **extra: object,
+) -> Scenario:
+    """One scenario of the security group (``scenario.SECURITY_RULES``): graded should, a
+    refusal with the spec 7 error body whose status the suite chose."""
+    return Scenario(
+        id=scenario_id(op.id, "auth", name, outcome),
+        operation=op.id,
+        rule=f"AUTH-{name}",
+        spec=spec,
+        level="should",
+        kind="auth",
+        title=f"{op.id} {op.name}: {title}",
+        expect=Expectation(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
+        variant=base_variant(op, context),
+        params=params(case=name, **extra),
+        assumptions=assumptions,
+    )
+
+
 def _stale_date(op: Operation, context: Context) -> Iterator[Scenario]:
     for name, when in (("date-far-past", "before"), ("date-far-future", "after")):
-        yield Scenario(
-            id=scenario_id(op.id, "auth", name, "rejected"),
-            operation=op.id,
-            rule=f"AUTH-{name}",
+        yield _security(
+            op,
+            context,
+            name,
             spec="spec 5 item 2",
-            level="should",
-            kind="auth",
-            title=f"{op.id} {op.name}: a request signed with a Date an hour {when} the allowed "
-            "clock skew is refused (400/401/403)",
-            expect=_refused(AUTH_REJECTION_STATUSES),
-            variant=base_variant(op, context),
-            params=params(case=name),
+            title=f"a request signed with a Date an hour {when} the allowed clock skew is "
+            "refused (400/401/403)",
+            statuses=AUTH_REJECTION_STATUSES,
             assumptions=(_FRESHNESS_ASSUMPTION, _STATUS_ASSUMPTION),
+            outcome="rejected",
         )
 
 
@@ -193,28 +219,24 @@ _REPLAY_ASSUMPTION = (
 
 
 def _replay(op: Operation, context: Context) -> Iterator[Scenario]:
-    if op.id not in REPLAYED_CREATIONS:
-        return
-    yield Scenario(
-        id=scenario_id(op.id, "auth", "replay", "refused"),
-        operation=op.id,
-        rule="AUTH-replay",
-        spec="spec 5 item 2",
-        level="should",
-        kind="auth",
-        title=f"{op.id} {op.name}: a byte-identical replay of an accepted creation (same "
-        "X-Request-ID, Date and Signature) is refused or answered with the same resource, never "
-        "carried out twice",
-        expect=Expectation((400, 401, 403, 409), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
-        variant=base_variant(op, context),
-        params=params(case="replay"),
-        assumptions=(_REPLAY_ASSUMPTION,),
-    )
+    if op.id in REPLAYED_CREATIONS:
+        yield _security(
+            op,
+            context,
+            "replay",
+            spec="spec 5 item 2",
+            title="a byte-identical replay of an accepted creation (same X-Request-ID, Date and "
+            "Signature) is refused or answered with the same resource, never carried out twice",
+            statuses=(400, 401, 403, 409),
+            assumptions=(_REPLAY_ASSUMPTION,),
+        )
 
 
 #: Operations that name a payment, basket or consent the worker's TPP made (in the path, the body
 #: or Consent-ID), which a second TPP must not reach.
 OWNED_RESOURCE_OPERATIONS = ("E1", "E2", "E8", "PS", "PC", "PA", "CS", "CA", "AL", "AT")
+#: Operations on a payment, basket or consent of one PSU that name the PSU (PSU-ID).
+PSU_RESOURCE_OPERATIONS = ("E2", "E8", "PS", "PC", "PA", "CS", "CA", "AL", "AT")
 _OWNERSHIP_ASSUMPTION = (
     "The spec does not say that a TPP, or a PSU, reaches only the payments, baskets and consents "
     "it made (object-level authorisation, OWASP API Security Top 10 API1). Another TPP, with a "
@@ -223,46 +245,30 @@ _OWNERSHIP_ASSUMPTION = (
 )
 
 
-def _other_tpp(op: Operation, context: Context) -> Iterator[Scenario]:
-    if op.id not in OWNED_RESOURCE_OPERATIONS:
-        return
-    yield Scenario(
-        id=scenario_id(op.id, "auth", "other-tpp", "refused"),
-        operation=op.id,
-        rule="AUTH-other-tpp",
-        spec="spec 5 item 1",
-        level="should",
-        kind="auth",
-        title=f"{op.id} {op.name}: a second TPP, signing with a valid certificate of its own, "
-        "does not reach the resource the first TPP made (400/401/403/404)",
-        expect=Expectation((400, 401, 403, 404), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
-        variant=base_variant(op, context),
-        params=params(case="other-tpp", needs_trust_anchor=True),
-        assumptions=(_OWNERSHIP_ASSUMPTION,),
-    )
-
-
-#: Operations on a payment, basket or consent of one PSU that name the PSU (PSU-ID).
-PSU_RESOURCE_OPERATIONS = ("E2", "E8", "PS", "PC", "PA", "CS", "CA", "AL", "AT")
-
-
-def _other_psu(op: Operation, context: Context) -> Iterator[Scenario]:
-    if op.id not in PSU_RESOURCE_OPERATIONS:
-        return
-    yield Scenario(
-        id=scenario_id(op.id, "auth", "other-psu", "refused"),
-        operation=op.id,
-        rule="AUTH-other-psu",
-        spec="spec 5 item 5",
-        level="should",
-        kind="auth",
-        title=f"{op.id} {op.name}: the same TPP naming a second PSU (PSU-ID of another customer) "
-        "does not reach the first PSU's payment, basket or consent (400/401/403/404)",
-        expect=Expectation((400, 401, 403, 404), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
-        variant=base_variant(op, context),
-        params=params(case="other-psu"),
-        assumptions=(_OWNERSHIP_ASSUMPTION,),
-    )
+def _ownership(op: Operation, context: Context) -> Iterator[Scenario]:
+    if op.id in OWNED_RESOURCE_OPERATIONS:
+        yield _security(
+            op,
+            context,
+            "other-tpp",
+            spec="spec 5 item 1",
+            title="a second TPP, signing with a valid certificate of its own, does not reach "
+            "the resource the first TPP made (400/401/403/404)",
+            statuses=(400, 401, 403, 404),
+            assumptions=(_OWNERSHIP_ASSUMPTION,),
+            needs_trust_anchor=True,
+        )
+    if op.id in PSU_RESOURCE_OPERATIONS:
+        yield _security(
+            op,
+            context,
+            "other-psu",
+            spec="spec 5 item 5",
+            title="the same TPP naming a second PSU (PSU-ID of another customer) does not reach "
+            "the first PSU's payment, basket or consent (400/401/403/404)",
+            statuses=(400, 401, 403, 404),
+            assumptions=(_OWNERSHIP_ASSUMPTION,),
+        )
 
 
 def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
@@ -318,6 +324,5 @@ def generate(context: Context) -> Iterator[Scenario]:
         yield from _missing_role(op, context)
         yield from _stale_date(op, context)
         yield from _replay(op, context)
-        yield from _other_tpp(op, context)
-        yield from _other_psu(op, context)
+        yield from _ownership(op, context)
         yield from _accepted(op, context)

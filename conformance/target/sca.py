@@ -20,6 +20,7 @@ from conformance.checks import (
     NotApplicable,
     SetUpFailure,
     check_json_body,
+    check_sca_redirect,
     json_document,
 )
 from conformance.errors import ConformanceError
@@ -397,23 +398,17 @@ def require_sca_link(
     With a redirect that is spec 5 item 6's ``_links.scaRedirect``; with decoupled SCA the
     ``scaStatus`` link the TPP polls (the profile's choice, not the spec's).
     """
+    if not settings.decoupled:
+        return check_sca_redirect(exchange, spec=spec)
     link = sca_link(check_json_body(exchange, spec=spec), settings)
     if link is not None:
         return link
-    if settings.decoupled:
-        raise ConformanceFailure(
-            "the answer has no _links.scaStatus link to follow the decoupled SCA",
-            spec=spec,
-            sent=exchange,
-            expected="decoupled SCA ([sca] approach): the answer carries _links.scaStatus "
-            "(or self) for the TPP to poll",
-        )
     raise ConformanceFailure(
-        "the answer has no _links.scaRedirect link",
+        "the answer has no _links.scaStatus link to follow the decoupled SCA",
         spec=spec,
         sent=exchange,
-        expected="SCA by redirect: the answer carries _links.scaRedirect (a Link with GET) "
-        "to which the PSU is sent",
+        expected="decoupled SCA ([sca] approach): the answer carries _links.scaStatus "
+        "(or self) for the TPP to poll",
     )
 
 

@@ -22,7 +22,7 @@ from conformance.target.setup_data.records import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from conformance.profile import PrivatePsu
 
 #: Transactions on the shared account and card account: enough to page and filter over.
 _SHARED_TRANSACTIONS = 3
@@ -68,15 +68,7 @@ class PartySetUp(SetUpBase):
                 "customer:second",
                 lambda: self.new_customer(self.seed_for("second-customer"), "PRIVATE"),
             )
-        second = self.profile.psu_second
-        if second.psu_id is None and second.national_id is None:
-            raise NotApplicable("the profile names no second PSU ([psu.second] psu_id)")
-        return Customer(
-            second.psu_id or "",
-            second.customer_number,
-            "PRIVATE",
-            national_id=second.national_id,
-        )
+        return _private_customer(self.profile.psu_second, "second")
 
     def _profile_customer(self, customer_type: CustomerType) -> Customer:
         if customer_type == "CORPORATE":
@@ -89,15 +81,7 @@ class PartySetUp(SetUpBase):
                 "CORPORATE",
                 corporate_id=corporate.corporate_id,
             )
-        private = self.profile.psu_private
-        if private.psu_id is None and private.national_id is None:
-            raise NotApplicable("the profile names no private PSU ([psu.private] psu_id)")
-        return Customer(
-            private.psu_id or "",
-            private.customer_number,
-            "PRIVATE",
-            national_id=private.national_id,
-        )
+        return _private_customer(self.profile.psu_private, "private")
 
     def new_customer(
         self, seed: int, customer_type: CustomerType = "PRIVATE", *, national_id: bool = False
@@ -329,3 +313,10 @@ class PartySetUp(SetUpBase):
         if engagement_id is None:
             raise NotApplicable("the target shows no engagement id to read the engagement with")
         return Engagement(agreement_id, str(engagement_id), owner, member, account)
+
+
+def _private_customer(psu: PrivatePsu, table: str) -> Customer:
+    """A private PSU the profile names (``[psu.private]``, ``[psu.second]``) as a customer."""
+    if psu.psu_id is None and psu.national_id is None:
+        raise NotApplicable(f"the profile names no {table} PSU ([psu.{table}] psu_id)")
+    return Customer(psu.psu_id or "", psu.customer_number, "PRIVATE", national_id=psu.national_id)
