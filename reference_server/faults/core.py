@@ -212,7 +212,10 @@ CORE_FAULTS: tuple[Fault, ...] = (
                 ("PC", "enum"),
                 ("PS", "enum"),
             )
-        ),
+        )
+        # another TPP's or PSU's payment, basket or consent is answered as unknown (ownership.py)
+        + tuple(f"{op}-auth-other-tpp-refused" for op in ("E1", "E2", "PS", "PC", "PA", "CS", "CA"))
+        + tuple(f"{op}-auth-other-psu-refused" for op in ("E2", "PS", "PC", "PA", "CS", "CA")),
     ),
     Fault(
         "no-content-type",
