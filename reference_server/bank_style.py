@@ -29,8 +29,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from cryptography.x509.oid import NameOID
+
 from conformance.contract import load_contract
 from conformance.contract.crossfield import KID_REFERENCE_TYPES
+from conformance.errors import ConformanceError
+from conformance.signing import default_identity, load_identity
 
 if TYPE_CHECKING:
     from conformance.profile import TargetProfile
@@ -94,6 +98,9 @@ class ExistingData:
     transaction_ids: tuple[str, ...]
     #: ``[psu.second]``: another private PSU (its PSU-ID and customerNumber), or None.
     second: tuple[str, str] | None = None
+    #: The TPP the existing consent was given to: the profile's signing certificate's
+    #: organisation identifier (``ownership.py``), else the default test identity's.
+    tpp_id: str | None = None
 
 
 def existing_data_of(profile: TargetProfile) -> ExistingData | None:
@@ -115,7 +122,22 @@ def existing_data_of(profile: TargetProfile) -> ExistingData | None:
             if profile.psu_second.psu_id is not None
             else None
         ),
+        tpp_id=_profile_tpp(profile),
     )
+
+
+def _profile_tpp(profile: TargetProfile) -> str | None:
+    """The organisation identifier of the TPP the profile signs as (None when unreadable)."""
+    try:
+        identity = (
+            load_identity(profile.certificate, profile.key, password=profile.key_password)
+            if profile.certificate is not None
+            else default_identity()
+        )
+    except ConformanceError:
+        return None
+    found = identity.certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_IDENTIFIER)
+    return str(found[0].value) if found else identity.certificate.subject.rfc4514_string()
 
 
 @dataclass(frozen=True)

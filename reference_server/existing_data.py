@@ -82,6 +82,7 @@ def seed(app: ServerState) -> None:
                     created_at=now,
                     authorised_at=now,
                     account_ids=tuple(account.id for account in accounts),
+                    tpp_id=existing.tpp_id,
                 ),
             )
 
