@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from conformance.contract import load_contract
@@ -46,6 +47,7 @@ __all__ = [
     "contract_route",
     "existing_data_of",
     "inbound_path",
+    "organisation_of",
     "outbound_text",
     "style_of",
 ]
@@ -126,6 +128,13 @@ def existing_data_of(profile: TargetProfile) -> ExistingData | None:
     )
 
 
+def organisation_of(certificate: x509.Certificate) -> str:
+    """A TPP certificate's organisation identifier (the PSD2 authorisation number), else its
+    whole subject: the TPP a resource belongs to."""
+    found = certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_IDENTIFIER)
+    return str(found[0].value) if found else certificate.subject.rfc4514_string()
+
+
 def _profile_tpp(profile: TargetProfile) -> str | None:
     """The organisation identifier of the TPP the profile signs as (None when unreadable)."""
     try:
@@ -136,8 +145,7 @@ def _profile_tpp(profile: TargetProfile) -> str | None:
         )
     except ConformanceError:
         return None
-    found = identity.certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_IDENTIFIER)
-    return str(found[0].value) if found else identity.certificate.subject.rfc4514_string()
+    return organisation_of(identity.certificate)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cryptography import x509
-from cryptography.x509.oid import NameOID
+
+from reference_server.bank_style import organisation_of
 
 if TYPE_CHECKING:
     from reference_server.api import Call
@@ -26,12 +27,7 @@ __all__ = ["owned", "same_psu", "tpp_of"]
 def tpp_of(call: Call) -> str | None:
     """The calling TPP's identity: its certificate's organisation identifier, else its subject."""
     certificate: x509.Certificate | None = call.auth.certificate
-    if certificate is None:
-        return None
-    found = certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_IDENTIFIER)
-    if found:
-        return str(found[0].value)
-    return certificate.subject.rfc4514_string()
+    return None if certificate is None else organisation_of(certificate)
 
 
 def owned(call: Call, owner: str | None) -> bool:
