@@ -14,6 +14,7 @@ agreement identifier").
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,7 @@ __all__ = [
     "customer_for_psu",
     "engagements_of_customer",
     "is_corporate_psu",
+    "new_id",
 ]
 
 PRIVATE = "PRIVATE"
@@ -58,6 +60,11 @@ CORPORATE = "CORPORATE"
 
 #: Roles an engagement needs to be offered for consent (spec 4.3 E6).
 CONSENT_ROLES = frozenset({"REGISTER", "VIEW"})
+
+
+def new_id() -> str:
+    """A fresh resource id (a UUID: customers' ids double as PSU-IDs, spec 4.2)."""
+    return str(uuid.uuid4())
 
 
 @dataclass(frozen=True)

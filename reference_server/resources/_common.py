@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import TypeVar
 
 from reference_server import sandbox_data as data
 from reference_server.api import ApiError
 from reference_server.store import Record, Store, Table
 
-__all__ = ["new_id", "owner_by_number", "require"]
+__all__ = ["owner_by_number", "require"]
 
 R = TypeVar("R", bound=Record)
 
@@ -20,11 +19,6 @@ def require(store: Store, table: Table[R], record_id: str, what: str) -> R:
     if record is None:
         raise ApiError(404, "RESOURCE_UNKNOWN", f"no {what} with id {record_id!r}")
     return record
-
-
-def new_id() -> str:
-    """A fresh resource id (a UUID: customers' ids double as PSU-IDs, spec 4.2)."""
-    return str(uuid.uuid4())
 
 
 def owner_by_number(store: Store, customer_number: str) -> data.Customer:

@@ -17,12 +17,11 @@ from typing import Any
 from reference_server import sandbox_data as data
 from reference_server import sandbox_views as views
 from reference_server.api import ApiError, Call, Response, TppMessage
-from reference_server.resources._common import new_id, owner_by_number, require
-from reference_server.store import Store
+from reference_server.private_engagement import engage_private_account
+from reference_server.resources._common import owner_by_number, require
 
 __all__ = [
     "OPERATIONS",
-    "PRIVATE_ROLES",
     "change_balances",
     "create_account",
     "create_transactions",
@@ -30,32 +29,6 @@ __all__ = [
     "get_transaction",
     "list_transactions",
 ]
-
-#: Roles of the engagement a private customer gets on its own account (assumption).
-PRIVATE_ROLES: tuple[str, ...] = ("OWNER", "VIEW", "REGISTER", "APPROVE", "INTERNAL_TRANSFER")
-#: Register and approval limits of that engagement (int32, spec 2.9).
-PRIVATE_LIMIT = 1_000_000
-
-
-def engage_private_account(store: Store, customer: data.Customer, account: data.Account) -> None:
-    """Add a PRIVATE customer's account to its private agreement (created with the customer)."""
-    for agreement in store.children(data.AGREEMENTS, customer.id):
-        if agreement.holder == customer.id:
-            store.add(
-                data.ENGAGEMENTS,
-                data.Engagement(
-                    id=new_id(),
-                    agreement_id=agreement.id,
-                    customer=customer.id,
-                    customer_id=customer.id,
-                    account_id=account.id,
-                    roles=PRIVATE_ROLES,
-                    register_limit=PRIVATE_LIMIT,
-                    approval_limit=PRIVATE_LIMIT,
-                    name=account.name,
-                ),
-            )
-            return
 
 
 def create_account(call: Call) -> Response:
@@ -73,7 +46,7 @@ def create_account(call: Call) -> Response:
                     path=field,
                 )
         account = data.Account(
-            id=new_id(),
+            id=data.new_id(),
             customer_id=customer.id,
             customer_number=customer.customer_number,
             name=body["accountName"],
@@ -149,7 +122,7 @@ def create_transactions(call: Call) -> Response:
             data.add_account_transaction(
                 store,
                 data.AccountTransaction(
-                    id=new_id(),
+                    id=data.new_id(),
                     account_id=account.id,
                     booking_date=item["bookingDate"],
                     data=item,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from reference_server import sandbox_data as data
 from reference_server import sandbox_views as views
 from reference_server.api import ApiError, Call, Response
-from reference_server.resources._common import new_id, require
+from reference_server.resources._common import require
 from reference_server.store import Store
 
 __all__ = ["OPERATIONS", "add_engagement", "create_agreement", "get_agreement", "get_engagement"]
@@ -42,7 +42,7 @@ def create_agreement(call: Call) -> Response:
                 path="owner",
             )
         owner_id = owner.id
-    agreement = data.Agreement(id=new_id(), name=call.body["name"], owner=owner_id)
+    agreement = data.Agreement(id=data.new_id(), name=call.body["name"], owner=owner_id)
     store.add(data.AGREEMENTS, agreement)
     return Response.json(201, views.agreement(store, agreement))
 
@@ -89,7 +89,7 @@ def add_engagement(call: Call) -> Response:
                 path="account/iban",
             )
         engagement = data.Engagement(
-            id=new_id(),
+            id=data.new_id(),
             agreement_id=agreement.id,
             customer=body["customer"],
             customer_id=psu.id,

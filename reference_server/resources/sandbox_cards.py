@@ -16,7 +16,7 @@ from reference_server import sandbox_data as data
 from reference_server import sandbox_views as views
 from reference_server import versioning
 from reference_server.api import ApiError, Call, Response
-from reference_server.resources._common import new_id, owner_by_number, require
+from reference_server.resources._common import owner_by_number, require
 from reference_server.store import Store
 
 __all__ = [
@@ -46,7 +46,7 @@ def create_card_account(call: Call) -> Response:
         customer = owner_by_number(store, body["customerNumber"])
         number = store.next_number("cardId", start=1)
         card = data.CardAccount(
-            id=new_id(),
+            id=data.new_id(),
             customer_id=customer.id,
             masked_pan=body["maskedPan"],
             currency=body["currency"],
@@ -98,7 +98,7 @@ def create_card_transactions(call: Call) -> Response:
             store.add(
                 data.CARD_TRANSACTIONS,
                 data.CardTransaction(
-                    id=new_id(),
+                    id=data.new_id(),
                     card_account_id=card.id,
                     card_transaction_id=item["cardTransactionId"],
                     booking_date=item["bookingDate"],

@@ -12,7 +12,6 @@ from conformance.contract.identifiers import is_valid_national_id
 from reference_server import sandbox_data as data
 from reference_server import sandbox_views as views
 from reference_server.api import ApiError, Call, Response
-from reference_server.resources._common import new_id
 from reference_server.resources.sandbox_fill import FILL_CUSTOMER_NUMBERS
 from reference_server.store import Store
 
@@ -66,7 +65,7 @@ def create_customer(call: Call) -> Response:
                 path="nationalIdentityNumber",
             )
         customer = data.Customer(
-            id=new_id(),
+            id=data.new_id(),
             customer_number=number or assign_customer_number(store),
             customer_type=str(body["customerType"]),
             name=body["customerName"],
@@ -82,7 +81,9 @@ def create_customer(call: Call) -> Response:
         if customer.customer_type == data.PRIVATE:
             store.add(
                 data.AGREEMENTS,
-                data.Agreement(id=new_id(), name=f"{customer.name} (private)", holder=customer.id),
+                data.Agreement(
+                    id=data.new_id(), name=f"{customer.name} (private)", holder=customer.id
+                ),
             )
     return Response.json(201, views.customer(store, customer))
 

@@ -19,7 +19,7 @@ from typing import Any
 from conformance.contract.identifiers import bban_to_iban, generate_bban, generate_national_id
 from reference_server import sandbox_data as data
 from reference_server.api import Call, Response
-from reference_server.resources.sandbox_accounts import PRIVATE_LIMIT, PRIVATE_ROLES
+from reference_server.private_engagement import PRIVATE_LIMIT, PRIVATE_ROLES
 from reference_server.store import Store
 from reference_server.validation import now_at_bank
 
