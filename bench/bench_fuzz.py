@@ -10,7 +10,7 @@ import time
 
 from bench.fuzz import cases, run_fuzz
 from reference_server.app import Application
-from reference_server.http import start
+from reference_server.transport.http import start
 
 SEED = 20261125
 COUNT = 10_000

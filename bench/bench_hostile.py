@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from conformance.target.client import TargetClient
 from reference_server.app import Application
-from reference_server.http import start
+from reference_server.transport.http import start
 
 ROUNDS = 20
 IDLE = (100, 300, 500)

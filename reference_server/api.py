@@ -1,7 +1,7 @@
 """The handler interface: what a resource handler receives, returns and raises.
 
 Every handler in ``reference_server.resources`` is a plain function ``(Call) -> Response``. The
-HTTP plumbing (``reference_server.http``) builds a :class:`Request`; the application
+HTTP plumbing (``reference_server.transport.http``) builds a :class:`Request`; the application
 (``reference_server.app``) routes it, authenticates it, validates it and hands the handler a
 :class:`Call` in which everything the contract can check has already been checked. A handler
 signals a refusal by raising :class:`ApiError`; the application renders it in the spec 7 form
@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from cryptography import x509
 
     from conformance.contract import Contract, Operation
-    from reference_server.bank_style import BankStyle
-    from reference_server.clock import Clock
-    from reference_server.replay import SignatureMemory
-    from reference_server.store import Store
+    from reference_server.model.bank_style import BankStyle
+    from reference_server.model.clock import Clock
+    from reference_server.model.replay import SignatureMemory
+    from reference_server.model.store import Store
 
 __all__ = [
     "ApiError",
@@ -158,7 +158,7 @@ class Request:
 
 @dataclass(frozen=True)
 class AuthContext:
-    """Who is calling, as established by ``reference_server.auth`` (spec 5).
+    """Who is calling, as established by ``reference_server.pipeline.auth`` (spec 5).
 
     ``certificate`` is the verified TPP signing certificate (None only when the operation is not
     authenticated, i.e. reference-server-only routes). ``roles`` are the PSD2 roles it carries

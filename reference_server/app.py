@@ -23,15 +23,16 @@ from urllib.parse import unquote
 from cryptography import x509
 
 from conformance.contract import load_contract
-from reference_server import auth, errors, existing_data, validation
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
-from reference_server.bank_style import BankStyle, contract_route, inbound_path, outbound_text
-from reference_server.clock import Clock
 from reference_server.faults import FAULTS, check_names
-from reference_server.replay import SignatureMemory
+from reference_server.model.bank_style import BankStyle, contract_route, inbound_path, outbound_text
+from reference_server.model.clock import Clock
+from reference_server.model.replay import SignatureMemory
+from reference_server.model.store import Store
+from reference_server.pipeline import auth, errors, validation
+from reference_server.pipeline.routing import Router
 from reference_server.resources import MODULES
-from reference_server.routing import Router
-from reference_server.store import Store
+from reference_server.services import existing_data
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation

@@ -25,11 +25,11 @@ from cryptography import x509
 from conformance.errors import ConformanceError
 from conformance.profile import load_profile
 from reference_server.app import Application, Throttle
-from reference_server.bank_style import BankStyle, style_of
 from reference_server.faults import FAULTS, UnknownFaultError
-from reference_server.http import MAX_CONNECTIONS, ReferenceServer
-from reference_server.store import Store
-from reference_server.tls import server_context
+from reference_server.model.bank_style import BankStyle, style_of
+from reference_server.model.store import Store
+from reference_server.transport.http import MAX_CONNECTIONS, ReferenceServer
+from reference_server.transport.tls import server_context
 
 __all__ = [
     "LOG_FORMAT",

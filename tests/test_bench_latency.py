@@ -10,7 +10,7 @@ import httpx
 
 from bench.latency_proxy import latency_proxy
 from reference_server.app import Application
-from reference_server.http import start
+from reference_server.transport.http import start
 
 
 def test_answers_pass_unchanged_and_arrive_late() -> None:

@@ -23,7 +23,7 @@ from conformance.contract import load_contract
 from conformance.contract.crossfield import CheckContext, checks_for
 from conformance.errors import ConformanceError
 from reference_server.app import Application
-from reference_server.http import RunningServer, start
+from reference_server.transport.http import RunningServer, start
 
 CONTRACT = load_contract()
 OPERATIONS = example_operations(CONTRACT)

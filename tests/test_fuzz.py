@@ -11,7 +11,7 @@ import pytest
 from bench.fuzz import cases, run_fuzz
 from conformance.contract import load_contract
 from reference_server.app import Application
-from reference_server.http import RunningServer, start
+from reference_server.transport.http import RunningServer, start
 
 
 @pytest.fixture(scope="module")

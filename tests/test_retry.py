@@ -15,7 +15,7 @@ from conformance.target.client import TargetClient
 from conformance.target.concurrency import choose_workers
 from conformance.target.retry import Pacer, RetryPolicy, retry_after_seconds, worker_share
 from reference_server.app import Application, Throttle
-from reference_server.http import start
+from reference_server.transport.http import start
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 

@@ -442,7 +442,7 @@ def test_a_target_that_throttles_one_request_in_40_gives_the_unthrottled_verdict
     """A gateway's rate limit (429 with Retry-After on every 40th request) is waited out: the
     verdicts equal those of the same selection without it, and the report counts the waits."""
     from reference_server.app import Application, Throttle
-    from reference_server.http import start
+    from reference_server.transport.http import start
 
     verdicts = []
     for every in (0, 40):
@@ -469,7 +469,7 @@ def test_a_target_that_throttles_one_request_in_40_gives_the_unthrottled_verdict
 def test_a_waived_scenario_is_reported_waived_with_its_reason(tmp_path: Path) -> None:
     """A waiver of the profile: not run, not passed, its reason in the reports."""
     from reference_server.app import Application
-    from reference_server.http import start
+    from reference_server.transport.http import start
 
     profile = tmp_path / "bank.toml"
     text = (ROOT / "profiles" / "reference-server.toml").read_text(encoding="utf-8")

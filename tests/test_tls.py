@@ -33,8 +33,8 @@ from conformance.target.client import TargetClient
 from conformance.target.session import BundledTls, write_tls_identity
 from conformance.target.tls import client_context
 from reference_server.app import Application
-from reference_server.http import RunningServer, start
-from reference_server.tls import server_context
+from reference_server.transport.http import RunningServer, start
+from reference_server.transport.tls import server_context
 
 PASSWORD_ENV = "CONFORMANCE_TEST_QWAC_PASSWORD"
 

@@ -2,7 +2,7 @@
 
 Most payment faults are checked where their rule is enforced (``state.faulty("name")``). Four
 rules are enforced by the pipeline before a handler runs (the body schema and the cross-field
-checks of ``reference_server.validation``); for them this module offers the decisions:
+checks of ``reference_server.pipeline.validation``); for them this module offers the decisions:
 :func:`skipped_check` (a cross-field check switched off), :func:`tolerated_schema_error` (a schema
 error let through) and :func:`violation_status` (the status of a cross-field violation).
 """

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from reference_server import sandbox_data as data
 from reference_server.api import ApiError
-from reference_server.store import Record, Store, Table
+from reference_server.model import sandbox_data as data
+from reference_server.model.store import Record, Store, Table
 
 __all__ = ["owner_by_number", "require"]
 

@@ -1,7 +1,8 @@
 """Production account information: account list (AL), account transactions (AT) and transaction
 details (E8) — spec 2.8, 4.3 E8, 7 rule 8, 8, 9.
 
-All three read through a consent (:mod:`reference_server.consent_access`). Rules enforced here:
+All three read through a consent (:mod:`reference_server.services.consent_access`). Rules
+enforced here:
 
 - spec 7 rule 8: an account the consent covers that no longer exists is left out of AL (an empty
   list, not 404); ``DELETE /_control/accounts/{accountId}`` (reference-server only) removes an
@@ -10,7 +11,7 @@ All three read through a consent (:mod:`reference_server.consent_access`). Rules
   links carry ``limit=200``; history reaches back 90 days (no operation gives a fresh SCA to reach
   further); E8 without PSU-IP-Address: 4 calls a day, consent at most 90 days old;
 - spec 9 ``x-accept-fix``: longer-name and cash-account-type-iso in AL
-  (:mod:`reference_server.versioning`).
+  (:mod:`reference_server.views.versioning`).
 """
 
 from __future__ import annotations
@@ -20,19 +21,19 @@ from datetime import date, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-from reference_server import sandbox_data
-from reference_server.account_views import (
+from reference_server.api import ApiError, Call, Response, Route
+from reference_server.model import sandbox_data
+from reference_server.model.payment_data import PAYMENTS, Payment, Status
+from reference_server.pipeline.validation import BANK_ZONE
+from reference_server.services.consent_access import check_unattended_access, consent_for
+from reference_server.services.payment_batch import remittance_text
+from reference_server.views.account_views import (
     account_item,
     account_path,
     account_reference,
     transaction_details,
 )
-from reference_server.api import ApiError, Call, Response, Route
-from reference_server.consent_access import check_unattended_access, consent_for
-from reference_server.payment_batch import remittance_text
-from reference_server.payment_data import PAYMENTS, Payment, Status
-from reference_server.validation import BANK_ZONE
-from reference_server.versioning import amount_string, parse_accept_fix
+from reference_server.views.versioning import amount_string, parse_accept_fix
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",

@@ -16,9 +16,8 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from reference_server import ownership, sca_flow
 from reference_server.api import ApiError, Call, Response, Route
-from reference_server.payment_data import (
+from reference_server.model.payment_data import (
     AUTHORISATIONS,
     BASKETS,
     PAYMENTS,
@@ -29,8 +28,10 @@ from reference_server.payment_data import (
     SubjectKind,
     payments_of_basket,
 )
-from reference_server.payment_status import basket_status
-from reference_server.store import Store
+from reference_server.model.payment_status import basket_status
+from reference_server.model.store import Store
+from reference_server.pipeline import ownership
+from reference_server.services import sca_flow
 
 __all__ = [
     "OPERATIONS",

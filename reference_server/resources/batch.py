@@ -1,9 +1,9 @@
 """The simulated batch processing (spec 3, spec 9 1.16.0) as the server's hooks and a control.
 
 - before every contract operation, the batch catches up with the server clock
-  (:func:`reference_server.payment_batch.catch_up`): every run of ``BATCH_RUN_TIMES`` that fell due
-  since the last request is executed, so ``POST /_control/clock {"advance": "P1D"}`` means five
-  runs at the next request;
+  (:func:`reference_server.services.payment_batch.catch_up`): every run of ``BATCH_RUN_TIMES``
+  that fell due since the last request is executed, so ``POST /_control/clock {"advance":
+  "P1D"}`` means five runs at the next request;
 - ``POST /_control/batch`` (reference-server only, loopback, unsigned) runs one batch now and
   answers ``{"ranAt", "moved": [{"paymentId", "from", "to"}]}``.
 """
@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from reference_server.api import Call, Response, Route, ServerState
-from reference_server.payment_batch import catch_up, run_batch
+from reference_server.services.payment_batch import catch_up, run_batch
 
 __all__ = ["ROUTES", "on_request", "run_now"]
 

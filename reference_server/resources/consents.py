@@ -6,7 +6,7 @@ and siblings). A consent is created for the PSU of PSU-ID and covers the account
 PSU for consent (spec 4.3 E6: engagements with both REGISTER and VIEW) that its ``access`` names —
 all of them when it names none. It becomes valid when the PSU approves it on the SCA page
 (:mod:`reference_server.resources.sca`), and its age is counted from that moment on the server's
-clock (:mod:`reference_server.consent_access`).
+clock (:mod:`reference_server.services.consent_access`).
 
 ``POST /_control/consents/{consentId}/age`` with ``{"days": N}`` (reference-server only, loopback,
 unsigned) makes a consent N days older: its SCA (``authorised_at``) and creation move N days back.
@@ -21,11 +21,12 @@ from dataclasses import replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from reference_server import ownership, sca_flow
 from reference_server.api import ApiError, Call, Response, Route
-from reference_server.consent_access import effective_status
-from reference_server.payment_data import CONSENTS, Consent, ConsentStatus, SubjectKind
-from reference_server.validation import BANK_ZONE
+from reference_server.model.payment_data import CONSENTS, Consent, ConsentStatus, SubjectKind
+from reference_server.pipeline import ownership
+from reference_server.pipeline.validation import BANK_ZONE
+from reference_server.services import sca_flow
+from reference_server.services.consent_access import effective_status
 
 __all__ = [
     "OPERATIONS",

@@ -18,9 +18,9 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from reference_server import ownership, sandbox_data, sca_flow
 from reference_server.api import ApiError, Call, Response, TppMessage
-from reference_server.payment_data import (
+from reference_server.model import sandbox_data
+from reference_server.model.payment_data import (
     NCBCT,
     NDCT,
     PAYMENTS,
@@ -29,9 +29,11 @@ from reference_server.payment_data import (
     Status,
     SubjectKind,
 )
-from reference_server.payment_status import move
-from reference_server.validation import BANK_ZONE
-from reference_server.versioning import amount_string
+from reference_server.model.payment_status import move
+from reference_server.pipeline import ownership
+from reference_server.pipeline.validation import BANK_ZONE
+from reference_server.services import sca_flow
+from reference_server.views.versioning import amount_string
 
 __all__ = [
     "EXECUTION_HORIZON",

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from reference_server import sandbox_data as data
-from reference_server import sandbox_views as views
 from reference_server.api import ApiError, Call, Response, TppMessage
-from reference_server.private_engagement import engage_private_account
+from reference_server.model import sandbox_data as data
 from reference_server.resources._common import owner_by_number, require
+from reference_server.services.private_engagement import engage_private_account
+from reference_server.views import sandbox_views as views
 
 __all__ = [
     "OPERATIONS",

@@ -9,11 +9,11 @@ consent only with both REGISTER and VIEW (``Engagement.offered_for_consent``, re
 
 from __future__ import annotations
 
-from reference_server import sandbox_data as data
-from reference_server import sandbox_views as views
 from reference_server.api import ApiError, Call, Response
+from reference_server.model import sandbox_data as data
+from reference_server.model.store import Store
 from reference_server.resources._common import require
-from reference_server.store import Store
+from reference_server.views import sandbox_views as views
 
 __all__ = ["OPERATIONS", "add_engagement", "create_agreement", "get_agreement", "get_engagement"]
 

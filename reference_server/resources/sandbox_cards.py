@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_server import sandbox_data as data
-from reference_server import sandbox_views as views
-from reference_server import versioning
 from reference_server.api import ApiError, Call, Response
+from reference_server.model import sandbox_data as data
+from reference_server.model.store import Store
 from reference_server.resources._common import owner_by_number, require
-from reference_server.store import Store
+from reference_server.views import sandbox_views as views
+from reference_server.views import versioning
 
 __all__ = [
     "OPERATIONS",

@@ -9,11 +9,11 @@ used for SCA in the sandbox (spec 5 item 7), is the one sent or else assigned.
 from __future__ import annotations
 
 from conformance.contract.identifiers import is_valid_national_id
-from reference_server import sandbox_data as data
-from reference_server import sandbox_views as views
 from reference_server.api import ApiError, Call, Response
+from reference_server.model import sandbox_data as data
+from reference_server.model.store import Store
 from reference_server.resources.sandbox_fill import FILL_CUSTOMER_NUMBERS
-from reference_server.store import Store
+from reference_server.views import sandbox_views as views
 
 __all__ = ["OPERATIONS", "assign_customer_number", "create_customer", "list_customers"]
 

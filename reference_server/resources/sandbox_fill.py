@@ -17,11 +17,11 @@ from datetime import date, timedelta
 from typing import Any
 
 from conformance.contract.identifiers import bban_to_iban, generate_bban, generate_national_id
-from reference_server import sandbox_data as data
 from reference_server.api import Call, Response
-from reference_server.private_engagement import PRIVATE_LIMIT, PRIVATE_ROLES
-from reference_server.store import Store
-from reference_server.validation import now_at_bank
+from reference_server.model import sandbox_data as data
+from reference_server.model.store import Store
+from reference_server.pipeline.validation import now_at_bank
+from reference_server.services.private_engagement import PRIVATE_LIMIT, PRIVATE_ROLES
 
 __all__ = ["FILL_CUSTOMER_NUMBERS", "OPERATIONS", "FillSet", "build_fill", "data_fill", "fill_id"]
 

@@ -7,10 +7,10 @@ other hosts (``loopback_only=False``) so that a TPP can run the flow against a s
   the sandbox customer's ``customerNumber`` (spec 5 item 7) and two buttons, approve and cancel.
 - ``POST /sca/{authorisationId}`` (form-encoded ``customerNumber``, ``action=approve|cancel``;
   a JSON object or query parameters with the same names are read too): finishes the authorisation
-  (:func:`reference_server.sca_flow.complete`) and answers 303 to the TPP-Redirect-URI given when
-  the authorisation started, with ``authorisationId`` and ``scaStatus`` added to its query. A
-  customerNumber that is unknown, or not the PSU the authorisation was started for, shows the
-  page again with the error PSU_CREDENTIALS_INVALID and changes nothing.
+  (:func:`reference_server.services.sca_flow.complete`) and answers 303 to the TPP-Redirect-URI
+  given when the authorisation started, with ``authorisationId`` and ``scaStatus`` added to its
+  query. A customerNumber that is unknown, or not the PSU the authorisation was started for,
+  shows the page again with the error PSU_CREDENTIALS_INVALID and changes nothing.
 - ``GET /sca/{authorisationId}/status``: the SCA status record (spec 2.5) as JSON; it is the
   ``self`` link of the record E2, PA and CA answer with (the contract has no such operation).
 """
@@ -21,9 +21,9 @@ import html
 from collections.abc import Mapping
 from urllib.parse import parse_qs
 
-from reference_server import sandbox_data, sca_flow
 from reference_server.api import ApiError, Call, Response, Route
-from reference_server.payment_data import (
+from reference_server.model import sandbox_data
+from reference_server.model.payment_data import (
     AUTHORISATIONS,
     CONSENTS,
     Authorisation,
@@ -31,7 +31,8 @@ from reference_server.payment_data import (
     ScaStatus,
     SubjectKind,
 )
-from reference_server.sca_flow import SCA_PREFIX
+from reference_server.services import sca_flow
+from reference_server.services.sca_flow import SCA_PREFIX
 
 __all__ = ["ROUTES", "sca_page", "sca_status", "submit_sca"]
 

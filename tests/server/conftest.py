@@ -15,7 +15,7 @@ import pytest
 from conformance.contract import Contract, load_contract
 from conformance.signing import SignatureAuth, TppIdentity, default_identity
 from reference_server.app import Application
-from reference_server.http import RunningServer, start
+from reference_server.transport.http import RunningServer, start
 
 #: The resource modules these tests exercise (the core and the sandbox); the payment side's
 #: modules are tested by their own tests, so that one half's work in progress cannot break the

@@ -28,8 +28,8 @@ import pytest
 from conformance.contract import Contract
 from conformance.generate import factories
 from reference_server.app import Application
-from reference_server.http import RunningServer, start
-from reference_server.validation import BANK_ZONE
+from reference_server.pipeline.validation import BANK_ZONE
+from reference_server.transport.http import RunningServer, start
 from server import bodies
 from server.conftest import ErrorCapture, make_client
 

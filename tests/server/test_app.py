@@ -10,8 +10,8 @@ import pytest
 
 from reference_server.api import ApiError, Call, Headers, Request, Response, Route
 from reference_server.app import Application
+from reference_server.pipeline.validation import is_json_media_type
 from reference_server.resources import MODULES
-from reference_server.validation import is_json_media_type
 from server.conftest import CORE_MODULES
 
 SANDBOX_OPERATIONS = {

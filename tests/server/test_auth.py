@@ -33,7 +33,7 @@ from conformance.signing import (
     generate_ca,
     generate_tpp_identity,
 )
-from reference_server.http import RunningServer, start
+from reference_server.transport.http import RunningServer, start
 from server import bodies
 from server.conftest import core_app, make_client
 

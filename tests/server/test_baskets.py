@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.contract import Contract
-from reference_server.payment_status import basket_status
+from reference_server.model.payment_status import basket_status
 from server import payment_support as support
 from server.conftest import ErrorCapture
 from server.payment_support import World

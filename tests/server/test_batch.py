@@ -9,8 +9,8 @@ from datetime import date, timedelta
 import pytest
 
 from conformance.contract import Contract
-from reference_server.payment_data import Payment, PaymentKind
-from reference_server.payment_status import batch_step
+from reference_server.model.payment_data import Payment, PaymentKind
+from reference_server.model.payment_status import batch_step
 from server import payment_support as support
 from server.conftest import ErrorCapture
 from server.payment_support import World

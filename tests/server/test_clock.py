@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from reference_server.clock import BATCH_RUN_TIMES, Clock, batch_runs_between
+from reference_server.model.clock import BATCH_RUN_TIMES, Clock, batch_runs_between
 
 START = datetime(2026, 1, 29, 7, 30, tzinfo=UTC)
 

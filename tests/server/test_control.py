@@ -10,8 +10,8 @@ import pytest
 
 from reference_server.api import Headers, Request
 from reference_server.app import Application
-from reference_server.http import RunningServer
 from reference_server.resources.control import parse_duration
+from reference_server.transport.http import RunningServer
 from server import bodies
 
 

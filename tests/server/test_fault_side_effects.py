@@ -9,7 +9,7 @@ from collections.abc import Callable
 import httpx
 
 from conformance.contract import Contract
-from reference_server.http import RunningServer
+from reference_server.transport.http import RunningServer
 from server import bodies
 from server.conftest import check_against_contract
 

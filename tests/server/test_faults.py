@@ -23,7 +23,7 @@ from conformance.signing import (
 from reference_server.app import Application
 from reference_server.faults import FAULTS, UnknownFaultError, check_names
 from reference_server.faults.core import CORE_FAULTS
-from reference_server.http import RunningServer
+from reference_server.transport.http import RunningServer
 from server import bodies
 
 Start = Callable[..., tuple[RunningServer, httpx.Client]]

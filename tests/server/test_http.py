@@ -1,4 +1,4 @@
-"""The HTTP plumbing (``reference_server.http``): JSON errors for everything, keep-alive,
+"""The HTTP plumbing (``reference_server.transport.http``): JSON errors for everything, keep-alive,
 Content-Length, limits and timeouts, X-Request-ID echo — through real sockets."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from reference_server.api import Call, Response
 from reference_server.app import Application
-from reference_server.http import MAX_BODY_BYTES, RunningServer, start
+from reference_server.transport.http import MAX_BODY_BYTES, RunningServer, start
 
 
 def address(url: str) -> tuple[str, int]:

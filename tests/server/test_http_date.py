@@ -8,7 +8,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 
 from reference_server.cli import LOG_FORMAT, RequestLogFormatter
-from reference_server.http import RequestHandler
+from reference_server.transport.http import RequestHandler
 
 
 def test_date_header_text_is_http_servers() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from reference_server.app import Application
-from reference_server.clock import Clock, batch_runs_between, next_batch_run
-from reference_server.payment_batch import _QUIET, catch_up
-from reference_server.payment_data import BATCH_STATE, BatchState
+from reference_server.model.clock import Clock, batch_runs_between, next_batch_run
+from reference_server.model.payment_data import BATCH_STATE, BatchState
+from reference_server.services.payment_batch import _QUIET, catch_up
 
 START = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)  # between the 09:00 and 12:00 runs
 

@@ -1,4 +1,4 @@
-"""Records' stored documents (reference_server.records): the format the old hand-written
+"""Records' stored documents (reference_server.model.records): the format the old hand-written
 ``to_doc`` methods wrote, so that a ``--data`` file written before still loads."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from reference_server import payment_data as p
-from reference_server import sandbox_data as s
-from reference_server.records import DocRecord, _camel, doc_key
-from reference_server.store import Record, Store, Table
+from reference_server.model import payment_data as p
+from reference_server.model import sandbox_data as s
+from reference_server.model.records import DocRecord, _camel, doc_key
+from reference_server.model.store import Record, Store, Table
 
 BALANCES = (s.Balance(100, "NOK", "closingBooked"), s.Balance(-5, "EUR", "expected"))
 

@@ -1,4 +1,5 @@
-"""The request head is read as stock ``http.server`` reads it (``reference_server.request_head``).
+"""The request head is read as stock ``http.server`` reads it
+(``reference_server.transport.request_head``).
 
 The reference server parses plain header blocks itself instead of through the ``email`` package;
 these tests hold it to the stock parser's result, head by head: the same method, target,
@@ -17,8 +18,12 @@ from typing import Any
 
 import pytest
 
-from reference_server.http import RequestHandler
-from reference_server.request_head import MAX_HEADER_LINES, parse_header_lines, read_header_lines
+from reference_server.transport.http import RequestHandler
+from reference_server.transport.request_head import (
+    MAX_HEADER_LINES,
+    parse_header_lines,
+    read_header_lines,
+)
 
 
 class _Probe:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reference_server.api import Call, Response, Route
-from reference_server.routing import Router, compile_template
+from reference_server.pipeline.routing import Router, compile_template
 
 
 def handler(call: Call) -> Response:

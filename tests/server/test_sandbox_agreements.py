@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from reference_server import sandbox_data
 from reference_server.app import Application
+from reference_server.model import sandbox_data
 from server import bodies
 
 

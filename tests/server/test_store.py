@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reference_server.sandbox_data import ACCOUNTS, CUSTOMERS, Account, Balance, Customer
-from reference_server.store import Store
+from reference_server.model.sandbox_data import ACCOUNTS, CUSTOMERS, Account, Balance, Customer
+from reference_server.model.store import Store
 
 
 def customer(number: int, kind: str = "PRIVATE") -> Customer:

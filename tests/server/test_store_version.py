@@ -7,8 +7,8 @@ that has since changed.
 
 from __future__ import annotations
 
-from reference_server.sandbox_data import ACCOUNTS, CUSTOMERS, Customer
-from reference_server.store import Store
+from reference_server.model.sandbox_data import ACCOUNTS, CUSTOMERS, Customer
+from reference_server.model.store import Store
 
 
 def _customer(number: int, name: str = "Kari") -> Customer:

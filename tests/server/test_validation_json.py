@@ -9,7 +9,7 @@ import json
 import pytest
 
 from reference_server.api import ApiError, Headers, Request
-from reference_server.validation import _reject_constant, parse_body
+from reference_server.pipeline.validation import _reject_constant, parse_body
 
 TEXTS = [
     '{"a": 1}',

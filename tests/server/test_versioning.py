@@ -10,8 +10,8 @@ import pytest
 
 from conformance.contract import Contract
 from conformance.generate import factories
-from reference_server import versioning
-from reference_server.versioning import (
+from reference_server.views import versioning
+from reference_server.views.versioning import (
     AMOUNT_AS_STRING,
     CARD_SWITCH_AMOUNTS,
     CASH_ACCOUNT_TYPE_ISO,

@@ -20,7 +20,7 @@ from conformance.target.client import TargetClient
 from conformance.target.sca import ReferenceSca
 from conformance.target.setup_data import DataFactory
 from reference_server.app import Application
-from reference_server.http import RunningServer, start
+from reference_server.transport.http import RunningServer, start
 
 #: The run seed of these tests (any fixed value: data is seeded from it and the scenario id).
 RUN_SEED = 20260129

@@ -22,8 +22,8 @@ from conformance.target.client import TargetClient
 from conformance.target.sca import ReferenceSca
 from conformance.target.setup_data import DataFactory
 from reference_server.app import Application
-from reference_server.bank_style import BankStyle, style_of
-from reference_server.http import RunningServer, start
+from reference_server.model.bank_style import BankStyle, style_of
+from reference_server.transport.http import RunningServer, start
 from tests.suite.conftest import RUN_SEED
 
 GATEWAY = MappingProxyType({"X-IBM-Client-Id": "demo-client-id"})

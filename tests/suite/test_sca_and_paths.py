@@ -21,11 +21,11 @@ from conformance.signing import default_ca, generate_tpp_identity, write_identit
 from conformance.target.client import TargetClient
 from conformance.target.sca import DecoupledSca, ScaOutcome, sca_step_for
 from conformance.target.setup_data import DataFactory
-from reference_server import sandbox_data
 from reference_server.app import Application, Throttle
-from reference_server.bank_style import BankStyle, contract_route, style_of
-from reference_server.http import RunningServer, start
-from reference_server.payment_data import CONSENTS
+from reference_server.model import sandbox_data
+from reference_server.model.bank_style import BankStyle, contract_route, style_of
+from reference_server.model.payment_data import CONSENTS
+from reference_server.transport.http import RunningServer, start
 from tests.suite.conftest import RUN_SEED
 
 DECOUPLED = ScaSettings(approach="decoupled", poll_interval=0.01, poll_timeout=5.0)

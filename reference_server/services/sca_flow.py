@@ -20,9 +20,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from reference_server import sandbox_data
 from reference_server.api import ApiError, Call
-from reference_server.payment_data import (
+from reference_server.model import sandbox_data
+from reference_server.model.payment_data import (
     AUTHORISATIONS,
     BASKETS,
     CONSENTS,
@@ -36,8 +36,8 @@ from reference_server.payment_data import (
     SubjectKind,
     payments_of_basket,
 )
-from reference_server.payment_status import move
-from reference_server.store import Store
+from reference_server.model.payment_status import move
+from reference_server.model.store import Store
 
 if TYPE_CHECKING:
     from reference_server.api import ServerState

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from cryptography import x509
 
-from reference_server.bank_style import organisation_of
+from reference_server.model.bank_style import organisation_of
 
 if TYPE_CHECKING:
     from reference_server.api import Call

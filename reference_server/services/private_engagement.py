@@ -8,8 +8,8 @@ bank's existing data (``existing_data``), which therefore need not import a hand
 
 from __future__ import annotations
 
-from reference_server import sandbox_data as data
-from reference_server.store import Store
+from reference_server.model import sandbox_data as data
+from reference_server.model.store import Store
 
 __all__ = ["PRIVATE_LIMIT", "PRIVATE_ROLES", "engage_private_account"]
 

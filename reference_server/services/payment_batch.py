@@ -1,8 +1,9 @@
 """The simulated batch processing (spec 3: "five times a day"; spec 9 1.16.0).
 
-Batch runs are moments of the server clock (``reference_server.clock.BATCH_RUN_TIMES``). Before
-every contract operation the server catches up: each run that fell due since the last catch-up is
-executed in order (:func:`catch_up`), so moving the clock forward a day means five runs.
+Batch runs are moments of the server clock (``reference_server.model.clock.BATCH_RUN_TIMES``).
+Before every contract operation the server catches up: each run that fell due since the last
+catch-up is executed in order (:func:`catch_up`), so moving the clock forward a day means five
+runs.
 ``POST /_control/batch`` executes one extra run at the current moment (:func:`run_batch`).
 
 One run moves every non-periodic payment one step (``payment_status.batch_step``).
@@ -19,9 +20,9 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
-from reference_server import sandbox_data
-from reference_server.clock import batch_runs_between, next_batch_run
-from reference_server.payment_data import (
+from reference_server.model import sandbox_data
+from reference_server.model.clock import batch_runs_between, next_batch_run
+from reference_server.model.payment_data import (
     BATCH_STATE,
     NCBCT,
     PAYMENTS,
@@ -29,9 +30,9 @@ from reference_server.payment_data import (
     Payment,
     Status,
 )
-from reference_server.payment_status import batch_step, move
-from reference_server.store import Store
-from reference_server.validation import BANK_ZONE
+from reference_server.model.payment_status import batch_step, move
+from reference_server.model.store import Store
+from reference_server.pipeline.validation import BANK_ZONE
 
 if TYPE_CHECKING:
     from reference_server.api import ServerState

@@ -10,7 +10,8 @@ else (a folded continuation line, a line without a colon, a name with a space, a
 ``http.client.parse_headers``, the stock path, so that every request gets exactly the headers
 ``http.server`` would have given it. :func:`read_header_lines` applies ``http.client``'s limits
 (65 536 bytes a line, 100 lines) and :func:`parse_request_line` gives ``http.server``'s
-answers to a bad request line; :class:`reference_server.http.RequestHandler` puts them together.
+answers to a bad request line; :class:`reference_server.transport.http.RequestHandler` puts them
+together.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from reference_server.sandbox_data import Account, AccountTransaction
-from reference_server.versioning import account_name, amount_string, cash_account_type
+from reference_server.model.sandbox_data import Account, AccountTransaction
+from reference_server.views.versioning import account_name, amount_string, cash_account_type
 
 __all__ = ["account_item", "account_path", "account_reference", "transaction_details"]
 

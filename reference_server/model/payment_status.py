@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import date, datetime
 
-from reference_server.payment_data import PAYMENTS, Payment, Status
-from reference_server.store import Store
+from reference_server.model.payment_data import PAYMENTS, Payment, Status
+from reference_server.model.store import Store
 
 __all__ = [
     "ACCEPTED",

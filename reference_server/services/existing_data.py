@@ -18,13 +18,13 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from conformance.contract.identifiers import bban_to_iban, generate_bban
-from reference_server import sandbox_data as data
-from reference_server.payment_data import CONSENTS, Consent, ConsentStatus
-from reference_server.private_engagement import engage_private_account
+from reference_server.model import sandbox_data as data
+from reference_server.model.payment_data import CONSENTS, Consent, ConsentStatus
+from reference_server.services.private_engagement import engage_private_account
 
 if TYPE_CHECKING:
     from reference_server.api import ServerState
-    from reference_server.store import Store
+    from reference_server.model.store import Store
 
 __all__ = ["seed"]
 

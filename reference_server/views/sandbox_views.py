@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from reference_server import sandbox_data as data
-from reference_server import versioning
-from reference_server.sandbox_data import (
+from reference_server.model import sandbox_data as data
+from reference_server.model.sandbox_data import (
     Account,
     AccountTransaction,
     Agreement,
@@ -21,7 +20,8 @@ from reference_server.sandbox_data import (
     Customer,
     Engagement,
 )
-from reference_server.store import Store
+from reference_server.model.store import Store
+from reference_server.views import versioning
 
 __all__ = [
     "account",

@@ -32,7 +32,6 @@ from conformance.signing import (
     verify_chain,
     verify_request,
 )
-from reference_server import sandbox_data
 from reference_server.api import (
     ApiError,
     AuthContext,
@@ -43,6 +42,7 @@ from reference_server.api import (
     decoded_header,
     decoded_value,
 )
+from reference_server.model import sandbox_data
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -19,10 +19,10 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from reference_server import ownership
 from reference_server.api import ApiError, Call
-from reference_server.payment_data import CONSENTS, Consent, ConsentStatus
-from reference_server.validation import BANK_ZONE
+from reference_server.model.payment_data import CONSENTS, Consent, ConsentStatus
+from reference_server.pipeline import ownership
+from reference_server.pipeline.validation import BANK_ZONE
 
 if TYPE_CHECKING:
     from reference_server.api import ServerState

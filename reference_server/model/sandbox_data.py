@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference_server.records import DocRecord, doc_key
-from reference_server.store import Store, Table
+from reference_server.model.records import DocRecord, doc_key
+from reference_server.model.store import Store, Table
 
 __all__ = [
     "ACCOUNTS",

@@ -1,10 +1,10 @@
 """Typed records of the payment side: payments, signing baskets, authorisations, consents.
 
-Each record is a frozen dataclass stored through :mod:`reference_server.store` (one ``Table`` per
-kind, kinds prefixed ``payments.``). The records hold what the server needs to answer later
-requests and to move statuses (spec 3): a payment keeps the request body it was created with, so
-that a logical duplicate (spec 4.3 E16 ``allowLogicalDuplicate``) can be recognised and a booked
-payment can become a sandbox account transaction (spec 4.3 E3).
+Each record is a frozen dataclass stored through :mod:`reference_server.model.store` (one
+``Table`` per kind, kinds prefixed ``payments.``). The records hold what the server needs to
+answer later requests and to move statuses (spec 3): a payment keeps the request body it was
+created with, so that a logical duplicate (spec 4.3 E16 ``allowLogicalDuplicate``) can be
+recognised and a booked payment can become a sandbox account transaction (spec 4.3 E3).
 
 The status vocabularies are spec 2.4–2.6 and spec 3; which moves happen when is a choice listed in
 ``assumptions.md``.
@@ -18,8 +18,8 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from reference_server.records import DocRecord
-from reference_server.store import Store, Table
+from reference_server.model.records import DocRecord
+from reference_server.model.store import Store, Table
 
 __all__ = [
     "AUTHORISATIONS",
