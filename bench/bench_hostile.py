@@ -19,7 +19,7 @@ import sys
 import time
 from urllib.parse import urlsplit
 
-from conformance.target.client import TargetClient
+from conformance.bankside.client import TargetClient
 from reference_server.app import Application
 from reference_server.transport.http import start
 

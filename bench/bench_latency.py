@@ -8,7 +8,7 @@ from the start of ``conformance run`` to its exit:
 * **loopback**: the server directly; ``-n`` left to the harness (one worker per CPU there).
 * **25 ms**: the server behind :mod:`bench.latency_proxy`, which delays every answer by 25 ms;
   ``-n`` left to the harness, which measures the distance in its preflight and sizes the workers
-  for it (:mod:`conformance.target.concurrency`).
+  for it (:mod:`conformance.bankside.concurrency`).
 * **25 ms, -n auto**: the same with one worker per CPU, the sizing a CPU-bound run would choose:
   what the network sizing buys.
 
@@ -29,13 +29,13 @@ from pathlib import Path
 
 from bench.bench_suite import Verdicts
 from bench.latency_proxy import latency_proxy
-from conformance.profile import REFERENCE_PROFILE
-from conformance.target.session import (
+from conformance.bankside.session import (
     DEFAULT_SEED,
     bundled_reference_server,
     trust_anchor_arguments,
     write_run_identity,
 )
+from conformance.profile import REFERENCE_PROFILE
 
 GOAL = 1.3
 """The run 25 ms away may take at most this multiple of the loopback run (a goal, not a gate)."""

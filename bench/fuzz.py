@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from conformance.bankside.client import TargetClient
 from conformance.commands.export_examples import example_request
 from conformance.contract import Contract, load_contract
-from conformance.target.client import TargetClient
 
 __all__ = ["FuzzCase", "FuzzResult", "cases", "run_fuzz"]
 

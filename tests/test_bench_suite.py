@@ -33,8 +33,8 @@ from bench.bench_suite import (
 )
 from bench.replay import ReplayRequest, split
 from bench.suite_recorder import KEPT_HEADERS_EXCLUDED, exchange_record
+from conformance.bankside.session import BundledIdentity, trust_anchor_arguments
 from conformance.exchange import Exchange
-from conformance.target.session import BundledIdentity, trust_anchor_arguments
 
 
 def _request(index: int) -> ReplayRequest:

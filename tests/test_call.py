@@ -23,9 +23,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from conformance import cli
+from conformance.bankside.client import TargetClient
 from conformance.commands import call
 from conformance.signing import default_ca, generate_tpp_identity, verify_request, write_identity
-from conformance.target.client import TargetClient
 
 PSU_ID = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"
 BODY = '{"instructedAmount":{"currency":"NOK","amount":"10.00"},"creditorName":"Ærlig AS"}'

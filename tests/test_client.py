@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from conformance.bankside.client import TargetClient, target_error
 from conformance.commands import call
 from conformance.errors import TargetError
 from conformance.exchange import STANDARD_SIGNER, Exchange
@@ -30,7 +31,6 @@ from conformance.signing import (
     verify_request,
     write_identity,
 )
-from conformance.target.client import TargetClient, target_error
 
 PSU_ID = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"
 NATIONAL_ID = "01017012345"

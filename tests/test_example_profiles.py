@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.bankside.session import bundled_reference_server
 from conformance.profile import ENV_PREFIX, load_profile
-from conformance.target.session import bundled_reference_server
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "profiles" / "examples").glob("*.toml"))

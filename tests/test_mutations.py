@@ -57,7 +57,7 @@ def example(schema: Mapping[str, Any], resolver: SchemaResolver) -> Any:
 
 
 def apply(body: Any, mutation: Mutation) -> Any:
-    """``body`` with ``mutation`` applied as the harness applies it (target.request)."""
+    """``body`` with ``mutation`` applied as the harness applies it (bankside.request)."""
     if not mutation.pointer:
         assert mutation.action == "set"
         return mutation.json_value

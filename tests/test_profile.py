@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.bankside.client import TargetClient
+from conformance.bankside.retry import RetryPolicy
 from conformance.contract import load_contract
 from conformance.errors import ProfileError
 from conformance.profile import (
@@ -18,8 +20,6 @@ from conformance.profile import (
     profile_from_options,
 )
 from conformance.profile.templates import apply_template
-from conformance.target.client import TargetClient
-from conformance.target.retry import RetryPolicy
 
 FULL_PROFILE = """
 name = "Example Bank test environment"

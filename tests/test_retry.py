@@ -1,7 +1,7 @@
 """Throttled answers (429/503 with Retry-After) are retried within the profile's budget
-(``conformance.target.retry``), against a reference server that throttles like a gateway; the
+(``conformance.bankside.retry``), against a reference server that throttles like a gateway; the
 pacer keeps a run under the profile's rate_limit; the run's workers are sized for the distance
-to the target (``conformance.target.concurrency``)."""
+to the target (``conformance.bankside.concurrency``)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from email.utils import format_datetime
 
 import pytest
 
-from conformance.target.client import TargetClient
-from conformance.target.concurrency import choose_workers
-from conformance.target.retry import Pacer, RetryPolicy, retry_after_seconds, worker_share
+from conformance.bankside.client import TargetClient
+from conformance.bankside.concurrency import choose_workers
+from conformance.bankside.retry import Pacer, RetryPolicy, retry_after_seconds, worker_share
 from reference_server.app import Application, Throttle
 from reference_server.transport.http import start
 

@@ -18,19 +18,19 @@ from typing import Any
 import httpx
 import pytest
 
+from conformance.bankside import session
+from conformance.bankside.session import (
+    DEFAULT_SEED,
+    bundled_reference_server,
+    parse_seed,
+    write_run_identity,
+)
 from conformance.commands import run as run_command
 from conformance.commands.run import pytest_arguments
 from conformance.errors import ConformanceError, ProfileError, TargetError
 from conformance.report import writable_reports
 from conformance.signing import load_ca
 from conformance.suite import SUITE_DIR
-from conformance.target import session
-from conformance.target.session import (
-    DEFAULT_SEED,
-    bundled_reference_server,
-    parse_seed,
-    write_run_identity,
-)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,7 +79,7 @@ def test_the_command_registers_with_its_defaults() -> None:
     assert args.pytest_args == ["--", "-k", "E12", "-n", "0"]
     assert args.reports == "reports"
     assert args.seed is None and args.strict is False
-    assert args.numprocesses is None  # chosen after the preflight (target.concurrency)
+    assert args.numprocesses is None  # chosen after the preflight (bankside.concurrency)
 
 
 def test_pytest_arguments_name_the_suite_the_reports_and_keep_the_users_last(

@@ -16,6 +16,9 @@ import pytest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from conformance.bankside.client import TargetClient
+from conformance.bankside.session import BundledTls, write_tls_identity
+from conformance.bankside.tls import client_context
 from conformance.errors import CertificateError, ProfileError, TargetError
 from conformance.profile import load_profile, profile_from_options
 from conformance.profile.tls_settings import TlsSettings
@@ -29,9 +32,6 @@ from conformance.signing import (
 )
 from conformance.signing.der import encode_oid
 from conformance.signing.qcstatement import QC_TYPES
-from conformance.target.client import TargetClient
-from conformance.target.session import BundledTls, write_tls_identity
-from conformance.target.tls import client_context
 from reference_server.app import Application
 from reference_server.transport.http import RunningServer, start
 from reference_server.transport.tls import server_context

@@ -15,12 +15,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
+from conformance.bankside.client import TargetClient
 from conformance.commands import COMMANDS
 from conformance.commands.export_examples import example_directory
 from conformance.commands.run import add_tls_arguments
 from conformance.errors import ConformanceError
 from conformance.profile import profile_from_options
-from conformance.target.client import TargetClient
 
 __all__ = ["add_arguments", "fresh_dates", "parse_header", "register", "run"]
 

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from conformance._data import data_directory
+from conformance.bankside.request import Psu, standard_headers
 from conformance.commands import COMMANDS
 from conformance.contract import Contract, load_contract
 from conformance.contract.identifiers import bban_to_iban, generate_bban, generate_masked_pan
 from conformance.generate import factories
 from conformance.profile import TargetProfile
-from conformance.target.request import Psu, standard_headers
 
 __all__ = ["EXAMPLE_SEED", "example_directory", "example_request", "register", "run"]
 

@@ -15,12 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from conformance.commands import COMMANDS
-from conformance.errors import ConformanceError
-from conformance.report import writable_reports
-from conformance.suite import SUITE_DIR
-from conformance.target.concurrency import choose_workers
-from conformance.target.session import (
+from conformance.bankside.concurrency import choose_workers
+from conformance.bankside.session import (
     DEFAULT_SEED,
     BundledIdentity,
     BundledTls,
@@ -32,6 +28,10 @@ from conformance.target.session import (
     write_run_identity,
     write_tls_identity,
 )
+from conformance.commands import COMMANDS
+from conformance.errors import ConformanceError
+from conformance.report import writable_reports
+from conformance.suite import SUITE_DIR
 
 __all__ = ["add_arguments", "add_tls_arguments", "pytest_arguments", "register", "run"]
 

@@ -9,6 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from conformance.bankside.session import (
+    PreflightDone,
+    preflight,
+    run_seed,
+)
 from conformance.errors import ConformanceError
 from conformance.plugin.collection import SCENARIO_MARKER, generated_scenarios, register_markers
 from conformance.plugin.options import (
@@ -28,11 +33,6 @@ from conformance.report.compliance import profile_summary
 from conformance.report.masking import configure_masking, policy_for
 from conformance.scenario import KINDS, LEVELS
 from conformance.suite import SUITE_DIR
-from conformance.target.session import (
-    PreflightDone,
-    preflight,
-    run_seed,
-)
 
 if TYPE_CHECKING:
     from conformance.profile import TargetProfile

@@ -9,6 +9,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from conformance.bankside.session import (
+    BundledIdentity,
+    bundled_reference_server,
+    write_run_identity,
+)
 from conformance.errors import ConformanceError
 from conformance.plugin.options import (
     SEED,
@@ -18,18 +23,13 @@ from conformance.plugin.options import (
     uses_bundled_server,
 )
 from conformance.report.masking import configure_masking, policy_for
-from conformance.target.session import (
-    BundledIdentity,
-    bundled_reference_server,
-    write_run_identity,
-)
 
 if TYPE_CHECKING:
+    from conformance.bankside.client import TargetClient
     from conformance.profile import TargetProfile
     from conformance.runners import Runner
     from conformance.runners.context import RunContext
     from conformance.signing import CertificateAuthority
-    from conformance.target.client import TargetClient
 
 
 @pytest.fixture(scope="session")
@@ -136,7 +136,7 @@ def _trust_anchor(
 def conformance_client(conformance_profile: TargetProfile) -> Iterator[TargetClient]:
     """One signed client per worker (keep-alive connections, every exchange recorded)."""
     # on use, not at import: the plugin loads in every pytest process (start-up time)
-    from conformance.target.client import TargetClient
+    from conformance.bankside.client import TargetClient
 
     try:
         client = TargetClient.from_profile(conformance_profile)
@@ -159,10 +159,10 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
     to what the test names.
     """
     # on use, not at import: the plugin loads in every pytest process (start-up time)
+    from conformance.bankside.sca import sca_step_for
+    from conformance.bankside.setup_data import DataFactory
     from conformance.contract import load_contract
     from conformance.runners.context import RunContext
-    from conformance.target.sca import sca_step_for
-    from conformance.target.setup_data import DataFactory
 
     profile: TargetProfile = request.getfixturevalue("conformance_profile")
     client: TargetClient = request.getfixturevalue("conformance_client")

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from conformance.bankside.session import DEFAULT_SEED, TARGET_OPTIONS
 from conformance.errors import ConformanceError
 from conformance.report.collector import ComplianceCollector
 from conformance.suite import SUITE_DIR
-from conformance.target.session import DEFAULT_SEED, TARGET_OPTIONS
 
 if TYPE_CHECKING:
     from conformance.profile import TargetProfile

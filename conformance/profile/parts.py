@@ -22,7 +22,7 @@ __all__ = [
     "ScaStart",
 ]
 
-#: How the SCA redirect of spec 5 item 6 is completed (see ``conformance.target.sca``).
+#: How the SCA redirect of spec 5 item 6 is completed (see ``conformance.bankside.sca``).
 SCA_MODES: tuple[str, ...] = ("reference", "manual", "command")
 ScaMode = Literal["reference", "manual", "command"]
 #: Where a single payment's SCA starts: the authorisation operation (PA, which the spec only

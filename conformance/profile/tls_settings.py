@@ -1,6 +1,6 @@
 """What a profile says about TLS: the CAs the target's certificate is checked against, and the
 client certificate of mutual TLS (the QWAC), with the environment variable of its password.
-``conformance.target.tls`` makes the client's ``SSLContext`` of it.
+``conformance.bankside.tls`` makes the client's ``SSLContext`` of it.
 """
 
 from __future__ import annotations

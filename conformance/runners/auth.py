@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from conformance.bankside.client import DEFAULT_AUTH
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -55,13 +56,12 @@ from conformance.signing import (
     generate_tpp_identity,
     load_identity,
 )
-from conformance.target.client import DEFAULT_AUTH
 
 if TYPE_CHECKING:
+    from conformance.bankside.request import OperationRequest
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
     from conformance.signing import CertificateAuthority, TppIdentity
-    from conformance.target.request import OperationRequest
 
 __all__ = ["CASES", "SENT_TWICE", "NoCertificateSigner", "run"]
 

@@ -20,16 +20,16 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from conformance.bankside.request import OperationRequest
+from conformance.bankside.setup_data import NDCT_PRODUCT, PRODUCT_OF_OPERATION
 from conformance.checks import NotApplicable
 from conformance.contract import identifiers as ids
 from conformance.generate import factories
-from conformance.target.request import OperationRequest
-from conformance.target.setup_data import NDCT_PRODUCT, PRODUCT_OF_OPERATION
 
 if TYPE_CHECKING:
+    from conformance.bankside.setup_data import Consent
     from conformance.contract import Contract
     from conformance.runners.context import RunContext
-    from conformance.target.setup_data import Consent
 
 __all__ = [
     "BUILDERS",

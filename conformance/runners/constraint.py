@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import apply_mutation
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
-from conformance.target.request import apply_mutation
 
 if TYPE_CHECKING:
+    from conformance.bankside.request import OperationRequest
     from conformance.runners.context import RunContext
     from conformance.scenario import Mutation, Scenario
-    from conformance.target.request import OperationRequest
 
 __all__ = ["run"]
 

@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from conformance.bankside.client import TargetClient
+    from conformance.bankside.sca import ScaStep
+    from conformance.bankside.setup_data import DataFactory
     from conformance.contract import Contract
     from conformance.exchange import Exchange
     from conformance.profile import TargetProfile
     from conformance.scenario import Scenario
     from conformance.signing import CertificateAuthority
-    from conformance.target.client import TargetClient
-    from conformance.target.sca import ScaStep
-    from conformance.target.setup_data import DataFactory
 
 __all__ = ["RunContext", "Runner"]
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from conformance.bankside.request import apply_mutation
 from conformance.checks import NotApplicable
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
-from conformance.target.request import apply_mutation
 
 if TYPE_CHECKING:
     from conformance.runners.context import RunContext

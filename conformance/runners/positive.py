@@ -11,11 +11,11 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
+from conformance.bankside.request import apply_mutation
 from conformance.checks import ConformanceFailure, check_json_content_type, json_document
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
-from conformance.target.request import apply_mutation
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange

@@ -14,17 +14,17 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from conformance.bankside.request import NO_BODY
 from conformance.checks import ConformanceFailure, NotApplicable, check_not_server_error
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
-from conformance.target.request import NO_BODY
 
 if TYPE_CHECKING:
+    from conformance.bankside.request import OperationRequest
     from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
-    from conformance.target.request import OperationRequest
 
 __all__ = ["CASES", "run"]
 

@@ -24,6 +24,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import OperationRequest, apply_mutation
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -34,7 +35,6 @@ from conformance.checks import (
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
-from conformance.target.request import OperationRequest, apply_mutation
 
 if TYPE_CHECKING:
     from conformance.runners.context import RunContext

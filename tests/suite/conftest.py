@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
+from conformance.bankside.client import TargetClient
+from conformance.bankside.sca import ReferenceSca
+from conformance.bankside.setup_data import DataFactory
 from conformance.contract import Contract, load_contract
 from conformance.generate import generate_scenarios
 from conformance.profile import TargetProfile
 from conformance.runners import RunContext
 from conformance.scenario import Scenario
-from conformance.target.client import TargetClient
-from conformance.target.sca import ReferenceSca
-from conformance.target.setup_data import DataFactory
 from reference_server.app import Application
 from reference_server.transport.http import RunningServer, start
 

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
+from conformance.bankside.client import TargetClient
+from conformance.bankside.sca import ReferenceSca
+from conformance.bankside.setup_data import DataFactory
 from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
 from conformance.profile import TargetProfile, load_profile
 from conformance.runners import RunContext, run_scenario
 from conformance.runners.base_requests import base_request
 from conformance.scenario import Scenario
-from conformance.target.client import TargetClient
-from conformance.target.sca import ReferenceSca
-from conformance.target.setup_data import DataFactory
 from reference_server.app import Application
 from reference_server.model.bank_style import BankStyle, style_of
 from reference_server.transport.http import RunningServer, start

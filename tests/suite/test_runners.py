@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 import pytest
 
+from conformance.bankside.request import OperationRequest, Psu, apply_mutation
 from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
 from conformance.exchange import Exchange
@@ -24,7 +25,6 @@ from conformance.runners.rule import RULE_CHECKS
 from conformance.runners.version import EFFECTS
 from conformance.scenario import KINDS, Expectation, Mutation, Scenario, scenario_seed
 from conformance.signing import default_ca, generate_ca
-from conformance.target.request import OperationRequest, Psu, apply_mutation
 
 ONE_OF_EACH_KIND = (
     "E12-valid-request-accepted",  # positive

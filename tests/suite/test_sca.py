@@ -12,11 +12,11 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from conformance.bankside.client import TargetClient
+from conformance.bankside.sca import CommandSca, ManualSca, ReferenceSca, ScaError, sca_step_for
 from conformance.checks import NotApplicable
 from conformance.profile import ScaSettings, TargetProfile
 from conformance.runners.context import RunContext
-from conformance.target.client import TargetClient
-from conformance.target.sca import CommandSca, ManualSca, ReferenceSca, ScaError, sca_step_for
 
 REDIRECT = "https://tpp.invalid/conformance/redirect"
 

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
+from conformance.bankside.client import TargetClient
+from conformance.bankside.sca import DecoupledSca, ScaOutcome, sca_step_for
+from conformance.bankside.setup_data import DataFactory
 from conformance.checks import ConformanceFailure, NotApplicable, SetUpFailure
 from conformance.contract import Contract
 from conformance.profile import ScaSettings, TargetProfile, load_profile
 from conformance.runners import RunContext, run_scenario
 from conformance.scenario import Scenario
 from conformance.signing import default_ca, generate_tpp_identity, write_identity
-from conformance.target.client import TargetClient
-from conformance.target.sca import DecoupledSca, ScaOutcome, sca_step_for
-from conformance.target.setup_data import DataFactory
 from reference_server.app import Application, Throttle
 from reference_server.model import sandbox_data
 from reference_server.model.bank_style import BankStyle, contract_route, style_of

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from conformance.bankside.request import OperationRequest
+from conformance.bankside.sca import sca_link
 from conformance.checks import (
     check_equal,
     check_response_schema,
@@ -27,14 +29,12 @@ from conformance.runners.flow.transactions import (
     dated_account_transactions,
 )
 from conformance.runners.verdict import judge_expectation
-from conformance.target.request import OperationRequest
-from conformance.target.sca import sca_link
 
 if TYPE_CHECKING:
+    from conformance.bankside.setup_data import Consent, Engagement
     from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
-    from conformance.target.setup_data import Consent, Engagement
 
 
 def _engaged_consent(

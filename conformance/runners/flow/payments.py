@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import OperationRequest
 from conformance.checks import (
     NotApplicable,
     check_equal,
@@ -31,13 +32,12 @@ from conformance.runners.flow.steps import (
     start_authorisation,
 )
 from conformance.runners.verdict import judge_expectation
-from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
+    from conformance.bankside.setup_data import Payment
     from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
-    from conformance.target.setup_data import Payment
 
 
 def _product(scenario: Scenario) -> str:

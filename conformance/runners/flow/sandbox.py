@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import OperationRequest
 from conformance.checks import (
     NotApplicable,
     check_equal,
 )
 from conformance.generate import factories
 from conformance.runners.flow.steps import fail, response_document, send_step
-from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange

@@ -7,6 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import OperationRequest
+from conformance.bankside.sca import (
+    ScaError,
+    ScaRedirectBroken,
+    require_sca_link,
+    sca_blocked,
+    sca_failure,
+)
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -15,21 +23,13 @@ from conformance.checks import (
 )
 from conformance.runners.verdict import judge_expectation
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
-from conformance.target.request import OperationRequest
-from conformance.target.sca import (
-    ScaError,
-    ScaRedirectBroken,
-    require_sca_link,
-    sca_blocked,
-    sca_failure,
-)
 
 if TYPE_CHECKING:
+    from conformance.bankside.request import Psu
+    from conformance.bankside.setup_data import Payment
     from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
-    from conformance.target.request import Psu
-    from conformance.target.setup_data import Payment
 
 
 Flow = Callable[["Scenario", "RunContext", int], None]

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import OperationRequest
 from conformance.checks import (
     NotApplicable,
     check_equal,
@@ -23,13 +24,12 @@ from conformance.runners.flow.steps import (
     run_batch,
     send_step,
 )
-from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
+    from conformance.bankside.setup_data import Account, CardAccount
     from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
-    from conformance.target.setup_data import Account, CardAccount
 
 
 def dated_account_transactions(

@@ -8,19 +8,19 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import OperationRequest
 from conformance.checks import (
     NotApplicable,
 )
 from conformance.runners.base_requests import base_request
 from conformance.runners.verdict import judge, judge_expectation
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
-from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
+    from conformance.bankside.setup_data import Consent
     from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
-    from conformance.target.setup_data import Consent
 
 
 #: One signature for every rule check: the scenario, the run context, the scenario's seed.

@@ -9,6 +9,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import OperationRequest
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -22,7 +23,6 @@ from conformance.runners.rule.common import (
     send_expecting_success,
     set_at,
 )
-from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange

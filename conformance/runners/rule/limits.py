@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
+from conformance.bankside.request import OperationRequest
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -25,12 +26,11 @@ from conformance.runners.rule.common import (
     send_expecting_success,
 )
 from conformance.runners.verdict import judge
-from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
+    from conformance.bankside.setup_data import Consent
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
-    from conformance.target.setup_data import Consent
 
 
 #: Spec 8: calls of E8 without PSU-IP-Address per day.

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import OperationRequest
 from conformance.checks import (
     NotApplicable,
     check_json_body,
@@ -23,7 +24,6 @@ from conformance.runners.rule.common import (
     send_and_judge,
     send_expecting_success,
 )
-from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
     from conformance.runners.context import RunContext

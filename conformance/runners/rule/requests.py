@@ -7,16 +7,16 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import OperationRequest
 from conformance.checks import ConformanceFailure, NotApplicable, json_document
 from conformance.generate import factories
 from conformance.runners.rule.common import changed_body, rule_request, send_and_judge, set_at
-from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
+    from conformance.bankside.setup_data import Account
     from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
-    from conformance.target.setup_data import Account
 
 
 def check_foreign_debtor_transaction_rejected(

@@ -335,7 +335,7 @@ def preflight(profile: TargetProfile) -> float | None:
     is an error) breaks spec 7, and that is for the scenarios to judge, not the probe.
     """
     # on use, not at import: the pytest plugin imports this module in every pytest process
-    from conformance.target.client import TargetClient
+    from conformance.bankside.client import TargetClient
 
     with TargetClient.from_profile(profile) as client:
         client.check_reachable()

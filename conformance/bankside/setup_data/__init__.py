@@ -22,8 +22,8 @@ operation that refused it (a valid request must be accepted), titled as set-up.
 
 from __future__ import annotations
 
-from conformance.target.setup_data.payments import DataFactory
-from conformance.target.setup_data.records import (
+from conformance.bankside.setup_data.payments import DataFactory
+from conformance.bankside.setup_data.records import (
     NDCT_PRODUCT,
     PRODUCT_OF_OPERATION,
     Account,

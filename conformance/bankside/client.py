@@ -20,11 +20,11 @@ from urllib.parse import urlsplit
 import httpx
 
 from conformance import __version__
+from conformance.bankside.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, worker_share
+from conformance.bankside.tls import client_context
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
 from conformance.signing import SignatureAuth, TppIdentity, default_identity, load_identity
-from conformance.target.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, worker_share
-from conformance.target.tls import client_context
 
 if TYPE_CHECKING:
     from conformance.profile import TargetProfile

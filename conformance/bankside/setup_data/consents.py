@@ -6,18 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.request import Psu
+from conformance.bankside.sca import sca_link
+from conformance.bankside.setup_data.parties import PartySetUp
+from conformance.bankside.setup_data.records import (
+    Account,
+    Consent,
+)
 from conformance.checks import (
     NotApplicable,
     SetUpFailure,
 )
 from conformance.generate import factories
-from conformance.target.request import Psu
-from conformance.target.sca import sca_link
-from conformance.target.setup_data.parties import PartySetUp
-from conformance.target.setup_data.records import (
-    Account,
-    Consent,
-)
 
 if TYPE_CHECKING:
     pass

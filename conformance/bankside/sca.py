@@ -26,9 +26,9 @@ from conformance.checks import (
 from conformance.errors import ConformanceError
 
 if TYPE_CHECKING:
+    from conformance.bankside.client import TargetClient
     from conformance.exchange import Exchange
     from conformance.profile import ScaSettings, TargetProfile
-    from conformance.target.client import TargetClient
 
 __all__ = [
     "FINAL_SCA_STATUSES",

@@ -9,6 +9,14 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from conformance.bankside.request import NO_BODY, OperationRequest, Psu
+from conformance.bankside.sca import (
+    ScaError,
+    ScaRedirectBroken,
+    require_sca_link,
+    sca_blocked,
+    sca_failure,
+)
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -18,21 +26,13 @@ from conformance.checks import (
 )
 from conformance.profile.templates import apply_template
 from conformance.scenario import scenario_seed
-from conformance.target.request import NO_BODY, OperationRequest, Psu
-from conformance.target.sca import (
-    ScaError,
-    ScaRedirectBroken,
-    require_sca_link,
-    sca_blocked,
-    sca_failure,
-)
 
 if TYPE_CHECKING:
+    from conformance.bankside.client import TargetClient
+    from conformance.bankside.sca import ScaStep
     from conformance.contract import Contract
     from conformance.exchange import Exchange
     from conformance.profile import TargetProfile
-    from conformance.target.client import TargetClient
-    from conformance.target.sca import ScaStep
 
 
 #: What a shared set-up makes.

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
-from conformance.target.client import DEFAULT_AUTH
+from conformance.bankside.client import DEFAULT_AUTH
 
 if TYPE_CHECKING:
+    from conformance.bankside.client import TargetClient
     from conformance.contract import Contract, Operation
     from conformance.exchange import Exchange
     from conformance.profile import TargetProfile
     from conformance.scenario import Mutation
-    from conformance.target.client import TargetClient
 
 __all__ = [
     "NO_BODY",

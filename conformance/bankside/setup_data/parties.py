@@ -6,20 +6,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from conformance.checks import (
-    NotApplicable,
-)
-from conformance.contract.identifiers import bban_to_iban
-from conformance.generate import factories
-from conformance.target.request import Psu
-from conformance.target.setup_data.base import SetUpBase
-from conformance.target.setup_data.records import (
+from conformance.bankside.request import Psu
+from conformance.bankside.setup_data.base import SetUpBase
+from conformance.bankside.setup_data.records import (
     Account,
     CardAccount,
     Customer,
     CustomerType,
     Engagement,
 )
+from conformance.checks import (
+    NotApplicable,
+)
+from conformance.contract.identifiers import bban_to_iban
+from conformance.generate import factories
 
 if TYPE_CHECKING:
     from conformance.profile import PrivatePsu

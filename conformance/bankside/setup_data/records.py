@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from conformance.bankside.request import Psu
 from conformance.profile import PAYMENT_SERVICE, PERIODIC_SERVICE
-from conformance.target.request import Psu
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange

@@ -7,20 +7,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from conformance.checks import (
-    NotApplicable,
-    SetUpFailure,
-)
-from conformance.generate import factories
-from conformance.target.request import Psu
-from conformance.target.sca import sca_link
-from conformance.target.setup_data.consents import ConsentSetUp
-from conformance.target.setup_data.records import (
+from conformance.bankside.request import Psu
+from conformance.bankside.sca import sca_link
+from conformance.bankside.setup_data.consents import ConsentSetUp
+from conformance.bankside.setup_data.records import (
     PRODUCT_OF_OPERATION,
     Account,
     Basket,
     Payment,
 )
+from conformance.checks import (
+    NotApplicable,
+    SetUpFailure,
+)
+from conformance.generate import factories
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
