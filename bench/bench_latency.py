@@ -29,13 +29,13 @@ from pathlib import Path
 
 from bench.bench_suite import Verdicts
 from bench.latency_proxy import latency_proxy
-from conformance.bankside.session import (
-    DEFAULT_SEED,
+from conformance.bankside.bundled import (
     bundled_reference_server,
     trust_anchor_arguments,
     write_run_identity,
 )
 from conformance.profile import REFERENCE_PROFILE
+from conformance.scenario import DEFAULT_SEED
 
 GOAL = 1.3
 """The run 25 ms away may take at most this multiple of the loopback run (a goal, not a gate)."""

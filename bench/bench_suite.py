@@ -11,8 +11,8 @@ reference server:
   exit (interpreter start, imports, preflight, collection, xdist workers, every scenario,
   reports written to a temporary directory). The server is the one ``conformance run``
   starts for itself (``python -m reference_server --port 0 --trust CA ...``, started here with
-  the same launcher, :func:`conformance.bankside.session.bundled_reference_server`, and the
-  same fresh run CAs, :func:`~conformance.bankside.session.write_run_identity`), handed to the
+  the same launcher, :func:`conformance.bankside.bundled.bundled_reference_server`, and the
+  same fresh run CAs, :func:`~conformance.bankside.bundled.write_run_identity`), handed to the
   run by ``--target`` so that its log can be read: the number of requests the run sent is the
   number of request lines the server logged (one per request: SCA page GET/POSTs, ``/_control``
   calls and the preflight probes included). The verdicts are the same as a bundled run's: the
@@ -61,14 +61,14 @@ from pathlib import Path
 from bench.load import gate, process_cpu_seconds
 from bench.replay import ReplayPool, ReplayRequest
 from bench.suite_recorder import ENV_DIRECTORY
-from conformance.bankside.session import (
-    DEFAULT_SEED,
+from conformance.bankside.bundled import (
     BundledIdentity,
     bundled_reference_server,
     trust_anchor_arguments,
     write_run_identity,
 )
 from conformance.profile import REFERENCE_PROFILE
+from conformance.scenario import DEFAULT_SEED
 
 BUDGET = 1.5
 """The suite may take at most this multiple of its request floor's wall time."""
@@ -283,7 +283,7 @@ def suite_command(
     """``conformance run`` against ``url`` as a user aims it at a server they started: the
     reference profile, the run identity, its CAs as the trust anchors (the pytest options that
     ``conformance run`` gives a bundled run,
-    :func:`~conformance.bankside.session.trust_anchor_arguments`), and the recorder
+    :func:`~conformance.bankside.bundled.trust_anchor_arguments`), and the recorder
     plugin (:mod:`bench.suite_recorder`)."""
     return [
         sys.executable,

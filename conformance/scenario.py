@@ -1,18 +1,23 @@
 """What one conformance scenario is (a frozen value: the request, the requirement, the answer due),
-and the seed of its data.
+and the seeds of its data: the run's (``--seed``, :func:`run_seed`) and each scenario's
+(:func:`scenario_seed`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from conformance.errors import ConformanceError
 
 __all__ = [
     "ACTIONS",
     "BODY_SCHEMA_ERROR",
     "BODY_SCHEMA_RESPONSE",
+    "DEFAULT_SEED",
     "KINDS",
     "LEVELS",
     "SECURITY_RULES",
@@ -22,6 +27,8 @@ __all__ = [
     "Mutation",
     "Scenario",
     "freeze",
+    "parse_seed",
+    "run_seed",
     "scenario_seed",
     "thaw",
 ]
@@ -194,3 +201,49 @@ def scenario_seed(run_seed: int, scenario_id: str) -> int:
     """The seed of one scenario's data: stable across runs, machines and xdist workers."""
     digest = hashlib.sha256(f"{run_seed}:{scenario_id}".encode()).hexdigest()
     return int(digest[:8], 16)
+
+
+#: The default seed of a run against the bundled reference server (:func:`run_seed`): the date
+#: of the spec release the suite checks (1.22.0, 2026-01-29), so that two bundled runs of the same
+#: suite send the same data unless asked otherwise.
+DEFAULT_SEED = 20260129
+
+
+def parse_seed(text: str | int | None) -> int:
+    """``None`` → :data:`DEFAULT_SEED`; ``"random"`` → a fresh one; else a whole number ≥ 0.
+
+    A random seed is drawn once, in the process that starts the run, and handed to every xdist
+    worker: the data of one run is reproducible from the seed the header and reports print.
+    """
+    if text is None:
+        return DEFAULT_SEED
+    if isinstance(text, int):
+        value = text
+    elif text.strip().lower() == "random":
+        return secrets.randbelow(2**31)
+    else:
+        try:
+            value = int(text.strip(), 10)
+        except ValueError:
+            raise ConformanceError(
+                f"--seed must be a whole number or 'random', not {text!r}"
+            ) from None
+    if value < 0:
+        raise ConformanceError(f"--seed must not be negative, not {value}")
+    return value
+
+
+def run_seed(text: str | int | None, *, bundled: bool) -> int:
+    """The seed of a run: ``--seed`` when given (:func:`parse_seed`); else :data:`DEFAULT_SEED`
+    for the bundled reference server, which starts empty on every run, and a random one for any
+    other target.
+
+    A target keeps what a run created (customers, accounts, payments), and the same seed creates
+    the same things again, which the target rightly refuses (the account number exists, the
+    payment is a logical duplicate): a second run with the first one's seed would fail in its
+    set-up. The seed is printed either way; it reproduces a run's data on a target that does not
+    hold that data yet (a fresh sandbox, or one reset by its data fill).
+    """
+    if text is None:
+        return DEFAULT_SEED if bundled else parse_seed("random")
+    return parse_seed(text)

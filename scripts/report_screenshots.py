@@ -61,8 +61,8 @@ class _Site:
 
 def _sca_page() -> None:
     """A sandbox customer's payment, its authorisation started, and the page it redirects to."""
+    from conformance.bankside.bundled import bundled_reference_server
     from conformance.bankside.client import TargetClient
-    from conformance.bankside.session import bundled_reference_server
     from conformance.commands.export_examples import example_directory
     from conformance.profile import profile_from_options
 

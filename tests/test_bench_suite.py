@@ -33,7 +33,7 @@ from bench.bench_suite import (
 )
 from bench.replay import ReplayRequest, split
 from bench.suite_recorder import KEPT_HEADERS_EXCLUDED, exchange_record
-from conformance.bankside.session import BundledIdentity, trust_anchor_arguments
+from conformance.bankside.bundled import BundledIdentity, trust_anchor_arguments
 from conformance.exchange import Exchange
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.bankside.session import bundled_reference_server
+from conformance.bankside.bundled import bundled_reference_server
 from conformance.profile import ENV_PREFIX, load_profile
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,10 +21,11 @@ import httpx
 import pytest
 
 from conformance import plugin
-from conformance.bankside.session import DEFAULT_SEED, PreflightDone
+from conformance.bankside.preflight import PreflightDone
 from conformance.contract import load_contract
 from conformance.contract.identifiers import generate_national_id
 from conformance.generate import generate_scenarios
+from conformance.scenario import DEFAULT_SEED
 from conformance.suite import SUITE_DIR
 
 pytest_plugins = ["pytester"]

@@ -18,17 +18,13 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance.bankside import session
-from conformance.bankside.session import (
-    DEFAULT_SEED,
-    bundled_reference_server,
-    parse_seed,
-    write_run_identity,
-)
+from conformance.bankside.bundled import bundled_reference_server, write_run_identity
+from conformance.bankside.preflight import PreflightDone
 from conformance.commands import run as run_command
 from conformance.commands.run import pytest_arguments
 from conformance.errors import ConformanceError, ProfileError, TargetError
 from conformance.report import writable_reports
+from conformance.scenario import DEFAULT_SEED, parse_seed, run_seed
 from conformance.signing import load_ca
 from conformance.suite import SUITE_DIR
 
@@ -135,10 +131,10 @@ def test_the_run_identity_has_a_second_ca_named_outside_ascii(tmp_path: Path) ->
 
 
 def test_the_seed_of_a_run_is_fixed_for_the_bundled_server_and_random_for_a_target() -> None:
-    assert session.run_seed(None, bundled=True) == DEFAULT_SEED
-    drawn = {session.run_seed(None, bundled=False) for _ in range(5)}
+    assert run_seed(None, bundled=True) == DEFAULT_SEED
+    drawn = {run_seed(None, bundled=False) for _ in range(5)}
     assert len(drawn) > 1
-    assert session.run_seed("42", bundled=False) == session.run_seed(42, bundled=True) == 42
+    assert run_seed("42", bundled=False) == run_seed(42, bundled=True) == 42
 
 
 def test_the_seed() -> None:
@@ -207,9 +203,7 @@ def test_the_exit_code_is_pytests(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert seen["args"][seen["args"].index("--target") + 1] == "https://bank.example"
     # The target was preflighted here: the plugin is told so, for exactly these options.
     assert seen["plugins"] == [
-        session.PreflightDone.naming(
-            target="https://bank.example", profile=None, cert=None, key=None
-        )
+        PreflightDone.naming(target="https://bank.example", profile=None, cert=None, key=None)
     ]
 
 

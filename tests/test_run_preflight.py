@@ -1,4 +1,4 @@
-"""The probe before a run (``conformance.bankside.session.preflight``): a target whose error answers
+"""The probe before a run (``conformance.bankside.preflight``): a target whose error answers
 alone are not JSON is judged by the scenarios (spec 7), while a base URL that answers no JSON at
 all is refused in one line."""
 
@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from conformance.bankside.session import preflight
+from conformance.bankside.preflight import preflight
 from conformance.errors import TargetError
 from conformance.profile import TargetProfile
 

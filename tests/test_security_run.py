@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.bankside.session import bundled_reference_server
+from conformance.bankside.bundled import bundled_reference_server
 
 SELECTION = "other-tpp or other-psu"
 

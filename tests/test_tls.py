@@ -16,8 +16,8 @@ import pytest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from conformance.bankside.bundled import BundledTls, write_tls_identity
 from conformance.bankside.client import TargetClient
-from conformance.bankside.session import BundledTls, write_tls_identity
 from conformance.bankside.tls import client_context
 from conformance.errors import CertificateError, ProfileError, TargetError
 from conformance.profile import load_profile, profile_from_options

@@ -15,22 +15,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from conformance.bankside.concurrency import choose_workers
-from conformance.bankside.session import (
-    DEFAULT_SEED,
+from conformance.bankside.bundled import (
     BundledIdentity,
     BundledTls,
-    PreflightDone,
     bundled_reference_server,
-    preflight,
-    run_seed,
     trust_anchor_arguments,
     write_run_identity,
     write_tls_identity,
 )
+from conformance.bankside.concurrency import choose_workers
+from conformance.bankside.preflight import PreflightDone, preflight
 from conformance.commands import COMMANDS
 from conformance.errors import ConformanceError
 from conformance.report import writable_reports
+from conformance.scenario import DEFAULT_SEED, run_seed
 from conformance.suite import SUITE_DIR
 
 __all__ = ["add_arguments", "add_tls_arguments", "pytest_arguments", "register", "run"]

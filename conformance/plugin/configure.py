@@ -9,11 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conformance.bankside.session import (
-    PreflightDone,
-    preflight,
-    run_seed,
-)
+from conformance.bankside.preflight import PreflightDone, preflight
 from conformance.errors import ConformanceError
 from conformance.plugin.collection import SCENARIO_MARKER, generated_scenarios, register_markers
 from conformance.plugin.options import (
@@ -31,7 +27,7 @@ from conformance.plugin.options import (
 from conformance.report.collector import ComplianceCollector
 from conformance.report.compliance import profile_summary
 from conformance.report.masking import configure_masking, policy_for
-from conformance.scenario import KINDS, LEVELS
+from conformance.scenario import KINDS, LEVELS, run_seed
 from conformance.suite import SUITE_DIR
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from conformance.bankside.session import (
+from conformance.bankside.bundled import (
     BundledIdentity,
     bundled_reference_server,
     write_run_identity,

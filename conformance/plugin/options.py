@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from conformance.bankside.session import DEFAULT_SEED, TARGET_OPTIONS
+from conformance.bankside.preflight import TARGET_OPTIONS
 from conformance.errors import ConformanceError
 from conformance.report.collector import ComplianceCollector
+from conformance.scenario import DEFAULT_SEED
 from conformance.suite import SUITE_DIR
 
 if TYPE_CHECKING:

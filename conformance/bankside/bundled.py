@@ -1,5 +1,12 @@
-"""The run session that ``conformance run`` and the pytest plugin share: the run seed, the
-bundled reference server, the run's generated identity and the probe of a target before a run."""
+"""The bundled reference server of a run and the identities it is started with.
+
+:func:`bundled_reference_server` starts ``python -m reference_server`` for one run and yields its
+URL; :func:`write_run_identity` writes the run's CAs and TPP identity (and
+:func:`write_tls_identity` the mutual-TLS pair of ``conformance run --tls``) the server is told
+to trust; :func:`trust_anchor_arguments` gives the plugin the same CAs. ``conformance run``, the
+pytest plugin and the benchmarks share them, so neither the plugin nor the ``run`` command
+imports the other.
+"""
 
 from __future__ import annotations
 
@@ -7,41 +14,26 @@ import contextlib
 import os
 import queue
 import re
-import secrets
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
-from conformance.errors import ConformanceError, TargetError
-
-if TYPE_CHECKING:
-    from conformance.profile import TargetProfile
+from conformance.errors import ConformanceError
 
 __all__ = [
-    "DEFAULT_SEED",
-    "TARGET_OPTIONS",
     "UTF8_CA_NAME",
     "BundledIdentity",
     "BundledTls",
-    "PreflightDone",
     "bundled_reference_server",
-    "parse_seed",
-    "preflight",
-    "run_seed",
     "trust_anchor_arguments",
     "write_run_identity",
     "write_tls_identity",
 ]
 
-
-#: The default seed of a run against the bundled reference server (:func:`run_seed`): the date
-#: of the spec release the suite checks (1.22.0, 2026-01-29), so that two bundled runs of the same
-#: suite send the same data unless asked otherwise.
-DEFAULT_SEED = 20260129
 
 #: How long the bundled server may take to print where it listens (it loads the contract).
 _SERVER_START_TIMEOUT = 60.0
@@ -54,49 +46,6 @@ _LISTENING = re.compile(r"reference server listening on (https?://\S+)")
 
 #: The name of the run's second CA: not ASCII, for the RFC 2047 scenario (spec 5 item 3).
 UTF8_CA_NAME = "Conformance Test CA Ærø"
-
-#: Operations whose GET has no path parameter: the probe asks one of them for a JSON answer.
-_PROBE_OPERATIONS = ("AL", "E9")
-
-
-def parse_seed(text: str | int | None) -> int:
-    """``None`` → :data:`DEFAULT_SEED`; ``"random"`` → a fresh one; else a whole number ≥ 0.
-
-    A random seed is drawn once, in the process that starts the run, and handed to every xdist
-    worker: the data of one run is reproducible from the seed the header and reports print.
-    """
-    if text is None:
-        return DEFAULT_SEED
-    if isinstance(text, int):
-        value = text
-    elif text.strip().lower() == "random":
-        return secrets.randbelow(2**31)
-    else:
-        try:
-            value = int(text.strip(), 10)
-        except ValueError:
-            raise ConformanceError(
-                f"--seed must be a whole number or 'random', not {text!r}"
-            ) from None
-    if value < 0:
-        raise ConformanceError(f"--seed must not be negative, not {value}")
-    return value
-
-
-def run_seed(text: str | int | None, *, bundled: bool) -> int:
-    """The seed of a run: ``--seed`` when given (:func:`parse_seed`); else :data:`DEFAULT_SEED`
-    for the bundled reference server, which starts empty on every run, and a random one for any
-    other target.
-
-    A target keeps what a run created (customers, accounts, payments), and the same seed creates
-    the same things again, which the target rightly refuses (the account number exists, the
-    payment is a logical duplicate): a second run with the first one's seed would fail in its
-    set-up. The seed is printed either way; it reproduces a run's data on a target that does not
-    hold that data yet (a fresh sandbox, or one reset by its data fill).
-    """
-    if text is None:
-        return DEFAULT_SEED if bundled else parse_seed("random")
-    return parse_seed(text)
 
 
 def _read_lines(stream: IO[str], lines: queue.Queue[str | None]) -> None:
@@ -319,69 +268,6 @@ class BundledIdentity:
     def trusted(self) -> tuple[Path, Path]:
         """The CA certificates the bundled server is told to trust (``--trust`` each)."""
         return self.ca_certificate, self.utf8_ca_certificate
-
-
-def preflight(profile: TargetProfile) -> float | None:
-    """Fail fast on what would make every scenario fail: certificate, connection, non-JSON; the
-    fastest answer's seconds (the round trip to the target, for the run's concurrency), or None
-    when no probe was answered.
-
-    Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
-    the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), then
-    sends a signed GET of each supported operation without path parameters (the account list,
-    the sandbox customer list) until one answers JSON: every answer of the interface is JSON
-    (spec 7), so when none does the base URL points at something else. One JSON answer is
-    enough: a target whose error answers alone are not JSON (the account list without a consent
-    is an error) breaks spec 7, and that is for the scenarios to judge, not the probe.
-    """
-    # on use, not at import: the pytest plugin imports this module in every pytest process
-    from conformance.bankside.client import TargetClient
-
-    with TargetClient.from_profile(profile) as client:
-        client.check_reachable()
-        first_error: TargetError | None = None
-        for probe in (op for op in _PROBE_OPERATIONS if profile.supports(op)):
-            exchange = client.get(profile.render_path(probe))
-            if not exchange.response_body:
-                return exchange.elapsed
-            try:
-                exchange.json()
-            except TargetError as error:
-                first_error = first_error or error
-            else:  # on the connection check_reachable opened: a round trip, no handshake
-                return exchange.elapsed
-        if first_error is not None:
-            raise TargetError(
-                f"{first_error.message}; is {profile.base_url} the base URL of the interface "
-                "(the part before /v1)?"
-            )
-    return None
-
-
-#: The options that name a target and how to reach it (keywords of ``profile_from_options``).
-TARGET_OPTIONS = ("target", "profile", "cert", "key", "tls_cert", "tls_key", "tls_ca")
-
-
-@dataclass(frozen=True)
-class PreflightDone:
-    """Handed to the in-process pytest run by :func:`run`: the target these options name has
-    just passed :func:`preflight`, so the plugin's own check at session start (for plain
-    ``pytest --target``) is not repeated (a second profile load and four more probes, ~0.1-0.2 s
-    on the way to the first scenario). The plugin skips it only when its options
-    (:data:`TARGET_OPTIONS`) are these."""
-
-    options: tuple[tuple[str, str | None], ...]
-
-    @classmethod
-    def naming(cls, **options: str | None) -> PreflightDone:
-        """For the given options; the others of :data:`TARGET_OPTIONS` are None."""
-        unknown = set(options) - set(TARGET_OPTIONS)
-        if unknown:
-            raise TypeError(f"not a target option: {', '.join(sorted(unknown))}")
-        return cls(tuple((name, options.get(name)) for name in TARGET_OPTIONS))
-
-    def covers(self, options: Mapping[str, str | None]) -> bool:
-        return dict(self.options) == {name: options.get(name) for name in TARGET_OPTIONS}
 
 
 def trust_anchor_arguments(identity: BundledIdentity) -> list[str]:
