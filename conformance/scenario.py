@@ -33,7 +33,8 @@ __all__ = [
     "thaw",
 ]
 
-#: Runner names, one per scenario family (SUITE_DESIGN.md).
+#: The scenario kinds: each is a generation module of ``generate`` and a runner of ``runners``
+#: of the same name.
 KINDS = ("positive", "constraint", "header", "auth", "rule", "flow", "version", "robustness")
 #: The rules of the security group (README "Security"): what a bank's security review asks and
 #: the spec does not state, graded should.

@@ -104,7 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="should-level failures fail the run too (DESIGN.md, Verdicts)",
+        help="should-level failures fail the run too (they are reported either way)",
     )
     parser.add_argument(
         "--reports",

@@ -31,7 +31,7 @@ __all__ = [
     "reproduce_commands",
 ]
 
-#: Allure severity of each level (DESIGN.md: severity from the rule's level).
+#: Allure severity of each level: a must requirement's scenario is critical, a should one normal.
 SEVERITY = {"must": "critical", "should": "normal"}
 
 

@@ -24,8 +24,9 @@ class RunContext:
     """What a runner needs, built once per worker; ``exchanges`` is cleared per scenario.
 
     ``seed`` is the run seed (printed by the plugin); a scenario's own data is seeded from
-    :func:`scenario_seed`. ``strict`` makes ``should`` failures count (DESIGN.md, Verdicts);
-    runners check ``should`` requirements either way and leave the verdict's weight to the plugin.
+    :func:`scenario_seed`. ``strict`` makes ``should`` failures count (``--strict``: a should
+    finding fails the run as a must failure does); runners check ``should`` requirements either
+    way and leave the verdict's weight to the plugin.
 
     ``trust_anchor`` is the CA the target is known to trust *exclusively* for signing
     certificates, with its key (the run started the reference server with ``--trust`` for it, or

@@ -1,4 +1,4 @@
-"""The stored document of a record, derived from its dataclass fields (DESIGN.md "server state").
+"""The stored document of a record, derived from its dataclass fields.
 
 Every record used to spell out a ``to_doc`` mapping each snake_case field to a camelCase key and
 a ``from_doc`` doing the reverse; :class:`DocRecord` derives both from ``dataclasses.fields``, so

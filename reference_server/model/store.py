@@ -1,4 +1,4 @@
-"""Server state in SQLite (DESIGN.md "server state"): one table of typed records.
+"""Server state in SQLite: one table of typed records.
 
 In memory by default; with ``--data PATH`` a file in WAL mode with ``synchronous=FULL``, so that a
 write the server answered 201 for has reached the disk before the answer leaves (every write

@@ -1,7 +1,7 @@
 """The socket side of the server, in one place: read a request, write a response.
 
 ``http.server`` is built for browsers; an interface server needs different defaults, set here:
-HTTP/1.1 keep-alive with ``Content-Length`` on every answer, Nagle off (DESIGN.md: without it every
+HTTP/1.1 keep-alive with ``Content-Length`` on every answer, Nagle off (without it every
 keep-alive answer waits ~40 ms on the delayed ACK), a read timeout so a slow client cannot hold a
 thread, a body limit read no further than the limit, JSON error bodies (spec 7) even for the
 errors ``http.server`` raises itself (bad request line, oversized headers, unknown method), one log
