@@ -32,7 +32,8 @@ TargetDescription = Callable[[], tuple[str, Mapping[str, Any]]]
 
 
 class ComplianceCollector:
-    """Keeps one verdict per scenario test; writes ``compliance.json``/``.md`` at session end."""
+    """Keeps one verdict per scenario test; writes ``compliance.json``, ``.md`` and ``.html`` at
+    session end."""
 
     def __init__(
         self, *, reports: Path, seed: int, strict: bool, describe_target: TargetDescription
