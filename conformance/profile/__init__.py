@@ -482,6 +482,7 @@ def load_profile(path: str | os.PathLike[str]) -> TargetProfile:
     templates = read_templates(
         setup,
         None if folder is None else (source.parent / Path(folder).expanduser()).resolve(),
+        known_ops,
     )
     setup.finish()
 

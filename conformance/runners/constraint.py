@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from conformance.runners.base_requests import base_request
+from conformance.runners.operations import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 from conformance.target.request import apply_mutation

@@ -12,7 +12,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from conformance.checks import ConformanceFailure, check_json_content_type, json_document
-from conformance.runners.base_requests import base_request
+from conformance.runners.operations import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 from conformance.target.request import apply_mutation

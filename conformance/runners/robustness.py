@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from conformance.checks import ConformanceFailure, NotApplicable, check_not_server_error
-from conformance.runners.base_requests import base_request
+from conformance.runners.operations import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 from conformance.target.request import NO_BODY

@@ -16,7 +16,7 @@ from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
 from conformance.profile import TargetProfile, load_profile
 from conformance.runners import RunContext, run_scenario
-from conformance.runners.base_requests import base_request
+from conformance.runners.operations import base_request
 from conformance.scenario import Scenario
 from conformance.target.client import TargetClient
 from conformance.target.sca import ReferenceSca

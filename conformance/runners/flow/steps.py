@@ -13,6 +13,7 @@ from conformance.checks import (
     check_json_body,
     json_document,
 )
+from conformance.runners.operations.payments import payment_request
 from conformance.runners.verdict import judge_expectation
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 from conformance.target.request import OperationRequest
@@ -63,15 +64,6 @@ def send_step(scenario: Scenario, ctx: RunContext, request: OperationRequest) ->
 
 def response_document(exchange: Exchange) -> Any:
     return check_json_body(exchange)
-
-
-def payment_request(ctx: RunContext, op_id: str, payment: Payment) -> OperationRequest:
-    return OperationRequest.build(
-        ctx,
-        op_id,
-        psu=payment.psu,
-        path_values=payment.path_values,
-    )
 
 
 def payment_status(scenario: Scenario, ctx: RunContext, payment: Payment) -> tuple[str, Exchange]:

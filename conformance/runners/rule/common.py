@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.checks import (
     NotApplicable,
 )
-from conformance.runners.base_requests import base_request
+from conformance.runners.operations import base_request
 from conformance.runners.verdict import judge, judge_expectation
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 from conformance.target.request import OperationRequest

@@ -15,6 +15,7 @@ from conformance.checks import (
     check_json_body,
     check_max_length,
 )
+from conformance.runners.operations.accounts import account_list_request
 from conformance.runners.rule.common import (
     changed_body,
     rule_request,
@@ -22,7 +23,6 @@ from conformance.runners.rule.common import (
     send_expecting_success,
     set_at,
 )
-from conformance.target.request import OperationRequest
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
@@ -206,9 +206,7 @@ def check_account_name_length(scenario: Scenario, ctx: RunContext, seed: int) ->
         lambda: ctx.data.new_account(ctx.data.seed_for("long-name"), account_name=LONG_NAME),
     )
     consent = ctx.data.shared("long-name-consent", lambda: ctx.data.new_consent(ctx.seed, account))
-    request = OperationRequest.build(
-        ctx, "AL", psu=consent.psu, headers={"Consent-ID": consent.consent_id}
-    )
+    request = account_list_request(ctx, consent.psu, consent.consent_id)
     longer = scenario.rule.endswith("longer-name-70")
     if longer:
         request = request.with_header("x-accept-fix", "longer-name")
