@@ -4,10 +4,11 @@ file each (``schemas/examples/<op id>.json``), to start from with ``conformance 
 Each file holds the operation, its spec part, method and path, the headers spec 4.2 requires of it
 (the signer adds Digest, Signature and TPP-Signature-Certificate, spec 5) and the example body of
 the operation's home (``conformance.runners.operations``, made by the suite's own factories), so
-it is valid against the operation's schema and cross-field rules (a test checks every file). Ids of resources that must exist first (a sandbox account, the payments
-of a basket) are placeholders in the path, or made-up UUIDs in the body: replace them with real
-ones. ``conformance call --example`` moves dates that have passed since the files were written a
-whole number of years ahead, so an example never goes stale.
+it is valid against the operation's schema and cross-field rules (a test checks every file). Ids
+of resources that must exist first (a sandbox account, the payments of a basket) are placeholders
+in the path, or made-up UUIDs in the body: replace them with real ones. ``conformance call
+--example`` moves dates that have passed since the files were written a whole number of years
+ahead, so an example never goes stale.
 """
 
 from __future__ import annotations

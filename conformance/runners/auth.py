@@ -302,12 +302,12 @@ OTHER_TPP_ORGANISATION = "PSDNO-FSA-987654321"
 def _other_tpp(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
     """The request for the first TPP's resource, signed by a second TPP with a valid certificate
     of its own from the same trusted CA (another organisation identifier)."""
-    profile = ctx.profile
-    if profile.second_certificate is not None:
-        variable = profile.second_key_password_env
+    second = ctx.profile.second_identity
+    if second.certificate is not None:
+        variable = second.password_env
         identity = _profile_second_tpp(
-            profile.second_certificate,
-            profile.second_key,
+            second.certificate,
+            second.key,
             os.environ.get(variable) if variable else None,
         )
     else:

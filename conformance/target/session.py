@@ -335,12 +335,15 @@ def preflight(profile: TargetProfile) -> float | None:
     is an error) breaks spec 7, and that is for the scenarios to judge, not the probe.
     """
     # on use, not at import: the pytest plugin imports this module in every pytest process
+    from conformance.contract import load_contract
     from conformance.target.client import TargetClient
 
+    operations = load_contract().operations
     with TargetClient.from_profile(profile) as client:
         client.check_reachable()
         first_error: TargetError | None = None
-        for probe in (op for op in _PROBE_OPERATIONS if profile.supports(op)):
+        probes = (operations[op] for op in _PROBE_OPERATIONS)
+        for probe in (op for op in probes if profile.supports(op)):
             exchange = client.get(profile.render_path(probe))
             if not exchange.response_body:
                 return exchange.elapsed

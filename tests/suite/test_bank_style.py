@@ -199,7 +199,7 @@ def test_the_banks_ncbct_product_identifier(
     assert b"norwegian-cross-border-credit-transfers" not in created.response_body
     status = context.client.get(
         context.profile.render_path(
-            "PS",
+            contract.operations["PS"],
             **{
                 "payment-product": "norwegian-cross-border-credit-transfers",
                 "payment-id": created.json()["paymentId"],

@@ -105,7 +105,7 @@ def authorise(scenario: Scenario, ctx: RunContext, payment: Payment, *, approve:
     if ctx.profile.sca.starts_at_creation and payment.sca_link and payment.created:
         complete_sca(ctx, payment.sca_link, payment.psu, approve=approve)
         return payment.created
-    reason = ctx.profile.unsupported_reason("PA")
+    reason = ctx.unsupported_reason("PA")
     if reason is not None:
         raise NotApplicable(f"the scenario authorises a payment with PA: {reason}")
     exchange, link = start_authorisation(scenario, ctx, payment_request(ctx, "PA", payment))
