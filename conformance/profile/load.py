@@ -74,6 +74,8 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
     psu_ip_address = psu.optional_str("ip_address")
     psu_user_agent = psu.optional_str("user_agent")
     psu.finish()
+    # Read in this order (keyword arguments are evaluated in order): a file with several
+    # mistakes names the same one first as before the loader was split.
     profile = TargetProfile(
         headers=_read_static_headers(top),
         query_names=_read_query(top, known_ops),
