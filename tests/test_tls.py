@@ -177,13 +177,13 @@ def test_the_profile_reads_the_tls_keys_and_flags_go_over_them(
         key=bundled.client_key,
         password_env=PASSWORD_ENV,
     )
-    assert profile.rate_limit == 20.0
+    assert profile.connection.rate_limit == 20.0
     merged = profile_from_options(
         profile=path, tls_cert=bundled.server_certificate, tls_ca=bundled.client_ca, environ={}
     )
-    assert merged.tls_certificate == bundled.server_certificate
-    assert merged.tls_key is None  # a certificate from the command line carries its own key
-    assert merged.ca_certificate == bundled.client_ca
+    assert merged.tls.certificate == bundled.server_certificate
+    assert merged.tls.key is None  # a certificate from the command line carries its own key
+    assert merged.tls.ca_certificate == bundled.client_ca
     with pytest.raises(ProfileError, match="--tls-key needs --tls-cert"):
         profile_from_options(profile=path, tls_key=bundled.client_key, environ={})
 

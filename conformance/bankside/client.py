@@ -250,13 +250,13 @@ class TargetClient:
             identity=identity,
             digest_algorithm=digest_algorithm,
             sign=sign,
-            timeout=profile.timeout,
-            connect_timeout=profile.connect_timeout,
+            timeout=profile.connection.timeout,
+            connect_timeout=profile.connection.connect_timeout,
             verify=client_context(profile.tls),
             transport=transport,
-            retry=RetryPolicy(profile.retry_attempts, profile.retry_max_wait),
-            proxy=profile.proxy,
-            pacer=Pacer(worker_share(profile.rate_limit, _worker_count())),
+            retry=RetryPolicy(profile.connection.retry_attempts, profile.connection.retry_max_wait),
+            proxy=profile.connection.proxy,
+            pacer=Pacer(worker_share(profile.connection.rate_limit, _worker_count())),
             static_headers=profile.static_headers(),
         )
         files = {"profile": profile.source}
@@ -264,9 +264,9 @@ class TargetClient:
             files.update(cert=profile.certificate, key=profile.key)
         files.update(
             {
-                "tls-cert": profile.tls_certificate,
-                "tls-key": profile.tls_key,
-                "tls-ca": profile.ca_certificate,
+                "tls-cert": profile.tls.certificate,
+                "tls-key": profile.tls.key,
+                "tls-ca": profile.tls.ca_certificate,
             }
         )
         client.replay_with = tuple((name, str(path)) for name, path in files.items() if path)

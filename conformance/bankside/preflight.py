@@ -34,11 +34,14 @@ def preflight(profile: TargetProfile) -> float | None:
     """
     # on use, not at import: the pytest plugin imports this module in every pytest process
     from conformance.bankside.client import TargetClient
+    from conformance.contract import load_contract
 
+    operations = load_contract().operations
     with TargetClient.from_profile(profile) as client:
         client.check_reachable()
         first_error: TargetError | None = None
-        for probe in (op for op in _PROBE_OPERATIONS if profile.supports(op)):
+        probes = (operations[op] for op in _PROBE_OPERATIONS)
+        for probe in (op for op in probes if profile.supports(op)):
             exchange = client.get(profile.render_path(probe))
             if not exchange.response_body:
                 return exchange.elapsed

@@ -266,7 +266,8 @@ def run(
             raise ConformanceError(
                 f"--timeout must be a positive number of seconds, not {args.timeout}"
             )
-        profile = dataclasses.replace(profile, timeout=args.timeout)
+        connection = dataclasses.replace(profile.connection, timeout=args.timeout)
+        profile = dataclasses.replace(profile, connection=connection)
     with TargetClient.from_profile(
         profile, digest_algorithm=args.digest.upper(), sign=not args.no_sign
     ) as client:

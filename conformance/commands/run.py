@@ -291,12 +291,12 @@ def run(args: argparse.Namespace) -> int:
             round_trip = preflight(profile)
             numprocesses = args.numprocesses
             if numprocesses is None and _has("xdist"):
-                numprocesses = choose_workers(round_trip, profile.rate_limit)
+                numprocesses = choose_workers(round_trip, profile.connection.rate_limit)
                 if numprocesses != "auto":
                     away = "" if round_trip is None else f"{round_trip * 1000:.0f} ms away, "
                     print(
                         f"conformance: {numprocesses} workers (the target is {away}"
-                        f"rate limit {profile.rate_limit or 'none'}; -n overrides)",
+                        f"rate limit {profile.connection.rate_limit or 'none'}; -n overrides)",
                         flush=True,
                     )
             pytest_args = pytest_arguments(

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 __all__ = [
     "SCA_APPROACHES",
@@ -23,19 +23,19 @@ __all__ = [
 ]
 
 #: How the SCA redirect of spec 5 item 6 is completed (see ``conformance.bankside.sca``).
-SCA_MODES: tuple[str, ...] = ("reference", "manual", "command")
 ScaMode = Literal["reference", "manual", "command"]
+SCA_MODES: tuple[ScaMode, ...] = get_args(ScaMode)
 #: Where a single payment's SCA starts: the authorisation operation (PA, which the spec only
 #: implies), or the payment creation's own answer (spec 5 item 6: "the 401 answer carries
 #: ``_links.scaRedirect``").
 #: ``psu-context``: the creation starts it when PSU-Context asks for single-SCA initiation
 #: (spec 4.2), so the suite sends PSU-Context on every payment it creates.
-SCA_STARTS: tuple[str, ...] = ("authorisation", "creation", "psu-context")
 ScaStart = Literal["authorisation", "creation", "psu-context"]
+SCA_STARTS: tuple[ScaStart, ...] = get_args(ScaStart)
 #: How the PSU authenticates: sent to ``scaRedirect`` (spec 5 item 6), or in the bank's app while
 #: the TPP polls ``scaStatus`` (decoupled, as BankID often is; not what spec 5 item 6 states).
-SCA_APPROACHES: tuple[str, ...] = ("redirect", "decoupled")
 ScaApproach = Literal["redirect", "decoupled"]
+SCA_APPROACHES: tuple[ScaApproach, ...] = get_args(ScaApproach)
 
 
 @dataclass(frozen=True)

@@ -18,28 +18,41 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.profile.toml_table import Table
 
-__all__ = ["SETUP_OPERATIONS", "apply_template", "read_templates"]
+if TYPE_CHECKING:
+    from conformance.contract import Operation
 
-#: The creations a run makes its data with: the sandbox operations that send a body.
-SETUP_OPERATIONS = frozenset({"SCU", "SA", "SCA", "SAG", "SDF", "E5", "E6", "E7", "E15"})
+__all__ = ["apply_template", "read_templates", "setup_operations"]
 
 
-def read_templates(table: Table, directory: Path | None) -> Mapping[str, Mapping[str, Any]]:
-    """The templates in ``directory`` (``[setup] templates``), one ``<op id>.json`` each."""
+def setup_operations(operations: Mapping[str, Operation]) -> frozenset[str]:
+    """The creations a run makes its data with: the contract's sandbox operations that write
+    (SCU, SA, SCA, SAG, SDF, E5, E6, E7, E15), read from the contract so that a new one needs
+    no list of its own."""
+    return frozenset(
+        op.id for op in operations.values() if op.family == "sandbox" and op.method != "GET"
+    )
+
+
+def read_templates(
+    table: Table, directory: Path | None, operations: Mapping[str, Operation]
+) -> Mapping[str, Mapping[str, Any]]:
+    """The templates in ``directory`` (``[setup] templates``), one ``<op id>.json`` each, every
+    one for a set-up operation of the contract ``operations``."""
     if directory is None:
         return MappingProxyType({})
     if not directory.is_dir():
         raise table.error("templates", f"names {directory}, which is not a folder")
+    allowed = setup_operations(operations)
     templates: dict[str, Mapping[str, Any]] = {}
     for path in sorted(directory.iterdir()):
         if path.suffix != ".json":
             continue
-        if path.stem not in SETUP_OPERATIONS:
-            known = ", ".join(sorted(SETUP_OPERATIONS))
+        if path.stem not in allowed:
+            known = ", ".join(sorted(allowed))
             raise table.error(
                 "templates", f"holds {path.name}: not a set-up operation (one of {known})"
             )

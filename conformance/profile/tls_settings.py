@@ -9,15 +9,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from conformance.errors import CertificateError
 
 __all__ = ["CA_TRUST_MODES", "CaTrust", "TlsSettings"]
 
 #: How ``ca_certificate`` is used: the only trust anchors, or added to the system's.
-CA_TRUST_MODES: tuple[str, ...] = ("replace", "add")
 CaTrust = Literal["replace", "add"]
+CA_TRUST_MODES: tuple[CaTrust, ...] = get_args(CaTrust)
 
 
 @dataclass(frozen=True)

@@ -143,11 +143,11 @@ _STATE = _Masking()
 def policy_for(profile: TargetProfile) -> MaskPolicy:
     """The profile's ``[mask]``: secrets masked unless it says otherwise or is the reference
     server's; account numbers and names only when it asks."""
-    secrets = profile.mask_secrets
+    secrets = profile.mask.secrets
     return MaskPolicy(
         secrets=(not profile.reference_server) if secrets is None else secrets,
-        accounts=profile.mask_accounts,
-        names=profile.mask_names,
+        accounts=profile.mask.accounts,
+        names=profile.mask.names,
         headers=profile.secret_headers,
     )
 

@@ -58,7 +58,8 @@ class RunContext:
         try:
             return self._unsupported[op_id]
         except KeyError:
-            reason = self._unsupported[op_id] = self.profile.unsupported_reason(op_id)
+            operation = self.contract.operations[op_id]
+            reason = self._unsupported[op_id] = self.profile.unsupported_reason(operation)
             return reason
 
 

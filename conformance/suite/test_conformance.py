@@ -33,7 +33,7 @@ def test_scenario(
     ctx = conformance_context
     operation = ctx.contract.operations.get(scenario.operation)
     allure_report.label_scenario(scenario, operation.name if operation is not None else "")
-    unsupported = ctx.profile.unsupported_reason(scenario.operation)
+    unsupported = ctx.profile.unsupported_reason(ctx.contract.operations[scenario.operation])
     if unsupported is not None:
         pytest.skip(NOT_APPLICABLE_PREFIX + unsupported)
     waived = ctx.profile.waiver_for(scenario.id)

@@ -190,7 +190,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         required_headers=profile.required_headers,
         product_ids=profile.product_ids,
         routes=tuple(_routes(profile)),
-        rate_limit=profile.rate_limit or 0.0,
+        rate_limit=profile.connection.rate_limit or 0.0,
         date_skew=profile.date_skew,
         existing=existing_data_of(profile),
         sca_at_creation=profile.sca.start == "creation",  # psu-context: the bundled way

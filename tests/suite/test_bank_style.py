@@ -19,7 +19,7 @@ from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
 from conformance.profile import TargetProfile, load_profile
 from conformance.runners import RunContext, run_scenario
-from conformance.runners.base_requests import base_request
+from conformance.runners.operations import base_request
 from conformance.scenario import Scenario
 from reference_server.app import Application
 from reference_server.model.bank_style import BankStyle, style_of
@@ -199,7 +199,7 @@ def test_the_banks_ncbct_product_identifier(
     assert b"norwegian-cross-border-credit-transfers" not in created.response_body
     status = context.client.get(
         context.profile.render_path(
-            "PS",
+            contract.operations["PS"],
             **{
                 "payment-product": "norwegian-cross-border-credit-transfers",
                 "payment-id": created.json()["paymentId"],

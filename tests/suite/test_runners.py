@@ -17,9 +17,9 @@ from conformance.exchange import Exchange
 from conformance.runners import RUNNERS, run_scenario
 from conformance.runners.auth import CASES as AUTH_CASES
 from conformance.runners.auth import SENT_TWICE as AUTH_SENT_TWICE
-from conformance.runners.base_requests import minimal_body
 from conformance.runners.context import RunContext
 from conformance.runners.flow import FLOWS
+from conformance.runners.operations.minimal import minimal_body
 from conformance.runners.robustness import CASES as ROBUSTNESS_CASES
 from conformance.runners.rule import RULE_CHECKS
 from conformance.runners.version import EFFECTS

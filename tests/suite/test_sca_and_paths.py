@@ -17,7 +17,7 @@ from conformance.bankside.sca import DecoupledSca, ScaOutcome, sca_step_for
 from conformance.bankside.setup_data import DataFactory
 from conformance.checks import ConformanceFailure, NotApplicable, SetUpFailure
 from conformance.contract import Contract
-from conformance.profile import ScaSettings, TargetProfile, load_profile
+from conformance.profile import ScaSettings, SecondIdentity, TargetProfile, load_profile
 from conformance.runners import RunContext, run_scenario
 from conformance.scenario import Scenario
 from conformance.signing import default_ca, generate_tpp_identity, write_identity
@@ -395,9 +395,8 @@ def test_the_profiles_second_tpp_signs_the_ownership_scenarios(
 ) -> None:
     second = generate_tpp_identity(default_ca(), organisation_id="PSDNO-FSA-555555555")
     files = write_identity(second, tmp_path, stem="second")
-    context = bank(
-        BankStyle(), contract, second_certificate=files["certificate"], second_key=files["key"]
-    )
+    identity = SecondIdentity(certificate=files["certificate"], key=files["key"])
+    context = bank(BankStyle(), contract, second_identity=identity)
     run_scenario(scenarios["PS-auth-other-tpp-refused"], context)
     sent = context.exchanges[-1]
     assert sent.path.endswith("/status") and sent.status == 404

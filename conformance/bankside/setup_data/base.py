@@ -114,6 +114,10 @@ class SetUpBase:
         """The seed of the worker's shared data called ``name`` (distinct per name and run)."""
         return scenario_seed(self.run_seed, f"shared:{name}")
 
+    def unsupported_reason(self, op_id: str) -> str | None:
+        """Why the target does not offer ``op_id`` (the profile's reason), or None."""
+        return self.profile.unsupported_reason(self.contract.operations[op_id])
+
     def require_sandbox(self, what: str) -> None:
         """NotApplicable unless the target has the sandbox API to create ``what`` with."""
         if not self.profile.sandbox:
@@ -122,7 +126,7 @@ class SetUpBase:
                 "profile says sandbox = false"
             )
         for op_id in ("SCU", "SA"):
-            reason = self.profile.unsupported_reason(op_id)
+            reason = self.unsupported_reason(op_id)
             if reason is not None:
                 raise NotApplicable(f"the scenario needs {what}: {reason}")
 

@@ -57,7 +57,7 @@ class ConsentSetUp(PartySetUp):
 
     def _create_consent(self, seed: int, account: Account) -> tuple[Any, Psu]:
         """CC on ``account`` for its owner: the answer and the PSU."""
-        reason = self.profile.unsupported_reason("CC")
+        reason = self.unsupported_reason("CC")
         if reason is not None:
             raise NotApplicable(f"the scenario needs a consent: {reason}")
         psu = account.owner.psu
@@ -73,7 +73,7 @@ class ConsentSetUp(PartySetUp):
         """A consent (CC) on ``account`` for its owner, taken through SCA (spec 5 item 6), with
         the account's resource id (AL) and a booked transaction id (AT) read with it."""
         for op_id in ("AL", "AT"):
-            reason = self.profile.unsupported_reason(op_id)
+            reason = self.unsupported_reason(op_id)
             if reason is not None:
                 raise NotApplicable(f"the scenario needs a consent: {reason}")
         created, psu = self._create_consent(seed, account)

@@ -221,7 +221,7 @@ class PartySetUp(SetUpBase):
         """A fresh card account (SCA) with ``booked`` invoiced and ``pending`` not yet invoiced
         card transactions (E5)."""
         self.require_sandbox("a sandbox card account")
-        reason = self.profile.unsupported_reason("SCA")
+        reason = self.unsupported_reason("SCA")
         if reason is not None:
             raise NotApplicable(f"the scenario needs a card account: {reason}")
         owner = self.customer("PRIVATE")
@@ -275,7 +275,7 @@ class PartySetUp(SetUpBase):
         (E6) that shows the account to a private member PSU (spec 4.3 E6)."""
         self.require_sandbox("a sandbox agreement")
         for op_id in ("SAG", "E6"):
-            reason = self.profile.unsupported_reason(op_id)
+            reason = self.unsupported_reason(op_id)
             if reason is not None:
                 raise NotApplicable(f"the scenario needs an agreement with an engagement: {reason}")
         corporation = self.new_customer(seed, "CORPORATE")

@@ -63,7 +63,7 @@ class DataFactory(ConsentSetUp):
     ) -> Payment:
         """A fresh payment (E16, E17 or E18) for the worker's private PSU; with ``authorise``
         taken through SCA (``approve`` or cancel) before it is returned."""
-        reason = self.profile.unsupported_reason(op_id)
+        reason = self.unsupported_reason(op_id)
         if reason is not None:
             raise NotApplicable(f"the scenario needs a payment: {reason}")
         psu = psu or self.psu("PRIVATE")

@@ -15,7 +15,6 @@ from conformance.checks import (
     check_status,
 )
 from conformance.generate import factories
-from conformance.runners.base_requests import consented_transactions_request
 from conformance.runners.flow.steps import (
     complete_sca,
     documented_success,
@@ -28,6 +27,8 @@ from conformance.runners.flow.transactions import (
     create_account_transactions,
     dated_account_transactions,
 )
+from conformance.runners.operations import accounts
+from conformance.runners.operations.accounts import consented_transactions_request
 from conformance.runners.verdict import judge_expectation
 
 if TYPE_CHECKING:
@@ -54,9 +55,7 @@ def _engaged_consent(
 
 
 def list_consented_accounts(scenario: Scenario, ctx: RunContext, consent: Consent) -> Exchange:
-    request = OperationRequest.build(
-        ctx, "AL", psu=consent.psu, headers={"Consent-ID": consent.consent_id}
-    )
+    request = accounts.account_list_request(ctx, consent.psu, consent.consent_id)
     return send_step(scenario, ctx, request)
 
 
@@ -93,11 +92,8 @@ def consent_transaction_details(scenario: Scenario, ctx: RunContext, seed: int) 
             ctx.client.exchanges[-1] if ctx.client.exchanges else None,
             "booked transactions carry stable transaction ids (spec 9, 1.18.0)",
         )
-    request = OperationRequest.build(
-        ctx,
-        "E8",
-        psu=consent.psu,
-        path_values={"id": consent.account_id, "transactionId": consent.transaction_id},
+    request = accounts.transaction_details_request(
+        ctx, consent.psu, consent.account_id, consent.transaction_id
     )
     details = send_step(scenario, ctx, request)
     check_equal(
@@ -130,12 +126,10 @@ def consent_needs_register_and_view(scenario: Scenario, ctx: RunContext, seed: i
     consent_id = str(response_document(created).get("consentId"))
     link = sca_link(response_document(created), ctx.profile.sca)
     if link is None:
-        started = OperationRequest.build(
-            ctx, "CA", psu=member, path_values={"consentId": consent_id}
-        )
+        started = accounts.consent_authorisation_request(ctx, member, consent_id)
         _, link = start_authorisation(scenario, ctx, started)
     complete_sca(ctx, str(link), member, approve=True)
-    listed = OperationRequest.build(ctx, "AL", psu=member, headers={"Consent-ID": consent_id})
+    listed = accounts.account_list_request(ctx, member, consent_id)
     exchange = listed.send(ctx)
     if exchange.status >= 400:
         check_status(exchange, (401, 403), spec=scenario.spec)

@@ -13,7 +13,6 @@ from conformance.checks import (
     check_equal,
     check_sca_redirect,
 )
-from conformance.generate import factories
 from conformance.runners.flow.steps import (
     NOT_ACCEPTED,
     PAYMENT_STATUSES,
@@ -23,13 +22,17 @@ from conformance.runners.flow.steps import (
     documented_success,
     expect_status,
     fail,
-    payment_request,
     payment_status,
     read_sca_status,
     response_document,
     run_batch,
     send_step,
     start_authorisation,
+)
+from conformance.runners.operations.payments import (
+    basket_authorisation_request,
+    basket_request,
+    payment_request,
 )
 from conformance.runners.verdict import judge_expectation
 
@@ -145,12 +148,7 @@ def _worst_case(statuses: Sequence[str]) -> str:
 
 
 def _basket_request(ctx: RunContext, payments: Sequence[Payment]) -> OperationRequest:
-    return OperationRequest.build(
-        ctx,
-        "E1",
-        psu=payments[0].psu,
-        body=factories.signing_basket(payment.payment_id for payment in payments),
-    )
+    return basket_request(ctx, payments[0].psu, (payment.payment_id for payment in payments))
 
 
 def basket_worst_case(scenario: Scenario, ctx: RunContext, seed: int) -> None:
@@ -202,9 +200,7 @@ def _basket_after_change(
     if after == "payment-cancelled":
         send_step(scenario, ctx, payment_request(ctx, "PC", payments[0]))
     else:
-        request = OperationRequest.build(
-            ctx, "E2", psu=payments[0].psu, path_values={"basketId": basket_id}
-        )
+        request = basket_authorisation_request(ctx, payments[0].psu, basket_id)
         _, link = start_authorisation(scenario, ctx, request)
         complete_sca(ctx, link, payments[0].psu, approve=False)
     statuses = [payment_status(scenario, ctx, payment)[0] for payment in payments]
@@ -223,18 +219,14 @@ def _basket_after_change(
 def basket_authorisation_started(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """Starting the basket authorisation answers scaStatus STARTED and a scaRedirect (spec 3)."""
     basket = ctx.data.basket(seed, [ctx.data.payment(seed, "E16")])
-    request = OperationRequest.build(
-        ctx, "E2", psu=basket.psu, path_values={"basketId": basket.basket_id}
-    )
+    request = basket_authorisation_request(ctx, basket.psu, basket.basket_id)
     _authorisation_started(scenario, ctx, request)
 
 
 def _basket_sca(scenario: Scenario, ctx: RunContext, seed: int, *, approve: bool) -> None:
     payments = [ctx.data.payment(seed, "E16"), ctx.data.payment(seed + 1, "E18")]
     basket = ctx.data.basket(seed, payments)
-    request = OperationRequest.build(
-        ctx, "E2", psu=basket.psu, path_values={"basketId": basket.basket_id}
-    )
+    request = basket_authorisation_request(ctx, basket.psu, basket.basket_id)
     started, link = start_authorisation(scenario, ctx, request)
     complete_sca(ctx, link, basket.psu, approve=approve)
     wanted = PAYMENT_STATUSES - NOT_ACCEPTED if approve else {"RJCT"}

@@ -14,6 +14,7 @@ from conformance.checks import (
 )
 from conformance.generate import factories
 from conformance.runners.flow.steps import fail, response_document, send_step
+from conformance.runners.operations import sandbox
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
@@ -96,9 +97,7 @@ def roundtrip_account(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     body = factories.sandbox_account_create(seed, owner.customer_number or "")
     created = send_step(scenario, ctx, OperationRequest.build(ctx, "SA", body=body))
     account_id = str(response_document(created).get("id"))
-    read = send_step(
-        scenario, ctx, OperationRequest.build(ctx, "E12", path_values={"mockAccountId": account_id})
-    )
+    read = send_step(scenario, ctx, sandbox.account_read(ctx, account_id))
     document = response_document(read)
     account = document[0] if isinstance(document, list) and document else document
     same_fields(read, body, account, _ACCOUNT_FIELDS, "the account", scenario.spec, created)
@@ -125,13 +124,7 @@ def roundtrip_card_account(scenario: Scenario, ctx: RunContext, seed: int) -> No
     body = factories.sandbox_card_account_create(seed, owner.customer_number or "")
     created = send_step(scenario, ctx, OperationRequest.build(ctx, "SCA", body=body))
     resource = response_document(created).get("cardAccount") or {}
-    read = send_step(
-        scenario,
-        ctx,
-        OperationRequest.build(
-            ctx, "E10", path_values={"mockCardAccountId": str(resource.get("resourceId"))}
-        ),
-    )
+    read = send_step(scenario, ctx, sandbox.card_account_read(ctx, str(resource.get("resourceId"))))
     fields = ("maskedPan", "currency", "creditLimit", "name", "product", "accountNumber", "expiry")
     read_back = response_document(read).get("cardAccount") or {}
     same_fields(read, body, read_back, fields, "the card account", scenario.spec, created)
@@ -144,11 +137,7 @@ def roundtrip_agreement(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     body = factories.sandbox_agreement_create(seed, owner)
     created = send_step(scenario, ctx, OperationRequest.build(ctx, "SAG", body=body))
     agreement_id = str(response_document(created).get("id"))
-    read = send_step(
-        scenario,
-        ctx,
-        OperationRequest.build(ctx, "E14", path_values={"mockAgreementId": agreement_id}),
-    )
+    read = send_step(scenario, ctx, sandbox.agreement_read(ctx, agreement_id))
     same_fields(
         read,
         {**body, "id": agreement_id},
@@ -164,27 +153,12 @@ def roundtrip_engagement(scenario: Scenario, ctx: RunContext, seed: int) -> None
     """An engagement created with E6 reads back from E13 with the same data."""
     shared = ctx.data.engagement()
     body = factories.sandbox_engagement(seed, shared.member.customer_id, shared.account.iban)
-    created = send_step(
-        scenario,
-        ctx,
-        OperationRequest.build(
-            ctx, "E6", path_values={"mockAgreementId": shared.agreement_id}, body=body
-        ),
-    )
+    created = send_step(scenario, ctx, sandbox.engagement_create(ctx, shared.agreement_id, body))
     engagement_id = response_document(created).get("id")
     if engagement_id is None:
         raise NotApplicable("E6 answers without the engagement id that E13 needs")
     read = send_step(
-        scenario,
-        ctx,
-        OperationRequest.build(
-            ctx,
-            "E13",
-            path_values={
-                "mockAgreementId": shared.agreement_id,
-                "mockEngagementId": str(engagement_id),
-            },
-        ),
+        scenario, ctx, sandbox.engagement_read(ctx, shared.agreement_id, str(engagement_id))
     )
     document = response_document(read)
     fields = ("customer", "roles", "registerLimit", "approvalLimit")
@@ -202,14 +176,8 @@ def roundtrip_balances(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """Balances changed with E15 read back from E12."""
     account = ctx.data.new_account(seed)
     body = factories.balance_update(seed, account.currency)
-    send_step(
-        scenario,
-        ctx,
-        OperationRequest.build(ctx, "E15", path_values={"mockAccountId": account.id}, body=body),
-    )
-    read = send_step(
-        scenario, ctx, OperationRequest.build(ctx, "E12", path_values={"mockAccountId": account.id})
-    )
+    send_step(scenario, ctx, sandbox.balances_update(ctx, account.id, body))
+    read = send_step(scenario, ctx, sandbox.account_read(ctx, account.id))
     document = response_document(read)
     shown = document[0] if isinstance(document, list) and document else document
     _same_balances(read, body, (shown or {}).get("balances") or [], scenario)
@@ -229,14 +197,6 @@ def data_fill(scenario: Scenario, ctx: RunContext, seed: int) -> None:
             "the customers the data fill created are listed",
         )
     for account_id in filled.get("accounts") or []:
-        send_step(
-            scenario,
-            ctx,
-            OperationRequest.build(ctx, "E12", path_values={"mockAccountId": str(account_id)}),
-        )
+        send_step(scenario, ctx, sandbox.account_read(ctx, str(account_id)))
     for card_id in filled.get("cardAccounts") or []:
-        send_step(
-            scenario,
-            ctx,
-            OperationRequest.build(ctx, "E10", path_values={"mockCardAccountId": str(card_id)}),
-        )
+        send_step(scenario, ctx, sandbox.card_account_read(ctx, str(card_id)))

@@ -21,6 +21,7 @@ from conformance.checks import (
     check_json_body,
     json_document,
 )
+from conformance.runners.operations.payments import payment_request
 from conformance.runners.verdict import judge_expectation
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 
@@ -65,15 +66,6 @@ def response_document(exchange: Exchange) -> Any:
     return check_json_body(exchange)
 
 
-def payment_request(ctx: RunContext, op_id: str, payment: Payment) -> OperationRequest:
-    return OperationRequest.build(
-        ctx,
-        op_id,
-        psu=payment.psu,
-        path_values=payment.path_values,
-    )
-
-
 def payment_status(scenario: Scenario, ctx: RunContext, payment: Payment) -> tuple[str, Exchange]:
     """PS: the payment's transactionStatus (and the exchange it was read in)."""
     exchange = send_step(scenario, ctx, payment_request(ctx, "PS", payment))
@@ -113,7 +105,7 @@ def authorise(scenario: Scenario, ctx: RunContext, payment: Payment, *, approve:
     if ctx.profile.sca.starts_at_creation and payment.sca_link and payment.created:
         complete_sca(ctx, payment.sca_link, payment.psu, approve=approve)
         return payment.created
-    reason = ctx.profile.unsupported_reason("PA")
+    reason = ctx.unsupported_reason("PA")
     if reason is not None:
         raise NotApplicable(f"the scenario authorises a payment with PA: {reason}")
     exchange, link = start_authorisation(scenario, ctx, payment_request(ctx, "PA", payment))

@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from conformance.bankside.request import OperationRequest
 from conformance.checks import (
     NotApplicable,
     check_equal,
@@ -24,6 +23,7 @@ from conformance.runners.flow.steps import (
     run_batch,
     send_step,
 )
+from conformance.runners.operations import sandbox
 
 if TYPE_CHECKING:
     from conformance.bankside.setup_data import Account, CardAccount
@@ -51,19 +51,13 @@ def dated_account_transactions(
 def create_account_transactions(
     scenario: Scenario, ctx: RunContext, account: Account, items: list[Any]
 ) -> Exchange:
-    request = OperationRequest.build(
-        ctx, "E7", path_values={"mockAccountId": account.id}, body=items
-    )
-    return send_step(scenario, ctx, request)
+    return send_step(scenario, ctx, sandbox.account_transactions_create(ctx, account.id, items))
 
 
 def get_account_transactions(
     scenario: Scenario, ctx: RunContext, account: Account, **query: Any
 ) -> Exchange:
-    request = OperationRequest.build(
-        ctx, "E3", path_values={"mockAccountId": account.id}, query=query
-    )
-    return send_step(scenario, ctx, request)
+    return send_step(scenario, ctx, sandbox.account_transactions_list(ctx, account.id, **query))
 
 
 def _remittances(document: Any) -> list[str]:
@@ -87,13 +81,7 @@ def roundtrip_account_transaction(scenario: Scenario, ctx: RunContext, seed: int
             created,
         )
     read = send_step(
-        scenario,
-        ctx,
-        OperationRequest.build(
-            ctx,
-            "E11",
-            path_values={"mockAccountId": account.id, "mockTransactionId": str(found[0]["id"])},
-        ),
+        scenario, ctx, sandbox.account_transaction_read(ctx, account.id, str(found[0]["id"]))
     )
     fields = [name for name in items[0] if name != "creditorId"]
     same_fields(
@@ -196,19 +184,13 @@ def _card_with_dates(scenario: Scenario, ctx: RunContext, seed: int) -> CardAcco
 def create_card_transactions(
     scenario: Scenario, ctx: RunContext, card: CardAccount, items: list[Any]
 ) -> Exchange:
-    request = OperationRequest.build(
-        ctx, "E5", path_values={"mockCardAccountId": card.id}, body=items
-    )
-    return send_step(scenario, ctx, request)
+    return send_step(scenario, ctx, sandbox.card_transactions_create(ctx, card.id, items))
 
 
 def get_card_transactions(
     scenario: Scenario, ctx: RunContext, card: CardAccount, **query: Any
 ) -> Exchange:
-    request = OperationRequest.build(
-        ctx, "E4", path_values={"mockCardAccountId": card.id}, query=query
-    )
-    return send_step(scenario, ctx, request)
+    return send_step(scenario, ctx, sandbox.card_transactions_list(ctx, card.id, **query))
 
 
 def _booked(exchange: Exchange) -> list[Mapping[str, Any]]:

@@ -12,7 +12,7 @@ from conformance.bankside.request import OperationRequest
 from conformance.checks import (
     NotApplicable,
 )
-from conformance.runners.base_requests import base_request
+from conformance.runners.operations import base_request
 from conformance.runners.verdict import judge, judge_expectation
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 

@@ -9,13 +9,13 @@ from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from conformance.bankside.request import OperationRequest
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
     check_json_body,
     check_max_length,
 )
+from conformance.runners.operations.accounts import account_list_request
 from conformance.runners.rule.common import (
     changed_body,
     rule_request,
@@ -206,9 +206,7 @@ def check_account_name_length(scenario: Scenario, ctx: RunContext, seed: int) ->
         lambda: ctx.data.new_account(ctx.data.seed_for("long-name"), account_name=LONG_NAME),
     )
     consent = ctx.data.shared("long-name-consent", lambda: ctx.data.new_consent(ctx.seed, account))
-    request = OperationRequest.build(
-        ctx, "AL", psu=consent.psu, headers={"Consent-ID": consent.consent_id}
-    )
+    request = account_list_request(ctx, consent.psu, consent.consent_id)
     longer = scenario.rule.endswith("longer-name-70")
     if longer:
         request = request.with_header("x-accept-fix", "longer-name")

@@ -16,7 +16,11 @@ from conformance.checks import (
     check_json_body,
 )
 from conformance.generate import factories
-from conformance.runners.base_requests import consented_transactions_request
+from conformance.runners.operations.accounts import (
+    account_list_request,
+    consented_transactions_request,
+    transaction_details_request,
+)
 from conformance.runners.rule.common import (
     age_consent,
     expect_success,
@@ -59,9 +63,7 @@ def check_account_list_empty_when_account_gone(
     account = ctx.data.new_account(seed, transactions=1)
     consent = ctx.data.new_consent(seed, account)
     ctx.data.control("DELETE", f"/_control/accounts/{account.id}", what="delete the account")
-    request = OperationRequest.build(
-        ctx, "AL", psu=consent.psu, headers={"Consent-ID": consent.consent_id}
-    )
+    request = account_list_request(ctx, consent.psu, consent.consent_id)
     exchange = send_and_judge(scenario, ctx, request)
     listed = check_json_body(exchange).get("accounts") or []
     if any(item.get("resourceId") == account.id for item in listed if isinstance(item, Mapping)):
@@ -85,11 +87,8 @@ def _fresh_consent(ctx: RunContext, seed: int) -> Consent:
 
 
 def _details(ctx: RunContext, consent: Consent, *, with_ip: bool) -> OperationRequest:
-    request = OperationRequest.build(
-        ctx,
-        "E8",
-        psu=consent.psu,
-        path_values={"id": consent.account_id or "", "transactionId": consent.transaction_id or ""},
+    request = transaction_details_request(
+        ctx, consent.psu, consent.account_id or "", consent.transaction_id or ""
     )
     return request if with_ip else request.without_header("PSU-IP-Address")
 
@@ -117,9 +116,8 @@ def check_sca_renewal_required(scenario: Scenario, ctx: RunContext, seed: int) -
     """A consent whose SCA is more than 180 days old is refused on AL, AT and E8 (spec 8)."""
     require_reference_server(ctx, "age a consent past its 180 days")
     consent = _fresh_consent(ctx, seed)
-    header = {"Consent-ID": consent.consent_id}
     if scenario.operation == "AL":
-        request = OperationRequest.build(ctx, "AL", psu=consent.psu, headers=header)
+        request = account_list_request(ctx, consent.psu, consent.consent_id)
     elif scenario.operation == "AT":
         request = consented_transactions_request(ctx, consent)
     else:

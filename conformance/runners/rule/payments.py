@@ -18,6 +18,11 @@ from conformance.checks import (
 )
 from conformance.contract.identifiers import is_valid_kid
 from conformance.generate import factories
+from conformance.runners.operations.payments import (
+    basket_authorisation_request,
+    basket_request,
+    payment_request,
+)
 from conformance.runners.rule.common import (
     require_reference_server,
     rule_request,
@@ -43,12 +48,7 @@ def check_basket_rejects_payment_kind(scenario: Scenario, ctx: RunContext, seed:
         )
     periodic = ctx.data.payment(seed, "E17")
     single = ctx.data.payment(seed + 1, "E16")
-    request = OperationRequest.build(
-        ctx,
-        "E1",
-        psu=single.psu,
-        body=factories.signing_basket([single.payment_id, periodic.payment_id]),
-    )
+    request = basket_request(ctx, single.psu, [single.payment_id, periodic.payment_id])
     send_and_judge(scenario, ctx, request)
 
 
@@ -56,9 +56,7 @@ def check_basket_size_limit(scenario: Scenario, ctx: RunContext, seed: int) -> N
     """11 payments in a basket are refused (400); 10 of them are accepted (spec 8)."""
     payments = ctx.data.payments(seed, BASKET_LIMIT + 1, "E16")
     ids = [payment.payment_id for payment in payments]
-    request = OperationRequest.build(
-        ctx, "E1", psu=payments[0].psu, body=factories.signing_basket(ids)
-    )
+    request = basket_request(ctx, payments[0].psu, ids)
     send_and_judge(scenario, ctx, request)
     send_expecting_success(
         scenario, ctx, request.with_body(factories.signing_basket(ids[:BASKET_LIMIT]))
@@ -165,12 +163,7 @@ def check_pending_payment_cancellation_refused(
             f"the precondition was not reached: after SCA and a batch run the payment is "
             f"{reached}, not PDNG"
         )
-    request = OperationRequest.build(
-        ctx,
-        "PC",
-        psu=payment.psu,
-        path_values=payment.path_values,
-    )
+    request = payment_request(ctx, "PC", payment)
     send_and_judge(scenario, ctx, request)
 
 
@@ -277,7 +270,7 @@ def check_basket_authorised_again_blocked(scenario: Scenario, ctx: RunContext, s
     path_values = {"basketId": basket.basket_id}
     link = ctx.data.start_authorisation("E2", path_values, basket.psu, "starting the basket's SCA")
     ctx.data.complete_sca(link, basket.psu)
-    again = OperationRequest.build(ctx, "E2", psu=basket.psu, path_values=path_values)
+    again = basket_authorisation_request(ctx, basket.psu, basket.basket_id)
     send_and_judge(scenario, ctx, again)
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.bankside.request import OperationRequest
 from conformance.checks import ConformanceFailure, NotApplicable, json_document
 from conformance.generate import factories
+from conformance.runners.operations import sandbox
 from conformance.runners.rule.common import changed_body, rule_request, send_and_judge, set_at
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def check_foreign_debtor_transaction_rejected(
         seed, {"iban": first.iban, "bban": first.bban}, 1, today=ctx.data.today()
     )
     body[0]["debtorAccount"] = {"iban": other.iban, "bban": other.bban}
-    request = OperationRequest.build(ctx, "E7", path_values={"mockAccountId": first.id}, body=body)
+    request = sandbox.account_transactions_create(ctx, first.id, body)
     send_and_judge(scenario, ctx, request)
 
 
@@ -77,9 +78,7 @@ def check_engagement_account_owner(scenario: Scenario, ctx: RunContext, seed: in
     shared = ctx.data.engagement()
     foreign: Account = ctx.data.account()
     body = factories.sandbox_engagement(seed, shared.member.customer_id, foreign.iban)
-    request = OperationRequest.build(
-        ctx, "E6", path_values={"mockAgreementId": shared.agreement_id}, body=body
-    )
+    request = sandbox.engagement_create(ctx, shared.agreement_id, body)
     send_and_judge(scenario, ctx, request)
 
 
@@ -129,7 +128,7 @@ def check_transaction_ids_stable(scenario: Scenario, ctx: RunContext, seed: int)
     account (E3) is in a second one. A transaction booked in between (a payment settled by a batch
     run, spec 3) may add an id; no id may change or go."""
     account = ctx.data.account()
-    request = OperationRequest.build(ctx, "E3", path_values={"mockAccountId": account.id})
+    request = sandbox.account_transactions_list(ctx, account.id)
     first = send_and_judge(scenario, ctx, request)
     second = send_and_judge(scenario, ctx, request)
     before, after = (_transaction_ids(exchange) for exchange in (first, second))

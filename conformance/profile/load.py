@@ -1,0 +1,379 @@
+"""Reading a profile: one TOML file → :class:`~conformance.profile.model.TargetProfile`, every
+key checked and every unknown key an error naming the file and the key (``profiles/README.md``
+is the list). Each table has its reader below; :func:`load_profile` puts them together.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import urlsplit
+
+from conformance.contract import load_contract
+from conformance.contract.identifiers import is_valid_bban
+from conformance.errors import ProfileError
+from conformance.profile.bank import (
+    check_static_header,
+    read_product_ids,
+    read_query_names,
+    read_required_headers,
+    read_waivers,
+)
+from conformance.profile.model import (
+    DEFAULT_TIMEOUT,
+    DEFAULT_X_ACCEPT_FIX,
+    PRODUCT_OPERATIONS,
+    ConnectionSettings,
+    MaskSettings,
+    SecondIdentity,
+    TargetProfile,
+)
+from conformance.profile.parts import (
+    SCA_APPROACHES,
+    SCA_MODES,
+    SCA_STARTS,
+    CorporatePsu,
+    PaymentAccounts,
+    PrivatePsu,
+    ProductionData,
+    ScaSettings,
+)
+from conformance.profile.paths import check_op_id, check_redirect_uri, read_paths
+from conformance.profile.templates import read_templates
+from conformance.profile.tls_settings import CA_TRUST_MODES, CaTrust, TlsSettings
+from conformance.profile.toml_table import Table, read_toml
+
+if TYPE_CHECKING:
+    from conformance.contract import Contract, Operation
+
+__all__ = ["check_base_url", "load_profile"]
+
+_C = TypeVar("_C", bound=str)
+_PSU = TypeVar("_PSU", PrivatePsu, CorporatePsu)
+
+
+def load_profile(path: str | os.PathLike[str], contract: Contract | None = None) -> TargetProfile:
+    """Read and check a profile against ``contract`` (the project's when None); any problem is a
+    :class:`ProfileError` naming file and key."""
+    source = Path(path).resolve()
+    top = Table(read_toml(source), "", source)
+    known_ops = (load_contract() if contract is None else contract).operations
+    base_url = _base_url(top, source)
+    date_skew = _positive_seconds(top, "date_skew", 300.0)
+    connection = _read_connection(top, source)
+    ca_trust = _choice(top, "ca_trust", CA_TRUST_MODES, "replace")
+    products = _read_products(top)
+    supported, unsupported = _read_operations(top, known_ops)
+    path_choices = read_paths(top, known_ops)
+    psu = top.table("psu")
+    private, corporate, second = _read_psus(psu)
+    psu_ip_address = psu.optional_str("ip_address")
+    psu_user_agent = psu.optional_str("user_agent")
+    psu.finish()
+    # Read in this order (keyword arguments are evaluated in order): a file with several
+    # mistakes names the same one first as before the loader was split.
+    profile = TargetProfile(
+        headers=_read_static_headers(top),
+        query_names=_read_query(top, known_ops),
+        production=_read_production(top.table("production")),
+        sca=_read_sca(top.table("sca")),
+        payment_accounts=_read_payment_accounts(top.table("payments")),
+        setup_templates=_read_setup(top.table("setup"), source, known_ops),
+        mask=_read_mask(top.table("mask")),
+        waivers=read_waivers(top),
+        x_accept_fix=_read_x_accept_fix(top.table("x_accept_fix")),
+        name=top.get("name", str, source.stem),
+        base_url=base_url,
+        certificate=_file_path(top, "certificate", source),
+        second_identity=_read_second_identity(top, source),
+        key=_file_path(top, "key", source),
+        key_password=top.optional_str("key_password"),
+        tls=_read_tls(top, source, ca_trust),
+        psu_ip_address=psu_ip_address,
+        psu_user_agent=psu_user_agent,
+        kid_reference_type=top.get("kid_reference_type", str, "KID"),
+        required_headers=read_required_headers(top, known_ops),
+        product_ids=read_product_ids(top, known_ops),
+        connection=connection,
+        redirect_uri=check_redirect_uri(top),
+        psu_private=private,
+        psu_corporate=corporate,
+        psu_second=second,
+        products=products,
+        supported_operations=supported,
+        unsupported_operations=unsupported or frozenset(),
+        paths=path_choices.paths,
+        methods=path_choices.methods,
+        periodic_paths=path_choices.periodic,
+        sandbox=top.get("sandbox", bool, True),
+        date_skew=date_skew,
+        reference_server=top.get("reference_server", bool, False),
+        source=source,
+    )
+    _check_key_pairs(top, profile)
+    top.finish()
+    return profile
+
+
+# --- values -------------------------------------------------------------------------------------
+
+
+def check_base_url(value: str, what: str) -> str:
+    """``value`` as a base URL (http or https, a host, no query or fragment; no trailing /)."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ProfileError(f"{what} must be an http:// or https:// URL, not {value!r}")
+    if parts.query or parts.fragment:
+        raise ProfileError(f"{what} must not carry a query or fragment: {value!r}")
+    return value.rstrip("/")
+
+
+def _url(table: Table, key: str, source: Path) -> str | None:
+    value = table.optional_str(key)
+    if value is None:
+        return None
+    try:
+        return check_base_url(value, key)
+    except ProfileError as error:
+        raise ProfileError(f"profile {source}: {error.message}") from None
+
+
+def _base_url(top: Table, source: Path) -> str:
+    base_url = _url(top, "base_url", source)
+    if base_url is None:
+        raise top.error("base_url", "is required (the URL all spec paths are relative to)")
+    return base_url
+
+
+def _file_path(table: Table, key: str, source: Path) -> Path | None:
+    """A file named relative to the profile's folder; it must exist."""
+    value = table.optional_str(key)
+    if value is None:
+        return None
+    resolved = (source.parent / Path(value).expanduser()).resolve()
+    if not resolved.is_file():
+        raise table.error(key, f"names {value!r}, and {resolved} does not exist")
+    return resolved
+
+
+def _choice(table: Table, key: str, choices: tuple[_C, ...], default: _C) -> _C:
+    """The value of ``key``, one of ``choices`` (a Literal type's values)."""
+    value = table.get(key, str, default)
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise table.error(key, f"must be one of {', '.join(choices)}, not {value!r}")
+
+
+def _positive_seconds(table: Table, key: str, default: float) -> float:
+    value = table.get(key, float, default)
+    if not value > 0:
+        raise table.error(key, f"must be a positive number of seconds, not {value}")
+    return float(value)
+
+
+def _op_ids(table: Table, key: str, known_ops: Mapping[str, Operation]) -> frozenset[str] | None:
+    ids = table.strings(key)
+    if ids is None:
+        return None
+    return frozenset(check_op_id(table, key, op_id, known_ops) for op_id in ids)
+
+
+# --- the top-level keys -------------------------------------------------------------------------
+
+
+def _read_connection(top: Table, source: Path) -> ConnectionSettings:
+    """``timeout``, ``connect_timeout`` (default: ``timeout``), ``proxy``, ``retry_attempts``,
+    ``retry_max_wait``, ``rate_limit``."""
+    timeout = _positive_seconds(top, "timeout", DEFAULT_TIMEOUT)
+    connect_timeout = _positive_seconds(top, "connect_timeout", timeout)
+    proxy = _url(top, "proxy", source)
+    retry_attempts = top.get("retry_attempts", int, 3)
+    if retry_attempts < 0:
+        raise top.error("retry_attempts", f"must be 0 or more, not {retry_attempts}")
+    retry_max_wait = top.get("retry_max_wait", float, 30.0)
+    if retry_max_wait < 0:
+        raise top.error("retry_max_wait", f"must be 0 or more seconds, not {retry_max_wait}")
+    rate_limit = top.get("rate_limit", float, None)
+    if rate_limit is not None and rate_limit <= 0:
+        raise top.error(
+            "rate_limit", f"must be a positive number of requests per second, not {rate_limit}"
+        )
+    return ConnectionSettings(
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        proxy=proxy,
+        retry_attempts=retry_attempts,
+        retry_max_wait=retry_max_wait,
+        rate_limit=rate_limit,
+    )
+
+
+def _read_tls(top: Table, source: Path, ca_trust: CaTrust) -> TlsSettings:
+    """``ca_certificate`` (trusted as ``ca_trust`` says), ``tls_certificate``, ``tls_key``,
+    ``tls_key_password_env``."""
+    return TlsSettings(
+        ca_trust=ca_trust,
+        ca_certificate=_file_path(top, "ca_certificate", source),
+        certificate=_file_path(top, "tls_certificate", source),
+        key=_file_path(top, "tls_key", source),
+        password_env=top.optional_str("tls_key_password_env"),
+    )
+
+
+def _read_second_identity(top: Table, source: Path) -> SecondIdentity:
+    """``second_certificate``, ``second_key``, ``second_key_password_env``."""
+    return SecondIdentity(
+        certificate=_file_path(top, "second_certificate", source),
+        key=_file_path(top, "second_key", source),
+        password_env=top.optional_str("second_key_password_env"),
+    )
+
+
+def _check_key_pairs(top: Table, profile: TargetProfile) -> None:
+    if profile.key is not None and profile.certificate is None:
+        raise top.error("key", "is given without certificate")
+    if profile.tls.key is not None and profile.tls.certificate is None:
+        raise top.error("tls_key", "is given without tls_certificate")
+
+
+def _read_products(top: Table) -> frozenset[str]:
+    products = top.strings("products")
+    if products is None:
+        return frozenset(PRODUCT_OPERATIONS)
+    for product in products:
+        if product not in PRODUCT_OPERATIONS:
+            known = ", ".join(PRODUCT_OPERATIONS)
+            raise top.error("products", f"names an unknown product {product!r} (known: {known})")
+    return frozenset(products)
+
+
+# --- the tables ---------------------------------------------------------------------------------
+
+
+def _read_operations(
+    top: Table, known_ops: Mapping[str, Operation]
+) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """``[operations] supported`` or ``unsupported``: (supported, unsupported)."""
+    operations = top.table("operations")
+    supported = _op_ids(operations, "supported", known_ops)
+    unsupported = _op_ids(operations, "unsupported", known_ops)
+    if supported is not None and unsupported is not None:
+        raise operations.error("supported", "and operations.unsupported cannot both be given")
+    operations.finish()
+    return supported, unsupported
+
+
+def _read_psus(psu: Table) -> tuple[PrivatePsu, CorporatePsu, PrivatePsu]:
+    """``[psu.private]``, ``[psu.corporate]``, ``[psu.second]``."""
+    private_table, corporate_table = psu.table("private"), psu.table("corporate")
+    private = _read_dataclass(private_table, PrivatePsu)
+    corporate = _read_dataclass(corporate_table, CorporatePsu)
+    second = _read_dataclass(psu.table("second"), PrivatePsu)
+    if second.psu_id is not None and second.psu_id == private.psu_id:
+        raise psu.error("second.psu_id", "is the private PSU's; the second PSU is another one")
+    return private, corporate, second
+
+
+def _read_dataclass(table: Table, kind: type[_PSU]) -> _PSU:
+    names = [f.name for f in dataclasses.fields(kind)]
+    value = kind(**{name: table.optional_str(name) for name in names})
+    table.finish()
+    return value
+
+
+def _read_static_headers(top: Table) -> Mapping[str, str]:
+    """``[headers]``: sent on every request."""
+    table = top.table("headers")
+    headers = {name: check_static_header(table, name) for name in table.names()}
+    table.finish()
+    return MappingProxyType(headers)
+
+
+def _read_query(top: Table, known_ops: Mapping[str, Operation]) -> Mapping[str, Mapping[str, str]]:
+    """``[query.<op id>]``: the bank's names of query parameters."""
+    table = top.table("query")
+    names = {op_id: read_query_names(table, op_id, known_ops) for op_id in table.names()}
+    table.finish()
+    return MappingProxyType(names)
+
+
+def _read_production(table: Table) -> ProductionData:
+    """``[production]``: existing data of a target without the sandbox."""
+    production = ProductionData(
+        consent_id=table.optional_str("consent_id"),
+        account_ids=table.strings("account_ids") or (),
+        transaction_ids=table.strings("transaction_ids") or (),
+    )
+    table.finish()
+    return production
+
+
+def _read_sca(table: Table) -> ScaSettings:
+    """``[sca]``: mode, start, approach, polling and the command."""
+    mode = _choice(table, "mode", SCA_MODES, "reference")
+    start = _choice(table, "start", SCA_STARTS, "authorisation")
+    approach = _choice(table, "approach", SCA_APPROACHES, "redirect")
+    interval = _positive_seconds(table, "poll_interval", 2.0)
+    timeout = _positive_seconds(table, "poll_timeout", 120.0)
+    if interval > timeout:
+        raise table.error("poll_interval", f"is longer than poll_timeout ({timeout:g} s)")
+    command = table.optional_str("command")
+    if mode == "command" and command is None:
+        raise table.error("command", 'is required when mode = "command"')
+    if mode != "command" and command is not None:
+        raise table.error("command", 'is only used with mode = "command"')
+    table.finish()
+    return ScaSettings(
+        mode=mode,
+        command=command,
+        start=start,
+        approach=approach,
+        poll_interval=interval,
+        poll_timeout=timeout,
+    )
+
+
+def _read_payment_accounts(table: Table) -> PaymentAccounts:
+    """``[payments] debtor_bban``, ``creditor_bban``: Norwegian BBANs (11 digits, MOD11)."""
+    values: dict[str, str | None] = {}
+    for key in ("debtor_bban", "creditor_bban"):
+        value = table.optional_str(key)
+        if value is not None and not is_valid_bban(value):
+            raise table.error(key, f"is not a valid Norwegian BBAN (11 digits, MOD11): {value!r}")
+        values[key] = value
+    table.finish()
+    return PaymentAccounts(**values)
+
+
+def _read_setup(
+    table: Table, source: Path, known_ops: Mapping[str, Operation]
+) -> Mapping[str, Mapping[str, object]]:
+    """``[setup] templates``: a folder of set-up templates, relative to the profile."""
+    folder = table.optional_str("templates")
+    directory = None if folder is None else (source.parent / Path(folder).expanduser()).resolve()
+    templates = read_templates(table, directory, known_ops)
+    table.finish()
+    return templates
+
+
+def _read_mask(table: Table) -> MaskSettings:
+    """``[mask]``: secrets, accounts, names."""
+    mask = MaskSettings(
+        secrets=table.get("secrets", bool, None),
+        accounts=table.get("accounts", bool, False),
+        names=table.get("names", bool, False),
+    )
+    table.finish()
+    return mask
+
+
+def _read_x_accept_fix(table: Table) -> str:
+    """``[x_accept_fix] default``: the x-accept-fix value sent (spec 9)."""
+    value = table.get("default", str, DEFAULT_X_ACCEPT_FIX)
+    table.finish()
+    return value

@@ -1,0 +1,255 @@
+"""The target profile as a value: :class:`TargetProfile` and the settings it nests (TLS,
+masking, the connection, the second identity), frozen dataclasses with no I/O of their own.
+
+``conformance.profile.load`` makes one from a TOML file, ``conformance.profile.options`` puts the
+command line and environment on top. The methods that need an operation take the contract's
+:class:`~conformance.contract.Operation`; the profile never loads the contract itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from conformance.errors import ProfileError
+from conformance.profile.bank import ENV_PREFIX, Waiver
+from conformance.profile.parts import (
+    CorporatePsu,
+    PaymentAccounts,
+    PrivatePsu,
+    ProductionData,
+    ScaSettings,
+)
+from conformance.profile.paths import DEFAULT_REDIRECT_URI, PAYMENT_SERVICE, PERIODIC_SERVICE
+from conformance.profile.tls_settings import TlsSettings
+
+if TYPE_CHECKING:
+    from conformance.contract import Operation
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_X_ACCEPT_FIX",
+    "PRODUCT_OPERATIONS",
+    "PRODUCT_PARAMETER",
+    "ConnectionSettings",
+    "MaskSettings",
+    "SecondIdentity",
+    "TargetProfile",
+]
+
+#: The path parameter that carries the payment product identifier (spec 4.1).
+PRODUCT_PARAMETER = "payment-product"
+
+#: Payment products a profile can name (spec 1) and the creation operation of each (spec 4.1).
+PRODUCT_OPERATIONS: Mapping[str, str] = MappingProxyType(
+    {"ndct": "E16", "periodic-ndct": "E17", "ncbct": "E18"}
+)
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_X_ACCEPT_FIX = "amount-as-string"
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """How the client reaches the bank (top-level keys ``timeout``, ``connect_timeout``,
+    ``proxy``, ``retry_attempts``, ``retry_max_wait``, ``rate_limit``).
+
+    ``connect_timeout`` None waits ``timeout`` for a connection too; retries are of a throttled
+    answer (429/503 with Retry-After): how many, and the total wait; ``rate_limit`` is the most
+    requests per second the whole run sends (None: no cap).
+    """
+
+    timeout: float = DEFAULT_TIMEOUT
+    connect_timeout: float | None = None
+    #: An HTTP(S) proxy URL to go through.
+    proxy: str | None = None
+    retry_attempts: int = 3
+    retry_max_wait: float = 30.0
+    rate_limit: float | None = None
+
+
+@dataclass(frozen=True)
+class MaskSettings:
+    """``[mask]``: secrets (None: masked unless this is the reference server), account numbers,
+    names, in every report (``conformance.report.masking``)."""
+
+    secrets: bool | None = None
+    accounts: bool = False
+    names: bool = False
+
+
+@dataclass(frozen=True)
+class SecondIdentity:
+    """A second TPP's signing certificate (another organisation) and key, for the scenarios in
+    which one TPP must not reach another's resources (top-level keys ``second_certificate``,
+    ``second_key``, ``second_key_password_env``); the key's password from the environment."""
+
+    certificate: Path | None = None
+    key: Path | None = None
+    password_env: str | None = None
+
+
+def _empty() -> Mapping[Any, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class TargetProfile:
+    """One target, as read from its TOML file (every key in ``profiles/README.md``).
+
+    ``supported_operations`` is ``None`` when the profile does not narrow the operations (all
+    supported); ``unsupported_operations`` lists the ones it excludes. Use :meth:`supports` rather
+    than reading them: products and the sandbox switch narrow the set too.
+    """
+
+    name: str
+    base_url: str
+    certificate: Path | None = None
+    key: Path | None = None
+    key_password: str | None = field(default=None, repr=False)
+    #: The trusted CAs and the TLS client certificate (QWAC) of mutual TLS, apart from the
+    #: signing one (top-level keys ``ca_certificate``, ``ca_trust``, ``tls_certificate``,
+    #: ``tls_key``, ``tls_key_password_env``).
+    tls: TlsSettings = field(default_factory=TlsSettings)
+    second_identity: SecondIdentity = field(default_factory=SecondIdentity)
+    connection: ConnectionSettings = field(default_factory=ConnectionSettings)
+    mask: MaskSettings = field(default_factory=MaskSettings)
+    #: Scenarios reported ``waived`` with a reason, never run and never passed.
+    waivers: tuple[Waiver, ...] = ()
+    #: The clock skew (seconds) the bank allows between a signed Date and its own clock; the
+    #: stale-Date scenarios sign a Date an hour beyond it.
+    date_skew: float = 300.0
+    redirect_uri: str = DEFAULT_REDIRECT_URI
+    psu_private: PrivatePsu = field(default_factory=PrivatePsu)
+    psu_corporate: CorporatePsu = field(default_factory=CorporatePsu)
+    #: ``[psu.second]``: another private PSU, for checks that one PSU never reaches another's
+    #: resources.
+    psu_second: PrivatePsu = field(default_factory=PrivatePsu)
+    products: frozenset[str] = frozenset(PRODUCT_OPERATIONS)
+    supported_operations: frozenset[str] | None = None
+    unsupported_operations: frozenset[str] = frozenset()
+    paths: Mapping[str, str] = field(default_factory=_empty)
+    #: ``[paths] OP = { method = ..., periodic = ... }``: the bank's method where spec 4.1 does
+    #: not show it, and the path of PS, PC or PA for a periodic payment.
+    methods: Mapping[str, str] = field(default_factory=_empty)
+    periodic_paths: Mapping[str, str] = field(default_factory=_empty)
+    sandbox: bool = True
+    production: ProductionData = field(default_factory=ProductionData)
+    #: ``[payments]``: the debtor and creditor accounts of payments on a target without sandbox.
+    payment_accounts: PaymentAccounts = field(default_factory=PaymentAccounts)
+    #: ``[setup] templates``: per sandbox creation, an object merged into the suite's body.
+    setup_templates: Mapping[str, Mapping[str, Any]] = field(default_factory=_empty)
+    sca: ScaSettings = field(default_factory=ScaSettings)
+    x_accept_fix: str = DEFAULT_X_ACCEPT_FIX
+    #: ``[headers]``: sent on every request (an API gateway's client id); a value
+    #: ``env:NAME`` is read from the environment variable NAME when the run starts.
+    headers: Mapping[str, str] = field(default_factory=_empty)
+    #: ``[psu] ip_address``, ``user_agent``: the PSU-IP-Address and PSU-User-Agent values sent.
+    psu_ip_address: str | None = None
+    psu_user_agent: str | None = None
+    #: The ``referenceType`` of a KID in the structured remittance array (spec 2.7 leaves the
+    #: value open: "KID", or ISO 20022's "SCOR" as several banks' own samples have it).
+    kid_reference_type: str = "KID"
+    #: ``[query.<op id>]``: the bank's names of an operation's query parameters where the spec
+    #: does not name them (AT's ``fromDate`` → ``dateFrom``, as Berlin Group banks name them).
+    query_names: Mapping[str, Mapping[str, str]] = field(default_factory=_empty)
+    #: ``[product_ids]``: the contract's product identifier → the bank's (only NCBCT's is open:
+    #: spec 4.1 "The NCBCT product identifier: not shown").
+    product_ids: Mapping[str, str] = field(default_factory=_empty)
+    #: ``[required_headers]``: the bank's required header set of an operation whose set the
+    #: spec does not show (``required_for``).
+    required_headers: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
+    reference_server: bool = False
+    source: Path | None = None
+
+    def static_headers(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """``[headers]`` with ``env:NAME`` values read from the environment; a variable that is
+        not set is a :class:`ProfileError` naming it."""
+        env = os.environ if environ is None else environ
+        resolved: dict[str, str] = {}
+        for name, value in self.headers.items():
+            if value.startswith(ENV_PREFIX):
+                variable = value.removeprefix(ENV_PREFIX)
+                if not env.get(variable):
+                    raise ProfileError(
+                        f"profile {self.source}: [headers] {name} is read from the environment "
+                        f"variable {variable}, which is not set"
+                    )
+                value = env[variable]
+            resolved[name] = value
+        return resolved
+
+    @property
+    def secret_headers(self) -> frozenset[str]:
+        """The ``[headers]`` whose values come from the environment (lower case): secrets,
+        masked in every report."""
+        return frozenset(
+            name.lower() for name, value in self.headers.items() if value.startswith(ENV_PREFIX)
+        )
+
+    def required_for(self, operation: Operation) -> tuple[str, ...]:
+        """The headers ``operation`` requires at this bank: the profile's set, else the
+        contract's."""
+        return self.required_headers.get(operation.id, operation.required_headers)
+
+    def query_name(self, op_id: str, name: str) -> str:
+        """The bank's name of the query parameter ``name`` of ``op_id``."""
+        return self.query_names.get(op_id, {}).get(name, name)
+
+    def waiver_for(self, scenario_id: str) -> str | None:
+        """The reason the profile waives ``scenario_id`` (the first waiver naming it), or None."""
+        for waiver in self.waivers:
+            if waiver.covers(scenario_id):
+                return waiver.reason
+        return None
+
+    def unsupported_reason(self, operation: Operation) -> str | None:
+        """Why the target does not offer ``operation`` (one sentence), or None when it does.
+
+        A scenario of an operation the target does not offer is "not applicable", never passed
+        (DESIGN.md, Verdicts); the reason is what the report shows.
+        """
+        op_id = operation.id
+        if self.supported_operations is not None and op_id not in self.supported_operations:
+            return f"{op_id} is not in the profile's operations.supported"
+        if op_id in self.unsupported_operations:
+            return f"{op_id} is in the profile's operations.unsupported"
+        for product, product_op in PRODUCT_OPERATIONS.items():
+            if product_op == op_id and product not in self.products:
+                return f"the profile's products do not include {product} ({op_id})"
+        if not self.sandbox and operation.family == "sandbox":
+            return f"{op_id} is a sandbox operation and the profile says sandbox = false"
+        return None
+
+    def supports(self, operation: Operation) -> bool:
+        """Whether the target offers ``operation`` (operations, products and sandbox considered)."""
+        return self.unsupported_reason(operation) is None
+
+    def path_for(self, operation: Operation, *, periodic: bool = False) -> str:
+        """The path template of ``operation`` here: the profile's override (for a periodic
+        payment its ``periodic`` one, when given), else the contract's."""
+        if periodic and operation.id in self.periodic_paths:
+            return self.periodic_paths[operation.id]
+        return self.paths.get(operation.id, operation.path)
+
+    def method_for(self, operation: Operation) -> str:
+        """The HTTP method of ``operation`` here: the profile's, else the contract's."""
+        return self.methods.get(operation.id, operation.method)
+
+    def render_path(self, operation: Operation, /, **path_values: str) -> str:
+        """:meth:`path_for` filled like ``Operation.render_path`` (consts filled, encoded), with
+        the bank's product identifier where the profile names one (``[product_ids]``). The
+        value ``payment-service`` (``periodic-payments`` for a periodic payment) picks the
+        template and is not itself in the path."""
+        service = path_values.pop(PAYMENT_SERVICE, None)
+        values = {**operation.fixed_path_values, **path_values}
+        product = values.get(PRODUCT_PARAMETER)
+        if product is not None:
+            values[PRODUCT_PARAMETER] = self.product_ids.get(product, product)
+        template = self.path_for(operation, periodic=service == PERIODIC_SERVICE)
+        return dataclasses.replace(operation, path=template).render_path(**values)

@@ -1,0 +1,135 @@
+"""Account information and its consents (spec 4.3, spec 8; consents assumed NextGenPSD2;
+contract families ``accounts`` and ``consents``): the parts of AL, AT, E8, CC, CS and CA, and the
+typed requests the runners build of them.
+
+Base request variants: ``""`` and, for CC, ``minimal`` (only the required members).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from conformance.bankside.request import OperationRequest
+from conformance.checks import NotApplicable
+from conformance.generate import factories
+from conformance.runners.operations.minimal import Keep, variant_body
+from conformance.runners.operations.parts import NO_BODY, OperationParts
+
+if TYPE_CHECKING:
+    from conformance.bankside.request import Psu, Target
+    from conformance.bankside.setup_data import Consent
+    from conformance.runners.context import RunContext
+
+__all__ = [
+    "FAMILIES",
+    "OPERATIONS",
+    "account_list_request",
+    "consent_authorisation_request",
+    "consented_transactions_request",
+    "transaction_details_request",
+]
+
+#: The contract families this module holds.
+FAMILIES = ("accounts", "consents")
+
+#: Optional members a ``minimal`` consent keeps: an account reference without iban or bban names
+#: nothing.
+_CC_KEEP: Keep = (("access",), ("access", "accounts"), ("access", "accounts", "iban"))
+
+
+# --- typed requests -----------------------------------------------------------------------------
+
+
+def account_list_request(ctx: Target, psu: Psu, consent_id: str) -> OperationRequest:
+    """AL: the accounts the consent ``consent_id`` gives access to, for ``psu``."""
+    return OperationRequest.build(ctx, "AL", psu=psu, headers={"Consent-ID": consent_id})
+
+
+def consented_transactions_request(ctx: Target, consent: Consent, **query: Any) -> OperationRequest:
+    """AT for the consent's account, booked transactions, with its Consent-ID (and ``query``)."""
+    return OperationRequest.build(
+        ctx,
+        "AT",
+        psu=consent.psu,
+        path_values={"id": consent.account_id or ""},
+        query={"bookingStatus": "booked", **query},
+        headers={"Consent-ID": consent.consent_id},
+    )
+
+
+def transaction_details_request(
+    ctx: Target, psu: Psu, account_id: str, transaction_id: str
+) -> OperationRequest:
+    """E8: the transaction ``transaction_id`` of the consented account ``account_id``."""
+    return OperationRequest.build(
+        ctx, "E8", psu=psu, path_values={"id": account_id, "transactionId": transaction_id}
+    )
+
+
+def consent_authorisation_request(ctx: Target, psu: Psu, consent_id: str) -> OperationRequest:
+    """CA: start the authorisation of the consent ``consent_id``."""
+    return OperationRequest.build(ctx, "CA", psu=psu, path_values={"consentId": consent_id})
+
+
+# --- builders -----------------------------------------------------------------------------------
+
+
+def _transaction_details(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    """E8 for a transaction from the consented account list; with PSU-IP-Address, so the call
+    does not count against the daily limit of spec 8."""
+    consent = ctx.data.consent()
+    if consent.account_id is None or consent.transaction_id is None:
+        raise NotApplicable("the consented account shows no booked transaction to read (AT)")
+    return transaction_details_request(ctx, consent.psu, consent.account_id, consent.transaction_id)
+
+
+def _account_list(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    consent = ctx.data.consent()
+    return account_list_request(ctx, consent.psu, consent.consent_id)
+
+
+def _account_transactions(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    consent = ctx.data.consent()
+    if consent.account_id is None:
+        raise NotApplicable("the consent gives access to no account (AL)")
+    return consented_transactions_request(ctx, consent)
+
+
+def _consent_create(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    account = ctx.data.account()
+    body = factories.consent_request(seed, [account.iban])
+    return OperationRequest.build(
+        ctx, "CC", psu=account.owner.psu, body=variant_body(ctx, "CC", variant, body, _CC_KEEP)
+    )
+
+
+def _consent_status(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    consent = ctx.data.consent()
+    return OperationRequest.build(
+        ctx, "CS", psu=consent.psu, path_values={"consentId": consent.consent_id}
+    )
+
+
+def _consent_authorisation(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    """CA for a fresh consent that has not been authorised yet."""
+    consent_id, psu = ctx.data.new_consent_request(seed, ctx.data.account())
+    return consent_authorisation_request(ctx, psu, consent_id)
+
+
+#: The parts of each operation of the family (immutable).
+OPERATIONS: Mapping[str, OperationParts] = MappingProxyType(
+    {
+        "AL": OperationParts(_account_list, NO_BODY),
+        "AT": OperationParts(_account_transactions, NO_BODY),
+        "E8": OperationParts(_transaction_details, NO_BODY),
+        "CC": OperationParts(
+            _consent_create,
+            lambda inputs: factories.consent_request(inputs.seed, [inputs.account["iban"]]),
+            created_id="consentId",
+        ),
+        "CS": OperationParts(_consent_status, NO_BODY),
+        "CA": OperationParts(_consent_authorisation, NO_BODY),
+    }
+)
