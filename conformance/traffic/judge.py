@@ -49,8 +49,12 @@ class TrafficJudge:
         path, _ = split_target(exchange)
         routed = route(self.contract, self.settings, exchange.method, path)
         if routed.operation is None:
-            self.state.observe(exchange, None, {}, None)
+            # Outside the contract the state still learns (SCA pages, the reference server's
+            # controls) and may judge (its basket view, the one read of a basket's status).
+            seen = self.state.observe(exchange, None, {}, None)
             if routed.outside:
+                if seen:
+                    return JudgedExchange(index, exchange, None, tuple(seen))
                 return JudgedExchange(index, exchange, None, skipped=routed.outside)
             assert routed.violation is not None
             unrouted = [routed.violation.finding]

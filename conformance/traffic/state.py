@@ -48,6 +48,8 @@ REJECTED = frozenset({"RJCT", "CANC"})
 #: Methods that change nothing: a repeated read is no replay.
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 _CONTROL = "/_control/"
+#: The reference server's read of a basket (the contract has none): its status is judged too.
+_BASKET_VIEW = "/_control/signing-baskets/"
 
 
 def worst_case(statuses: Sequence[str]) -> str:
@@ -199,8 +201,7 @@ class TrafficState:
         with self._lock:
             path = urlsplit(exchange.url).path
             if operation is None:
-                self._outside(exchange, path)
-                return []
+                return list(self._outside(exchange, path))
             findings = list(self._judge(exchange, operation, values, body))
             self._learn(exchange, operation, values, body)
             return findings
@@ -237,6 +238,11 @@ class TrafficState:
         ids = body.get("paymentIds")
         if not isinstance(ids, list) or not isinstance(document, Mapping):
             return
+        yield from self._basket_status(ids, document, "the new basket")
+
+    def _basket_status(
+        self, ids: Sequence[Any], document: Mapping[str, Any], what: str
+    ) -> Iterator[TrafficFinding]:
         statuses = [
             payment.status
             for pid in ids
@@ -253,7 +259,7 @@ class TrafficState:
             BANK,
             "STATE-basket-worst-case",
             "must",
-            f"the new basket reads {got}, not {expected}, the worst case of its payments' "
+            f"{what} reads {got}, not {expected}, the worst case of its payments' "
             f"statuses ({', '.join(known)})",
             "spec 2.4",
             place="body /transactionStatus",
@@ -362,8 +368,16 @@ class TrafficState:
 
     # --- outside the contract: SCA pages and status links, the reference server's controls ----
 
-    def _outside(self, exchange: Exchange, path: str) -> None:
+    def _outside(self, exchange: Exchange, path: str) -> Iterator[TrafficFinding]:
         state = self._state
+        if path.startswith(_BASKET_VIEW) and exchange.method == "GET":
+            document = json_document(exchange)
+            basket = state.baskets.get(path.removeprefix(_BASKET_VIEW))
+            if exchange.status == 200 and isinstance(document, Mapping) and basket is not None:
+                yield from self._basket_status(
+                    basket, document, "the basket (reference server view)"
+                )
+            return
         if path.startswith(_CONTROL):
             self._control(exchange, path)
             return
@@ -392,20 +406,21 @@ class TrafficState:
     def _control(self, exchange: Exchange, path: str) -> None:
         """The reference server's controls: a reset forgets everything, a clock move or a batch
         run makes every status stale; the clock's offset is kept for the date rules."""
-        state = self._state
         if exchange.status >= 300:
             return
-        if path.startswith(_CONTROL + "reset"):
-            self._state = _State()
-            return
-        for payment in state.payments.values():
-            payment.status = None
-            payment.sca = None
         document = json_document(exchange)
         if path.startswith(_CONTROL + "clock") and isinstance(document, Mapping):
             offset = document.get("offsetSeconds")
             if isinstance(offset, int | float):
-                state.clock_offset = float(offset)
+                self._state.clock_offset = float(offset)
+        if exchange.method in _SAFE:
+            return
+        if path.startswith(_CONTROL + "reset"):
+            self._state = _State()
+            return
+        for payment in self._state.payments.values():
+            payment.status = None
+            payment.sca = None
 
 
 def _status(document: Mapping[str, Any]) -> str | None:
