@@ -210,7 +210,7 @@ def _documented(
         grade_ = _body_grade(operation, status)
         yield _finding(
             grade_,
-            "BANK-body-schema",
+            "BANK-error-body" if status >= 400 else "BANK-body-schema",
             f"the HTTP {status} body breaks its schema: {_detail(failure)}",
             failure.spec,
             place="body",
