@@ -132,6 +132,9 @@ class Upstream:
                 self.close()
                 if attempt == 2:
                     raise
+            except BaseException:
+                self.close()  # a half-used connection is never reused
+                raise
         raise AssertionError("unreachable")
 
     def outgoing_headers(self, received: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -51,9 +51,7 @@ def test_a_faulted_server_gets_each_faults_findings_blamed_on_the_bank(
         selection=["-m", "E16 or E1 or E2 or E3 or PC"],
     )
     assert run.returncode == 1, run.output  # the suite fails too
-    bank = [
-        finding for item in run.judged for finding in item.findings if finding.side == BANK
-    ]
+    bank = [finding for item in run.judged for finding in item.findings if finding.side == BANK]
     for fault, (rule, phrase) in FAULT_FINDINGS.items():
         assert any(f.rule == rule and phrase in f.title for f in bank), (fault, bank)
     assert {f.rule for f in bank} <= {rule for rule, _ in FAULT_FINDINGS.values()}
