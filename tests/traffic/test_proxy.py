@@ -29,7 +29,6 @@ from conformance.signing import (
     generate_ca,
     generate_qwac,
     generate_server_certificate,
-    generate_tpp_identity,
     write_identity,
 )
 from conformance.target.tls import client_context
