@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -140,6 +140,8 @@ def write_reports(
 ) -> dict[str, Any]:
     """Write every report into ``directory``; returns the compliance document."""
     verdicts = [verdict_of(item, contract) for item in judged]
+    # Rendered and masked once per exchange, for JUnit and Allure alike.
+    evidence = [_evidence(item) for item in judged]
     info = RunInfo(
         started=run.started,
         finished=run.finished,
@@ -147,20 +149,23 @@ def write_reports(
         strict=False,
         target=run.target,
         profile=run.profile,
-        selection={"traffic": run.source},
+        selection={},
     )
     document = build_document(verdicts, info, contract)
     document["traffic"] = {"source": run.source, **summary(judged)}
     write_compliance(directory, document)
-    _write_junit(directory / "junit.xml", judged, verdicts)
+    _write_junit(directory / "junit.xml", judged, verdicts, evidence)
     results = directory / "allure-results"
-    _write_allure(results, judged, verdicts)
+    _write_allure(results, judged, verdicts, evidence)
     finish_results(results, document)
     return document
 
 
 def _write_junit(
-    path: Path, judged: Sequence[JudgedExchange], verdicts: Sequence[ScenarioVerdict]
+    path: Path,
+    judged: Sequence[JudgedExchange],
+    verdicts: Sequence[ScenarioVerdict],
+    evidence: Sequence[str],
 ) -> None:
     failures = sum(1 for v in verdicts if v.verdict == FAILED)
     skipped = sum(1 for v in verdicts if v.verdict == NOT_APPLICABLE)
@@ -175,7 +180,7 @@ def _write_junit(
         skipped=str(skipped),
     )
     should: list[ShouldFinding] = []
-    for item, verdict in zip(judged, verdicts, strict=True):
+    for item, verdict, text in zip(judged, verdicts, evidence, strict=True):
         case = ET.SubElement(
             suite,
             "testcase",
@@ -186,7 +191,6 @@ def _write_junit(
         if verdict.verdict == NOT_APPLICABLE:
             ET.SubElement(case, "skipped", message=f"not applicable: {verdict.reason}")
             continue
-        text = _evidence(item)
         if verdict.verdict == FAILED:
             failure = ET.SubElement(case, "failure", message=verdict.reason)
             failure.text = text
@@ -199,13 +203,20 @@ def _write_junit(
 
 def _evidence(judged: JudgedExchange) -> str:
     """The findings, then the exchange and its replay command: one text, masked."""
-    lines = [f"[{f.level}] {_finding_title(f)} ({_finding_spec(f)})" for f in judged.findings]
+    lines = [
+        f"[{f.side} {f.level}] {f.rule} at {f.place or '-'}: {f.title} ({_finding_spec(f)})"
+        + (f"\n        should, because {f.basis}" if f.basis else "")
+        for f in judged.findings
+    ]
     lines += ["", "Exchange:", judged.exchange.render(), "", "Reproduce with:", _reproduce(judged)]
     return scrub("\n".join(lines))
 
 
 def _write_allure(
-    results: Path, judged: Sequence[JudgedExchange], verdicts: Sequence[ScenarioVerdict]
+    results: Path,
+    judged: Sequence[JudgedExchange],
+    verdicts: Sequence[ScenarioVerdict],
+    evidence: Sequence[str],
 ) -> None:
     # allure-python-commons writes result files without pytest (a dependency already).
     from allure_commons.logger import AllureFileLogger
@@ -213,14 +224,13 @@ def _write_allure(
 
     writer = AllureFileLogger(str(results))
     status_of = {FAILED: "failed", FAILED_SHOULD: "passed", PASSED: "passed"}
-    for item, verdict in zip(judged, verdicts, strict=True):
+    for item, verdict, text in zip(judged, verdicts, evidence, strict=True):
         facts = verdict.facts
         uuid = hashlib.sha256(f"{facts.id}{item.exchange.url}".encode()).hexdigest()[:32]
-        attachments: list[Attachment] = []
-        for name, text in _attachments(item, verdict):
-            source = f"{uuid}-{len(attachments)}-attachment.txt"
-            writer.report_attached_data(body=scrub(text), file_name=source)
-            attachments.append(Attachment(name=scrub(name), source=source, type="text/plain"))
+        # One attachment per exchange (findings, the exchange, its replay): every file costs.
+        source = f"{uuid}-attachment.txt"
+        writer.report_attached_data(body=text, file_name=source)
+        attachments = [Attachment(name=facts.title, source=source, type="text/plain")]
         labels = [
             Label(name="epic", value=facts.spec),
             Label(name="feature", value=facts.operation),
@@ -248,19 +258,3 @@ def _write_allure(
                 attachments=attachments,
             )
         )
-
-
-def _attachments(item: JudgedExchange, verdict: ScenarioVerdict) -> Iterable[tuple[str, str]]:
-    if item.findings:
-        yield (
-            "findings (TPP / bank, must / should)",
-            "\n".join(
-                f"[{f.side} {f.level}] {f.rule} at {f.place or '-'}: {f.title} "
-                f"({_finding_spec(f)})"
-                + (f"\n        should, because {f.basis}" if f.basis else "")
-                for f in item.findings
-            ),
-        )
-    yield verdict.facts.title, item.exchange.render()
-    if verdict.reproduce:
-        yield "reproduce", verdict.reproduce + "\n"
