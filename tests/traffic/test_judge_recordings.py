@@ -5,6 +5,7 @@ server, which refused each; the reference server's own exchange log judges the s
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -181,8 +182,13 @@ def test_a_har_of_a_careless_tpp_names_each_mistake_and_its_place(
 def test_the_reference_servers_exchange_log_is_judged_the_same(
     server: RunningServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _record_a_careless_tpp(server.url)
+    sent = len(_record_a_careless_tpp(server.url))
     log = tmp_path / "exchanges.jsonl"
+    # the server writes an exchange's line just after its answer has gone: wait for the last
+    deadline = time.monotonic() + 5
+    while len(log.read_text(encoding="utf-8").splitlines()) < sent:
+        assert time.monotonic() < deadline, "the exchange log lacks lines"
+        time.sleep(0.01)
     assert oct(log.stat().st_mode & 0o777) == oct(0o600)  # sensitive: the owner's only
     _check(_judge(log, tmp_path / "reports", capsys))
 
