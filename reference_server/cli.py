@@ -28,6 +28,7 @@ from reference_server.app import Application, Throttle
 from reference_server.faults import FAULTS, UnknownFaultError
 from reference_server.model.bank_style import BankStyle, style_of
 from reference_server.model.store import Store
+from reference_server.transport.exchange_log import ExchangeLog
 from reference_server.transport.http import MAX_CONNECTIONS, ReferenceServer
 from reference_server.transport.tls import server_context
 
@@ -131,6 +132,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reference type), read by the suite's own loader",
     )
     parser.add_argument(
+        "--exchange-log",
+        type=Path,
+        metavar="FILE",
+        help="append every request and its answer, whole, to FILE as JSON lines (for "
+        "`conformance judge FILE`); the file holds unmasked test traffic and is made mode 0600",
+    )
+    parser.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
@@ -213,6 +221,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
 
+    if args.exchange_log is not None:
+        try:
+            server.exchange_log = ExchangeLog(args.exchange_log, server.url)
+        except OSError as error:
+            server.server_close()
+            app.close()
+            print(f"reference server: cannot write {args.exchange_log}: {error}", file=sys.stderr)
+            return 2
+
     def stop(signum: int, frame: FrameType | None) -> None:
         threading.Thread(target=server.shutdown, name="shutdown", daemon=True).start()
 
@@ -225,6 +242,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
         app.close()
+        if server.exchange_log is not None:
+            server.exchange_log.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0

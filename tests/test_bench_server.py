@@ -179,7 +179,8 @@ def test_bench_main_selects_modules_by_short_or_full_name() -> None:
         assert select([name], available) == ["bench.bench_server"]
     assert select(["signing", "server"], available) == ["bench.bench_signing", "bench.bench_server"]
     with pytest.raises(
-        ValueError, match="no benchmark 'nope'; known: fuzz, hostile, latency, server, signing"
+        ValueError,
+        match="no benchmark 'nope'; known: fuzz, hostile, latency, proxy, server, signing",
     ):
         select(["nope"], available)
 

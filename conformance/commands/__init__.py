@@ -12,6 +12,8 @@ COMMANDS: dict[str, str] = {
     "call": "send one signed request and show the exchange",
     "certs": "write a test CA and a TPP signing certificate with PSD2 roles (spec 5)",
     "serve": "run the reference server (a local sandbox of the interface)",
+    "proxy": "judge live traffic: a reverse proxy between a TPP's app and a bank",
+    "judge": "judge recorded traffic: a HAR file or the reference server's exchange log",
     "export-openapi": "write the contract as an OpenAPI 3.1 document",
     "export-examples": "write a valid example request for every operation that takes a body",
 }

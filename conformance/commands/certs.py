@@ -16,6 +16,7 @@ from conformance.signing import (
     CertificateAuthority,
     generate_ca,
     generate_qwac,
+    generate_server_certificate,
     generate_tpp_identity,
     load_ca,
     write_identity,
@@ -146,6 +147,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--no-qwac", action="store_true", help="write no TLS client certificate (qwac.*)"
     )
+    parser.add_argument(
+        "--server",
+        metavar="HOSTS",
+        help="also write a TLS server certificate for these comma-separated host names and "
+        "addresses (server.pem, server.key), from the same CA: what `conformance proxy "
+        "--server-cert` serves HTTPS to the app with (the app trusts ca.pem)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -209,6 +217,15 @@ def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
         tls = write_identity(qwac, args.out, p12_password=args.p12_password, stem="qwac")
         for name in ("certificate", "key", "pkcs12"):
             print(f"wrote {_QWAC_LABELS[name]}: {tls[name]}")
+    if args.server:
+        hosts = [host.strip() for host in args.server.split(",") if host.strip()]
+        server = write_identity(
+            generate_server_certificate(ca, hosts, valid_days=args.days),
+            args.out,
+            stem="server",
+        )
+        print(f"wrote TLS server certificate ({', '.join(hosts)}): {server['certificate']}")
+        print(f"wrote TLS server key: {server['key']}")
     certificate = identity.certificate
     print(f"PSD2 roles: {_describe_roles(identity.roles)}")
     print(

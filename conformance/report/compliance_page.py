@@ -128,6 +128,16 @@ def _run_facts(document: Mapping[str, Any]) -> tuple[str, ...]:
         "Should-level failures "
         + ("count as failures (--strict)" if run["strict"] else "are reported, not counted"),
     ]
+    traffic = document.get("traffic")
+    if traffic:  # judged traffic (``conformance proxy``/``judge``): no seed, no scenario choice
+        sides = traffic["findings_by_side"]
+        facts[4:6] = [
+            f"Traffic: {traffic['source']}; {traffic['exchanges']} exchanges, each one entry "
+            f"below ({traffic['not_judged']} not judged)",
+            f"Findings: TPP (its requests) {sides['TPP']['must']} must, "
+            f"{sides['TPP']['should']} should; bank (its answers) {sides['bank']['must']} must, "
+            f"{sides['bank']['should']} should",
+        ]
     certificate = profile.get("certificate")
     if certificate:
         facts.append(

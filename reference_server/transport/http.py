@@ -29,6 +29,7 @@ from reference_server.api import ApiError, Headers, Request, Response
 from reference_server.app import Application
 from reference_server.pipeline import errors
 from reference_server.transport import request_head
+from reference_server.transport.exchange_log import ExchangeLog
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -274,7 +275,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         except ApiError as error:
             self.close_connection = True
             response = errors.render(error, html=self.server.app.faulty("html-errors"))
-            self._write(response, request_id, started)
+            self._write(response, request_id, started, b"")
             self._linger()
             return
         except (TimeoutError, ConnectionError):
@@ -296,7 +297,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             client=(str(self.client_address[0]), int(self.client_address[1])),
         )
         response = self.server.app.dispatch(request)
-        self._write(response, request_id, started)
+        self._write(response, request_id, started, body)
 
     def _read_body(self, headers: Headers) -> bytes:
         """The body, at most :data:`MAX_BODY_BYTES`; an error answer closes the connection."""
@@ -340,15 +341,20 @@ class RequestHandler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
-    def _write(self, response: Response, request_id: str | None, started: float) -> None:
+    def _write(
+        self, response: Response, request_id: str | None, started: float, body: bytes
+    ) -> None:
         try:
             self.send_response(response.status)
-            self._send_headers(response, request_id)
+            sent = self._send_headers(response, request_id)
             if self.command != "HEAD" and response.body:
                 self.wfile.write(response.body)
             self.wfile.flush()
         except (ConnectionError, TimeoutError):
             self.close_connection = True
+            sent = []
+        if self.server.exchange_log is not None:
+            self._log_exchange(response, body, sent, started)
         if logger.isEnabledFor(logging.INFO):
             # The request line, as logger.info would emit it minus the search for the calling
             # frame (the line shows no source location): it is written for every request.
@@ -369,19 +375,47 @@ class RequestHandler(BaseHTTPRequestHandler):
             )
             logger.handle(record)
 
-    def _send_headers(self, response: Response, request_id: str | None) -> None:
+    def _send_headers(self, response: Response, request_id: str | None) -> list[tuple[str, str]]:
+        """Send the answer's headers; returns them (after Server and Date, which
+        ``send_response`` sent)."""
+        sent: list[tuple[str, str]] = []
         if response.content_type is not None and not (
             response.status < 300 and self.server.app.faulty("no-content-type")
         ):
-            self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(response.body)))
+            sent.append(("Content-Type", response.content_type))
+        sent.append(("Content-Length", str(len(response.body))))
         if request_id is not None:
-            self.send_header("X-Request-ID", request_id)
-        for name, value in response.headers:
-            self.send_header(name, value)
+            sent.append(("X-Request-ID", request_id))
+        sent += response.headers
         if self.close_connection:
-            self.send_header("Connection", "close")
+            sent.append(("Connection", "close"))
+        for name, value in sent:
+            self.send_header(name, value)
         self.end_headers()
+        return sent
+
+    def _log_exchange(
+        self, response: Response, body: bytes, sent: list[tuple[str, str]], started: float
+    ) -> None:
+        """The exchange, whole, to ``--exchange-log`` (``exchange_log.py``)."""
+        log = self.server.exchange_log
+        assert log is not None
+        elapsed = time.perf_counter() - started
+        log.write(
+            at=time.time() - elapsed,
+            method=self.command,
+            target=self.path,
+            request_headers=list(self.headers.raw_items()),
+            request_body=body,
+            status=response.status,
+            response_headers=[
+                ("Server", self.version_string()),
+                ("Date", self.date_time_string()),
+                *sent,
+            ],
+            response_body=b"" if self.command == "HEAD" else response.body,
+            elapsed=elapsed,
+        )
 
     # -- http.server's own errors, as JSON -------------------------------------------------------
 
@@ -449,6 +483,8 @@ class ReferenceServer(ThreadingHTTPServer):
         self.connections = _Connections()
         self.max_body = max_body
         self.tls = tls
+        #: Every exchange, whole, as JSON lines (``--exchange-log``); None: not kept.
+        self.exchange_log: ExchangeLog | None = None
         super().__init__(address, RequestHandler)
 
     @property

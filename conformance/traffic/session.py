@@ -1,0 +1,103 @@
+"""One judging session, live or recorded: the judge, the verdicts collected in order, one line
+per exchange while it runs, when to stop (``--exchanges N``), and the totals at the end.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, TextIO
+
+from conformance.report.masking import scrub
+from conformance.traffic.model import BANK, TPP, JudgedExchange
+
+if TYPE_CHECKING:
+    from conformance.exchange import Exchange
+    from conformance.traffic.judge import TrafficJudge
+
+__all__ = ["TrafficSession", "exchange_line"]
+
+#: How many findings one line names before "(+N more)".
+_NAMED = 2
+
+
+def exchange_line(judged: JudgedExchange) -> str:
+    """``   7  E16  POST /v1/payments/... → 201  3.1 ms  TPP must TPP-digest-mismatch at Digest``"""
+    exchange = judged.exchange
+    head = (
+        f"{judged.index:5d}  {judged.operation or '-':<4} {exchange.method} {exchange.path} "
+        f"→ {exchange.status}  {exchange.elapsed * 1000:.1f} ms  "
+    )
+    if judged.skipped:
+        return scrub(head + f"not judged: {judged.skipped}")
+    if not judged.findings:
+        return scrub(head + "ok")
+    ordered = sorted(judged.findings, key=lambda f: (f.level != "must", f.side != TPP))
+    named = "; ".join(
+        f"{f.side} {f.level} {f.rule}" + (f" at {f.place}" if f.place else "")
+        for f in ordered[:_NAMED]
+    )
+    more = len(ordered) - _NAMED
+    return scrub(head + named + (f" (+{more} more)" if more > 0 else ""))
+
+
+class TrafficSession:
+    """Judges what it is given and keeps the verdicts; thread-safe (the proxy's judge thread
+    feeds it, the main thread reads it)."""
+
+    def __init__(
+        self,
+        judge: TrafficJudge,
+        *,
+        out: TextIO | None = None,
+        limit: int | None = None,
+        quiet: bool = False,
+    ) -> None:
+        self.judge = judge
+        self.out = out if out is not None else sys.stdout
+        self.limit = limit
+        self.quiet = quiet
+        self.judged: list[JudgedExchange] = []
+        self.started = datetime.now(UTC)
+        #: Set when ``limit`` exchanges have been judged.
+        self.done = threading.Event()
+        self._lock = threading.Lock()
+
+    def take(self, exchange: Exchange, at: datetime) -> JudgedExchange:
+        verdict = self.judge.judge(exchange, at=at)
+        with self._lock:
+            self.judged.append(verdict)
+            count = len(self.judged)
+        if not self.quiet:
+            print(exchange_line(verdict), file=self.out, flush=True)
+        if self.limit is not None and count >= self.limit:
+            self.done.set()
+        return verdict
+
+    def take_all(self, exchanges: Iterable[tuple[Exchange, datetime]]) -> None:
+        for exchange, at in exchanges:
+            self.take(exchange, at)
+
+    def totals(self) -> str:
+        """One line: exchanges judged, findings by side and level."""
+        with self._lock:
+            judged = list(self.judged)
+        counts = {
+            (side, level): sum(
+                1 for item in judged for f in item.findings if f.side == side and f.level == level
+            )
+            for side in (TPP, BANK)
+            for level in ("must", "should")
+        }
+        skipped = sum(1 for item in judged if item.skipped)
+        return (
+            f"{len(judged)} exchanges ({skipped} not judged): TPP {counts[TPP, 'must']} must / "
+            f"{counts[TPP, 'should']} should findings; bank {counts[BANK, 'must']} must / "
+            f"{counts[BANK, 'should']} should findings"
+        )
+
+    def must_findings(self) -> int:
+        with self._lock:
+            return sum(len(item.must) for item in self.judged)

@@ -1,0 +1,449 @@
+"""What earlier exchanges let the judge expect of a later one (spec 2.4, spec 3, spec 7, spec 9).
+
+The judge remembers, from the traffic it has seen, the payments created (their product, whether
+periodic, their last status read), the baskets and their payments, the authorisations started
+and their links, the outcome of an SCA seen through its status link or the reference server's
+SCA page, and the sandbox transactions listed per account. From that:
+
+- ``STATE-basket-worst-case`` (spec 2.4, must): a new basket's status is the worst case of its
+  payments' statuses, judged when each payment's status was read since anything could change it;
+- ``ERR-1-reference-mix-invalid`` (spec 7 rule 1): a basket naming a periodic payment this
+  traffic created is refused 400 REFERENCE_MIX_INVALID (the TPP broke it; the bank must refuse);
+- ``ERR-6-pending-payment-not-deletable`` (spec 7 rule 6, spec 3): deleting a payment last read
+  PDNG is refused;
+- ``STATE-status-after-sca`` (spec 3, spec 5 item 6, should as the suite's flows): after an SCA
+  seen approved the payment reads an accepted status, after one seen cancelled RJCT;
+- ``SB-booked-transaction-ids-stable`` (spec 9, 1.18.0): the same booked transaction keeps its id
+  from one listing of an account (E3) to the next;
+- ``TPP-replay`` (security, should): a state-changing request whose signature an earlier accepted
+  one carried is a replay; the bank does not carry it out again.
+
+A status is "fresh" only until something could change it unseen: an authorisation of the payment,
+an SCA, a cancellation, or a reference-server control (clock, batch, reset). Nothing is judged on
+a stale status, so concurrent clients and a moving batch never make a finding.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from conformance.checks import json_document
+from conformance.traffic.grading import QUOTES, grade, grade_rule
+from conformance.traffic.model import BANK, TPP, Refusal, TrafficFinding, Violation
+
+if TYPE_CHECKING:
+    from conformance.contract import Contract, Operation
+    from conformance.exchange import Exchange
+
+__all__ = ["TrafficState"]
+
+#: Spec 3 statuses a payment has not been accepted in (the suite's flows: ``steps.py``).
+NOT_ACCEPTED = frozenset({"RCVD", "RJCT", "CANC"})
+REJECTED = frozenset({"RJCT", "CANC"})
+#: Methods that change nothing: a repeated read is no replay.
+_SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
+_CONTROL = "/_control/"
+#: The reference server's read of a basket (the contract has none): its status is judged too.
+_BASKET_VIEW = "/_control/signing-baskets/"
+
+
+def worst_case(statuses: Sequence[str]) -> str:
+    """The basket status for its payments' statuses: RJCT if any is rejected or cancelled, RCVD if
+    none is accepted, ACTC if all are, PATC otherwise (spec 2.4 "worst case", as the suite's
+    flow reads it)."""
+    if any(status in REJECTED for status in statuses):
+        return "RJCT"
+    accepted = [status not in NOT_ACCEPTED for status in statuses]
+    if all(accepted):
+        return "ACTC"
+    return "PATC" if any(accepted) else "RCVD"
+
+
+@dataclass
+class _Payment:
+    periodic: bool
+    status: str | None = None  # the last status read, None when stale
+    sca: str | None = None  # "approved" or "cancelled", when an SCA of it was seen
+
+
+@dataclass
+class _Authorisation:
+    payments: tuple[str, ...]
+
+
+@dataclass
+class _State:
+    payments: dict[str, _Payment] = field(default_factory=dict)
+    baskets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: path of an authorisation's status link or SCA page → the authorisation
+    links: dict[str, _Authorisation] = field(default_factory=dict)
+    #: account and query → transaction fingerprint → the ids it was listed under last
+    listings: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
+    #: signature values of accepted state-changing requests
+    signatures: set[str] = field(default_factory=set)
+    #: seconds the reference server's clock is off real time (``/_control/clock``)
+    clock_offset: float = 0.0
+
+
+def _finding(
+    side: str,
+    rule: str,
+    level: str,
+    title: str,
+    spec: str,
+    *,
+    place: str = "",
+    quote: str = "",
+    basis: str = "",
+) -> TrafficFinding:
+    return TrafficFinding(side, rule, level, title, spec, place, quote, basis)
+
+
+class TrafficState:
+    """The state of the traffic so far; fed one exchange at a time, in the order they ended."""
+
+    def __init__(self, contract: Contract) -> None:
+        self._contract = contract
+        self._state = _State()
+        self._lock = threading.Lock()
+
+    @property
+    def clock_offset(self) -> float:
+        return self._state.clock_offset
+
+    # --- before the answer is judged: what the request deserved -------------------------------
+
+    def request_violations(
+        self, exchange: Exchange, operation: Operation, body: Any
+    ) -> list[Violation]:
+        """TPP violations only the state shows: a periodic payment in a basket, a replay."""
+        with self._lock:
+            found: list[Violation] = []
+            if operation.id == "E1" and isinstance(body, Mapping):
+                found += self._periodic_in_basket(body)
+            replay = self._replay(exchange)
+            if replay is not None:
+                found.append(replay)
+            return found
+
+    def _periodic_in_basket(self, body: Mapping[str, Any]) -> Iterator[Violation]:
+        ids = body.get("paymentIds")
+        if not isinstance(ids, list):
+            return
+        periodic = [
+            pid
+            for pid in ids
+            if isinstance(pid, str)
+            and (payment := self._state.payments.get(pid)) is not None
+            and payment.periodic
+        ]
+        if not periodic:
+            return
+        rule = self._contract.rule("ERR-1-reference-mix-invalid")
+        grade_ = grade_rule(rule)
+        index = ids.index(periodic[0])
+        yield Violation(
+            _finding(
+                TPP,
+                rule.id,
+                grade_.level,
+                f"the basket names the periodic payment {periodic[0]} (created by E17 earlier "
+                "in this traffic)",
+                rule.spec,
+                place=f"body /paymentIds/{index}",
+                quote=grade_.quote,
+                basis=grade_.basis,
+            ),
+            Refusal(
+                grade_.level,
+                rule.expected_status,
+                rule.expected_code,
+                status_stated=grade_.level == "must",
+                code_stated=grade_.level == "must",
+            ),
+        )
+
+    def _replay(self, exchange: Exchange) -> Violation | None:
+        if exchange.method in _SAFE:
+            return None
+        signature = exchange.request_header("Signature")
+        if not signature or signature not in self._state.signatures:
+            return None
+        grade_ = grade(
+            stated=False,
+            reading="spec 5 signs each request but states no replay rule; a byte-identical copy "
+            "of an accepted state-changing request is a replay (security)",
+        )
+        return Violation(
+            _finding(
+                TPP,
+                "TPP-replay",
+                grade_.level,
+                "the request repeats the Signature of an earlier accepted request (a replay)",
+                "spec 5",
+                place="Signature",
+                basis=grade_.basis,
+            ),
+            Refusal(grade_.level, (400, 401, 403, 409)),
+        )
+
+    # --- after the answer: what the state says of it, then the state updated ------------------
+
+    def observe(
+        self, exchange: Exchange, operation: Operation | None, values: Mapping[str, str], body: Any
+    ) -> list[TrafficFinding]:
+        """The bank's findings the state shows on this answer, then the state moved on."""
+        with self._lock:
+            path = urlsplit(exchange.url).path
+            if operation is None:
+                return list(self._outside(exchange, path))
+            findings = list(self._judge(exchange, operation, values, body))
+            self._learn(exchange, operation, values, body)
+            return findings
+
+    def _judge(
+        self, exchange: Exchange, operation: Operation, values: Mapping[str, str], body: Any
+    ) -> Iterator[TrafficFinding]:
+        status = exchange.status
+        document = json_document(exchange)
+        if operation.id == "E1" and status == 201 and isinstance(body, Mapping):
+            yield from self._worst_case(body, document)
+        elif operation.id == "PC" and 200 <= status < 300:
+            payment = self._state.payments.get(values.get("payment-id", ""))
+            if payment is not None and payment.status == "PDNG":
+                rule = self._contract.rule("ERR-6-pending-payment-not-deletable")
+                grade_ = grade_rule(rule)
+                yield _finding(
+                    BANK,
+                    rule.id,
+                    grade_.level,
+                    f"deleted (HTTP {status}) a payment whose status was last read PDNG",
+                    rule.spec,
+                    place="status",
+                    quote=QUOTES["pdng"],
+                )
+        elif operation.id == "PS" and status == 200 and isinstance(document, Mapping):
+            yield from self._after_sca(values.get("payment-id", ""), document)
+        elif operation.id == "E3" and status == 200 and isinstance(document, list):
+            # the same account, filter and page: the same booked transactions
+            listing = f"{values.get('mockAccountId', '')}?{urlsplit(exchange.url).query}"
+            yield from self._stable_ids(listing, document)
+
+    def _worst_case(self, body: Mapping[str, Any], document: Any) -> Iterator[TrafficFinding]:
+        ids = body.get("paymentIds")
+        if not isinstance(ids, list) or not isinstance(document, Mapping):
+            return
+        yield from self._basket_status(ids, document, "the new basket")
+
+    def _basket_status(
+        self, ids: Sequence[Any], document: Mapping[str, Any], what: str
+    ) -> Iterator[TrafficFinding]:
+        statuses = [
+            payment.status
+            for pid in ids
+            if isinstance(pid, str) and (payment := self._state.payments.get(pid)) is not None
+        ]
+        if len(statuses) != len(ids) or any(status is None for status in statuses):
+            return  # a payment not created here, or one whose status may have changed unseen
+        known = [str(status) for status in statuses]
+        expected = worst_case(known)
+        got = document.get("transactionStatus")
+        if got == expected:
+            return
+        yield _finding(
+            BANK,
+            "STATE-basket-worst-case",
+            "must",
+            f"{what} reads {got}, not {expected}, the worst case of its payments' "
+            f"statuses ({', '.join(known)})",
+            "spec 2.4",
+            place="body /transactionStatus",
+            quote=QUOTES["worst-case"],
+        )
+
+    def _after_sca(self, payment_id: str, document: Mapping[str, Any]) -> Iterator[TrafficFinding]:
+        payment = self._state.payments.get(payment_id)
+        if payment is None or payment.sca is None:
+            return
+        status = document.get("transactionStatus")
+        outcome = payment.sca
+        payment.sca = None  # judged once, on the first read after the SCA
+        if outcome == "approved" and status not in NOT_ACCEPTED:
+            return
+        if outcome == "cancelled" and status == "RJCT":
+            return
+        wanted = "an accepted status (not RCVD, RJCT or CANC)" if outcome == "approved" else "RJCT"
+        yield _finding(
+            BANK,
+            "STATE-status-after-sca",
+            "should",
+            f"after an SCA seen {outcome}, the payment reads {status}, not {wanted}",
+            "spec 3, spec 5 item 6",
+            place="body /transactionStatus",
+            basis="spec 3 shows no transitions; the suite reads that a completed SCA moves a "
+            "payment on and a cancelled one rejects it",
+        )
+
+    def _stable_ids(self, listing: str, document: Sequence[Any]) -> Iterator[TrafficFinding]:
+        current: dict[str, set[str]] = {}
+        for item in document:
+            if isinstance(item, Mapping) and isinstance(item.get("id"), str):
+                current.setdefault(_fingerprint(item), set()).add(item["id"])
+        before = self._state.listings.get(listing, {})
+        changed = [
+            (ids, before[key])
+            for key, ids in current.items()
+            if key in before and not ids & before[key]
+        ]
+        self._state.listings[listing] = {
+            **before,
+            **{key: frozenset(ids) for key, ids in current.items()},
+        }
+        if not changed:
+            return
+        now_ids, old_ids = changed[0]
+        rule = self._contract.rule("SB-booked-transaction-ids-stable")
+        grade_ = grade_rule(rule)
+        yield _finding(
+            BANK,
+            rule.id,
+            grade_.level,
+            f"{len(changed)} transaction(s) changed id since the same listing before "
+            f"({listing}; e.g. {sorted(old_ids)[0]} is now {sorted(now_ids)[0]})",
+            rule.spec,
+            place="body /*/id",
+            quote=QUOTES["stable-ids"],
+        )
+
+    def _learn(
+        self, exchange: Exchange, operation: Operation, values: Mapping[str, str], body: Any
+    ) -> None:
+        state = self._state
+        status = exchange.status
+        document = json_document(exchange)
+        if 200 <= status < 300 and exchange.method not in _SAFE:
+            signature = exchange.request_header("Signature")
+            if signature:
+                state.signatures.add(signature)
+        payment_id = values.get("payment-id", "")
+        if (
+            operation.id in ("E16", "E17", "E18")
+            and status == 201
+            and isinstance(document, Mapping)
+        ):
+            pid = document.get("paymentId")
+            if isinstance(pid, str):
+                state.payments[pid] = _Payment(
+                    periodic=operation.id == "E17",
+                    status=_status(document),
+                )
+        elif operation.id == "PS" and status == 200 and isinstance(document, Mapping):
+            payment = state.payments.get(payment_id)
+            if payment is not None:
+                payment.status = _status(document)
+        elif operation.id == "PC" and payment_id in state.payments:
+            state.payments[payment_id].status = None
+        elif operation.id == "E1" and status == 201 and isinstance(document, Mapping):
+            ids = body.get("paymentIds") if isinstance(body, Mapping) else None
+            basket = document.get("basketId")
+            if isinstance(basket, str) and isinstance(ids, list):
+                state.baskets[basket] = tuple(str(pid) for pid in ids)
+        elif operation.id in ("PA", "E2") and status in (201, 401):
+            subject = (
+                (payment_id,)
+                if operation.id == "PA"
+                else state.baskets.get(values.get("basketId", ""), ())
+            )
+            for pid in subject:
+                if pid in state.payments:
+                    state.payments[pid].status = None
+            if isinstance(document, Mapping):
+                for path in _link_paths(document):
+                    state.links[path] = _Authorisation(tuple(subject))
+
+    # --- outside the contract: SCA pages and status links, the reference server's controls ----
+
+    def _outside(self, exchange: Exchange, path: str) -> Iterator[TrafficFinding]:
+        state = self._state
+        if path.startswith(_BASKET_VIEW) and exchange.method == "GET":
+            document = json_document(exchange)
+            basket = state.baskets.get(path.removeprefix(_BASKET_VIEW))
+            if exchange.status == 200 and isinstance(document, Mapping) and basket is not None:
+                yield from self._basket_status(
+                    basket, document, "the basket (reference server view)"
+                )
+            return
+        if path.startswith(_CONTROL):
+            self._control(exchange, path)
+            return
+        authorisation = state.links.get(path)
+        if authorisation is None:
+            return
+        outcome: str | None = None
+        document = json_document(exchange)
+        if exchange.method == "GET" and isinstance(document, Mapping):
+            outcome = {"FINALISED": "approved", "FAILED": "cancelled"}.get(
+                str(document.get("scaStatus"))
+            )
+        elif exchange.method == "POST" and 300 <= exchange.status < 400:
+            form = parse_qs(exchange.request_body.decode("utf-8", "replace"))
+            outcome = {"approve": "approved", "cancel": "cancelled"}.get(
+                (form.get("action") or [""])[0]
+            )
+        if outcome is None:
+            return
+        for pid in authorisation.payments:
+            payment = state.payments.get(pid)
+            if payment is not None:
+                payment.status = None
+                payment.sca = outcome
+
+    def _control(self, exchange: Exchange, path: str) -> None:
+        """The reference server's controls: a reset forgets everything, a clock move or a batch
+        run makes every status stale; the clock's offset is kept for the date rules."""
+        if exchange.status >= 300:
+            return
+        document = json_document(exchange)
+        if path.startswith(_CONTROL + "clock") and isinstance(document, Mapping):
+            offset = document.get("offsetSeconds")
+            if isinstance(offset, int | float):
+                self._state.clock_offset = float(offset)
+        if exchange.method in _SAFE:
+            return
+        if path.startswith(_CONTROL + "reset"):
+            self._state = _State()
+            return
+        for payment in self._state.payments.values():
+            payment.status = None
+            payment.sca = None
+
+
+def _status(document: Mapping[str, Any]) -> str | None:
+    status = document.get("transactionStatus")
+    return status if isinstance(status, str) else None
+
+
+def _link_paths(document: Mapping[str, Any]) -> Iterator[str]:
+    links = document.get("_links")
+    if not isinstance(links, Mapping):
+        return
+    for name in ("scaRedirect", "scaStatus", "self"):
+        link = links.get(name)
+        href = link.get("href") if isinstance(link, Mapping) else None
+        if isinstance(href, str) and href:
+            yield urlsplit(href).path
+
+
+def _fingerprint(item: Mapping[str, Any]) -> str:
+    """A listed transaction without its id and links: what stays the same from one listing of a
+    booked transaction to the next."""
+    return json.dumps(
+        {k: v for k, v in item.items() if k not in ("id", "_links")},
+        sort_keys=True,
+        separators=(",", ":"),
+    )

@@ -1,0 +1,203 @@
+"""Recorded traffic judged offline (``conformance judge``): a HAR of a TPP with signing and body
+mistakes gives TPP-side findings each naming the exact place, and none blamed on the reference
+server, which refused each; the reference server's own exchange log judges the same."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance.cli import main
+from conformance.signing import SignatureAuth, default_identity
+from conformance.signing.canonical import SPEC5_SIGNED_HEADERS
+from reference_server.app import Application
+from reference_server.transport.exchange_log import ExchangeLog
+from reference_server.transport.http import RunningServer, start
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = json.loads((ROOT / "schemas" / "examples" / "E16.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RunningServer]:
+    running = start(Application())
+    running.server.exchange_log = ExchangeLog(tmp_path / "exchanges.jsonl", running.url)
+    try:
+        yield running
+    finally:
+        running.stop()
+        running.server.exchange_log.close()
+
+
+def _har_entry(response: httpx.Response, started: datetime) -> dict[str, Any]:
+    request = response.request
+    body = request.content
+    return {
+        "startedDateTime": started.isoformat(),
+        "time": response.elapsed.total_seconds() * 1000,
+        "request": {
+            "method": request.method,
+            "url": str(request.url),
+            "httpVersion": "HTTP/1.1",
+            "headers": [{"name": k.decode(), "value": v.decode()} for k, v in request.headers.raw],
+            "queryString": [],
+            "cookies": [],
+            "headersSize": -1,
+            "bodySize": len(body),
+            **(
+                {"postData": {"mimeType": "application/json", "text": body.decode()}}
+                if body
+                else {}
+            ),
+        },
+        "response": {
+            "status": response.status_code,
+            "statusText": response.reason_phrase,
+            "httpVersion": "HTTP/1.1",
+            "headers": [{"name": k.decode(), "value": v.decode()} for k, v in response.headers.raw],
+            "cookies": [],
+            "content": {
+                "size": len(response.content),
+                "mimeType": response.headers.get("content-type", ""),
+                "text": response.text,
+            },
+            "redirectURL": "",
+            "headersSize": -1,
+            "bodySize": len(response.content),
+        },
+        "cache": {},
+        "timings": {"send": 0, "wait": 0, "receive": 0},
+    }
+
+
+def _record_a_careless_tpp(url: str) -> list[dict[str, Any]]:
+    """A TPP app's E16 calls: one right, then one mistake each (what the HAR records)."""
+    credentials = default_identity().signing_credentials()
+    entries: list[dict[str, Any]] = []
+    body = dict(EXAMPLE["body"])
+
+    def send(
+        payload: dict[str, Any],
+        *,
+        headers: dict[str, str] | None = None,
+        auth: httpx.Auth | None = None,
+        tamper: bytes | None = None,
+    ) -> None:
+        sent_headers = {**EXAMPLE["headers"], "X-Request-ID": f"req-{len(entries)}"}
+        sent_headers.update(headers or {})
+        sent_headers = {k: v for k, v in sent_headers.items() if v}
+        with httpx.Client(base_url=url, timeout=10) as client:
+            request = client.build_request(
+                "POST", EXAMPLE["path"], json=payload, headers=sent_headers
+            )
+            flow = (auth or SignatureAuth(credentials)).sync_auth_flow(request)
+            signed = next(flow)
+            if tamper is not None:  # the body changed after signing (a bug in the app)
+                signed = httpx.Request(
+                    "POST",
+                    signed.url,
+                    headers={**dict(signed.headers), "content-length": str(len(tamper))},
+                    content=tamper,
+                )
+            started = datetime.now(UTC)
+            response = client.send(signed)
+            entries.append(_har_entry(response, started))
+
+    send(body)  # 0: right
+    changed = json.dumps({**body, "creditorName": "Someone Else"}).encode()
+    send(body, tamper=changed)  # 1: Digest of another body
+    send(  # 2: PSU-ID present but not signed
+        body,
+        auth=SignatureAuth(
+            credentials, signed_headers=[h for h in SPEC5_SIGNED_HEADERS if h != "psu-id"]
+        ),
+    )
+    send({**body, "creditorName": "N" * 71})  # 3: too long (spec 2.7, spec 8)
+    send(  # 4: both remittance forms (spec 2.7)
+        {**body, "remittanceInformationUnstructured": "invoice 42"}
+    )
+    send(body, headers={"TPP-Redirect-URI": ""})  # 5: a required header left out
+    return entries
+
+
+#: Entry → (rule, exact place) of the TPP finding it must carry.
+EXPECTED = {
+    1: ("TPP-digest-mismatch", "Digest"),
+    2: ("TPP-signature-headers-list", "psu-id"),
+    3: ("TPP-body-maxLength", "body /creditorName"),
+    4: ("XF-remittance-exclusive", "body /remittanceInformationUnstructured"),
+    5: ("TPP-header-required", "TPP-Redirect-URI"),
+}
+
+
+def _judge(path: Path, reports: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    code = main(["judge", str(path), "--reports", str(reports)])
+    output = capsys.readouterr().out
+    assert code == 1, output  # must findings (the TPP's)
+    document: dict[str, Any] = json.loads((reports / "compliance.json").read_text("utf-8"))
+    return document
+
+
+def _check(document: dict[str, Any]) -> None:
+    traffic = document["traffic"]
+    assert traffic["findings_by_side"]["bank"] == {"must": 0, "should": 0}
+    found = {(f["exchange"], f["rule"], f["place"]) for f in traffic["findings"]}
+    for entry, (rule, place) in EXPECTED.items():
+        assert (f"X{entry + 1:05d}-E16", rule, place) in found, (entry, rule, found)
+    assert not any(f["exchange"] == "X00001-E16" for f in traffic["findings"])
+    sides = {f["side"] for f in traffic["findings"]}
+    assert sides == {"TPP"}
+    must = [f for f in traffic["findings"] if f["level"] == "must"]
+    assert all(f["quote"] for f in must if f["rule"].startswith("TPP-signature"))
+
+
+def test_a_har_of_a_careless_tpp_names_each_mistake_and_its_place(
+    server: RunningServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    har = {
+        "log": {
+            "version": "1.2",
+            "creator": {"name": "test", "version": "1"},
+            "entries": _record_a_careless_tpp(server.url),
+        }
+    }
+    path = tmp_path / "tpp.har"
+    path.write_text(json.dumps(har), encoding="utf-8")
+    document = _judge(path, tmp_path / "reports", capsys)
+    _check(document)
+    markdown = (tmp_path / "reports" / "compliance.md").read_text(encoding="utf-8")
+    assert "TPP: " in markdown and "NOT CONFORMANT" in markdown
+    junit = (tmp_path / "reports" / "junit.xml").read_text(encoding="utf-8")
+    assert junit.count("<testcase") >= 6
+    assert list((tmp_path / "reports" / "allure-results").glob("*-result.json"))
+
+
+def test_the_reference_servers_exchange_log_is_judged_the_same(
+    server: RunningServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sent = len(_record_a_careless_tpp(server.url))
+    log = tmp_path / "exchanges.jsonl"
+    # the server writes an exchange's line just after its answer has gone: wait for the last
+    deadline = time.monotonic() + 5
+    while len(log.read_text(encoding="utf-8").splitlines()) < sent:
+        assert time.monotonic() < deadline, "the exchange log lacks lines"
+        time.sleep(0.01)
+    assert oct(log.stat().st_mode & 0o777) == oct(0o600)  # sensitive: the owner's only
+    _check(_judge(log, tmp_path / "reports", capsys))
+
+
+def test_a_file_that_is_not_har_is_refused_naming_the_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "broken.har"
+    path.write_text(json.dumps({"log": {"version": "1.2", "entries": [{"request": {}}]}}))
+    assert main(["judge", str(path), "--reports", str(tmp_path / "r")]) == 2
+    error = capsys.readouterr().err
+    assert "not a HAR 1.2 file" in error and "$.log.entries[0]" in error

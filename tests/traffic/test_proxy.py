@@ -1,0 +1,249 @@
+"""The proxy itself: bytes through unchanged (header order and case, body), hop-by-hop headers
+dropped, keep-alive and concurrent clients, TLS on both legs, and the command's stop after N
+exchanges with the reports of a run."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import ssl
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance.bankside.tls import client_context
+from conformance.exchange import Exchange
+from conformance.profile.tls_settings import TlsSettings
+from conformance.signing import (
+    SignatureAuth,
+    default_identity,
+    generate_ca,
+    generate_qwac,
+    generate_server_certificate,
+    write_identity,
+)
+from conformance.traffic.proxy import JudgeWorker, RunningProxy, Upstream, start_proxy
+from reference_server.app import Application
+from reference_server.transport.http import start
+from reference_server.transport.tls import server_context
+
+Seen = list[tuple[str, list[tuple[str, str]], bytes]]
+
+
+class _Echo(BaseHTTPRequestHandler):
+    """Records each request as received and answers with headers of its own case and order."""
+
+    protocol_version = "HTTP/1.1"
+    seen: Seen
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        self.seen.append((self.path, list(self.headers.raw_items()), body))
+        answer = b'{"ok":true}'
+        self.send_response_only(201, "Created")
+        self.send_header("x-Mixed-CASE", "kept")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Keep-Alive", "timeout=5")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    do_GET = do_POST
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def echo() -> Iterator[tuple[str, Seen]]:
+    seen: Seen = []
+    handler = type("Echo", (_Echo,), {"seen": seen})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def passthrough(echo: tuple[str, Seen]) -> Iterator[tuple[RunningProxy, Seen, list[Exchange]]]:
+    url, seen = echo
+    handed: list[Exchange] = []
+
+    def sink(exchange: Exchange, _at: datetime) -> None:
+        handed.append(exchange)
+
+    proxy = start_proxy(Upstream(url), sink)
+    try:
+        yield proxy, seen, handed
+    finally:
+        proxy.stop()
+
+
+def _port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1])
+
+
+def test_headers_and_body_go_through_unchanged_but_hop_by_hop(
+    passthrough: tuple[RunningProxy, Seen, list[Exchange]],
+) -> None:
+    proxy, seen, handed = passthrough
+    body = '{"b": "æøå",  "a": 1}'.encode()
+    connection = http.client.HTTPConnection("127.0.0.1", _port(proxy.url), timeout=5)
+    connection.putrequest("POST", "/v1/x?q=1&r=%20", skip_host=True, skip_accept_encoding=True)
+    for name, value in [
+        ("Host", "proxy.example"),
+        ("zz-Last-first", "1"),
+        ("Digest", "SHA-256=abc"),
+        ("Connection", "keep-alive, X-Hop"),
+        ("X-Hop", "dropped"),
+        ("Keep-Alive", "timeout=5"),
+        ("PSU-ID", "kept"),
+        ("Content-Length", str(len(body))),
+    ]:
+        connection.putheader(name, value)
+    connection.endheaders(body)
+    answer = connection.getresponse()
+    assert answer.status == 201 and answer.read() == b'{"ok":true}'
+    assert answer.getheaders()[0] == ("x-Mixed-CASE", "kept")
+    assert answer.getheader("Keep-Alive") is None  # hop-by-hop, not passed back
+    # a second request on the same (kept-alive) connection
+    connection.request("GET", "/v1/y")
+    assert connection.getresponse().status == 201
+    connection.close()
+    path, headers, received = seen[0]
+    assert path == "/v1/x?q=1&r=%20"
+    assert received == body
+    upstream_host = proxy.server.upstream.netloc
+    assert headers == [
+        ("Host", upstream_host),
+        ("zz-Last-first", "1"),
+        ("Digest", "SHA-256=abc"),
+        ("PSU-ID", "kept"),
+        ("Content-Length", str(len(body))),
+    ]
+    # the judge sees what the app sent
+    first = handed[0]
+    assert first.request_body == body and first.request_header("X-Hop") == "dropped"
+    assert first.response_header("x-mixed-case") == "kept"
+
+
+def test_concurrent_clients_each_get_their_own_answer(
+    passthrough: tuple[RunningProxy, Seen, list[Exchange]],
+) -> None:
+    proxy, seen, handed = passthrough
+    statuses: list[int] = []
+
+    def client(number: int) -> None:
+        with httpx.Client(base_url=proxy.url, timeout=10) as session:
+            for round_ in range(10):
+                answer = session.post(f"/v1/c{number}/{round_}", content=f"{number}-{round_}")
+                statuses.append(answer.status_code)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [201] * 80
+    assert sorted(p for p, _h, _b in seen) == sorted(
+        f"/v1/c{n}/{r}" for n in range(8) for r in range(10)
+    )
+    assert all(path.endswith(body.decode().replace("-", "/")) for path, _h, body in seen)
+    assert len(handed) == 80
+
+
+def test_tls_on_both_legs_and_the_qwac_shown_to_the_bank(tmp_path: Path) -> None:
+    ca = generate_ca()
+    files = write_identity(generate_qwac(ca), tmp_path, ca=ca, stem="qwac")
+    served = write_identity(generate_server_certificate(ca), tmp_path, stem="server")
+    bank = write_identity(generate_server_certificate(ca), tmp_path / "bank", stem="bank")
+    running = start(
+        Application(),
+        tls=server_context(bank["certificate"], bank["key"], [files["ca_certificate"]]),
+    )
+    outgoing = client_context(
+        TlsSettings(
+            ca_certificate=files["ca_certificate"],
+            certificate=files["certificate"],
+            key=files["key"],
+        )
+    )
+    assert isinstance(outgoing, ssl.SSLContext)
+    handed: list[Exchange] = []
+    worker = JudgeWorker(lambda exchange, _at: handed.append(exchange), lambda _v: None)
+    proxy = start_proxy(
+        Upstream(running.url, tls=outgoing),
+        worker.put,
+        tls=server_context(served["certificate"], served["key"]),
+    )
+    try:
+        assert proxy.url.startswith("https://")
+        auth = SignatureAuth(default_identity().signing_credentials())
+        with httpx.Client(
+            base_url=proxy.url,
+            verify=ssl.create_default_context(cafile=str(files["ca_certificate"])),
+            auth=auth,
+            timeout=10,
+        ) as client:
+            answer = client.get("/v1/sandbox/customers", headers={"X-Request-ID": "tls-1"})
+        assert answer.status_code == 200, answer.text
+        # without the QWAC the bank refuses the handshake
+        bare = client_context(TlsSettings(ca_certificate=files["ca_certificate"]))
+        assert isinstance(bare, ssl.SSLContext)
+        with pytest.raises(OSError):
+            Upstream(running.url, tls=bare).forward("GET", "/v1/sandbox/customers", [], b"")
+    finally:
+        proxy.stop()
+        worker.close()
+        running.stop()
+    assert [exchange.status for exchange in handed] == [200]
+
+
+def test_the_command_stops_after_n_exchanges_and_writes_the_reports(tmp_path: Path) -> None:
+    running = start(Application())
+    reports = tmp_path / "reports"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance", "proxy", "--target", running.url,
+         "--listen", "127.0.0.1:0", "--exchanges", "2", "--reports", str(reports)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        found = re.search(r"listening on (http://\S+)", first)
+        assert found, first
+        auth = SignatureAuth(default_identity().signing_credentials())
+        with httpx.Client(base_url=found.group(1), auth=auth, timeout=10) as client:
+            assert (
+                client.get("/v1/sandbox/customers", headers={"X-Request-ID": "a"}).status_code
+                == 200
+            )
+            client.get("/v1/sandbox/customers?withAccounts=maybe", headers={"X-Request-ID": "b"})
+        output, errors = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        running.stop()
+    assert process.returncode == 1, errors  # a must finding: the query parameter's type
+    lines = (first + output).splitlines()
+    assert any(" E9 " in line and line.endswith(" ok") for line in lines), lines
+    assert any("TPP-query-format" in line for line in lines), lines
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    assert document["traffic"]["exchanges"] == 2
+    assert (reports / "junit.xml").is_file() and (reports / "compliance.html").is_file()
