@@ -26,12 +26,27 @@ from conformance.bankside.bundled import (
 from conformance.bankside.concurrency import choose_workers
 from conformance.bankside.preflight import PreflightDone, preflight
 from conformance.commands import COMMANDS
+from conformance.commands.usage import (
+    add_list_faults,
+    check_faults,
+    check_numprocesses,
+    check_selection,
+    fault_table,
+    selection_options,
+)
 from conformance.errors import ConformanceError
 from conformance.report import writable_reports
 from conformance.scenario import DEFAULT_SEED, run_seed
 from conformance.suite import SUITE_DIR
 
-__all__ = ["add_arguments", "add_tls_arguments", "pytest_arguments", "register", "run"]
+__all__ = [
+    "add_arguments",
+    "add_tls_arguments",
+    "check_command_line",
+    "pytest_arguments",
+    "register",
+    "run",
+]
 
 #: Installed pytest plugins the suite does not use, switched off for its runs (``-p no:NAME``):
 #: Faker's (an autouse session fixture in every item's closure) and anyio's (per-test hooks).
@@ -120,12 +135,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="bundled reference server only: switch on one of its deliberate faults "
         "(repeatable; python -m reference_server --list-faults)",
     )
+    add_list_faults(parser)
     parser.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
         metavar="-- PYTEST_ARGS",
         help="arguments for pytest, after --",
     )
+
+
+def check_command_line(args: argparse.Namespace, command: str) -> None:
+    """The mistakes that would otherwise reach pytest or the server, as one line each before
+    anything runs: ``-n``, the fault names, a ``-m``/``-k`` that pytest cannot read, names an
+    unknown marker, or selects nothing (:mod:`conformance.commands.usage`)."""
+    check_numprocesses(args.numprocesses)
+    args.fault = check_faults(args.fault, command)
+    if any(True for _ in selection_options(args.pytest_args)):
+        # on use: the scenarios are generated only when a selection is to be checked
+        from conformance.contract import load_contract
+        from conformance.generate import generate_scenarios
+
+        check_selection(args.pytest_args, generate_scenarios(load_contract()))
 
 
 def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
@@ -219,6 +249,10 @@ def run(args: argparse.Namespace) -> int:
         profile_from_options,
     )
 
+    if args.list_faults:
+        print(fault_table())
+        return 0
+    check_command_line(args, "run")
     bundled = (
         args.target is None
         and args.profile is None
@@ -315,14 +349,9 @@ def run(args: argparse.Namespace) -> int:
             checked = PreflightDone.naming(
                 target=target, profile=profile_path, cert=cert, key=key, **tls
             )
-            code = int(pytest.main(pytest_args, plugins=[checked]))
-            print(
-                f"conformance: seed {seed}; reports in {args.reports.rstrip('/')}/ "
-                "(compliance.md, compliance.html, compliance.json, junit.xml, allure-results/); "
-                "`conformance report` renders the Allure HTML",
-                flush=True,
-            )
-            return code
+            # The plugin ends the output: where the reports are, then the verdict (the last
+            # line); nothing is printed after it, and nothing at all of reports not written.
+            return int(pytest.main(pytest_args, plugins=[checked]))
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)

@@ -25,6 +25,7 @@ from conformance.report.verdicts import (
     NOT_APPLICABLE,
     PASSED,
     WAIVED,
+    setup_failure,
 )
 from conformance.scenario import SECURITY_RULES
 
@@ -81,7 +82,10 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
     failed, errors, blocked = totals["failed"], totals["error"], totals["blocked"]
     judged = totals["passed"] + failed + totals["failed_should"]
     complete = document["run"].get("complete", True)
-    if failed:
+    not_judged = setup_failure(totals, blocked_causes_of(document["scenarios"]))
+    if not_judged is not None:
+        head = not_judged.verdict()
+    elif failed:
         head = f"NOT CONFORMANT at must level: {failed} must failure(s)"
     elif errors or blocked:
         head = (
@@ -365,6 +369,14 @@ details > summary { cursor: pointer; color: #0645ad; margin: .5em 0; }
 _FOLDED = ("Matrix", "Scenarios", "Not applicable", "Findings", "Assumptions", "By operation")
 
 
+def _mood(document: Mapping[str, Any]) -> str:
+    """The verdict box's colour: red for a must failure, amber for a run not (fully) judged."""
+    totals = document["totals"]
+    if setup_failure(totals, blocked_causes_of(document["scenarios"])) is not None:
+        return "open"
+    return "bad" if totals["failed"] else "open" if totals["error"] or totals["blocked"] else "ok"
+
+
 def _html_cell(text: Any, code: bool) -> str:
     escaped = html.escape(str(text))
     return f"<code>{escaped}</code>" if code and escaped else escaped
@@ -379,8 +391,7 @@ def render_html(document: Mapping[str, Any]) -> str:
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>Compliance report: {html.escape(str(document['target']))}</h1>",
     ]
-    totals = document["totals"]
-    mood = "bad" if totals["failed"] else "open" if totals["error"] or totals["blocked"] else "ok"
+    mood = _mood(document)
     for section in outline(document):
         folded = section.title.startswith(_FOLDED)
         parts.append(f"<h2>{html.escape(section.title)}</h2>")
