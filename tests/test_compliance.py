@@ -46,6 +46,7 @@ from conformance.report.verdicts import (
     reproduce_line,
     reproduce_properties,
     retries_properties,
+    setup_failure,
     verdict_properties,
 )
 from conformance.signing import generate_ca, generate_tpp_identity, write_identity
@@ -370,3 +371,27 @@ def test_the_security_group_has_a_section_of_its_own() -> None:
     section = markdown[start : markdown.index("\n## ", start + 1)]
     assert "1 of 2 judged security scenarios held" in section
     assert "`PS-auth-other-tpp-refused`" in section and "E16-a-rejected" not in section
+
+
+def test_a_run_most_of_whose_scenarios_one_set_up_cause_blocked_is_not_judged() -> None:
+    """More than half of the scenarios to judge (not applicable and waived left out) blocked by
+    one cause: no conformance verdict from the few that ran, whatever they found."""
+    cause = "the target refused to create a sandbox customer: HTTP 404"
+    ran = [ScenarioVerdict(facts("E16-a"), FAILED, "bad"), ScenarioVerdict(facts("E16-b"), PASSED)]
+    blocked = [ScenarioVerdict(facts(f"E16-c{i}"), BLOCKED, cause) for i in range(3)]
+    document = build_document([*ran, *blocked], run_info())
+    verdict = overall_verdict(document)
+    assert verdict.startswith(f"NOT JUDGED: set-up failed: {cause} (3 of the 5 scenarios")
+    assert "NOT CONFORMANT" not in verdict
+    assert 'class="verdict open"' in render_html(document)
+    # at half or fewer it is a verdict, incomplete: blocked scenarios are not shown conformant
+    half = build_document([*ran, *blocked[:2]], run_info())
+    assert overall_verdict(half).startswith("NOT CONFORMANT at must level")
+
+
+def test_not_judged_counts_only_the_scenarios_to_judge() -> None:
+    counts = {"passed": 1, "blocked": 2, "not_applicable": 10, "waived": 5}
+    judged = setup_failure(counts, [("cause", 2)])
+    assert judged is not None and (judged.blocked, judged.to_judge) == (2, 3)
+    assert setup_failure(counts, []) is None
+    assert setup_failure({"passed": 2, "blocked": 2}, [("cause", 2)]) is None

@@ -401,6 +401,23 @@ def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
         assert "## Blocked (set-up refused" in markdown and refused in markdown
 
 
+def test_a_run_whose_set_up_fails_everywhere_is_not_judged(tmp_path: Path) -> None:
+    """A server that trusts another CA than the one the run signs with refuses every set-up
+    request: the verdict is NOT JUDGED with that cause, exit 3, the last line of the run."""
+    other = write_run_identity(tmp_path / "other")
+    selection = ["-n", "0", "--", "-k", "E12-valid-request-accepted or CS-valid-request-accepted"]
+    with bundled_reference_server(trust=other.trusted, log_path=tmp_path / "server.log") as url:
+        done = subprocess.run(
+            [sys.executable, "-c", DRIVER, "run", "--target", url,
+             "--reports", str(tmp_path / "r"), *selection],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("NOT JUDGED: set-up failed: creating a ")
+    assert "was answered HTTP 401 (2 of the 2 scenarios to judge blocked by it" in last
+
+
 @pytest.mark.slow
 def test_a_real_targets_secrets_are_masked_in_every_report(tmp_path: Path) -> None:
     """A profile that is not the reference server's masks secrets by default: the consent ids

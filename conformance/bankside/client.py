@@ -119,11 +119,24 @@ def target_error(error: httpx.HTTPError, url: str, timeout: float | None = None)
             return TargetError(f"the host name {host} of the target at {url} cannot be resolved")
         if isinstance(cause, ConnectionRefusedError):
             return TargetError(f"the target at {url} refused the connection (is it running?)")
+    hint = _https_hint(error, url)
     if isinstance(error, httpx.RemoteProtocolError):
-        return TargetError(f"the target at {url} did not answer with valid HTTP ({error})")
+        return TargetError(f"the target at {url} did not answer with valid HTTP ({error}){hint}")
     if isinstance(error, httpx.ConnectError):
-        return TargetError(f"cannot connect to the target at {url} ({error})")
-    return TargetError(f"the exchange with the target at {url} failed ({error})")
+        return TargetError(f"cannot connect to the target at {url} ({error}){hint}")
+    return TargetError(f"the exchange with the target at {url} failed ({error}){hint}")
+
+
+def _https_hint(error: httpx.HTTPError, url: str) -> str:
+    """For plain HTTP sent to a port that speaks TLS (the connection reset or closed without an
+    answer, or a TLS record back): the likely fix, the same URL with ``https://``."""
+    if not url.startswith("http://"):
+        return ""
+    reset = any(isinstance(cause, ConnectionResetError) for cause in _causes(error))
+    closed = isinstance(error, httpx.RemoteProtocolError)
+    if not (reset or closed):
+        return ""
+    return f"; if it speaks TLS, give https://{url.removeprefix('http://')}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -140,7 +140,6 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     if not (given_on_command_line(config) or names_scenarios(config)):
         return None
-    seed = config.stash[SEED]
     if uses_bundled_server(config):
         target = "the bundled reference server (started per process)"
     else:
@@ -153,7 +152,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         if strict_run(config)
         else ("should-level failures are reported, not counted")
     )
-    return [f"conformance: seed {seed} (reproduce with --seed {seed}); target: {target}; {strict}"]
+    # The seed is printed once, at the end beside the reports (pytest_terminal_summary).
+    return [f"conformance: target: {target}; {strict}"]
 
 
 @pytest.hookimpl(tryfirst=True)

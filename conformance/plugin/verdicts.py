@@ -12,7 +12,7 @@ import pytest
 from conformance.checks import ConformanceFailure
 from conformance.findings import ShouldFindings
 from conformance.plugin.collection import FACTS
-from conformance.plugin.options import COLLECTOR, is_worker, strict_run
+from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
 from conformance.report.compliance_page import overall_verdict
 from conformance.report.junit import ShouldFinding, add_should_suite
 from conformance.report.masking import scrub
@@ -228,6 +228,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for reason, count in waived:
             terminalreporter.line(f"WAIVED {count} scenario(s): {reason}")
     terminalreporter.write_sep("-", "conformance", bold=True)
+    seed = config.stash[SEED]
+    terminalreporter.line(f"seed {seed} (reproduce with --seed {seed})")
     if collector.written:
         _, md_path = collector.written
         terminalreporter.line(

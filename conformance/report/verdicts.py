@@ -328,8 +328,9 @@ class NotJudged:
 
     def verdict(self) -> str:
         """The head of the overall verdict: not a conformance verdict at all."""
+        cause = self.cause.removeprefix("Set-up failed: ")
         return (
-            f"NOT JUDGED: set-up failed: {self.cause} ({self.blocked} of the {self.to_judge} "
+            f"NOT JUDGED: set-up failed: {cause} ({self.blocked} of the {self.to_judge} "
             "scenarios to judge blocked by it; the few that ran make no verdict)"
         )
 
