@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -274,9 +275,50 @@ def test_a_run_against_the_reference_server_writes_every_report(tmp_path: Path) 
     assert "<testsuite" in (reports / "junit.xml").read_text(encoding="utf-8")
     assert list((reports / "allure-results").glob("*-result.json"))
     assert (reports / "reference-server.log").stat().st_size > 0
+    identity = reports / "identity"  # the run's throwaway identity, kept for its replays
     for path in reports.rglob("*"):
-        if path.is_file():
+        if path.is_file() and identity not in path.parents:
             assert "PRIVATE KEY" not in path.read_text(encoding="utf-8", errors="replace"), path
+    for key in identity.rglob("*.key"):
+        assert key.stat().st_mode & 0o077 == 0, key
+
+
+def test_a_bundled_runs_replay_works_as_printed(tmp_path: Path) -> None:
+    """After a bundled run its server is gone: the reports name the ``conformance serve`` command
+    that starts one like it (same port, trust, faults), and the identity files the replay signs
+    with are kept in ``reports/identity/``; started so, the printed replay gives the judged answer
+    again."""
+    reports = tmp_path / "reports"
+    process = conformance_run(
+        "--reports", str(reports), "--fault", "kid-error-401",
+        "--", "-k", "E16-ERR-2-kid-invalid-rejected", "-n", "0", cwd=tmp_path,
+    )  # fmt: skip
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 1, output
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    serve = document["run"]["replay_server"]
+    assert serve.startswith("conformance serve --port ") and "--fault kid-error-401" in serve
+    assert f"start one like it first (same port, trust and faults; empty): {serve}" in output
+    (failure,) = [s for s in document["scenarios"] if s["verdict"] == "failed"]
+    replay = failure["reproduce"]
+    assert f"--cert {reports}/identity/tpp.pem" in replay
+    assert (reports / "identity" / "tpp.pem").is_file()
+    program = [sys.executable, "-m", "conformance"]
+    server = subprocess.Popen(
+        [*program, *shlex.split(serve)[1:]], cwd=tmp_path, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        assert "listening on" in server.stdout.readline()
+        done = subprocess.run(
+            [*program, *shlex.split(replay)[1:]], cwd=tmp_path, capture_output=True,
+            text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        server.stdout.close()
+    assert "<<< HTTP 401" in done.stdout and "KID_INVALID" in done.stdout, done.stdout
 
 
 @pytest.mark.slow

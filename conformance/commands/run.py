@@ -9,7 +9,6 @@ import contextlib
 import importlib.util
 import os
 import signal
-import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +17,9 @@ from types import FrameType
 from conformance.bankside.bundled import (
     BundledIdentity,
     BundledTls,
+    ReplayServer,
     bundled_reference_server,
+    identity_folder,
     trust_anchor_arguments,
     write_run_identity,
     write_tls_identity,
@@ -286,16 +287,18 @@ def run(args: argparse.Namespace) -> int:
             }
             identity: BundledIdentity | None = None
             bundled_tls: BundledTls | None = None
+            replay: ReplayServer | None = None
             if bundled:
                 played = _absolute(args.play)
                 profile_path = played or str(REFERENCE_PROFILE)
+                # The run's identities stay with its reports (reports/identity/, git-ignored):
+                # the replay commands in the reports name them.
+                folder = identity_folder(reports)
                 if cert is None:
-                    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psd2-")))
                     identity = write_run_identity(folder)
                     cert, key = str(identity.certificate), str(identity.key)
                 if args.tls:
-                    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tls-")))
-                    bundled_tls = write_tls_identity(folder)
+                    bundled_tls = write_tls_identity(folder / "tls")
                     tls = {
                         "tls_cert": tls["tls_cert"] or str(bundled_tls.client_certificate),
                         "tls_key": tls["tls_key"]
@@ -313,6 +316,13 @@ def run(args: argparse.Namespace) -> int:
                     )
                 )
                 print(f"conformance: bundled reference server started at {target}", flush=True)
+                replay = ReplayServer(
+                    url=target,
+                    trust=() if identity is None else identity.trusted,
+                    faults=tuple(args.fault),
+                    profile=None if played is None else Path(played),
+                    tls=bundled_tls,
+                )
             profile = profile_from_options(
                 target=target,
                 cert=cert,
@@ -351,7 +361,8 @@ def run(args: argparse.Namespace) -> int:
             )
             # The plugin ends the output: where the reports are, then the verdict (the last
             # line); nothing is printed after it, and nothing at all of reports not written.
-            return int(pytest.main(pytest_args, plugins=[checked]))
+            plugins: list[object] = [checked] if replay is None else [checked, replay]
+            return int(pytest.main(pytest_args, plugins=plugins))
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)

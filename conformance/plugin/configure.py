@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from conformance.bankside.bundled import ReplayServer
 from conformance.bankside.preflight import PreflightDone, preflight
 from conformance.errors import ConformanceError
 from conformance.plugin.collection import SCENARIO_MARKER, generated_scenarios, register_markers
@@ -74,6 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
             strict=strict_run(config),
             describe_target=functools.partial(_describe_target, config),
         )
+        collector.replay_server = _replay_server(config)
         config.stash[COLLECTOR] = collector
         config.pluginmanager.register(collector, "conformance-compliance")
     if config.option.markers:  # `pytest --markers`: list the scenario markers too
@@ -101,6 +103,15 @@ def _collect_the_suite_when_aimed_at_a_target(config: pytest.Config) -> None:
     if config.args_source == pytest.Config.ArgsSource.ARGS:
         return
     config.args[:] = [str(SUITE_DIR)]
+
+
+def _replay_server(config: pytest.Config) -> str | None:
+    """The ``conformance serve`` command that starts a server like the bundled run's (handed
+    over by ``conformance run``), for the replay commands of its reports; None otherwise."""
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, ReplayServer):
+            return plugin.command()
+    return None
 
 
 def _describe_target(config: pytest.Config) -> tuple[str, dict[str, Any]]:

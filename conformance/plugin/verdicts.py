@@ -230,6 +230,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_sep("-", "conformance", bold=True)
     seed = config.stash[SEED]
     terminalreporter.line(f"seed {seed} (reproduce with --seed {seed})")
+    replays = any(verdict.reproduce for verdict in collector.verdicts.values())
+    if replays and collector.replay_server:
+        terminalreporter.line(
+            "the replay commands name this run's server, stopped with it; start one like it "
+            f"first (same port, trust and faults; empty): {collector.replay_server}"
+        )
     if collector.written:
         _, md_path = collector.written
         terminalreporter.line(

@@ -47,6 +47,8 @@ class ComplianceCollector:
         self.durations: dict[str, float] = {}
         """Seconds so far of the tests whose teardown report has not come yet."""
         self.written: tuple[Path, Path] | None = None
+        #: The command that starts a server like the bundled run's, for its replays (or None).
+        self.replay_server: str | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # The phases' durations add up per test; the facts and the verdict come with the
@@ -85,6 +87,7 @@ class ComplianceCollector:
             profile=profile,
             selection=run_selection(session),
             commit=suite_commit(),
+            replay_server=self.replay_server,
         )
         document = build_document(self.verdicts.values(), run, load_contract())
         self.written = write_compliance(self.reports, document)

@@ -73,6 +73,9 @@ class RunInfo:
     selection: Mapping[str, Any] = field(default_factory=dict)
     #: The suite's git commit when it runs from a checkout, else None.
     commit: str | None = None
+    #: A bundled run: the ``conformance serve`` command its replay commands need (its server
+    #: stopped with the run), else None.
+    replay_server: str | None = None
 
 
 def _file_digest(path: Path | None) -> str | None:
@@ -270,6 +273,7 @@ def build_document(
             "selection": dict(run.selection),
             "suite_commit": run.commit,
             "reproduce": f"--seed {run.seed}",
+            "replay_server": run.replay_server,
         },
         "target": run.target,
         "profile": dict(run.profile),

@@ -132,6 +132,11 @@ def _run_facts(document: Mapping[str, Any]) -> tuple[str, ...]:
         "Should-level failures "
         + ("count as failures (--strict)" if run["strict"] else "are reported, not counted"),
     ]
+    if run.get("replay_server"):
+        facts.append(
+            "Replays: the commands below name this run's server, stopped with the run; start one "
+            f"like it first (same port, trust and faults; empty): {run['replay_server']}"
+        )
     certificate = profile.get("certificate")
     if certificate:
         facts.append(
