@@ -123,10 +123,8 @@ def test_an_example_without_a_body_sends_its_headers_to_the_path_given(
 ) -> None:
     """PA (payment authorisation) has no body: its example is the required header set, so the
     answer is about the payment (404: it does not exist), not HTTP_HEADER_REQUIRED."""
-    shown = _call(
-        "--example", "PA", "/v1/payments/norwegian-domestic-credit-transfers/no-such/authorisations",
-        "--target", server.url,
-    )  # fmt: skip
+    path = "/v1/payments/norwegian-domestic-credit-transfers/no-such/authorisations"
+    shown = _call("--example", "PA", path, "--target", server.url)
     assert ">>> POST" in shown and "<<< HTTP 404" in shown, shown[-1500:]
     assert "HTTP_HEADER_REQUIRED" not in shown
     assert "PSU-IP-Address: " in shown and "TPP-Session-ID: " in shown
