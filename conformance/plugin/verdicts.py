@@ -14,7 +14,7 @@ from conformance.findings import ShouldFindings
 from conformance.plugin.collection import FACTS
 from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
 from conformance.report.compliance_page import overall_verdict
-from conformance.report.junit import ShouldFinding, add_should_suite
+from conformance.report.junit import ShouldFinding, add_should_suite, group_by_operation
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
     BLOCKED,
@@ -266,6 +266,7 @@ def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]
         return result
     xmlpath = getattr(session.config.option, "xmlpath", None)
     if xmlpath:
+        _group_by_operation(Path(xmlpath))
         add_should_suite(Path(xmlpath), list(session.config.stash.get(_SHOULD, {}).values()))
     collector = session.config.stash.get(COLLECTOR, None)
     blocked = collector is not None and blocked_causes(collector.verdicts.values())
@@ -284,3 +285,12 @@ def _not_judged(verdicts: Iterable[ScenarioVerdict]) -> NotJudged | None:
         key = verdict.verdict.replace(" (should)", "_should").replace(" ", "_")
         counts[key] = counts.get(key, 0) + 1
     return setup_failure(counts, blocked_causes(listed))
+
+
+def _group_by_operation(xmlpath: Path) -> None:
+    """JUnit's classname is the scenario's operation (CI dashboards group by it)."""
+    # on use, not at import: the plugin loads in every pytest process (start-up time)
+    from conformance.contract import load_contract
+
+    names = {op_id: op.name for op_id, op in load_contract().operations.items()}
+    group_by_operation(xmlpath, names)

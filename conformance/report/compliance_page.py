@@ -36,6 +36,7 @@ __all__ = [
     "overall_verdict",
     "render_html",
     "render_markdown",
+    "verdict_word",
 ]
 
 #: The column headings of every count table, in ``COUNT_KEYS`` order (compliance.py).
@@ -100,6 +101,19 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
         f"{totals['failed_should']} with should findings; {totals['not_applicable']} not "
         f"applicable, {totals['waived']} waived, {blocked} blocked, {errors} errors."
     )
+
+
+def verdict_word(document: Mapping[str, Any]) -> str:
+    """The verdict in a few words, for a field too narrow for the sentence (Allure's front page
+    cuts long values): CONFORMANT, NOT CONFORMANT, NOT SHOWN CONFORMANT or NOT JUDGED."""
+    totals = document["totals"]
+    if setup_failure(totals, blocked_causes_of(document.get("scenarios", ()))) is not None:
+        return "NOT JUDGED (set-up failed)"
+    if totals["failed"]:
+        return "NOT CONFORMANT"
+    if totals["error"] or totals["blocked"]:
+        return "NOT SHOWN CONFORMANT"
+    return "CONFORMANT"
 
 
 def _name(document: Mapping[str, Any], operation: str) -> str:
