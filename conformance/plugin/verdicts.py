@@ -13,9 +13,11 @@ from conformance.checks import ConformanceFailure
 from conformance.findings import ShouldFindings
 from conformance.plugin.collection import FACTS
 from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
+from conformance.plugin.timings import exchange_timings
 from conformance.report.compliance_page import overall_verdict
 from conformance.report.junit import ShouldFinding, add_should_suite, group_by_operation
 from conformance.report.masking import scrub
+from conformance.report.timings import timings_properties
 from conformance.report.verdicts import (
     BLOCKED,
     BLOCKED_PREFIX,
@@ -64,6 +66,8 @@ _SKIP_WORDS = (
 _PHASES = pytest.StashKey[list[tuple[str, str]]]()
 #: How many throttled answers a test waited out, for its teardown report.
 _RETRIES = pytest.StashKey[int]()
+#: ``(operation, milliseconds)`` of each exchange a test made, for its teardown report.
+_TIMINGS = pytest.StashKey[list[tuple[str, float]]]()
 #: The findings of a test's failure (must and should), for its teardown report.
 _FOUND = pytest.StashKey[list[Finding]]()
 #: The replay command of a test's failure, for its teardown report.
@@ -93,6 +97,10 @@ def _throttled_answers(item: pytest.Item) -> int:
     context = getattr(item, "funcargs", {}).get("conformance_context")
     exchanges = getattr(context, "exchanges", ())
     return sum(len(exchange.retries) for exchange in exchanges)
+
+
+def _timings(item: pytest.Item) -> list[tuple[str, float]]:
+    return item.stash.get(_TIMINGS, [])
 
 
 def _found(item: pytest.Item) -> list[Finding]:
@@ -162,12 +170,15 @@ def pytest_runtest_makereport(
     phases.append(_phase_verdict(item, call, report, facts))
     if report.when == "call":
         item.stash[_RETRIES] = _throttled_answers(item)
+        context = getattr(item, "funcargs", {}).get("conformance_context")
+        item.stash[_TIMINGS] = exchange_timings(context)
     if report.when == "teardown":
         retries = item.stash.get(_RETRIES, 0)
         report.user_properties = [
             *report.user_properties,
             *verdict_properties(*final_verdict(phases), _found(item)),
             *retries_properties(retries),
+            *timings_properties(_timings(item)),
             *reproduce_properties(item.stash.get(_REPLAY, "")),
         ]
     else:

@@ -15,6 +15,7 @@ import pytest
 from conformance.contract import load_contract
 from conformance.report.allure_files import finish_results
 from conformance.report.compliance import RunInfo, build_document, write_compliance
+from conformance.report.timings import read_timings
 from conformance.report.verdicts import (
     ERROR,
     ScenarioFacts,
@@ -72,6 +73,7 @@ class ComplianceCollector:
             findings,
             retries,
             read_reproduce(report.user_properties),
+            read_timings(report.user_properties),
         )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -21,6 +21,7 @@ from conformance.report.masking import (
     scrub,
     secrets_masked,
 )
+from conformance.report.timings import answer_times
 from conformance.report.verdicts import (
     VERDICTS,
     ScenarioVerdict,
@@ -258,6 +259,9 @@ def build_document(
                 "reproduce": scrub(verdict.reproduce),
             }
         )
+    # every exchange's answer time, by the operation it called (not the scenario's operation:
+    # a scenario's set-up calls others)
+    times = answer_times(timing for verdict in ordered for timing in verdict.timings)
     return {
         "format": FORMAT,
         "spec_version": SPEC_VERSION,
@@ -279,7 +283,7 @@ def build_document(
         "profile": dict(run.profile),
         "totals": totals,
         "operations": [
-            {"operation": operation, "counts": counts}
+            {"operation": operation, "counts": counts, "answer_times": times.get(operation)}
             for operation, counts in sorted(
                 per_operation.items(), key=lambda item: operation_order(item[0])
             )

@@ -218,6 +218,8 @@ class ScenarioVerdict:
     retries: int = 0
     #: The ``conformance call`` command that replays the judged request of a failure.
     reproduce: str = ""
+    #: ``(operation id, milliseconds)`` of each exchange the scenario made (answer times).
+    timings: tuple[tuple[str, float], ...] = ()
 
 
 def verdict_properties(
