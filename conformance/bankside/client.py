@@ -102,7 +102,8 @@ def target_error(error: httpx.HTTPError, url: str, timeout: float | None = None)
         if isinstance(cause, ssl.SSLCertVerificationError):
             return TargetError(
                 f"the TLS certificate of the target at {url} is not trusted "
-                f"({cause.verify_message}); name its CA with ca_certificate in the profile"
+                f"({cause.verify_message}); name its CA with --tls-ca or ca_certificate in the "
+                "profile"
             )
         if isinstance(cause, ssl.SSLError):
             refused = _CLIENT_CERTIFICATE_ALERTS.get(str(cause.reason))
@@ -116,7 +117,10 @@ def target_error(error: httpx.HTTPError, url: str, timeout: float | None = None)
             )
         if isinstance(cause, socket.gaierror):
             host = urlsplit(url).hostname
-            return TargetError(f"the host name {host} of the target at {url} cannot be resolved")
+            return TargetError(
+                f"the host name {host} of the target at {url} cannot be resolved; check the host "
+                "in --target (or base_url in the profile)"
+            )
         if isinstance(cause, ConnectionRefusedError):
             return TargetError(f"the target at {url} refused the connection (is it running?)")
     hint = _https_hint(error, url)
