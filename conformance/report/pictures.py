@@ -73,10 +73,17 @@ def _name(document: Mapping[str, Any], operation: str) -> str:
 
 
 def _counts_text(counts: Mapping[str, int]) -> str:
-    return (
-        ", ".join(f"{counts[key]} {words}" for key, _, words in _SEGMENTS if counts.get(key, 0))
-        or "no scenario"
-    )
+    shown = [
+        f"{counts[key]} {_plural(words, counts[key])}"
+        for key, _, words in _SEGMENTS
+        if counts.get(key, 0)
+    ]
+    return ", ".join(shown) or "no scenario"
+
+
+def _plural(words: str, count: int) -> str:
+    """``must failure`` → ``must failures`` for more than one (the other words do not change)."""
+    return words + "s" if words.endswith("failure") and count != 1 else words
 
 
 def operation_rows(document: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
