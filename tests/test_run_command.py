@@ -186,7 +186,7 @@ def test_a_missing_certificate_stops_before_pytest(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("no_pytest")
 def test_faults_need_the_bundled_server() -> None:
     with pytest.raises(ConformanceError, match="--fault"):
-        run_command.run(parse("--target", "http://127.0.0.1:9", "--fault", "x"))
+        run_command.run(parse("--target", "http://127.0.0.1:9", "--fault", "kid-error-401"))
 
 
 def test_the_exit_code_is_pytests(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
