@@ -146,6 +146,7 @@ def test_the_allure_3_configuration_groups_by_spec_part_operation_rule(tmp_path:
     config = allure3_config(_document(), tmp_path / "history.jsonl")
     options = config["plugins"]["awesome"]["options"]
     assert options["groupBy"] == ["epic", "feature", "story"]
+    assert options["defaultSortBy"] == "name,asc"  # spec parts in spec order (sortable labels)
     assert options["reportName"] == config["name"] == report_name(_document())
     assert config["categories"] == list(CATEGORIES)
     assert config["historyPath"].endswith("history.jsonl")
