@@ -50,4 +50,4 @@ openapi: $(STAMP)
 
 clean:
 	rm -rf $(VENV) reports/allure-results reports/allure-report reports/selfcheck reports/junit.xml \
-		reports/compliance.* reports/reference-server*.log reports/selfcheck-*
+		reports/compliance.* reports/reference-server*.log reports/selfcheck-* reports/identity

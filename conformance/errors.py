@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class ConformanceError(Exception):
     """A problem with the user's input or environment: a bad target, certificate, profile or file.
@@ -33,3 +36,9 @@ class ProfileError(ConformanceError):
 
 class ContractError(ConformanceError):
     """A file in ``schemas/`` is malformed: a schema fails ``check_schema`` or a row is bad."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices`` to a mistyped ``word``, or ""."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

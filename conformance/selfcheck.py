@@ -23,6 +23,7 @@ __all__ = [
     "FAILED_VERDICTS",
     "FAITHFUL",
     "JUNIT_XML",
+    "NOT_EXERCISED",
     "Outcome",
     "RunVerdict",
     "ScenarioRef",
@@ -32,6 +33,7 @@ __all__ = [
     "read_run",
     "render_details",
     "render_table",
+    "result_word",
     "scenario_refs",
 ]
 
@@ -39,6 +41,8 @@ __all__ = [
 FAITHFUL = "(faithful)"
 #: The verdicts that count as "the scenario failed" (must and should alike).
 FAILED_VERDICTS = frozenset({FAILED, FAILED_SHOULD})
+#: The result of a fault none of whose scenarios a selection (``-k``, ``-m``) ran.
+NOT_EXERCISED = "not exercised by this selection"
 #: The JUnit file of a run (``conformance run`` writes it next to the matrix).
 JUNIT_XML = "junit.xml"
 
@@ -206,6 +210,8 @@ class Outcome:
     only_should: bool = False
     #: Scenarios of the fault the profile left unjudged (``--play``: not applicable, waived).
     excused: int = 0
+    #: A fault none of whose scenarios the run had (a ``-k``/``-m`` selection): not checked.
+    unexercised: bool = False
 
     @property
     def ok(self) -> bool:
@@ -280,6 +286,7 @@ def compare(
         seconds=seconds,
         reasons=reasons,
         excused=len(named - expected),
+        unexercised=fault is not None and not named,
     )
 
 
@@ -295,9 +302,17 @@ def _result(outcome: Outcome) -> str:
         return f"MISMATCH ({len(outcome.errors)} not judged)"
     if outcome.only_should:
         return "RUN PASSES"
+    if outcome.ok and outcome.unexercised:
+        return NOT_EXERCISED  # the selection has none of the fault's scenarios: nothing checked
     if outcome.ok and outcome.excused and not outcome.expected:
         return "not judged here"  # the profile leaves every scenario of the fault unjudged
     return "ok" if outcome.ok else "MISMATCH"
+
+
+def result_word(outcome: Outcome) -> str:
+    """The table's last column for one server: ok, MISMATCH, RUN PASSES, not judged here, not
+    exercised by this selection, RUN FAILED (the progress line says the same)."""
+    return _result(outcome)
 
 
 def render_table(outcomes: Sequence[Outcome]) -> str:

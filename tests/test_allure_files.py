@@ -4,11 +4,14 @@ categories, the CI executor, tidied not-applicable results, and the Allure 3 con
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+from conformance.report.allure import sortable_spec
 from conformance.report.allure_files import (
     CATEGORIES,
+    SHOULD_PREFIX,
     allure3_config,
     environment,
     executor,
@@ -42,7 +45,10 @@ def test_the_report_is_named_after_target_and_profile() -> None:
         "PSD2 conformance: https://psd2.test.example-bank.no (Example Bank)"
     )
     facts = environment(_document(failed=2))
-    assert facts["Verdict"] == "NOT CONFORMANT at must level: 2 must failure(s)"
+    # short values: Allure's front page cuts long ones ("CONFORMANT at must level: no must f…")
+    assert facts["Verdict"] == "NOT CONFORMANT" and facts["Must failures"] == "2"
+    assert environment(_document())["Verdict"] == "CONFORMANT"
+    assert all(len(value) <= 40 for key, value in facts.items() if key != "Target")
     assert facts["Certificate subject"] == "CN=TPP" and facts["Seed"] == "7"
 
 
@@ -72,6 +78,48 @@ def test_finishing_writes_environment_categories_and_tidies_skips(tmp_path: Path
     assert json.loads(failed.read_text(encoding="utf-8"))["statusDetails"]["message"] == "boom"
 
 
+def test_a_failure_opens_with_what_failed_and_should_findings_are_not_green(
+    tmp_path: Path,
+) -> None:
+    """No Python class name before a failure's message; a scenario with should findings only
+    (its pytest item passed) is "broken" in Allure, in the should-findings category, so a run
+    with findings shows no all-green ring."""
+    prefix = "conformance.report.verdicts.ReportedFailure: "
+    failed = tmp_path / "a-result.json"
+    failed.write_text(json.dumps({"status": "failed", "statusDetails": {"message": prefix + "x"}}))
+    should = tmp_path / "b-result.json"
+    should.write_text(json.dumps({"status": "passed", "statusDetails": {"message": prefix + "y"}}))
+    clean = tmp_path / "c-result.json"
+    clean.write_text(json.dumps({"status": "passed"}))
+    finish_results(tmp_path, _document())
+    assert json.loads(failed.read_text("utf-8"))["statusDetails"]["message"] == "x"
+    tidied = json.loads(should.read_text("utf-8"))
+    assert tidied["status"] == "broken"
+    assert tidied["statusDetails"]["message"] == SHOULD_PREFIX + "y"
+    assert json.loads(clean.read_text("utf-8"))["status"] == "passed"
+    matching = [
+        c["name"]
+        for c in CATEGORIES
+        if "broken" in c["matchedStatuses"]
+        and re.fullmatch(c.get("messageRegex", "[\\s\\S]*"), tidied["statusDetails"]["message"])
+    ]
+    assert matching == ["Should findings (the suite's choice or an assumption)"]
+    errors = [c for c in CATEGORIES if c["name"].startswith("Errors")]
+    assert re.fullmatch(errors[0]["messageRegex"], "Traceback: boom")
+
+
+def test_spec_parts_sort_in_spec_order_as_text() -> None:
+    parts = ["spec 10", "spec 4.3 E16", "spec 7 rule 10", "spec 4.3 E2", "spec 7 rule 2", "spec 5"]
+    assert [sortable_spec(part) for part in sorted(parts, key=sortable_spec)] == [
+        "spec 04.03 E02",
+        "spec 04.03 E16",
+        "spec 05",
+        "spec 07 rule 02",
+        "spec 07 rule 10",
+        "spec 10",
+    ]
+
+
 def test_the_ci_system_is_named_when_there_is_one() -> None:
     github = executor(
         {
@@ -98,9 +146,11 @@ def test_the_allure_3_configuration_groups_by_spec_part_operation_rule(tmp_path:
     config = allure3_config(_document(), tmp_path / "history.jsonl")
     options = config["plugins"]["awesome"]["options"]
     assert options["groupBy"] == ["epic", "feature", "story"]
+    assert options["defaultSortBy"] == "name,asc"  # spec parts in spec order (sortable labels)
     assert options["reportName"] == config["name"] == report_name(_document())
     assert config["categories"] == list(CATEGORIES)
     assert config["historyPath"].endswith("history.jsonl")
-    # every category pattern is one JavaScript (Allure 3) and Java (Allure 2) both read
-    assert all("(?" not in c.get("messageRegex", "") for c in CATEGORIES)
+    # every category pattern is one JavaScript (Allure 3) and Java (Allure 2) both read: no
+    # inline flags such as (?s), which JavaScript lacks (a lookahead, (?!...), both read)
+    assert all(not re.search(r"\(\?[a-z]", c.get("messageRegex", "")) for c in CATEGORIES)
     assert allure3_config(None, tmp_path / "h.jsonl")["name"] == "PSD2 conformance"

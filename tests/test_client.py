@@ -377,7 +377,7 @@ def test_dns_failure_names_the_host() -> None:
     made = target_error(error, "https://psd2.bank.invalid/v1/accounts")
     assert made.message == (
         "the host name psd2.bank.invalid of the target at https://psd2.bank.invalid/v1/accounts "
-        "cannot be resolved"
+        "cannot be resolved; check the host in --target (or base_url in the profile)"
     )
 
 

@@ -46,6 +46,7 @@ from conformance.report.verdicts import (
     reproduce_line,
     reproduce_properties,
     retries_properties,
+    setup_failure,
     verdict_properties,
 )
 from conformance.signing import generate_ca, generate_tpp_identity, write_identity
@@ -237,18 +238,49 @@ def test_written_files_agree(tmp_path: Path) -> None:
     assert markdown == render_markdown(document)
     assert "Spec release: 1.22.0" in markdown
     assert "Seed: 42" in markdown
-    matrix_row = "| E16 Create NDCT payment | SCH-maxLength | spec 2.7 | must, should | 1 | 1 | 1 |"
-    assert matrix_row in markdown
+    grid_row = "| E16 Create NDCT payment | ✗ 1/4 |"  # operations × scenario kinds
+    assert grid_row in markdown
+    assert document["matrix"]  # the matrix of every operation × rule: in compliance.json
     assert "## Must failures" in markdown and "creditorName of 71 accepted" in markdown
     assert "`E16-f-rejected`" in markdown
-    # the reader's order: the verdict, then the must failures, and only then the matrix
+    # the reader's order: the verdict, then the must failures, and only then the grid
     verdict = markdown.index("## Verdict")
-    assert verdict < markdown.index("## Must failures") < markdown.index("## Matrix")
+    assert verdict < markdown.index("## Must failures") < markdown.index("## Operations ×")
     assert "**NOT CONFORMANT at must level: 1 must failure(s)" in markdown
     page = (tmp_path / "reports" / COMPLIANCE_HTML).read_text(encoding="utf-8")
     assert page == render_html(document)
     assert '<p class="verdict bad">NOT CONFORMANT at must level' in page
-    assert page.index("Must failures") < page.index("Matrix")
+    assert page.index("Must failures") < page.index("Operations ×")
+
+
+def test_the_page_is_for_a_compliance_officer(tmp_path: Path) -> None:
+    """The title is the profile's name; a must failure shows the requirement in words, and its
+    replay command folded; a bar per operation, a grid of coloured cells; assumption ids that
+    link to the list; no JavaScript."""
+    failure = ScenarioVerdict(
+        facts("E16-f-rejected"),
+        FAILED,
+        "creditorName of 71 accepted",
+        reproduce="conformance call POST /v1/payments/x --target http://x",
+    )
+    assumed = ScenarioVerdict(
+        facts("E12-g-rejected", "E12", assumptions=("an assumed header set",)), PASSED
+    )
+    profile = {"name": "Example Bank test environment"}
+    document = build_document([failure, assumed], run_info(profile=profile), load_contract())
+    page = render_html(document)
+    assert "<title>Compliance report: Example Bank test environment</title>" in page
+    assert "<h1>Compliance report: Example Bank test environment</h1>" in page
+    assert "psd2.test.example-bank.no" not in page.split("<h2>")[0]
+    assert "<th>requirement</th>" in page and "<td>title of E16-f-rejected</td>" in page
+    assert "<details><summary>command</summary><code>conformance call POST" in page
+    assert '<div class="bar"><span class="pass"' in page and 'class="failing"' in page
+    assert '<td class="cell fail"' in page and '<td class="cell pass"' in page
+    assert '<a href="#A1">A1</a>' in page and '<li id="A1">' in page
+    assert "rests on assumptions (listed at the end)" in page
+    assert "<script" not in page
+    markdown = render_markdown(document)
+    assert "| scenario | operation | requirement | spec | the target | replay |" in markdown
 
 
 def test_the_verdict_line_says_conformant_only_when_everything_was_judged() -> None:
@@ -370,3 +402,27 @@ def test_the_security_group_has_a_section_of_its_own() -> None:
     section = markdown[start : markdown.index("\n## ", start + 1)]
     assert "1 of 2 judged security scenarios held" in section
     assert "`PS-auth-other-tpp-refused`" in section and "E16-a-rejected" not in section
+
+
+def test_a_run_most_of_whose_scenarios_one_set_up_cause_blocked_is_not_judged() -> None:
+    """More than half of the scenarios to judge (not applicable and waived left out) blocked by
+    one cause: no conformance verdict from the few that ran, whatever they found."""
+    cause = "the target refused to create a sandbox customer: HTTP 404"
+    ran = [ScenarioVerdict(facts("E16-a"), FAILED, "bad"), ScenarioVerdict(facts("E16-b"), PASSED)]
+    blocked = [ScenarioVerdict(facts(f"E16-c{i}"), BLOCKED, cause) for i in range(3)]
+    document = build_document([*ran, *blocked], run_info())
+    verdict = overall_verdict(document)
+    assert verdict.startswith(f"NOT JUDGED: set-up failed: {cause} (3 of the 5 scenarios")
+    assert "NOT CONFORMANT" not in verdict
+    assert 'class="verdict open"' in render_html(document)
+    # at half or fewer it is a verdict, incomplete: blocked scenarios are not shown conformant
+    half = build_document([*ran, *blocked[:2]], run_info())
+    assert overall_verdict(half).startswith("NOT CONFORMANT at must level")
+
+
+def test_not_judged_counts_only_the_scenarios_to_judge() -> None:
+    counts = {"passed": 1, "blocked": 2, "not_applicable": 10, "waived": 5}
+    judged = setup_failure(counts, [("cause", 2)])
+    assert judged is not None and (judged.blocked, judged.to_judge) == (2, 3)
+    assert setup_failure(counts, []) is None
+    assert setup_failure({"passed": 2, "blocked": 2}, [("cause", 2)]) is None

@@ -176,3 +176,44 @@ def test_cli_names_a_file_it_cannot_write(tmp_path: Path) -> None:
 
 def test_cli_check_passes_on_the_checkout() -> None:
     assert _run("--check") == 0
+
+
+def test_links_lead_from_a_creation_to_the_operations_of_what_it_created(
+    document: dict[str, Any], contract: Contract
+) -> None:
+    """The links Schemathesis's stateful mode follows: each names an operation of the document,
+    fills only path parameters that operation has, from a property of the creation's answer."""
+    operations = _operations(document)
+    linked: dict[str, set[str]] = {}
+    for op_id, (_, _, entry) in operations.items():
+        success = str(contract.operations[op_id].success_status)
+        for link in entry["responses"][success].get("links", {}).values():
+            target = link["operationId"]
+            linked.setdefault(op_id, set()).add(target)
+            _, target_path, _ = operations[target]
+            for name, value in link["parameters"].items():
+                assert name.startswith("path.") and "{" + name[5:] + "}" in target_path
+                if value.startswith("$response.body#/"):
+                    field = value.removeprefix("$response.body#/")
+                    schema = contract.operations[op_id].responses[int(success)].schema
+                    assert schema is not None
+                    resolved = contract.resolve(schema) if "$ref" in schema else schema
+                    assert field in resolved["properties"], (op_id, field)
+    assert linked["E16"] == {"PS", "PC", "PA"} and linked["CC"] == {"CS", "CA"}
+    assert linked["E1"] == {"E2"} and "E12" in linked["SA"]
+
+
+def test_security_schemes_and_response_headers_are_documented(document: dict[str, Any]) -> None:
+    schemes = document["components"]["securitySchemes"]
+    assert {scheme["name"] for scheme in schemes.values()} == {
+        "Signature",
+        "TPP-Signature-Certificate",
+    }
+    assert document["security"] == [{name: [] for name in schemes}]
+    for _, _, entry in _operations(document).values():
+        for status, response in entry["responses"].items():
+            assert "X-Request-ID" in response["headers"]
+            if status == "405":
+                assert response["headers"]["Allow"]["required"] is True
+            if status == "429":
+                assert response["headers"]["Retry-After"]["required"] is True

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -185,7 +186,7 @@ def test_a_missing_certificate_stops_before_pytest(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("no_pytest")
 def test_faults_need_the_bundled_server() -> None:
     with pytest.raises(ConformanceError, match="--fault"):
-        run_command.run(parse("--target", "http://127.0.0.1:9", "--fault", "x"))
+        run_command.run(parse("--target", "http://127.0.0.1:9", "--fault", "kid-error-401"))
 
 
 def test_the_exit_code_is_pytests(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -274,9 +275,50 @@ def test_a_run_against_the_reference_server_writes_every_report(tmp_path: Path) 
     assert "<testsuite" in (reports / "junit.xml").read_text(encoding="utf-8")
     assert list((reports / "allure-results").glob("*-result.json"))
     assert (reports / "reference-server.log").stat().st_size > 0
+    identity = reports / "identity"  # the run's throwaway identity, kept for its replays
     for path in reports.rglob("*"):
-        if path.is_file():
+        if path.is_file() and identity not in path.parents:
             assert "PRIVATE KEY" not in path.read_text(encoding="utf-8", errors="replace"), path
+    for key in identity.rglob("*.key"):
+        assert key.stat().st_mode & 0o077 == 0, key
+
+
+def test_a_bundled_runs_replay_works_as_printed(tmp_path: Path) -> None:
+    """After a bundled run its server is gone: the reports name the ``conformance serve`` command
+    that starts one like it (same port, trust, faults), and the identity files the replay signs
+    with are kept in ``reports/identity/``; started so, the printed replay gives the judged answer
+    again."""
+    reports = tmp_path / "reports"
+    process = conformance_run(
+        "--reports", str(reports), "--fault", "kid-error-401",
+        "--", "-k", "E16-ERR-2-kid-invalid-rejected", "-n", "0", cwd=tmp_path,
+    )  # fmt: skip
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 1, output
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    serve = document["run"]["replay_server"]
+    assert serve.startswith("conformance serve --port ") and "--fault kid-error-401" in serve
+    assert f"start one like it first (same port, trust and faults; empty): {serve}" in output
+    (failure,) = [s for s in document["scenarios"] if s["verdict"] == "failed"]
+    replay = failure["reproduce"]
+    assert f"--cert {reports}/identity/tpp.pem" in replay
+    assert (reports / "identity" / "tpp.pem").is_file()
+    program = [sys.executable, "-m", "conformance"]
+    server = subprocess.Popen(
+        [*program, *shlex.split(serve)[1:]], cwd=tmp_path, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        assert "listening on" in server.stdout.readline()
+        done = subprocess.run(
+            [*program, *shlex.split(replay)[1:]], cwd=tmp_path, capture_output=True,
+            text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        server.stdout.close()
+    assert "<<< HTTP 401" in done.stdout and "KID_INVALID" in done.stdout, done.stdout
 
 
 @pytest.mark.slow
@@ -399,6 +441,23 @@ def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
         assert document["totals"]["blocked"] >= 1
         markdown = (tmp_path / "pinned-2" / "compliance.md").read_text("utf-8")
         assert "## Blocked (set-up refused" in markdown and refused in markdown
+
+
+def test_a_run_whose_set_up_fails_everywhere_is_not_judged(tmp_path: Path) -> None:
+    """A server that trusts another CA than the one the run signs with refuses every set-up
+    request: the verdict is NOT JUDGED with that cause, exit 3, the last line of the run."""
+    other = write_run_identity(tmp_path / "other")
+    selection = ["-n", "0", "--", "-k", "E12-valid-request-accepted or CS-valid-request-accepted"]
+    with bundled_reference_server(trust=other.trusted, log_path=tmp_path / "server.log") as url:
+        done = subprocess.run(
+            [sys.executable, "-c", DRIVER, "run", "--target", url,
+             "--reports", str(tmp_path / "r"), *selection],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("NOT JUDGED: set-up failed: creating a ")
+    assert "was answered HTTP 401 (2 of the 2 scenarios to judge blocked by it" in last
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from conformance.bankside.preflight import preflight
+from conformance.bankside.preflight import base_url_candidates, preflight
 from conformance.errors import TargetError
 from conformance.profile import TargetProfile
 
@@ -66,3 +66,50 @@ def test_a_target_whose_errors_are_html_passes_the_probe(html_errors_target: str
 def test_a_base_url_that_answers_no_json_is_refused(website: str) -> None:
     with pytest.raises(TargetError, match=r"text/html.*base URL of the interface"):
         preflight(profile(website))
+
+
+@pytest.fixture
+def at_the_root() -> Iterator[str]:
+    """The interface at the host's root: the account list refused in JSON, the rest 404."""
+    yield from _serve(
+        {"/v1/accounts": (400, JSON), "/v1/sandbox/customers": (200, JSON)},
+    )
+
+
+def test_a_wrong_base_path_is_one_line_naming_the_base_url_that_answers(at_the_root: str) -> None:
+    with pytest.raises(TargetError) as raised:
+        preflight(profile(at_the_root + "/api/psd2"))
+    message = raised.value.message
+    assert raised.value.exit_code == 3
+    assert "\n" not in message
+    assert message.startswith("every probe answered 404")
+    assert f"give --target {at_the_root} " in message
+
+
+def test_a_base_url_ending_in_v1_is_told_to_drop_it(at_the_root: str) -> None:
+    with pytest.raises(TargetError, match=rf"give --target {at_the_root} "):
+        preflight(profile(at_the_root + "/v1"))
+
+
+def test_404_everywhere_names_the_likely_cause_without_a_guess(website: str) -> None:
+    with pytest.raises(TargetError, match=r"every probe answered 404.*part before /v1"):
+        preflight(profile(website + "/nowhere"))
+
+
+def test_an_html_refusal_alone_is_the_interface_answering() -> None:
+    """A production-like bank (no sandbox: the account list is the only probe) whose errors are
+    HTML pages: the probe lets the run go on, and the error-body scenarios judge spec 7."""
+    for url in _serve({"/v1/accounts": (401, HTML)}):
+        no_sandbox = TargetProfile(
+            name="probe", base_url=url, unsupported_operations=frozenset({"E9"})
+        )
+        assert preflight(no_sandbox) is not None
+
+
+def test_the_candidates_shorten_the_path_one_segment_at_a_time() -> None:
+    assert base_url_candidates("https://bank.example/api/psd2/v1") == [
+        "https://bank.example/api/psd2",
+        "https://bank.example/api",
+        "https://bank.example",
+    ]
+    assert base_url_candidates("https://bank.example") == []

@@ -17,6 +17,7 @@ from conformance.errors import ConformanceError
 from conformance.generate import generate_scenarios
 from conformance.selfcheck import (
     FAITHFUL,
+    NOT_EXERCISED,
     RunVerdict,
     ScenarioRef,
     compare,
@@ -25,6 +26,7 @@ from conformance.selfcheck import (
     read_run,
     render_details,
     render_table,
+    result_word,
     scenario_refs,
 )
 from reference_server.faults import FAULTS, Fault
@@ -310,6 +312,20 @@ def test_only_the_scenarios_of_the_run_count() -> None:
     outcome = compare("kid", KID, REFS, run)
     assert outcome.ok
     assert outcome.expected == {"E16-ERR-2-kid-invalid-rejected"}
+
+
+def test_a_fault_the_selection_cannot_see_is_not_exercised_never_ok() -> None:
+    """``selfcheck --fault kid -- -k E12``: none of the fault's scenarios ran, so nothing was
+    checked; the table and the progress line say so instead of "ok"."""
+    run = {"E12-valid-request-accepted": verdict("E12-valid-request-accepted")}
+    outcome = compare("kid", KID, REFS, run, exit_code=0)
+    assert outcome.unexercised and not outcome.expected
+    assert result_word(outcome) == NOT_EXERCISED == "not exercised by this selection"
+    assert render_table([outcome]).splitlines()[-1].endswith(NOT_EXERCISED)
+    seen = compare("kid", KID, REFS, failed("E16-ERR-2-kid-invalid-rejected"), exit_code=1)
+    assert not seen.unexercised and result_word(seen) == "MISMATCH"
+    faithful = compare(FAITHFUL, None, REFS, run, exit_code=0)
+    assert not faithful.unexercised and result_word(faithful) == "ok"
 
 
 def test_the_table_counts_and_says_mismatch() -> None:

@@ -20,7 +20,7 @@ from conformance.bankside.bundled import BundledTls, write_tls_identity
 from conformance.bankside.client import TargetClient
 from conformance.bankside.tls import client_context
 from conformance.errors import CertificateError, ProfileError, TargetError
-from conformance.profile import load_profile, profile_from_options
+from conformance.profile import TargetProfile, load_profile, profile_from_options
 from conformance.profile.tls_settings import TlsSettings
 from conformance.signing import (
     QC_STATEMENTS_OID,
@@ -127,8 +127,34 @@ def test_a_pkcs12_client_certificate_opens_with_the_password_from_the_environmen
     assert answer(server, settings, {PASSWORD_ENV: "s3cret"}) == 401
     with pytest.raises(CertificateError, match=f"{PASSWORD_ENV}, which is not set"):
         client_context(settings, {})
-    with pytest.raises(CertificateError, match="the password is wrong"):
+    with pytest.raises(CertificateError, match=f"the password in {PASSWORD_ENV} is wrong"):
         client_context(settings, {PASSWORD_ENV: "wrong"})
+
+
+def test_without_a_profile_variable_the_tls_password_comes_from_the_standard_one(
+    server: RunningServer, bundled: BundledTls, tmp_path: Path
+) -> None:
+    """``CONFORMANCE_TLS_KEY_PASSWORD`` beside ``CONFORMANCE_KEY_PASSWORD``: a PKCS#12 QWAC given
+    with ``--tls-cert`` alone opens with it, and without it the message names it."""
+    ca = load_ca(bundled.client_ca, bundled.client_ca.with_suffix(".key"))
+    written = write_identity(generate_qwac(ca), tmp_path, p12_password="s3cret", stem="qwac")
+    settings = TlsSettings(ca_certificate=bundled.server_ca, certificate=written["pkcs12"])
+    assert answer(server, settings, {"CONFORMANCE_TLS_KEY_PASSWORD": "s3cret"}) == 401
+    with pytest.raises(
+        CertificateError,
+        match="needs a password \\(give it in the environment variable "
+        "CONFORMANCE_TLS_KEY_PASSWORD\\)",
+    ):
+        client_context(settings, {})
+
+
+def test_plain_http_to_a_tls_port_names_https(server: RunningServer) -> None:
+    plain = server.url.replace("https://", "http://")
+    with (
+        pytest.raises(TargetError, match="if it speaks TLS, give https://"),
+        TargetClient.from_profile(TargetProfile(name="tls", base_url=plain)) as client,
+    ):
+        client.check_reachable()
 
 
 def test_the_server_is_not_trusted_without_its_ca(

@@ -14,6 +14,8 @@ import contextlib
 import os
 import queue
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -28,7 +30,9 @@ __all__ = [
     "UTF8_CA_NAME",
     "BundledIdentity",
     "BundledTls",
+    "ReplayServer",
     "bundled_reference_server",
+    "identity_folder",
     "trust_anchor_arguments",
     "write_run_identity",
     "write_tls_identity",
@@ -284,3 +288,59 @@ def trust_anchor_arguments(identity: BundledIdentity) -> list[str]:
         "--trust-anchor-utf8-key",
         str(identity.utf8_ca_key),
     ]
+
+
+def identity_folder(reports: Path) -> Path:
+    """Where a bundled run keeps its identities, beside its reports (``reports/identity/``,
+    git-ignored with the reports): the replay commands in the reports name these files, so they
+    outlive the run. Emptied first: one run's identities, never a mix."""
+    folder = reports / "identity"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _shown(path: str | Path) -> str:
+    """A path as a command shows it: relative to the working directory when it is below it."""
+    absolute = Path(path).resolve()
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+
+
+@dataclass(frozen=True)
+class ReplayServer:
+    """How to start a server like the one a bundled run stopped, so that its replay commands
+    (which name its URL) can be sent as printed: the same port, the same trusted CAs, faults,
+    profile and TLS files (all kept under ``reports/identity/``). It starts empty: a replay that
+    names a resource the run created meets a 404 there; a creation or a refusal replays as it
+    was judged.
+
+    Handed to the in-process pytest run by ``conformance run`` as a plugin object; the reports
+    show :meth:`command`.
+    """
+
+    url: str
+    trust: tuple[Path, ...] = ()
+    faults: tuple[str, ...] = ()
+    profile: Path | None = None
+    tls: BundledTls | None = None
+
+    def command(self) -> str:
+        """``conformance serve --port N --trust ... [--fault ...] [--profile ...] [TLS]``."""
+        port = self.url.rsplit(":", 1)[-1].rstrip("/")
+        words = ["conformance", "serve", "--port", port]
+        for ca in self.trust:
+            words += ["--trust", _shown(ca)]
+        for fault in self.faults:
+            words += ["--fault", fault]
+        if self.profile is not None:
+            words += ["--profile", _shown(self.profile)]
+        if self.tls is not None:
+            words += [
+                word if word.startswith("--") else _shown(word)
+                for word in self.tls.server_arguments()
+            ]
+        return shlex.join(words)

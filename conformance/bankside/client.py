@@ -102,7 +102,8 @@ def target_error(error: httpx.HTTPError, url: str, timeout: float | None = None)
         if isinstance(cause, ssl.SSLCertVerificationError):
             return TargetError(
                 f"the TLS certificate of the target at {url} is not trusted "
-                f"({cause.verify_message}); name its CA with ca_certificate in the profile"
+                f"({cause.verify_message}); name its CA with --tls-ca or ca_certificate in the "
+                "profile"
             )
         if isinstance(cause, ssl.SSLError):
             refused = _CLIENT_CERTIFICATE_ALERTS.get(str(cause.reason))
@@ -116,14 +117,30 @@ def target_error(error: httpx.HTTPError, url: str, timeout: float | None = None)
             )
         if isinstance(cause, socket.gaierror):
             host = urlsplit(url).hostname
-            return TargetError(f"the host name {host} of the target at {url} cannot be resolved")
+            return TargetError(
+                f"the host name {host} of the target at {url} cannot be resolved; check the host "
+                "in --target (or base_url in the profile)"
+            )
         if isinstance(cause, ConnectionRefusedError):
             return TargetError(f"the target at {url} refused the connection (is it running?)")
+    hint = _https_hint(error, url)
     if isinstance(error, httpx.RemoteProtocolError):
-        return TargetError(f"the target at {url} did not answer with valid HTTP ({error})")
+        return TargetError(f"the target at {url} did not answer with valid HTTP ({error}){hint}")
     if isinstance(error, httpx.ConnectError):
-        return TargetError(f"cannot connect to the target at {url} ({error})")
-    return TargetError(f"the exchange with the target at {url} failed ({error})")
+        return TargetError(f"cannot connect to the target at {url} ({error}){hint}")
+    return TargetError(f"the exchange with the target at {url} failed ({error}){hint}")
+
+
+def _https_hint(error: httpx.HTTPError, url: str) -> str:
+    """For plain HTTP sent to a port that speaks TLS (the connection reset or closed without an
+    answer, or a TLS record back): the likely fix, the same URL with ``https://``."""
+    if not url.startswith("http://"):
+        return ""
+    reset = any(isinstance(cause, ConnectionResetError) for cause in _causes(error))
+    closed = isinstance(error, httpx.RemoteProtocolError)
+    if not (reset or closed):
+        return ""
+    return f"; if it speaks TLS, give https://{url.removeprefix('http://')}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,33 +4,41 @@ run`` has just probed."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 from conformance.errors import TargetError
 
 if TYPE_CHECKING:
+    from conformance.exchange import Exchange
     from conformance.profile import TargetProfile
 
-__all__ = ["TARGET_OPTIONS", "PreflightDone", "preflight"]
+__all__ = ["TARGET_OPTIONS", "PreflightDone", "base_url_candidates", "preflight"]
 
 #: Operations whose GET has no path parameter: the probe asks one of them for a JSON answer.
 _PROBE_OPERATIONS = ("AL", "E9")
 
+#: How many shorter base URLs the probe tries for the fix it proposes after a 404 everywhere.
+_CANDIDATES = 3
+
 
 def preflight(profile: TargetProfile) -> float | None:
-    """Fail fast on what would make every scenario fail: certificate, connection, non-JSON; the
-    fastest answer's seconds (the round trip to the target, for the run's concurrency), or None
-    when no probe was answered.
+    """Fail fast on what would make every scenario fail: certificate, connection, a base URL that
+    is not the interface; the fastest answer's seconds (the round trip to the target, for the
+    run's concurrency), or None when no probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
     the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), then
     sends a signed GET of each supported operation without path parameters (the account list,
-    the sandbox customer list) until one answers JSON: every answer of the interface is JSON
-    (spec 7), so when none does the base URL points at something else. One JSON answer is
-    enough: a target whose error answers alone are not JSON (the account list without a consent
-    is an error) breaks spec 7, and that is for the scenarios to judge, not the probe.
+    the sandbox customer list). Their paths name no resource, so they exist wherever the
+    interface is: a 404 on every one of them means the base URL (or the profile's ``[paths]``)
+    points elsewhere, and the error names a shorter base URL where the interface does answer,
+    when one does. Any other answer in JSON, an empty one, or a 4xx other than 404 (an error page
+    in HTML: spec 7 broken, which is for the scenarios to judge) is the interface answering; a
+    2xx, 3xx or 5xx that is not JSON on every probe is something else than the interface.
     """
     # on use, not at import: the pytest plugin imports this module in every pytest process
     from conformance.bankside.client import TargetClient
@@ -40,23 +48,82 @@ def preflight(profile: TargetProfile) -> float | None:
     with TargetClient.from_profile(profile) as client:
         client.check_reachable()
         first_error: TargetError | None = None
-        probes = (operations[op] for op in _PROBE_OPERATIONS)
-        for probe in (op for op in probes if profile.supports(op)):
-            exchange = client.get(profile.render_path(probe))
-            if not exchange.response_body:
+        not_found: list[Exchange] = []
+        probes = [operations[op] for op in _PROBE_OPERATIONS]
+        paths = [profile.render_path(op) for op in probes if profile.supports(op)]
+        for path in paths:
+            # on the connection check_reachable opened: a round trip, no handshake
+            exchange = client.get(path)
+            if exchange.status == 404:
+                not_found.append(exchange)
+            elif _speaks_the_interface(exchange):
                 return exchange.elapsed
-            try:
-                exchange.json()
-            except TargetError as error:
-                first_error = first_error or error
-            else:  # on the connection check_reachable opened: a round trip, no handshake
-                return exchange.elapsed
+            else:
+                try:
+                    exchange.json()
+                except TargetError as error:
+                    first_error = first_error or error
         if first_error is not None:
             raise TargetError(
                 f"{first_error.message}; is {profile.base_url} the base URL of the interface "
                 "(the part before /v1)?"
             )
+        if not_found:
+            raise _wrong_base_path(profile, not_found, paths)
     return None
+
+
+def _speaks_the_interface(exchange: Exchange) -> bool:
+    """An answer of the interface: JSON, empty, or a refusal (4xx) whatever its body."""
+    if not exchange.response_body or 400 <= exchange.status < 500:
+        return True
+    try:
+        exchange.json()
+    except TargetError:
+        return False
+    return True
+
+
+def base_url_candidates(base_url: str, limit: int = _CANDIDATES) -> list[str]:
+    """Shorter base URLs to try after every probe answered 404: the path without its last
+    segment, then without the one before, and so on up to the bare host (``/api/psd2/v1`` →
+    ``/api/psd2``, ``/api``, ````), at most ``limit`` of them."""
+    parts = urlsplit(base_url)
+    segments = [segment for segment in parts.path.split("/") if segment]
+    candidates: list[str] = []
+    while segments and len(candidates) < limit:
+        segments.pop()
+        path = "/" + "/".join(segments) if segments else ""
+        candidates.append(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
+    return candidates
+
+
+def _wrong_base_path(
+    profile: TargetProfile, not_found: Sequence[Exchange], paths: Sequence[str]
+) -> TargetError:
+    """The one line for a 404 on every probe: the likely cause, and the base URL that answers
+    when a shorter one does (one more GET per candidate, a fraction of a second)."""
+    # on use, not at import: the pytest plugin imports this module in every pytest process
+    from conformance.bankside.client import TargetClient
+
+    probed = ", ".join(f"GET {exchange.url}" for exchange in not_found)
+    cause = f"every probe answered 404 ({probed}): the base URL {profile.base_url} is likely wrong"
+    for candidate in base_url_candidates(profile.base_url):
+        moved = dataclasses.replace(profile, base_url=candidate)
+        try:
+            with TargetClient.from_profile(moved) as client:
+                exchange = client.get(paths[0])
+        except TargetError:
+            continue
+        if exchange.status != 404 and _speaks_the_interface(exchange):
+            return TargetError(
+                f"{cause}; the interface answers at {candidate} (GET {exchange.url} → HTTP "
+                f"{exchange.status}): give --target {candidate} (or base_url in the profile)"
+            )
+    return TargetError(
+        f"{cause}; give the part before /v1 as --target (or base_url in the profile), and check "
+        "the profile's [paths]"
+    )
 
 
 #: The options that name a target and how to reach it (keywords of ``profile_from_options``).

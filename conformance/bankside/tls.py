@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.serialization import pkcs12
 
 from conformance.errors import CertificateError
 from conformance.profile.tls_settings import TlsSettings
+from conformance.signing.keyfiles import TLS_KEY_PASSWORD_ENV
 
 __all__ = ["client_context"]
 
@@ -66,7 +67,7 @@ def _load_client_certificate(
             raise CertificateError(
                 f"{certificate} is a PKCS#12 file, which holds its own key; give no tls_key"
             )
-        _load_pkcs12(context, certificate, password)
+        _load_pkcs12(context, certificate, password, _password_variable(settings))
         return
     if settings.key is not None and not settings.key.is_file():
         raise CertificateError(f"the TLS client key file {settings.key} does not exist")
@@ -78,18 +79,27 @@ def _load_client_certificate(
         key = certificate if settings.key is None else settings.key
         raise CertificateError(
             f"the TLS client certificate {certificate} and key {key} cannot be used "
-            f"({_reason(error)}): a PEM certificate with its key, and the key's password in the "
-            "environment variable named by tls_key_password_env when it is encrypted"
+            f"({_reason(error)}): a PEM certificate with its key, and an encrypted key's "
+            f"password in the environment variable {_password_variable(settings)}"
         ) from None
 
 
-def _load_pkcs12(context: ssl.SSLContext, path: Path, password: str | None) -> None:
+def _password_variable(settings: TlsSettings) -> str:
+    """The environment variable the TLS key's password is read from."""
+    return settings.password_env or TLS_KEY_PASSWORD_ENV
+
+
+def _load_pkcs12(context: ssl.SSLContext, path: Path, password: str | None, variable: str) -> None:
     try:
         bundle = pkcs12.load_pkcs12(
             path.read_bytes(), None if password is None else password.encode()
         )
     except (ValueError, TypeError, UnsupportedAlgorithm):
-        reason = "it needs a password" if password is None else "the password is wrong"
+        reason = (
+            f"it needs a password (give it in the environment variable {variable})"
+            if password is None
+            else f"the password in {variable} is wrong"
+        )
         raise CertificateError(
             f"the TLS client certificate {path} cannot be opened: {reason}, or it is not PKCS#12"
         ) from None

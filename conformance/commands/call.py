@@ -250,7 +250,7 @@ def run(
         given = {name.lower() for name, _ in headers}
         kept = [(n, v) for n, v in example["headers"].items() if n.lower() not in given]
         headers = [*kept, *headers]  # -H replaces or ('Name:') removes an example's header
-        if body is None:
+        if body is None and example["body"] is not None:  # null: the operation takes no body
             body = json.dumps(fresh_dates(example["body"], date.today())).encode("utf-8")
     profile = profile_from_options(
         target=target,
@@ -273,4 +273,13 @@ def run(
     ) as client:
         exchange = client.request(method, path, content=body, headers=headers)
     print(exchange.render(), file=out)
+    generated = profile.certificate is None and not args.no_sign
+    if generated and exchange.status == 401 and b"CERTIFICATE_INVALID" in exchange.response_body:
+        print(
+            "conformance: note: signed with an identity generated for this call (no --cert); "
+            "a server that trusts only given CAs (conformance serve --trust ids/ca.pem) "
+            "refuses it: give --cert and --key of an identity it trusts (ids/tpp.pem, "
+            "ids/tpp.key)",
+            file=err,
+        )
     return 0

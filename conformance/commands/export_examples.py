@@ -1,9 +1,10 @@
-"""``conformance export-examples``: a valid request for every operation that takes a body, one JSON
-file each (``schemas/examples/<op id>.json``), to start from with ``conformance call --example``.
+"""``conformance export-examples``: a valid request for every operation, one JSON file each
+(``schemas/examples/<op id>.json``), to start from with ``conformance call --example``.
 
 Each file holds the operation, its spec part, method and path, the headers spec 4.2 requires of it
 (the signer adds Digest, Signature and TPP-Signature-Certificate, spec 5) and the example body of
-the operation's home (``conformance.runners.operations``, made by the suite's own factories), so
+the operation's home (``null`` for an operation without a body: its example is the headers and
+the path) (``conformance.runners.operations``, made by the suite's own factories), so
 it is valid against the operation's schema and cross-field rules (a test checks every file). Ids
 of resources that must exist first (a sandbox account, the payments of a basket) are placeholders
 in the path, or made-up UUIDs in the body: replace them with real ones. ``conformance call
@@ -27,7 +28,14 @@ from conformance.profile import TargetProfile
 from conformance.runners.operations import parts_of
 from conformance.runners.operations.parts import EXAMPLE_SEED, ExampleInputs
 
-__all__ = ["EXAMPLE_SEED", "example_directory", "example_request", "register", "run"]
+__all__ = [
+    "EXAMPLE_SEED",
+    "example_directory",
+    "example_operations",
+    "example_request",
+    "register",
+    "run",
+]
 
 _SESSION_ID = "8b7f3a1e-4c2d-4e5f-9a6b-0c1d2e3f4a5b"
 
@@ -54,13 +62,13 @@ def example_request(contract: Contract, op_id: str, today: date) -> dict[str, An
         if {p.name for p in operation.path_parameters} - set(operation.fixed_path_values)
         else operation.render_path(),
         "headers": headers,
-        "body": parts_of(op_id).example(inputs),
+        "body": parts_of(op_id).example(inputs) if operation.request_schema is not None else None,
     }
 
 
 def example_operations(contract: Contract) -> list[str]:
-    """The operations that take a body (and so have an example)."""
-    return [op.id for op in contract.operations.values() if op.request_schema is not None]
+    """Every operation (one without a body has an example too: its headers and path)."""
+    return list(contract.operations)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

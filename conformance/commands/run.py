@@ -9,7 +9,6 @@ import contextlib
 import importlib.util
 import os
 import signal
-import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +17,9 @@ from types import FrameType
 from conformance.bankside.bundled import (
     BundledIdentity,
     BundledTls,
+    ReplayServer,
     bundled_reference_server,
+    identity_folder,
     trust_anchor_arguments,
     write_run_identity,
     write_tls_identity,
@@ -26,12 +27,27 @@ from conformance.bankside.bundled import (
 from conformance.bankside.concurrency import choose_workers
 from conformance.bankside.preflight import PreflightDone, preflight
 from conformance.commands import COMMANDS
+from conformance.commands.usage import (
+    add_list_faults,
+    check_faults,
+    check_numprocesses,
+    check_selection,
+    fault_table,
+    selection_options,
+)
 from conformance.errors import ConformanceError
 from conformance.report import writable_reports
 from conformance.scenario import DEFAULT_SEED, run_seed
 from conformance.suite import SUITE_DIR
 
-__all__ = ["add_arguments", "add_tls_arguments", "pytest_arguments", "register", "run"]
+__all__ = [
+    "add_arguments",
+    "add_tls_arguments",
+    "check_command_line",
+    "pytest_arguments",
+    "register",
+    "run",
+]
 
 #: Installed pytest plugins the suite does not use, switched off for its runs (``-p no:NAME``):
 #: Faker's (an autouse session fixture in every item's closure) and anyio's (per-test hooks).
@@ -120,12 +136,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="bundled reference server only: switch on one of its deliberate faults "
         "(repeatable; python -m reference_server --list-faults)",
     )
+    add_list_faults(parser)
     parser.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
         metavar="-- PYTEST_ARGS",
         help="arguments for pytest, after --",
     )
+
+
+def check_command_line(args: argparse.Namespace, command: str) -> None:
+    """The mistakes that would otherwise reach pytest or the server, as one line each before
+    anything runs: ``-n``, the fault names, a ``-m``/``-k`` that pytest cannot read, names an
+    unknown marker, or selects nothing (:mod:`conformance.commands.usage`)."""
+    check_numprocesses(args.numprocesses)
+    args.fault = check_faults(args.fault, command)
+    if any(True for _ in selection_options(args.pytest_args)):
+        # on use: the scenarios are generated only when a selection is to be checked
+        from conformance.contract import load_contract
+        from conformance.generate import generate_scenarios
+
+        check_selection(args.pytest_args, generate_scenarios(load_contract()))
 
 
 def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
@@ -219,6 +250,10 @@ def run(args: argparse.Namespace) -> int:
         profile_from_options,
     )
 
+    if args.list_faults:
+        print(fault_table())
+        return 0
+    check_command_line(args, "run")
     bundled = (
         args.target is None
         and args.profile is None
@@ -252,16 +287,18 @@ def run(args: argparse.Namespace) -> int:
             }
             identity: BundledIdentity | None = None
             bundled_tls: BundledTls | None = None
+            replay: ReplayServer | None = None
             if bundled:
                 played = _absolute(args.play)
                 profile_path = played or str(REFERENCE_PROFILE)
+                # The run's identities stay with its reports (reports/identity/, git-ignored):
+                # the replay commands in the reports name them.
+                folder = identity_folder(reports)
                 if cert is None:
-                    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psd2-")))
                     identity = write_run_identity(folder)
                     cert, key = str(identity.certificate), str(identity.key)
                 if args.tls:
-                    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tls-")))
-                    bundled_tls = write_tls_identity(folder)
+                    bundled_tls = write_tls_identity(folder / "tls")
                     tls = {
                         "tls_cert": tls["tls_cert"] or str(bundled_tls.client_certificate),
                         "tls_key": tls["tls_key"]
@@ -279,6 +316,13 @@ def run(args: argparse.Namespace) -> int:
                     )
                 )
                 print(f"conformance: bundled reference server started at {target}", flush=True)
+                replay = ReplayServer(
+                    url=target,
+                    trust=() if identity is None else identity.trusted,
+                    faults=tuple(args.fault),
+                    profile=None if played is None else Path(played),
+                    tls=bundled_tls,
+                )
             profile = profile_from_options(
                 target=target,
                 cert=cert,
@@ -315,14 +359,10 @@ def run(args: argparse.Namespace) -> int:
             checked = PreflightDone.naming(
                 target=target, profile=profile_path, cert=cert, key=key, **tls
             )
-            code = int(pytest.main(pytest_args, plugins=[checked]))
-            print(
-                f"conformance: seed {seed}; reports in {args.reports.rstrip('/')}/ "
-                "(compliance.md, compliance.html, compliance.json, junit.xml, allure-results/); "
-                "`conformance report` renders the Allure HTML",
-                flush=True,
-            )
-            return code
+            # The plugin ends the output: where the reports are, then the verdict (the last
+            # line); nothing is printed after it, and nothing at all of reports not written.
+            plugins: list[object] = [checked] if replay is None else [checked, replay]
+            return int(pytest.main(pytest_args, plugins=plugins))
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)

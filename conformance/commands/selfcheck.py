@@ -14,10 +14,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from conformance.commands import COMMANDS
+from conformance.commands.usage import (
+    add_list_faults,
+    check_faults,
+    check_numprocesses,
+    check_selection,
+    fault_table,
+)
 from conformance.contract import load_contract
 from conformance.errors import ConformanceError
 from conformance.generate import generate_scenarios
 from conformance.report import writable_reports
+from conformance.report.verdicts import NOT_JUDGED_EXIT
 from conformance.selfcheck import (
     FAITHFUL,
     Outcome,
@@ -26,9 +34,10 @@ from conformance.selfcheck import (
     read_run,
     render_details,
     render_table,
+    result_word,
     scenario_refs,
 )
-from reference_server.faults import FAULTS, UnknownFaultError, check_names
+from reference_server.faults import FAULTS
 
 __all__ = ["register", "run_command", "run_one", "selfcheck"]
 
@@ -84,6 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default="reports/selfcheck",
         help="where each run's reports go, one folder per server (default: reports/selfcheck)",
     )
+    add_list_faults(parser)
     parser.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
@@ -94,11 +104,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _chosen_faults(names: Sequence[str]) -> list[str]:
-    try:
-        check_names(names)
-    except UnknownFaultError as error:
-        raise ConformanceError(str(error)) from None
-    return list(dict.fromkeys(names)) if names else list(FAULTS)
+    return check_faults(names, "selfcheck") if names else list(FAULTS)
 
 
 def _pytest_args(extra: Sequence[str]) -> list[str]:
@@ -154,7 +160,7 @@ def run_one(
             stderr=subprocess.STDOUT,
         )
     seconds = time.monotonic() - started
-    if code not in (0, 1):
+    if code not in (0, 1, NOT_JUDGED_EXIT):  # 3 with a matrix: a run not judged (set-up)
         return Outcome.broken(
             name, f"conformance run exited with {code} ({log}): {_log_tail(log)}", seconds
         )
@@ -175,11 +181,17 @@ def run_one(
 
 def selfcheck(args: argparse.Namespace) -> int:
     """Every chosen server in turn, then the table; 0 when every one matched, else 1."""
+    if args.list_faults:
+        print(fault_table())
+        return 0
+    check_numprocesses(args.numprocesses)
     faults = _chosen_faults(args.fault)
     servers: list[str | None] = ([] if args.skip_faithful else [None]) + list(faults)
     reports = writable_reports(Path(args.reports).resolve())
-    refs = scenario_refs(generate_scenarios(load_contract()))
+    scenarios = generate_scenarios(load_contract())
+    refs = scenario_refs(scenarios)
     extra = _pytest_args(args.pytest_args)
+    check_selection(extra, scenarios)
     outcomes: list[Outcome] = []
     started = time.monotonic()
     for position, fault in enumerate(servers, start=1):
@@ -191,7 +203,7 @@ def selfcheck(args: argparse.Namespace) -> int:
         outcomes.append(outcome)
         print(
             f"{len(outcome.expected)} expected, {len(outcome.failed)} failed: "
-            f"{'ok' if outcome.ok else 'MISMATCH'} ({outcome.seconds:.0f} s)",
+            f"{result_word(outcome)} ({outcome.seconds:.0f} s)",
             flush=True,
         )
     print()
@@ -201,11 +213,13 @@ def selfcheck(args: argparse.Namespace) -> int:
         print()
         print("\n\n".join(details))
     bad = sum(1 for outcome in outcomes if not outcome.ok)
+    unexercised = sum(1 for outcome in outcomes if outcome.ok and outcome.unexercised)
     total = time.monotonic() - started
     print()
     print(
-        f"selfcheck: {len(outcomes) - bad} of {len(outcomes)} servers as expected "
-        f"in {total:.0f} s; reports in {reports}/",
+        f"selfcheck: {len(outcomes) - bad - unexercised} of {len(outcomes)} servers as expected"
+        + (f", {unexercised} not exercised by this selection" if unexercised else "")
+        + f" in {total:.0f} s; reports in {reports}/",
         flush=True,
     )
     return 0 if bad == 0 else 1

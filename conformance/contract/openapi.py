@@ -17,6 +17,7 @@ from conformance.errors import ContractError
 
 __all__ = [
     "OPENAPI_VERSION",
+    "SECURITY_SCHEMES",
     "build_openapi",
     "component_name",
     "header_parameter_name",
@@ -134,6 +135,99 @@ def transport_statuses(operation: Operation) -> dict[int, str]:
     return dict(sorted(statuses.items()))
 
 
+#: Response headers the interface sends where HTTP says so, documented on those statuses
+#: (status → header name → its description and spec part).
+_RESPONSE_HEADERS: dict[int, dict[str, tuple[str, str]]] = {
+    405: {"Allow": ("the methods the path takes (RFC 9110 15.5.6)", "spec 7; RFC 9110")},
+    429: {
+        "Retry-After": (
+            "when to try again: seconds or an HTTP date (RFC 9110 10.2.3)",
+            "spec 7 (ACCESS_EXCEEDED); RFC 9110",
+        )
+    },
+}
+#: The header every answer carries: the request's X-Request-ID (spec 4.2 names it on every
+#: request; its echo is the reference server's choice, so it is not required).
+_X_REQUEST_ID = {
+    "description": "the X-Request-ID of the request (spec 4.2); not required of a target",
+    "required": False,
+    "schema": {"type": "string"},
+    "x-spec": "spec 4.2",
+}
+
+#: How one operation's answer leads to the next (OpenAPI links, for stateful tools such as
+#: Schemathesis): creation → the operations that take the created id (parameter → the runtime
+#: expression or the constant it comes from). ``{product}``: the creation's payment product.
+_LINKS: dict[str, dict[str, dict[str, str]]] = {
+    "E16": {op: {"payment-product": "{product}", "payment-id": "$response.body#/paymentId"}
+            for op in ("PS", "PC", "PA")},
+    "E18": {op: {"payment-product": "{product}", "payment-id": "$response.body#/paymentId"}
+            for op in ("PS", "PC", "PA")},
+    "E1": {"E2": {"basketId": "$response.body#/basketId"}},
+    "CC": {op: {"consentId": "$response.body#/consentId"} for op in ("CS", "CA")},
+    "SA": {op: {"mockAccountId": "$response.body#/id"} for op in ("E12", "E3", "E7", "E15")},
+    "SAG": {op: {"mockAgreementId": "$response.body#/id"} for op in ("E14", "E6")},
+}  # fmt: skip
+
+
+def _response_headers(status: int) -> dict[str, Any]:
+    """The headers of an answer with ``status``: X-Request-ID, and Allow or Retry-After."""
+    headers: dict[str, Any] = {"X-Request-ID": dict(_X_REQUEST_ID)}
+    for name, (description, spec) in _RESPONSE_HEADERS.get(status, {}).items():
+        headers[name] = {
+            "description": description,
+            "required": True,
+            "schema": {"type": "string"},
+            "x-spec": spec,
+        }
+    return headers
+
+
+def _links(contract: Contract, operation: Operation) -> dict[str, Any]:
+    """The links of ``operation``'s success answer (``_LINKS``), for the operations the contract
+    has; a path parameter the creation pins (its product) is passed as that constant."""
+    links: dict[str, Any] = {}
+    for target, parameters in _LINKS.get(operation.id, {}).items():
+        if target not in contract.operations:
+            continue
+        product = operation.fixed_path_values.get("payment-product", "")
+        links[f"{target}: {contract.operations[target].name}"] = {
+            "operationId": target,
+            "parameters": {
+                f"path.{name}": value.replace("{product}", product)
+                for name, value in parameters.items()
+            },
+        }
+    return links
+
+
+#: The security of every operation (spec 5): a Signature over the request and the certificate
+#: whose key made it. OpenAPI has no scheme for HTTP message signatures; these name the headers
+#: and say how they are made, for tools that read them (a Schemathesis auth hook signs).
+SECURITY_SCHEMES: dict[str, Any] = {
+    "httpSignature": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "Signature",
+        "description": (
+            "spec 5: draft-cavage-http-signatures-10 as spec 5 profiles it: "
+            'keyId="SN=<certificate serial, hex>,CA=<issuer DN>", algorithm="rsa-sha256", '
+            "headers date, digest (SHA-256 or SHA-512 of the body, when there is one), "
+            "x-request-id, psu-id, psu-corporate-id and tpp-redirect-uri, each when present"
+        ),
+    },
+    "tppSignatureCertificate": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "TPP-Signature-Certificate",
+        "description": (
+            "spec 5: the TPP's QSealC (base64 DER) whose key made Signature, with the PSD2 "
+            "roles of ETSI TS 119 495"
+        ),
+    },
+}
+
+
 def _has_error_bodies(rewrite: Callable[..., str]) -> bool:
     """Whether the contract has the spec 7 error bodies (a trimmed test contract may not)."""
     try:
@@ -150,6 +244,7 @@ def _operation(
     headers: dict[str, tuple[str, bool]],
     *,
     errors: bool = True,
+    links: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The operation object; the header parameters it uses are added to ``headers``."""
 
@@ -175,6 +270,7 @@ def _operation(
         entry: dict[str, Any] = {"description": response.description, "x-spec": response.spec}
         if response.schema is not None:
             entry["content"] = {_MEDIA_TYPE: {"schema": schema(response.schema)}}
+        entry["headers"] = _response_headers(status)
         responses[str(status)] = entry
     for status, description in (transport_statuses(operation) if errors else {}).items():
         responses.setdefault(
@@ -184,8 +280,11 @@ def _operation(
                 "x-spec": "spec 7 (error body); spec 5, spec 4.2",
                 "x-origin": "every operation's request handling (not stated per operation)",
                 "content": {_MEDIA_TYPE: {"schema": schema(_error_schema(operation))}},
+                "headers": _response_headers(status),
             },
         )
+    if links:
+        responses[str(operation.success_status)]["links"] = links
     result: dict[str, Any] = {
         "operationId": operation.id,
         "summary": operation.name,
@@ -223,7 +322,12 @@ def _components(
     parameters = {
         key: _header(contract, name, required) for key, (name, required) in headers.items()
     }
-    return {"schemas": schemas, "parameters": parameters, "x-typeFiles": type_files}
+    return {
+        "schemas": schemas,
+        "parameters": parameters,
+        "securitySchemes": SECURITY_SCHEMES,
+        "x-typeFiles": type_files,
+    }
 
 
 def build_openapi(contract: Contract) -> dict[str, Any]:
@@ -239,7 +343,13 @@ def build_openapi(contract: Contract) -> dict[str, Any]:
                 f"{operation.source}: {operation.method} {_path_of(operation)} is also "
                 f"{item[method]['operationId']}; OpenAPI allows one operation per method and path"
             )
-        item[method] = _operation(operation, rewrite, headers, errors=_has_error_bodies(rewrite))
+        item[method] = _operation(
+            operation,
+            rewrite,
+            headers,
+            errors=_has_error_bodies(rewrite),
+            links=_links(contract, operation),
+        )
     families = sorted({operation.family for operation in contract.operations.values()})
     document: dict[str, Any] = {
         "openapi": OPENAPI_VERSION,
@@ -255,6 +365,7 @@ def build_openapi(contract: Contract) -> dict[str, Any]:
             ),
         },
         "tags": [{"name": family} for family in families],
+        "security": [{name: [] for name in SECURITY_SCHEMES}],
         "paths": paths,
         "components": _components(contract, rewrite, headers),
     }

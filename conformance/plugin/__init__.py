@@ -36,6 +36,7 @@ from conformance.plugin.verdicts import (
     pytest_runtest_makereport,
     pytest_sessionfinish,
     pytest_terminal_summary,
+    pytest_unconfigure,
 )
 
 __all__ = [
@@ -62,4 +63,5 @@ __all__ = [
     "pytest_sessionfinish",
     "pytest_sessionstart",
     "pytest_terminal_summary",
+    "pytest_unconfigure",
 ]

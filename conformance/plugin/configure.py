@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from conformance.bankside.bundled import ReplayServer
 from conformance.bankside.preflight import PreflightDone, preflight
 from conformance.errors import ConformanceError
 from conformance.plugin.collection import SCENARIO_MARKER, generated_scenarios, register_markers
@@ -74,6 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
             strict=strict_run(config),
             describe_target=functools.partial(_describe_target, config),
         )
+        collector.replay_server = _replay_server(config)
         config.stash[COLLECTOR] = collector
         config.pluginmanager.register(collector, "conformance-compliance")
     if config.option.markers:  # `pytest --markers`: list the scenario markers too
@@ -101,6 +103,15 @@ def _collect_the_suite_when_aimed_at_a_target(config: pytest.Config) -> None:
     if config.args_source == pytest.Config.ArgsSource.ARGS:
         return
     config.args[:] = [str(SUITE_DIR)]
+
+
+def _replay_server(config: pytest.Config) -> str | None:
+    """The ``conformance serve`` command that starts a server like the bundled run's (handed
+    over by ``conformance run``), for the replay commands of its reports; None otherwise."""
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, ReplayServer):
+            return plugin.command()
+    return None
 
 
 def _describe_target(config: pytest.Config) -> tuple[str, dict[str, Any]]:
@@ -140,7 +151,6 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     if not (given_on_command_line(config) or names_scenarios(config)):
         return None
-    seed = config.stash[SEED]
     if uses_bundled_server(config):
         target = "the bundled reference server (started per process)"
     else:
@@ -153,7 +163,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         if strict_run(config)
         else ("should-level failures are reported, not counted")
     )
-    return [f"conformance: seed {seed} (reproduce with --seed {seed}); target: {target}; {strict}"]
+    # The seed is printed once, at the end beside the reports (pytest_terminal_summary).
+    return [f"conformance: target: {target}; {strict}"]
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,9 +13,11 @@ from conformance.checks import ConformanceFailure
 from conformance.findings import ShouldFindings
 from conformance.plugin.collection import FACTS
 from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
+from conformance.plugin.timings import exchange_timings
 from conformance.report.compliance_page import overall_verdict
-from conformance.report.junit import ShouldFinding, add_should_suite
+from conformance.report.junit import ShouldFinding, add_should_suite, group_by_operation
 from conformance.report.masking import scrub
+from conformance.report.timings import timings_properties
 from conformance.report.verdicts import (
     BLOCKED,
     BLOCKED_PREFIX,
@@ -24,13 +26,16 @@ from conformance.report.verdicts import (
     FAILED_SHOULD,
     NOT_APPLICABLE,
     NOT_APPLICABLE_PREFIX,
+    NOT_JUDGED_EXIT,
     PASSED,
     SKIPPED,
     WAIVED,
     WAIVED_PREFIX,
     Finding,
+    NotJudged,
     ReportedFailure,
     ScenarioFacts,
+    ScenarioVerdict,
     blocked_causes,
     final_verdict,
     first_line,
@@ -38,6 +43,7 @@ from conformance.report.verdicts import (
     reproduce_line,
     reproduce_properties,
     retries_properties,
+    setup_failure,
     verdict_properties,
 )
 
@@ -60,6 +66,8 @@ _SKIP_WORDS = (
 _PHASES = pytest.StashKey[list[tuple[str, str]]]()
 #: How many throttled answers a test waited out, for its teardown report.
 _RETRIES = pytest.StashKey[int]()
+#: ``(operation, milliseconds)`` of each exchange a test made, for its teardown report.
+_TIMINGS = pytest.StashKey[list[tuple[str, float]]]()
 #: The findings of a test's failure (must and should), for its teardown report.
 _FOUND = pytest.StashKey[list[Finding]]()
 #: The replay command of a test's failure, for its teardown report.
@@ -89,6 +97,10 @@ def _throttled_answers(item: pytest.Item) -> int:
     context = getattr(item, "funcargs", {}).get("conformance_context")
     exchanges = getattr(context, "exchanges", ())
     return sum(len(exchange.retries) for exchange in exchanges)
+
+
+def _timings(item: pytest.Item) -> list[tuple[str, float]]:
+    return item.stash.get(_TIMINGS, [])
 
 
 def _found(item: pytest.Item) -> list[Finding]:
@@ -132,7 +144,7 @@ def _phase_verdict(
             # The must tier held: the test passes, with its should findings attached (the
             # terminal, the compliance matrix and JUnit's "should" suite list them).
             report.outcome = "passed"
-            vars(report).update(should_findings=reason, should_text=text)
+            vars(report).update(should_findings=reason, should_text=text, scenario=facts.id)
             return FAILED_SHOULD, reason
         return FAILED, reason
     reason = (
@@ -158,12 +170,15 @@ def pytest_runtest_makereport(
     phases.append(_phase_verdict(item, call, report, facts))
     if report.when == "call":
         item.stash[_RETRIES] = _throttled_answers(item)
+        context = getattr(item, "funcargs", {}).get("conformance_context")
+        item.stash[_TIMINGS] = exchange_timings(context)
     if report.when == "teardown":
         retries = item.stash.get(_RETRIES, 0)
         report.user_properties = [
             *report.user_properties,
             *verdict_properties(*final_verdict(phases), _found(item)),
             *retries_properties(retries),
+            *timings_properties(_timings(item)),
             *reproduce_properties(item.stash.get(_REPLAY, "")),
         ]
     else:
@@ -201,7 +216,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if should:
         terminalreporter.section("should findings", sep="-", yellow=True)
         for report in should:
-            terminalreporter.line(f"SHOULD {report.nodeid} - {report.should_findings}")
+            scenario = getattr(report, "scenario", report.nodeid)
+            terminalreporter.line(f"SHOULD {scenario} - {report.should_findings}")
         if not strict_run(config):
             terminalreporter.line(
                 "(reported, not counted: --conformance-strict, or conformance run --strict, "
@@ -222,15 +238,34 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section("waived by the profile (not run, not passed)", sep="-")
         for reason, count in waived:
             terminalreporter.line(f"WAIVED {count} scenario(s): {reason}")
-    seed = config.stash[SEED]
     terminalreporter.write_sep("-", "conformance", bold=True)
+    seed = config.stash[SEED]
     terminalreporter.line(f"seed {seed} (reproduce with --seed {seed})")
+    replays = any(verdict.reproduce for verdict in collector.verdicts.values())
+    if replays and collector.replay_server:
+        terminalreporter.line(
+            "the replay commands name this run's server, stopped with it; start one like it "
+            f"first (same port, trust and faults; empty): {collector.replay_server}"
+        )
     if collector.written:
-        json_path, md_path = collector.written
-        document = json.loads(json_path.read_text(encoding="utf-8"))
-        terminalreporter.line(overall_verdict(document), bold=True)
-        html_path = md_path.with_suffix(".html")
-        terminalreporter.line(f"compliance report: {md_path}, {html_path} and {json_path}")
+        _, md_path = collector.written
+        terminalreporter.line(
+            f"reports in {md_path.parent}/ (compliance.md, compliance.html, compliance.json, "
+            "junit.xml, allure-results/); `conformance report` renders the Allure HTML"
+        )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The overall verdict, the very last line of the run (after pytest's own count line): what
+    a bank engineer reads first, found where a terminal leaves the eye."""
+    collector = config.stash.get(COLLECTOR, None)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if collector is None or not collector.written or reporter is None:
+        return
+    json_path, _ = collector.written
+    document = json.loads(json_path.read_text(encoding="utf-8"))
+    reporter.write_line(overall_verdict(document), bold=True)
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)
@@ -242,9 +277,31 @@ def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]
         return result
     xmlpath = getattr(session.config.option, "xmlpath", None)
     if xmlpath:
+        _group_by_operation(Path(xmlpath))
         add_should_suite(Path(xmlpath), list(session.config.stash.get(_SHOULD, {}).values()))
     collector = session.config.stash.get(COLLECTOR, None)
     blocked = collector is not None and blocked_causes(collector.verdicts.values())
     if blocked and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if collector is not None and _not_judged(collector.verdicts.values()) is not None:
+        session.exitstatus = NOT_JUDGED_EXIT
     return result
+
+
+def _not_judged(verdicts: Iterable[ScenarioVerdict]) -> NotJudged | None:
+    """The set-up failure that decides the run (:func:`setup_failure`), or None."""
+    listed = list(verdicts)
+    counts: dict[str, int] = {}
+    for verdict in listed:
+        key = verdict.verdict.replace(" (should)", "_should").replace(" ", "_")
+        counts[key] = counts.get(key, 0) + 1
+    return setup_failure(counts, blocked_causes(listed))
+
+
+def _group_by_operation(xmlpath: Path) -> None:
+    """JUnit's classname is the scenario's operation (CI dashboards group by it)."""
+    # on use, not at import: the plugin loads in every pytest process (start-up time)
+    from conformance.contract import load_contract
+
+    names = {op_id: op.name for op_id, op in load_contract().operations.items()}
+    group_by_operation(xmlpath, names)

@@ -16,6 +16,7 @@ from conformance._data import data_directory
 from conformance.errors import ProfileError
 from conformance.profile.load import check_base_url, load_profile
 from conformance.profile.model import TargetProfile
+from conformance.signing.keyfiles import KEY_PASSWORD_ENV, TLS_KEY_PASSWORD_ENV
 
 __all__ = [
     "ENV_CERT",
@@ -25,6 +26,7 @@ __all__ = [
     "ENV_TARGET",
     "ENV_TLS_CERT",
     "ENV_TLS_KEY",
+    "ENV_TLS_KEY_PASSWORD",
     "REFERENCE_PROFILE",
     "profile_from_options",
     "with_options",
@@ -38,7 +40,8 @@ ENV_PROFILE = "CONFORMANCE_PROFILE"
 ENV_TARGET = "CONFORMANCE_TARGET"
 ENV_CERT = "CONFORMANCE_CERT"
 ENV_KEY = "CONFORMANCE_KEY"
-ENV_KEY_PASSWORD = "CONFORMANCE_KEY_PASSWORD"
+ENV_KEY_PASSWORD = KEY_PASSWORD_ENV
+ENV_TLS_KEY_PASSWORD = TLS_KEY_PASSWORD_ENV
 ENV_TLS_CERT = "CONFORMANCE_TLS_CERT"
 ENV_TLS_KEY = "CONFORMANCE_TLS_KEY"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from conformance.errors import CertificateError
+from conformance.signing.keyfiles import TLS_KEY_PASSWORD_ENV
 
 __all__ = ["CA_TRUST_MODES", "CaTrust", "TlsSettings"]
 
@@ -32,10 +33,11 @@ class TlsSettings:
     password_env: str | None = None
 
     def password(self, environ: Mapping[str, str] | None = None) -> str | None:
-        """The client key's password from the named environment variable (None: none named)."""
-        if self.password_env is None:
-            return None
+        """The client key's password: from the environment variable the profile names
+        (``tls_key_password_env``), else from ``CONFORMANCE_TLS_KEY_PASSWORD`` (None: unset)."""
         env = os.environ if environ is None else environ
+        if self.password_env is None:
+            return env.get(TLS_KEY_PASSWORD_ENV) or None
         value = env.get(self.password_env)
         if value is None:
             raise CertificateError(

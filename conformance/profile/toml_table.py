@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from conformance.errors import ProfileError
+from conformance.errors import ProfileError, did_you_mean
 
 __all__ = ["Table", "describe", "read_toml"]
 
@@ -95,7 +95,8 @@ class Table:
             place = f"in [{self._where}]" if self._where else "at the top level"
             allowed = ", ".join(sorted(self._read))
             raise ProfileError(
-                f"profile {self._source}: unknown key {unknown[0]!r} {place} (allowed: {allowed})"
+                f"profile {self._source}: unknown key {unknown[0]!r} {place}"
+                f"{did_you_mean(unknown[0], self._read)} (allowed: {allowed})"
             )
 
 

@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.report.compliance_page import overall_verdict
+from conformance.report.compliance_page import verdict_word
 
 __all__ = [
     "CATEGORIES",
+    "SHOULD_PREFIX",
     "allure3_config",
     "environment",
     "executor",
@@ -33,14 +35,23 @@ __all__ = [
     "report_name",
 ]
 
+#: How the message of a scenario with should findings only starts in Allure: its status is
+#: "broken" (amber), never "passed" (green), so a run with findings does not look clean at a
+#: glance; the pytest item passed (its must tier held), JUnit's pytest suite counts it passed.
+SHOULD_PREFIX = "Should findings (the must requirement held): "
+
 #: Allure categories of the suite's verdicts (matched on the result's status and message).
 CATEGORIES: tuple[dict[str, Any], ...] = (
     {"name": "Must failures (the spec states it)", "matchedStatuses": ["failed"]},
-    {"name": "Errors of the suite or the run", "matchedStatuses": ["broken"]},
     {
         "name": "Should findings (the suite's choice or an assumption)",
-        "matchedStatuses": ["passed"],
-        "messageRegex": "[\\s\\S]+",
+        "matchedStatuses": ["broken"],
+        "messageRegex": "Should findings [\\s\\S]*",
+    },
+    {
+        "name": "Errors of the suite or the run",
+        "matchedStatuses": ["broken"],
+        "messageRegex": "(?!Should findings )[\\s\\S]*",
     },
     {"name": "Not applicable", "matchedStatuses": ["skipped"], "messageRegex": "not applicable:.*"},
     {
@@ -64,8 +75,15 @@ def environment(document: Mapping[str, Any]) -> dict[str, str]:
     run = document["run"]
     profile = document.get("profile") or {}
     certificate = profile.get("certificate") or {}
+    totals = document["totals"]
     values = {
-        "Verdict": overall_verdict(document).split(".")[0],
+        "Verdict": verdict_word(document),
+        "Must failures": str(totals["failed"]),
+        "Should findings": str(totals["failed_should"]),
+        "Passed": str(totals["passed"]),
+        "Not judged": f"{totals['blocked']} blocked, {totals['error']} errors",
+        "Not applicable": str(totals["not_applicable"]),
+        "Waived": str(totals["waived"]),
         "Target": str(document["target"]),
         "Profile": str(profile.get("name") or "(none)"),
         "Spec release": str(document["spec_version"]),
@@ -112,17 +130,33 @@ def executor(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
     return None
 
 
+#: The exception's dotted class name pytest puts before a failure's message.
+_CLASS_PREFIX = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*: ")
+
+
 def _tidy(result: Path) -> None:
-    """A skipped scenario's message is its verdict and reason, with no traceback."""
+    """A result as a reader should meet it: a skipped scenario's message is its verdict and
+    reason, with no traceback; a failure's message starts with what failed, not with the
+    exception's Python class; a scenario with should findings only is "broken" (amber), its
+    message saying so (:data:`SHOULD_PREFIX`)."""
     try:
         document = json.loads(result.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return
     details = document.get("statusDetails") or {}
     message = str(details.get("message") or "")
-    if document.get("status") != "skipped" or not message.startswith(_SKIPPED_PREFIX):
+    status = document.get("status")
+    if status == "skipped" and message.startswith(_SKIPPED_PREFIX):
+        document["statusDetails"] = {"message": message.removeprefix(_SKIPPED_PREFIX)}
+    elif status == "passed" and message:  # passed with a message: should findings only
+        document["status"] = "broken"
+        details["message"] = SHOULD_PREFIX + _CLASS_PREFIX.sub("", message, count=1)
+        document["statusDetails"] = details
+    elif status in ("failed", "broken") and _CLASS_PREFIX.match(message):
+        details["message"] = _CLASS_PREFIX.sub("", message, count=1)
+        document["statusDetails"] = details
+    else:
         return
-    document["statusDetails"] = {"message": message.removeprefix(_SKIPPED_PREFIX)}
     result.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
 
 
@@ -160,7 +194,15 @@ def allure3_config(document: Mapping[str, Any] | None, history: Path) -> dict[st
         "name": name,
         "historyPath": str(history.resolve()),
         "plugins": {
-            "awesome": {"options": {"reportName": name, "groupBy": ["epic", "feature", "story"]}}
+            "awesome": {
+                "options": {
+                    "reportName": name,
+                    "groupBy": ["epic", "feature", "story"],
+                    # by name: the spec parts in spec order (allure.sortable_spec), not the order
+                    # the scenarios happened to run in
+                    "defaultSortBy": "name,asc",
+                }
+            }
         },
     }
     # The run's facts reach the front page from environment.properties (Allure 2 and 3 read it).

@@ -15,6 +15,7 @@ import pytest
 from conformance.contract import load_contract
 from conformance.report.allure_files import finish_results
 from conformance.report.compliance import RunInfo, build_document, write_compliance
+from conformance.report.timings import read_timings
 from conformance.report.verdicts import (
     ERROR,
     ScenarioFacts,
@@ -47,6 +48,8 @@ class ComplianceCollector:
         self.durations: dict[str, float] = {}
         """Seconds so far of the tests whose teardown report has not come yet."""
         self.written: tuple[Path, Path] | None = None
+        #: The command that starts a server like the bundled run's, for its replays (or None).
+        self.replay_server: str | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # The phases' durations add up per test; the facts and the verdict come with the
@@ -70,6 +73,7 @@ class ComplianceCollector:
             findings,
             retries,
             read_reproduce(report.user_properties),
+            read_timings(report.user_properties),
         )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -85,6 +89,7 @@ class ComplianceCollector:
             profile=profile,
             selection=run_selection(session),
             commit=suite_commit(),
+            replay_server=self.replay_server,
         )
         document = build_document(self.verdicts.values(), run, load_contract())
         self.written = write_compliance(self.reports, document)

@@ -21,6 +21,7 @@ from conformance.report.masking import (
     scrub,
     secrets_masked,
 )
+from conformance.report.timings import answer_times
 from conformance.report.verdicts import (
     VERDICTS,
     ScenarioVerdict,
@@ -73,6 +74,9 @@ class RunInfo:
     selection: Mapping[str, Any] = field(default_factory=dict)
     #: The suite's git commit when it runs from a checkout, else None.
     commit: str | None = None
+    #: A bundled run: the ``conformance serve`` command its replay commands need (its server
+    #: stopped with the run), else None.
+    replay_server: str | None = None
 
 
 def _file_digest(path: Path | None) -> str | None:
@@ -255,6 +259,9 @@ def build_document(
                 "reproduce": scrub(verdict.reproduce),
             }
         )
+    # every exchange's answer time, by the operation it called (not the scenario's operation:
+    # a scenario's set-up calls others)
+    times = answer_times(timing for verdict in ordered for timing in verdict.timings)
     return {
         "format": FORMAT,
         "spec_version": SPEC_VERSION,
@@ -270,12 +277,13 @@ def build_document(
             "selection": dict(run.selection),
             "suite_commit": run.commit,
             "reproduce": f"--seed {run.seed}",
+            "replay_server": run.replay_server,
         },
         "target": run.target,
         "profile": dict(run.profile),
         "totals": totals,
         "operations": [
-            {"operation": operation, "counts": counts}
+            {"operation": operation, "counts": counts, "answer_times": times.get(operation)}
             for operation, counts in sorted(
                 per_operation.items(), key=lambda item: operation_order(item[0])
             )

@@ -17,6 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.report.pictures import (
+    PICTURE_STYLE,
+    grid_html,
+    grid_rows,
+    operation_bars_html,
+    operation_rows,
+)
 from conformance.report.verdicts import (
     BLOCKED,
     ERROR,
@@ -25,6 +32,7 @@ from conformance.report.verdicts import (
     NOT_APPLICABLE,
     PASSED,
     WAIVED,
+    setup_failure,
 )
 from conformance.scenario import SECURITY_RULES
 
@@ -35,6 +43,7 @@ __all__ = [
     "overall_verdict",
     "render_html",
     "render_markdown",
+    "verdict_word",
 ]
 
 #: The column headings of every count table, in ``COUNT_KEYS`` order (compliance.py).
@@ -61,6 +70,12 @@ class Section:
     rows: tuple[tuple[str, ...], ...] = ()
     #: Cells of these columns are code (scenario ids, commands).
     code: frozenset[int] = field(default_factory=frozenset)
+    #: Cells of these columns are folded in the HTML page (a replay command: shown on request).
+    folded: frozenset[int] = field(default_factory=frozenset)
+    #: The HTML page shows this instead of the table (a picture: bars, a grid).
+    html: str = ""
+    #: Cells of this column are assumption ids (``A1, A3``): links to the list in the HTML page.
+    assumption_column: int | None = None
 
 
 def _listed(scenarios: Sequence[Mapping[str, Any]], verdict: str) -> list[Mapping[str, Any]]:
@@ -81,7 +96,10 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
     failed, errors, blocked = totals["failed"], totals["error"], totals["blocked"]
     judged = totals["passed"] + failed + totals["failed_should"]
     complete = document["run"].get("complete", True)
-    if failed:
+    not_judged = setup_failure(totals, blocked_causes_of(document["scenarios"]))
+    if not_judged is not None:
+        head = not_judged.verdict()
+    elif failed:
         head = f"NOT CONFORMANT at must level: {failed} must failure(s)"
     elif errors or blocked:
         head = (
@@ -96,6 +114,19 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
         f"{totals['failed_should']} with should findings; {totals['not_applicable']} not "
         f"applicable, {totals['waived']} waived, {blocked} blocked, {errors} errors."
     )
+
+
+def verdict_word(document: Mapping[str, Any]) -> str:
+    """The verdict in a few words, for a field too narrow for the sentence (Allure's front page
+    cuts long values): CONFORMANT, NOT CONFORMANT, NOT SHOWN CONFORMANT or NOT JUDGED."""
+    totals = document["totals"]
+    if setup_failure(totals, blocked_causes_of(document.get("scenarios", ()))) is not None:
+        return "NOT JUDGED (set-up failed)"
+    if totals["failed"]:
+        return "NOT CONFORMANT"
+    if totals["error"] or totals["blocked"]:
+        return "NOT SHOWN CONFORMANT"
+    return "CONFORMANT"
 
 
 def _name(document: Mapping[str, Any], operation: str) -> str:
@@ -138,6 +169,11 @@ def _run_facts(document: Mapping[str, Any]) -> tuple[str, ...]:
             f"{sides['TPP']['should']} should; bank (its answers) {sides['bank']['must']} must, "
             f"{sides['bank']['should']} should",
         ]
+    if run.get("replay_server"):
+        facts.append(
+            "Replays: the commands below name this run's server, stopped with the run; start one "
+            f"like it first (same port, trust and faults; empty): {run['replay_server']}"
+        )
     certificate = profile.get("certificate")
     if certificate:
         facts.append(
@@ -163,12 +199,10 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
         Section(
             "Must failures (the spec states it, the target broke it)",
             () if failures else ("None.",),
-            ("scenario", "operation", "spec", "cause", "reproduce"),
-            tuple(
-                (s["id"], _name(document, s["operation"]), s["spec"], s["reason"], s["reproduce"])
-                for s in failures
-            ),
-            frozenset({0, 4}),
+            _FAILURE_HEADER,
+            tuple(_failure_row(document, s) for s in failures),
+            frozenset({0, 5}),
+            folded=frozenset({5}),
         )
     )
     should = [(s, f) for s in scenarios for f in s.get("findings", ()) if f["level"] == "should"]
@@ -235,33 +269,8 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
                 )
             )
     sections.append(Section("Totals", header=_HEADINGS, rows=(_counts(document["totals"]),)))
-    sections.append(
-        Section(
-            "By operation",
-            header=("operation", *_HEADINGS),
-            rows=tuple(
-                (_name(document, entry["operation"]), *_counts(entry["counts"]))
-                for entry in document["operations"]
-            ),
-        )
-    )
-    sections.append(
-        Section(
-            "Matrix (operation × rule)",
-            header=("operation", "rule", "spec", "level", *_HEADINGS, "assumptions"),
-            rows=tuple(
-                (
-                    _name(document, cell["operation"]),
-                    cell["rule"],
-                    cell["spec"],
-                    ", ".join(cell["levels"]),
-                    *_counts(cell["counts"]),
-                    ", ".join(cell["assumptions"]),
-                )
-                for cell in document["matrix"]
-            ),
-        )
-    )
+    sections.append(_by_operation(document))
+    sections.append(_grid(document))
     found = [(s, finding) for s in scenarios for finding in s.get("findings", ())]
     if found:
         sections.append(
@@ -286,7 +295,7 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
                 "level",
                 "kind",
                 "verdict",
-                "assumptions",
+                _ASSUMPTION_HEADING,
             ),
             rows=tuple(
                 (
@@ -302,6 +311,7 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
                 for s in scenarios
             ),
             code=frozenset({0}),
+            assumption_column=7,
         )
     )
     assumptions = document["assumptions"]
@@ -327,6 +337,54 @@ def _md_cell(text: Any, code: bool = False) -> str:
     """A Markdown table cell: pipes escaped, newlines flattened; code in backticks."""
     flat = str(text).replace("|", "\\|").replace("\n", " ")
     return f"`{flat}`" if code and flat else flat
+
+
+#: The must-failure table's columns: the requirement in words (what a compliance officer needs),
+#: what the target did, and the replay command last (folded in the HTML page).
+_FAILURE_HEADER = ("scenario", "operation", "requirement", "spec", "the target", "replay")
+
+#: The heading of the column of assumption ids, saying what the ids are.
+_ASSUMPTION_HEADING = "rests on assumptions (listed at the end)"
+
+
+def _failure_row(document: Mapping[str, Any], scenario: Mapping[str, Any]) -> tuple[str, ...]:
+    """One must failure: its id, operation, the requirement in words (the scenario's title),
+    the spec part, what the target did (the one-line cause) and the replay command."""
+    return (
+        scenario["id"],
+        _name(document, scenario["operation"]),
+        scenario.get("title", ""),
+        scenario["spec"],
+        scenario["reason"],
+        scenario["reproduce"],
+    )
+
+
+def _by_operation(document: Mapping[str, Any]) -> Section:
+    """Per operation: the counts and the answer times; a pass/fail bar each in the HTML page."""
+    return Section(
+        "By operation (scenarios and answer times)",
+        header=("operation", "scenarios", "answer times"),
+        rows=operation_rows(document),
+        html=operation_bars_html(document),
+    )
+
+
+def _grid(document: Mapping[str, Any]) -> Section:
+    """Operations × scenario kinds (the kinds of "What the scenarios cover"): in the HTML page a
+    grid of coloured cells; the matrix of every operation × rule stays in compliance.json."""
+    header, rows = grid_rows(document)
+    return Section(
+        "Operations × scenario kinds",
+        (
+            "✓ all passed, ✗ a must failure, ! should findings, ? not judged, – not applicable; "
+            "the number: how many of the cell's scenarios passed (7/8: 7 of 8). The matrix of "
+            "every operation × rule is in compliance.json.",
+        ),
+        header=header,
+        rows=rows,
+        html=grid_html(document),
+    )
 
 
 def render_markdown(document: Mapping[str, Any]) -> str:
@@ -368,47 +426,91 @@ h1 { font-size: 1.6em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 
 .open { background: #fff4e5; color: #6b3d00; }
 table { border-collapse: collapse; margin: .5em 0; font-size: .92em; }
 th, td { border: 1px solid #ddd; padding: .25em .5em; text-align: left; vertical-align: top; }
-th { background: #f5f5f7; } code { font-size: .9em; word-break: break-all; }
+th { background: #f5f5f7; } code { font-size: .9em; overflow-wrap: anywhere; }
 details > summary { cursor: pointer; color: #0645ad; margin: .5em 0; }
 """
 #: Sections shown folded (long reference tables).
-_FOLDED = ("Matrix", "Scenarios", "Not applicable", "Findings", "Assumptions", "By operation")
+_FOLDED = ("Scenarios", "Not applicable", "Findings", "Assumptions")
 
 
-def _html_cell(text: Any, code: bool) -> str:
+def _mood(document: Mapping[str, Any]) -> str:
+    """The verdict box's colour: red for a must failure, amber for a run not (fully) judged."""
+    totals = document["totals"]
+    if setup_failure(totals, blocked_causes_of(document["scenarios"])) is not None:
+        return "open"
+    return "bad" if totals["failed"] else "open" if totals["error"] or totals["blocked"] else "ok"
+
+
+def _html_cell(text: Any, code: bool, folded: bool = False, assumptions: bool = False) -> str:
     escaped = html.escape(str(text))
-    return f"<code>{escaped}</code>" if code and escaped else escaped
+    if assumptions and escaped:
+        return ", ".join(
+            f'<a href="#{html.escape(ident)}">{html.escape(ident)}</a>'
+            for ident in str(text).split(", ")
+        )
+    if code and escaped:
+        escaped = f"<code>{escaped}</code>"
+    if folded and escaped:
+        return f"<details><summary>command</summary>{escaped}</details>"
+    return escaped
+
+
+def _page_title(document: Mapping[str, Any]) -> str:
+    """What the page is about: the profile's name (the bank and its environment), not a URL."""
+    profile = document.get("profile") or {}
+    return f"Compliance report: {profile.get('name') or document['target']}"
+
+
+def _assumption_item(line: str) -> str:
+    """A line of a list; one of the assumptions list gets its id as its anchor."""
+    ident = line.split(" ", 1)[0]
+    anchor = f' id="{html.escape(ident)}"' if ident[:1] == "A" and ident[1:].isdigit() else ""
+    return f"<li{anchor}>{html.escape(line)}</li>"
+
+
+def _shown(count: int) -> str:
+    return f"show {count} row" + ("" if count == 1 else "s")
 
 
 def render_html(document: Mapping[str, Any]) -> str:
     """``compliance.html``: the same outline as one self-contained page."""
+    title = html.escape(_page_title(document))
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>Compliance report: {html.escape(str(document['target']))}</title>",
-        f"<style>{_STYLE}</style></head><body>",
-        f"<h1>Compliance report: {html.escape(str(document['target']))}</h1>",
+        f"<title>{title}</title>",
+        f"<style>{_STYLE}{PICTURE_STYLE}</style></head><body>",
+        f"<h1>{title}</h1>",
     ]
-    totals = document["totals"]
-    mood = "bad" if totals["failed"] else "open" if totals["error"] or totals["blocked"] else "ok"
+    mood = _mood(document)
     for section in outline(document):
         folded = section.title.startswith(_FOLDED)
         parts.append(f"<h2>{html.escape(section.title)}</h2>")
         if folded:
-            shown = len(section.rows) or len(section.text)
-            parts.append(f"<details><summary>show {shown} rows</summary>")
+            shown = _shown(len(section.rows) or len(section.text))
+            parts.append(f"<details><summary>{shown}</summary>")
         if section.title == "Verdict":
             parts.append(f'<p class="verdict {mood}">{html.escape(section.text[0])}</p>')
+        elif section.text and section.html:
+            pass  # a picture carries its own legend
         elif section.text:
-            parts.append(
-                "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in section.text) + "</ul>"
-            )
-        if section.rows:
+            items = "".join(_assumption_item(line) for line in section.text)
+            parts.append(f"<ul>{items}</ul>")
+        if section.html:
+            parts.append(section.html)
+        elif section.rows:
             head = "".join(f"<th>{html.escape(name)}</th>" for name in section.header)
             body = "".join(
                 "<tr>"
                 + "".join(
-                    f"<td>{_html_cell(cell, index in section.code)}</td>"
+                    "<td>"
+                    + _html_cell(
+                        cell,
+                        index in section.code,
+                        index in section.folded,
+                        index == section.assumption_column,
+                    )
+                    + "</td>"
                     for index, cell in enumerate(row)
                 )
                 + "</tr>"

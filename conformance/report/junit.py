@@ -9,11 +9,11 @@ unchanged (``--strict`` makes them failures of the run itself).
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SHOULD_SUITE", "ShouldFinding", "add_should_suite"]
+__all__ = ["SHOULD_SUITE", "ShouldFinding", "add_should_suite", "group_by_operation"]
 
 #: The name of the added suite (and the class name of its test cases).
 SHOULD_SUITE = "should"
@@ -53,3 +53,30 @@ def add_should_suite(path: Path, findings: Sequence[ShouldFinding]) -> None:
         failure = ET.SubElement(case, "failure", message=finding.summary)
         failure.text = finding.text
     tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def group_by_operation(path: Path, names: Mapping[str, str]) -> None:
+    """Each scenario's test case under its operation: ``classname`` the operation with its name
+    (``E16 Create NDCT payment``; ``names``: operation id → name, no dots, so that no dashboard
+    splits it into packages) and ``name`` the scenario id, instead of one class
+    (``conformance.suite.test_conformance``) of 2,000 ``test_scenario[...]`` cases. A case without
+    the scenario's properties (a test of no scenario) is left as pytest wrote it."""
+    if not path.is_file():
+        return
+    tree = ET.parse(path)
+    changed = False
+    for case in tree.iter("testcase"):
+        facts = {
+            prop.get("name"): prop.get("value", "")
+            for prop in case.iter("property")
+            if prop.get("name") in ("scenario", "operation")
+        }
+        if not facts.get("scenario") or not facts.get("operation"):
+            continue
+        operation = facts["operation"]
+        label = f"{operation} {names.get(operation, '')}".strip().replace(".", "")
+        case.set("classname", label)
+        case.set("name", str(facts["scenario"]))
+        changed = True
+    if changed:
+        tree.write(path, encoding="utf-8", xml_declaration=True)

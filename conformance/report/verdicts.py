@@ -5,7 +5,7 @@ test's phase reports become one verdict.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,11 +20,13 @@ __all__ = [
     "FAILED_SHOULD",
     "NOT_APPLICABLE",
     "NOT_APPLICABLE_PREFIX",
+    "NOT_JUDGED_EXIT",
     "PASSED",
     "SKIPPED",
     "VERDICTS",
     "WAIVED",
     "WAIVED_PREFIX",
+    "NotJudged",
     "ReportedFailure",
     "ScenarioFacts",
     "ScenarioVerdict",
@@ -37,6 +39,7 @@ __all__ = [
     "reproduce_line",
     "reproduce_properties",
     "retries_properties",
+    "setup_failure",
     "verdict_properties",
 ]
 
@@ -215,6 +218,8 @@ class ScenarioVerdict:
     retries: int = 0
     #: The ``conformance call`` command that replays the judged request of a failure.
     reproduce: str = ""
+    #: ``(operation id, milliseconds)`` of each exchange the scenario made (answer times).
+    timings: tuple[tuple[str, float], ...] = ()
 
 
 def verdict_properties(
@@ -307,3 +312,46 @@ def blocked_causes(
         if verdict.verdict == verdict_word:
             counts[verdict.reason] = counts.get(verdict.reason, 0) + 1
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+#: The exit code of a run that one set-up cause kept from being judged: the target's, as when
+#: the preflight stops a run (``TargetError``), not the findings' 1.
+NOT_JUDGED_EXIT = 3
+
+
+@dataclass(frozen=True)
+class NotJudged:
+    """A run that one set-up cause kept from being judged: the cause, how many scenarios it
+    blocked, and how many the run was to judge."""
+
+    cause: str
+    blocked: int
+    to_judge: int
+
+    def verdict(self) -> str:
+        """The head of the overall verdict: not a conformance verdict at all."""
+        cause = self.cause.removeprefix("Set-up failed: ")
+        return (
+            f"NOT JUDGED: set-up failed: {cause} ({self.blocked} of the {self.to_judge} "
+            "scenarios to judge blocked by it; the few that ran make no verdict)"
+        )
+
+
+def setup_failure(counts: Mapping[str, int], causes: Sequence[tuple[str, int]]) -> NotJudged | None:
+    """The set-up failure that decides a run, or None.
+
+    "Most" is more than half: a run whose single largest blocked cause covers more than half of
+    the scenarios it was to judge (every scenario but the not-applicable and waived ones) has no
+    verdict, whatever the rest did: the few scenarios that ran are not the interface's behaviour
+    but what is left when its set-up fails (a wrong base path, an expired certificate, a sandbox
+    that refuses the run's customers). ``counts`` are the run's totals by the keys of
+    ``compliance.json`` (``blocked``, ``not_applicable``, ...); ``causes`` the blocked causes,
+    most first (:func:`blocked_causes`).
+    """
+    if not causes:
+        return None
+    cause, blocked = causes[0]
+    to_judge = sum(counts.values()) - counts.get("not_applicable", 0) - counts.get("waived", 0)
+    if to_judge <= 0 or 2 * blocked <= to_judge:
+        return None
+    return NotJudged(cause, blocked, to_judge)

@@ -39,6 +39,8 @@ from conformance.signing.certificates import (
     verify_chain,
 )
 from conformance.signing.keyfiles import (
+    KEY_PASSWORD_ENV,
+    TLS_KEY_PASSWORD_ENV,
     load_ca,
     load_identity,
     write_identity,
@@ -78,6 +80,7 @@ from conformance.signing.verify import (
 __all__ = [
     "DEFAULT_SIGNED_HEADERS",
     "DIGEST_ALGORITHMS",
+    "KEY_PASSWORD_ENV",
     "PSD2_QC_STATEMENT_OID",
     "PSD2_ROLES",
     "PSD2_ROLE_OIDS",
@@ -85,6 +88,7 @@ __all__ = [
     "REQUEST_TARGET",
     "SIGNATURE_ALGORITHM",
     "SPEC5_SIGNED_HEADERS",
+    "TLS_KEY_PASSWORD_ENV",
     "BodyChangedAfterSigningSigner",
     "CertificateAuthority",
     "IncompleteHeadersSigner",

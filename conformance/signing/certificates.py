@@ -96,6 +96,10 @@ def _check_serial(serial: int) -> int:
     return serial
 
 
+#: The common name of the CA of the identity the harness generates when none is given.
+GENERATED_CA_NAME = "Conformance Generated Test CA"
+
+
 def generate_ca(
     common_name: str = "Conformance Test CA",
     *,
@@ -256,8 +260,10 @@ def generate_tpp_identity(
 
 @functools.cache
 def default_ca() -> CertificateAuthority:
-    """The CA behind :func:`default_identity`, made once per process."""
-    return generate_ca()
+    """The CA behind :func:`default_identity`, made once per process. Its name is its own
+    (:data:`GENERATED_CA_NAME`), not that of ``conformance certs``' CA: a server told to trust
+    only the latter names the issuer it refuses, and the two are not mistaken for each other."""
+    return generate_ca(GENERATED_CA_NAME)
 
 
 @functools.cache

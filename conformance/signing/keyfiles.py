@@ -30,6 +30,13 @@ _PEM_KEY = re.compile(
 
 _PEM_CERT_MARKER = b"-----BEGIN CERTIFICATE-----"
 
+#: The environment variable that holds the signing key's password (a password in a flag would
+#: show in ``ps``); named in every message about a key that needs one.
+KEY_PASSWORD_ENV = "CONFORMANCE_KEY_PASSWORD"
+#: The same for the TLS client key of mutual TLS (the QWAC).
+TLS_KEY_PASSWORD_ENV = "CONFORMANCE_TLS_KEY_PASSWORD"
+_GIVE_PASSWORD = f"give its password in the environment variable {KEY_PASSWORD_ENV}"
+
 
 def _read_bytes(path: Path, what: str) -> bytes:
     if not path.exists():
@@ -70,7 +77,7 @@ def _load_private_key(data: bytes, path: Path, password: bytes | None) -> rsa.RS
             key = _parse_key(data, password, pem=False)
     except TypeError:  # encrypted but no password given
         raise CertificateError(
-            f"the private key in {path} is encrypted; give its password"
+            f"the private key in {path} is encrypted; {_GIVE_PASSWORD}"
         ) from None
     except (ValueError, UnsupportedAlgorithm):
         if password is None:
@@ -172,7 +179,7 @@ def _load_pkcs12(path: Path, password: bytes | None) -> TppIdentity:
         bundle = pkcs12.load_pkcs12(data, password)
     except (ValueError, TypeError, UnsupportedAlgorithm):
         reason = (
-            "it needs a password, or is not a PKCS#12 file"
+            f"it needs a password ({_GIVE_PASSWORD}), or is not a PKCS#12 file"
             if password is None
             else "the password is wrong, or it is not a PKCS#12 file"
         )
