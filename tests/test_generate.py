@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -163,12 +162,6 @@ def test_ids_are_safe_pytest_ids_ending_in_the_outcome(scenarios: tuple[Scenario
 
 def test_scenarios_are_hashable_values(scenarios: tuple[Scenario, ...]) -> None:
     assert len({hash(s) for s in scenarios}) == len(scenarios)
-
-
-def test_generation_is_fast(contract: Contract) -> None:
-    started = time.perf_counter()
-    build_scenarios(contract)
-    assert time.perf_counter() - started < 1.0
 
 
 # ------------------------------------------------------------------------------- traceability
