@@ -210,7 +210,10 @@ class Application:
             if error.status == 404 and self.faulty("server-error-on-unknown-resource"):
                 error = ApiError(500, "SYSTEM_ERROR")
             return errors.render(
-                error, payment_style=payment_style, html=self.faulty("html-errors")
+                error,
+                payment_style=payment_style,
+                html=self.faulty("html-errors"),
+                own_codes=self.faulty("tpp-message-code-outside-list"),
             )
         except Exception:
             logger.exception(
