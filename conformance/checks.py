@@ -150,11 +150,15 @@ class NotApplicable(Exception):
     Raised when the profile declares the operation or product unsupported, when the scenario
     needs a control the target lacks (the reference server's clock or batch), a trust anchor
     the profile does not name, or data the target cannot be asked to create (no sandbox).
+    ``supply``: for a control the target lacks, what the profile could supply so that the rule
+    is judged here too (``[prepared] pending_payment_id``); the reports list such a scenario as
+    not judged here, right under the verdict.
     """
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, supply: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.supply = supply
 
 
 def _indent(text: str) -> str:

@@ -134,6 +134,8 @@ class Application:
                     raise ValueError(f"operation {operation_id} has two handlers")
                 handlers[operation_id] = handler
             routes.extend(getattr(module, "ROUTES", ()))
+            if hasattr(module, "bank_routes"):  # the played bank's own routes (``--profile``)
+                routes.extend(module.bank_routes(self.bank))
             if hasattr(module, "on_request"):
                 self._request_hooks.append(module.on_request)
             if hasattr(module, "on_reset"):

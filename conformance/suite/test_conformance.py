@@ -21,6 +21,7 @@ from conformance.report.verdicts import (
     ReportedFailure,
     cause_lines,
     graded,
+    not_judged_properties,
 )
 from conformance.runners import Runner
 from conformance.runners.context import RunContext
@@ -30,7 +31,10 @@ pytestmark = pytest.mark.conformance
 
 
 def test_scenario(
-    scenario: Scenario, conformance_context: RunContext, conformance_runner: Runner
+    scenario: Scenario,
+    conformance_context: RunContext,
+    conformance_runner: Runner,
+    request: pytest.FixtureRequest,
 ) -> None:
     ctx = conformance_context
     operation = ctx.contract.operations.get(scenario.operation)
@@ -46,6 +50,8 @@ def test_scenario(
     try:
         conformance_runner(scenario, ctx)
     except NotApplicable as verdict:
+        # A control the target lacks: the reports list the scenario as not judged here.
+        request.node.user_properties.extend(not_judged_properties(verdict.supply))
         pytest.skip(NOT_APPLICABLE_PREFIX + verdict.reason)
     except SetUpFailure as refused:
         judged = [*refused.related, *((refused.sent,) if refused.sent is not None else ())]
