@@ -235,7 +235,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.line(f"BLOCKED {count} scenario(s): {cause}")
     not_applicable = blocked_causes(collector.verdicts.values(), NOT_APPLICABLE)
     if not_applicable:
-        terminalreporter.section("not applicable (not judged here)", sep="-")
+        terminalreporter.section("not applicable (each with its reason)", sep="-")
         for reason, count in not_applicable:
             terminalreporter.line(f"NOT APPLICABLE {count} scenario(s): {reason}")
     waived = blocked_causes(collector.verdicts.values(), WAIVED)
