@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import ValidationError
 
 from conformance.contract.fixes import schema_for_fixes
+from conformance.problems import Problem, listed_details, schema_problems, unique_problems
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -23,6 +24,7 @@ __all__ = [
     "PAYMENT_ERROR_BODY_SCHEMA",
     "ConformanceFailure",
     "NotApplicable",
+    "Problem",
     "ScenarioLabel",
     "SetUpFailure",
     "accept_fixes",
@@ -55,6 +57,8 @@ PAYMENT_ERROR_BODY_SCHEMA = {
 
 #: How many schema errors a message lists before saying "and N more".
 _SHOWN_ERRORS = 5
+#: The place of a problem with the answer's status.
+_STATUS_PLACE = "HTTP status"
 #: How much of a response body the one-line "received" summary quotes.
 _BODY_EXCERPT = 300
 
@@ -78,6 +82,8 @@ class ConformanceFailure(AssertionError):
     read-back that differs); ``received`` what came back, in words; ``expected`` what the spec
     says should have. ``scenario`` is filled in by the runner. ``always_must``: a failure no
     grading softens (a 5xx to a request sent on purpose), even in a should-level scenario.
+    ``problems``: what exactly broke, each with its place and value (:mod:`conformance.problems`);
+    a failure raised without them is one problem of its scenario's requirement, its title.
     """
 
     def __init__(
@@ -91,8 +97,12 @@ class ConformanceFailure(AssertionError):
         scenario: ScenarioLabel | None = None,
         related: Sequence[Exchange] = (),
         always_must: bool = False,
+        problems: Sequence[Problem] = (),
     ) -> None:
         self.always_must = always_must
+        self.problems = tuple(problems) or (
+            Problem("requirement", "", "", title, per_requirement=True),
+        )
         #: Why a should finding is one (``conformance.findings.at_should``); empty for must.
         self.basis = ""
         #: The should findings the scenario had recorded before this failure ended it.
@@ -140,11 +150,15 @@ class NotApplicable(Exception):
     Raised when the profile declares the operation or product unsupported, when the scenario
     needs a control the target lacks (the reference server's clock or batch), a trust anchor
     the profile does not name, or data the target cannot be asked to create (no sandbox).
+    ``supply``: for a control the target lacks, what the profile could supply so that the rule
+    is judged here too (``[prepared] pending_payment_id``); the reports list such a scenario as
+    not judged here, right under the verdict.
     """
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, supply: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.supply = supply
 
 
 def _indent(text: str) -> str:
@@ -200,14 +214,26 @@ def check_status(
         return
     expected = _statuses(statuses)
     server_error = exchange.status >= 500
-    raise ConformanceFailure(
+    title = (
         f"{exchange.method} {exchange.path} answered HTTP {exchange.status}"
-        f"{' (a server error)' if server_error else ''}, expected {expected}",
+        f"{' (a server error)' if server_error else ''}, expected {expected}"
+    )
+    raise ConformanceFailure(
+        title,
         spec=spec,
         sent=exchange,
         expected=f"{expected}{': ' + why if why else ''}"
         + ("; never a 5xx to a request sent on purpose (spec 7)" if server_error else ""),
         always_must=server_error,
+        problems=(
+            Problem(
+                "status",
+                _STATUS_PLACE,
+                f"HTTP {exchange.status} for {expected}",
+                f"the answer is HTTP {exchange.status}, not {expected}",
+                per_requirement=True,
+            ),
+        ),
     )
 
 
@@ -222,6 +248,15 @@ def check_not_server_error(exchange: Exchange, *, spec: str = "spec 7") -> None:
         expected="no 5xx to a request sent on purpose: spec 7 keeps 500 for system errors, and "
         "a request the target cannot accept is the client's error, answered 4xx",
         always_must=True,
+        problems=(
+            Problem(
+                "server-error",
+                _STATUS_PLACE,
+                f"HTTP {exchange.status}",
+                f"the answer is HTTP {exchange.status}, a server error",
+                per_requirement=True,
+            ),
+        ),
     )
 
 
@@ -236,6 +271,15 @@ def check_client_error(exchange: Exchange, *, spec: str = "spec 7") -> None:
         spec=spec,
         sent=exchange,
         expected="a 4xx answer with the spec 7 error body",
+        problems=(
+            Problem(
+                "accepted",
+                _STATUS_PLACE,
+                f"HTTP {exchange.status}",
+                f"the request was accepted (HTTP {exchange.status}), not refused with a 4xx",
+                per_requirement=True,
+            ),
+        ),
     )
 
 
@@ -257,12 +301,21 @@ def check_json_body(exchange: Exchange, *, spec: str = "spec 1") -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError):
         content_type = exchange.response_header("content-type") or "no Content-Type"
         what = "an empty body" if not exchange.response_body else f"a body in {content_type}"
+        media = content_type.partition(";")[0].strip().lower()
         raise ConformanceFailure(
             f"{exchange.method} {exchange.path} answered HTTP {exchange.status} with {what}, "
             "not JSON",
             spec=spec,
             sent=exchange,
             expected="request and response bodies are JSON",
+            problems=(
+                Problem(
+                    "json-body",
+                    "(the body)",
+                    "empty" if not exchange.response_body else media,
+                    f"the body is {what}, not JSON",
+                ),
+            ),
         ) from None
 
 
@@ -294,14 +347,16 @@ def check_schema(
     errors = list(contract.validator(schema).iter_errors(document))
     if not errors:
         return
-    count = len(errors)
+    problems = schema_problems(errors)
+    count = len(problems)
     raise ConformanceFailure(
         f"{what} of {exchange.method} {exchange.path} (HTTP {exchange.status}) breaks its schema "
-        f"in {count} place{'s' if count != 1 else ''}",
+        f"in {count} place{'s' if count != 1 else ''}: {listed_details(problems)}",
         spec=spec,
         sent=exchange,
         received="\n".join([_summary(exchange), *_error_lines(errors)]),
         expected=f"{what} follows the schema of {spec}",
+        problems=unique_problems(problems),
     )
 
 
@@ -321,6 +376,14 @@ def check_response_schema(exchange: Exchange, operation: Operation, contract: Co
             spec=operation.spec,
             sent=exchange,
             expected=f"one of the documented answers: {documented}",
+            problems=(
+                Problem(
+                    "documented-status",
+                    _STATUS_PLACE,
+                    f"HTTP {exchange.status}",
+                    f"the answer is HTTP {exchange.status}, not one of {documented}",
+                ),
+            ),
         )
     if response.schema is None:
         return
@@ -363,6 +426,15 @@ def check_error_status(exchange: Exchange) -> None:
             spec="spec 7",
             sent=exchange,
             expected="the error body's status is the HTTP status code",
+            problems=(
+                Problem(
+                    "error-status",
+                    "status",
+                    "not the HTTP status",
+                    f"`status` is {document.get('status')!r}, not the answer's HTTP "
+                    f"{exchange.status}",
+                ),
+            ),
         )
 
 
@@ -388,6 +460,15 @@ def check_error_code(exchange: Exchange, code: str, *, spec: str = "spec 7") -> 
         spec=spec,
         sent=exchange,
         expected=f"code {code} (in the error body's code or in tppMessages[].code)",
+        problems=(
+            Problem(
+                "error-code",
+                "code",
+                f"not {code}",
+                f"`code` and `tppMessages[].code` carry {shown}, not {code}",
+                per_requirement=True,
+            ),
+        ),
     )
 
 
@@ -409,6 +490,15 @@ def check_tpp_message_path(exchange: Exchange, field: str, *, spec: str = "spec 
         spec=spec,
         sent=exchange,
         expected=f"a tppMessages entry whose path is {field} (the field the TPP must fix)",
+        problems=(
+            Problem(
+                "tpp-message-path",
+                "tppMessages[*].path",
+                "missing",
+                f"no `tppMessages[].path` names {field}",
+                per_requirement=True,
+            ),
+        ),
     )
 
 
@@ -425,6 +515,9 @@ def check_headers(exchange: Exchange, names: Iterable[str], *, spec: str = "spec
         spec=spec,
         sent=exchange,
         expected=f"the answer carries {', '.join(missing)}",
+        problems=tuple(
+            Problem("header", name, "missing", f"the header {name} is missing") for name in missing
+        ),
     )
 
 
@@ -441,6 +534,14 @@ def check_json_content_type(exchange: Exchange, *, spec: str = "spec 4.2") -> No
         spec=spec,
         sent=exchange,
         expected="the server answers with Content-Type: application/json for a JSON body",
+        problems=(
+            Problem(
+                "content-type",
+                "Content-Type",
+                media or "(none)",
+                f"the header Content-Type is {media or 'absent'}, not application/json",
+            ),
+        ),
     )
 
 
@@ -458,6 +559,14 @@ def check_sca_redirect(exchange: Exchange, *, spec: str = "spec 5 item 6") -> st
         sent=exchange,
         expected="SCA by redirect: the answer carries _links.scaRedirect (a Link with GET) "
         "to which the PSU is sent",
+        problems=(
+            Problem(
+                "sca-redirect",
+                "_links.scaRedirect.href",
+                "missing",
+                "`_links.scaRedirect.href` is missing",
+            ),
+        ),
     )
 
 
@@ -476,14 +585,31 @@ def check_max_length(
     ]
     if not too_long:
         return
-    listed = "; ".join(f"{path} has {len(value)} characters" for path, value in too_long[:5])
+    problems = tuple(
+        Problem(
+            "max-length",
+            _dotted(path),
+            f"more than {limit} characters",
+            f"`{_dotted(path)}` has {len(value)} characters, more than {limit}",
+        )
+        for path, value in too_long
+    )
     raise ConformanceFailure(
-        f"{pointer} is longer than {limit} characters",
+        f"{pointer} is longer than {limit} characters: {listed_details(problems)}",
         spec=spec,
         sent=exchange,
-        received=f"{_summary(exchange)}\n  {listed}",
+        received=f"{_summary(exchange)}\n  {listed_details(problems)}",
         expected=f"{pointer} has at most {limit} characters",
+        problems=problems,
     )
+
+
+def _dotted(path: str) -> str:
+    """``transactions/booked/0/remittance`` → ``transactions.booked[0].remittance``."""
+    text = ""
+    for part in path.split("/"):
+        text += f"[{part}]" if part.isdigit() else (f".{part}" if text else part)
+    return text
 
 
 def _walk(node: Any, parts: list[str], path: tuple[str, ...]) -> Iterable[tuple[str, Any]]:
@@ -514,12 +640,14 @@ def check_equal(
     """``actual`` (read from ``exchange``) equals ``expected`` (what was sent or read before)."""
     if actual == expected:
         return
+    title = f"{what}: the target answered {_short(actual)}, expected {_short(expected)}"
     raise ConformanceFailure(
-        f"{what}: the target answered {_short(actual)}, expected {_short(expected)}",
+        title,
         spec=spec,
         sent=exchange,
         expected=f"{what} is {_short(expected)}",
         related=related,
+        problems=(Problem("equal", "", "", title, per_requirement=True),),
     )
 
 
@@ -558,6 +686,7 @@ def check_all(*checks: Callable[[], object]) -> None:
             + [f"  - ({failure.spec}) {failure.expected}" for failure in failures]
         ),
         always_must=any(failure.always_must for failure in failures),
+        problems=[problem for failure in failures for problem in failure.problems],
     )
 
 

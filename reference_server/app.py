@@ -134,6 +134,8 @@ class Application:
                     raise ValueError(f"operation {operation_id} has two handlers")
                 handlers[operation_id] = handler
             routes.extend(getattr(module, "ROUTES", ()))
+            if hasattr(module, "bank_routes"):  # the played bank's own routes (``--profile``)
+                routes.extend(module.bank_routes(self.bank))
             if hasattr(module, "on_request"):
                 self._request_hooks.append(module.on_request)
             if hasattr(module, "on_reset"):
@@ -210,7 +212,10 @@ class Application:
             if error.status == 404 and self.faulty("server-error-on-unknown-resource"):
                 error = ApiError(500, "SYSTEM_ERROR")
             return errors.render(
-                error, payment_style=payment_style, html=self.faulty("html-errors")
+                error,
+                payment_style=payment_style,
+                html=self.faulty("html-errors"),
+                own_codes=self.faulty("tpp-message-code-outside-list"),
             )
         except Exception:
             logger.exception(

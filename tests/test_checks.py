@@ -242,7 +242,7 @@ def test_check_max_length_walks_arrays() -> None:
         check_max_length(
             exchange(400, document), document, "tppMessages/*/text", 512, spec="spec 8"
         )
-    assert "tppMessages/1/text has 513 characters" in str(failed.value)
+    assert "`tppMessages[1].text` has 513 characters, more than 512" in str(failed.value)
 
 
 def test_check_equal_shows_both_values() -> None:

@@ -272,8 +272,12 @@ def test_a_should_failure_is_reported_but_does_not_fail_the_run(suite: pytest.Py
     result.assert_outcomes(passed=1)
     assert re.search(r" 1 with should findings in ", result.stdout.str())
     output = result.stdout.str()
-    assert "SHOULD E12-should-fails-accepted - " in output  # the scenario id, not the node id
-    # JUnit: the scenario passed (its must tier held), and the "should" suite fails it.
+    # Grouped by cause: one entry, naming the scenario it covers.
+    assert "should findings: 1 cause in 1 scenario" in output
+    assert re.search(r"CAUSE 1 \(cause-[0-9a-f]{8}, should\): E12-should-fails-accepted", output)
+    assert "1 scenario: E12-should-fails-accepted" in output
+    # JUnit: the scenario passed (its must tier held), and the "should" suite fails it; both
+    # test cases name the cause.
     root = ET.parse(suite.path / "junit.xml").getroot()
     suites = {element.get("name"): element for element in root.iter("testsuite")}
     assert suites["pytest"].get("failures") == "0"
@@ -283,6 +287,11 @@ def test_a_should_failure_is_reported_but_does_not_fail_the_run(suite: pytest.Py
     (case,) = should.iter("testcase")
     assert case.get("name").endswith("[E12-should-fails-accepted]")
     assert case.find("failure") is not None
+    (own,) = (c for c in suites["pytest"].iter("testcase") if "should-fails" in c.get("name"))
+    for testcase in (case, own):
+        names = {prop.get("name"): prop.get("value") for prop in testcase.iter("property")}
+        assert re.fullmatch(r"cause-[0-9a-f]{8}", names["cause"]), names
+        assert names["cause_summary"].startswith("should: E12-should-fails-accepted"), names
 
 
 def test_strict_makes_a_should_failure_fail_the_run(suite: pytest.Pytester) -> None:

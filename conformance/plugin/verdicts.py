@@ -14,7 +14,8 @@ from conformance.findings import ShouldFindings
 from conformance.plugin.collection import FACTS
 from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
 from conformance.plugin.timings import exchange_timings
-from conformance.report.compliance_page import overall_verdict
+from conformance.report.causes import causes_summary, terminal_lines
+from conformance.report.compliance_page import not_judged_lines, overall_verdict
 from conformance.report.junit import ShouldFinding, add_should_suite, group_by_operation
 from conformance.report.masking import scrub
 from conformance.report.timings import timings_properties
@@ -37,6 +38,7 @@ from conformance.report.verdicts import (
     ScenarioFacts,
     ScenarioVerdict,
     blocked_causes,
+    cause_properties,
     final_verdict,
     first_line,
     graded,
@@ -144,7 +146,12 @@ def _phase_verdict(
             # The must tier held: the test passes, with its should findings attached (the
             # terminal, the compliance matrix and JUnit's "should" suite list them).
             report.outcome = "passed"
-            vars(report).update(should_findings=reason, should_text=text, scenario=facts.id)
+            vars(report).update(
+                should_findings=reason,
+                should_text=text,
+                should_causes=[list(pair) for pair in cause_properties(found)],
+                scenario=facts.id,
+            )
             return FAILED_SHOULD, reason
         return FAILED, reason
     reason = (
@@ -177,6 +184,7 @@ def pytest_runtest_makereport(
         report.user_properties = [
             *report.user_properties,
             *verdict_properties(*final_verdict(phases), _found(item)),
+            *cause_properties(_found(item)),
             *retries_properties(retries),
             *timings_properties(_timings(item)),
             *reproduce_properties(item.stash.get(_REPLAY, "")),
@@ -196,8 +204,11 @@ def pytest_report_teststatus(
     summary = getattr(report, "should_findings", None)
     if report.when == "call" and summary:
         text = str(getattr(report, "should_text", summary))
+        causes = tuple(
+            (str(name), str(value)) for name, value in getattr(report, "should_causes", ())
+        )
         config.stash.setdefault(_SHOULD, {})[report.nodeid] = ShouldFinding(
-            report.nodeid, summary, text
+            report.nodeid, summary, text, causes
         )
         return SHOULD_CATEGORY, "s", ("PASSED (should findings)", {"yellow": True})
     if report.skipped:
@@ -212,17 +223,28 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     collector = config.stash.get(COLLECTOR, None)
     if collector is None or not collector.verdicts:
         return
-    should = terminalreporter.stats.get(SHOULD_CATEGORY, [])
+    document: dict[str, Any] | None = None
+    if collector.written:
+        document = json.loads(collector.written[0].read_text(encoding="utf-8"))
+    causes = list((document or {}).get("causes", ()))
+    must = [cause for cause in causes if cause["level"] == "must"]
+    if must:
+        terminalreporter.section(causes_summary(must, "must"), sep="-", red=True)
+        _write_causes(terminalreporter, must)
+    should = [cause for cause in causes if cause["level"] == "should"]
     if should:
+        terminalreporter.section(causes_summary(should, "should"), sep="-", yellow=True)
+        _write_causes(terminalreporter, should)
+    elif document is None and terminalreporter.stats.get(SHOULD_CATEGORY):
         terminalreporter.section("should findings", sep="-", yellow=True)
-        for report in should:
+        for report in terminalreporter.stats[SHOULD_CATEGORY]:
             scenario = getattr(report, "scenario", report.nodeid)
             terminalreporter.line(f"SHOULD {scenario} - {report.should_findings}")
-        if not strict_run(config):
-            terminalreporter.line(
-                "(reported, not counted: --conformance-strict, or conformance run --strict, "
-                "makes them fail the run)"
-            )
+    if (should or terminalreporter.stats.get(SHOULD_CATEGORY)) and not strict_run(config):
+        terminalreporter.line(
+            "(should findings are reported, not counted: --conformance-strict, or conformance "
+            "run --strict, makes them fail the run)"
+        )
     blocked = blocked_causes(collector.verdicts.values())
     if blocked:
         terminalreporter.section("set-up blocked (not judged)", sep="-", yellow=True)
@@ -230,7 +252,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.line(f"BLOCKED {count} scenario(s): {cause}")
     not_applicable = blocked_causes(collector.verdicts.values(), NOT_APPLICABLE)
     if not_applicable:
-        terminalreporter.section("not applicable (not judged here)", sep="-")
+        terminalreporter.section("not applicable (each with its reason)", sep="-")
         for reason, count in not_applicable:
             terminalreporter.line(f"NOT APPLICABLE {count} scenario(s): {reason}")
     waived = blocked_causes(collector.verdicts.values(), WAIVED)
@@ -265,7 +287,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     json_path, _ = collector.written
     document = json.loads(json_path.read_text(encoding="utf-8"))
+    # The rules not judged at this target stand right above the verdict line, which names their
+    # number: the verdict stays the last line (compliance.md lists them right below it).
+    for line in not_judged_lines(document):
+        reporter.write_line(line)
     reporter.write_line(overall_verdict(document), bold=True)
+
+
+def _write_causes(terminalreporter: Any, causes: list[dict[str, Any]]) -> None:
+    for number, cause in enumerate(causes, start=1):
+        for line in terminal_lines(cause, number):
+            terminalreporter.line(line)
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -37,7 +38,9 @@ from conformance.profile.parts import (
     SCA_MODES,
     SCA_STARTS,
     CorporatePsu,
+    Hooks,
     PaymentAccounts,
+    PreparedStates,
     PrivatePsu,
     ProductionData,
     ScaSettings,
@@ -82,6 +85,8 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         production=_read_production(top.table("production")),
         sca=_read_sca(top.table("sca")),
         payment_accounts=_read_payment_accounts(top.table("payments")),
+        prepared=_read_prepared(top.table("prepared"), products),
+        hooks=_read_hooks(top.table("hooks"), source),
         setup_templates=_read_setup(top.table("setup"), source, known_ops),
         mask=_read_mask(top.table("mask")),
         waivers=read_waivers(top),
@@ -311,6 +316,86 @@ def _read_production(table: Table) -> ProductionData:
     )
     table.finish()
     return production
+
+
+#: The products a prepared PDNG payment may be of (single payments: a batch run skips periodic
+#: ones, spec 3).
+_PENDING_PRODUCTS = ("ndct", "ncbct")
+
+
+def _read_prepared(table: Table, products: frozenset[str]) -> PreparedStates:
+    """``[prepared]``: the states the bank prepared (ids of its own), each checked for the keys
+    that go with it."""
+    ids = {
+        key: table.optional_str(key)
+        for key in (
+            "pending_payment_id",
+            "aged_consent_id",
+            "renewal_due_consent_id",
+            "renewal_due_account_id",
+            "renewal_due_transaction_id",
+            "closed_account_consent_id",
+            "closed_account_id",
+            "changed_basket_id",
+            "basket_status_path",
+        )
+    }
+    product = _choice(table, "pending_payment_product", _PENDING_PRODUCTS, "ndct")
+    if table.peek("pending_payment_product") is not None and product not in products:
+        raise table.error("pending_payment_product", f"names {product}, which products leaves out")
+    basket_payments = table.strings("changed_basket_payment_ids") or ()
+    _together(table, ids, "closed_account_consent_id", "closed_account_id")
+    for key in ("renewal_due_account_id", "renewal_due_transaction_id"):
+        if ids[key] is not None and ids["renewal_due_consent_id"] is None:
+            raise table.error(key, "is given without renewal_due_consent_id")
+    if ids["renewal_due_transaction_id"] is not None and ids["renewal_due_account_id"] is None:
+        raise table.error("renewal_due_transaction_id", "is given without renewal_due_account_id")
+    if ids["changed_basket_id"] is not None and not basket_payments:
+        raise table.error(
+            "changed_basket_id", "needs changed_basket_payment_ids (the basket's payments)"
+        )
+    if basket_payments and ids["changed_basket_id"] is None:
+        raise table.error("changed_basket_payment_ids", "is given without changed_basket_id")
+    path = ids["basket_status_path"]
+    if path is not None and not (path.startswith("/") and "{basketId}" in path):
+        raise table.error("basket_status_path", f"must be a path with {{basketId}}, not {path!r}")
+    if ids["changed_basket_id"] is not None and path is None:
+        raise table.error(
+            "changed_basket_id", "needs basket_status_path (where the bank reads a basket)"
+        )
+    table.finish()
+    return PreparedStates(
+        pending_payment_product=product,
+        changed_basket_payment_ids=basket_payments,
+        **ids,
+    )
+
+
+def _together(table: Table, values: Mapping[str, str | None], first: str, second: str) -> None:
+    """``first`` and ``second`` are given both or neither."""
+    for key, other in ((first, second), (second, first)):
+        if values[key] is not None and values[other] is None:
+            raise table.error(key, f"is given without {other}")
+
+
+def _read_hooks(table: Table, source: Path) -> Hooks:
+    """``[hooks] batch`` (a command; a relative program path is the profile folder's) and
+    ``batch_timeout`` (seconds)."""
+    command = table.optional_str("batch")
+    timeout = _positive_seconds(table, "batch_timeout", 600.0)
+    table.finish()
+    if command is None:
+        return Hooks(batch_timeout=timeout)
+    try:
+        words = shlex.split(command)
+    except ValueError as error:
+        raise table.error("batch", f"is not a command line: {error}") from None
+    if not words:
+        raise table.error("batch", "must not be empty")
+    program = Path(words[0]).expanduser()
+    if not program.is_absolute() and len(program.parts) > 1:
+        words[0] = str((source.parent / program).resolve())
+    return Hooks(batch=tuple(words), batch_timeout=timeout)
 
 
 def _read_sca(table: Table) -> ScaSettings:

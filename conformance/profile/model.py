@@ -20,7 +20,9 @@ from conformance.errors import ProfileError
 from conformance.profile.bank import ENV_PREFIX, Waiver
 from conformance.profile.parts import (
     CorporatePsu,
+    Hooks,
     PaymentAccounts,
+    PreparedStates,
     PrivatePsu,
     ProductionData,
     ScaSettings,
@@ -142,6 +144,10 @@ class TargetProfile:
     production: ProductionData = field(default_factory=ProductionData)
     #: ``[payments]``: the debtor and creditor accounts of payments on a target without sandbox.
     payment_accounts: PaymentAccounts = field(default_factory=PaymentAccounts)
+    #: ``[prepared]``: states the bank prepared for the run (a PDNG payment, aged consents, ...).
+    prepared: PreparedStates = field(default_factory=PreparedStates)
+    #: ``[hooks]``: commands run at the bank's side (its batch processing run).
+    hooks: Hooks = field(default_factory=Hooks)
     #: ``[setup] templates``: per sandbox creation, an object merged into the suite's body.
     setup_templates: Mapping[str, Mapping[str, Any]] = field(default_factory=_empty)
     sca: ScaSettings = field(default_factory=ScaSettings)

@@ -1,6 +1,7 @@
 """The parts of a target profile that are tables of their own: the PSUs of the test environment
-(spec 5 items 5 and 7), existing production data (spec 4.3 E8), and how SCA is completed
-(spec 5 item 6).
+(spec 5 items 5 and 7), existing production data (spec 4.3 E8), how SCA is completed (spec 5
+item 6), the states a bank prepared for a run (``[prepared]``) and the commands it runs for the
+suite (``[hooks]``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ __all__ = [
     "SCA_MODES",
     "SCA_STARTS",
     "CorporatePsu",
+    "Hooks",
     "PaymentAccounts",
+    "PreparedStates",
     "PrivatePsu",
     "ProductionData",
     "ScaApproach",
@@ -104,3 +107,50 @@ class ScaSettings:
     def starts_at_creation(self) -> bool:
         """The payment creation's answer carries the SCA link (asked for, or always)."""
         return self.start in ("creation", "psu-context")
+
+
+@dataclass(frozen=True)
+class PreparedStates:
+    """``[prepared]``: states the bank prepared for the run, which only time or the bank's
+    backend bring about, so that the rules stated for them are judged off the reference server
+    (whose controls reach them there; profiles/README.md gives each key its spec sentence).
+
+    - ``pending_payment_id`` (product ``pending_payment_product``, ``ndct`` or ``ncbct``): a
+      single payment of the private PSU in status PDNG (spec 7 rule 6);
+    - ``aged_consent_id``: a valid consent of the private PSU authorised more than 90 days and
+      less than 180 days ago, whose accounts no newer consent covers (spec 8, E8);
+    - ``renewal_due_consent_id``: a consent whose SCA is more than 180 days old (spec 8), with
+      ``renewal_due_account_id`` and ``renewal_due_transaction_id`` for AT and E8;
+    - ``closed_account_consent_id``, ``closed_account_id``: a consent on an account since closed
+      (spec 7 rule 8);
+    - ``basket_status_path``: where the bank reads a basket's status (GET, a path with
+      ``{basketId}``; the contract has no basket read), so that the run reads the status of a
+      basket whose payment it rejected or cancelled (spec 2.4); ``changed_basket_id``,
+      ``changed_basket_payment_ids``: a signing basket of the private PSU one of whose payments
+      the bank rejected or cancelled after the basket was made, used instead for that change.
+    """
+
+    pending_payment_id: str | None = None
+    pending_payment_product: str = "ndct"
+    aged_consent_id: str | None = None
+    renewal_due_consent_id: str | None = None
+    renewal_due_account_id: str | None = None
+    renewal_due_transaction_id: str | None = None
+    closed_account_consent_id: str | None = None
+    closed_account_id: str | None = None
+    changed_basket_id: str | None = None
+    changed_basket_payment_ids: tuple[str, ...] = ()
+    basket_status_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """``[hooks]``: commands the suite runs at the bank's side.
+
+    ``batch``: triggers the bank's batch processing run, or waits until one has run (spec 3:
+    "a simulated batch processing run five times a day"), and exits 0 when it has; it is given
+    ``batch_timeout`` seconds (the deadline) and the target's URL in ``CONFORMANCE_TARGET``.
+    """
+
+    batch: tuple[str, ...] = ()
+    batch_timeout: float = 600.0

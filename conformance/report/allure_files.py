@@ -4,8 +4,10 @@ beside allure-pytest's results when a run ends, and the Allure 3 configuration
 
 - ``environment.properties``: target, profile, spec release, suite version, seed, certificate
   subject and the overall verdict (Allure's Environment block, front page);
-- ``categories.json``: must failures, should findings, not applicable, blocked and waived as
-  Allure categories (Allure matches them by status and message);
+- ``categories.json``: one category per cause of the must failures and should findings (the
+  cause's id is in each failure's message, so Allure groups a cause's scenarios under it), then
+  must failures, should findings, not applicable, blocked and waived as Allure categories (Allure
+  matches them by status and message, the first that matches wins);
 - ``executor.json``: the CI system and build that made the run, when one did (GitHub Actions,
   GitLab CI, Jenkins, or any that sets ``CI``);
 - tidied results: a not-applicable, blocked or waived scenario keeps its reason as its message,
@@ -29,6 +31,7 @@ __all__ = [
     "CATEGORIES",
     "SHOULD_PREFIX",
     "allure3_config",
+    "categories",
     "environment",
     "executor",
     "finish_results",
@@ -62,6 +65,27 @@ CATEGORIES: tuple[dict[str, Any], ...] = (
     {"name": "Waived by the profile", "matchedStatuses": ["skipped"], "messageRegex": "waived:.*"},
 )
 _SKIPPED_PREFIX = "Skipped: "
+#: The longest cause title a category name carries.
+_CATEGORY_TITLE = 120
+
+
+def categories(document: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The run's Allure categories: one per cause (matched by its id in the message, which
+    ``report.verdicts.cause_lines`` puts there), then :data:`CATEGORIES`."""
+    found: list[dict[str, Any]] = []
+    for cause in (document or {}).get("causes", ()):
+        title = str(cause["title"])
+        if len(title) > _CATEGORY_TITLE:
+            title = title[: _CATEGORY_TITLE - 1] + "…"
+        what = "Must" if cause["level"] == "must" else "Should"
+        found.append(
+            {
+                "name": f"{what}: {title} ({cause['count']} scenarios; {cause['id']})",
+                "matchedStatuses": ["failed"] if cause["level"] == "must" else ["passed", "failed"],
+                "messageRegex": f"[\\s\\S]*Cause {cause['id']} [\\s\\S]*",
+            }
+        )
+    return [*found, *CATEGORIES]
 
 
 def report_name(document: Mapping[str, Any]) -> str:
@@ -169,7 +193,7 @@ def finish_results(results: Path, document: Mapping[str, Any]) -> None:
         for key, value in environment(document).items()
     ]
     (results / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (results / "categories.json").write_text(json.dumps(list(CATEGORIES), indent=2), "utf-8")
+    (results / "categories.json").write_text(json.dumps(categories(document), indent=2), "utf-8")
     info = executor()
     if info is not None:
         (results / "executor.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
@@ -206,5 +230,5 @@ def allure3_config(document: Mapping[str, Any] | None, history: Path) -> dict[st
         },
     }
     # The run's facts reach the front page from environment.properties (Allure 2 and 3 read it).
-    config["categories"] = list(CATEGORIES)
+    config["categories"] = categories(document)
     return config

@@ -21,6 +21,7 @@ from conformance.report.verdicts import (
     ScenarioFacts,
     ScenarioVerdict,
     read_findings,
+    read_not_judged,
     read_reproduce,
     read_retries,
     read_verdict,
@@ -47,6 +48,8 @@ class ComplianceCollector:
         self.verdicts: dict[str, ScenarioVerdict] = {}
         self.durations: dict[str, float] = {}
         """Seconds so far of the tests whose teardown report has not come yet."""
+        self.texts: dict[str, str] = {}
+        """The failure message of a test's call phase, until its teardown report comes."""
         self.written: tuple[Path, Path] | None = None
         #: The command that starts a server like the bundled run's, for its replays (or None).
         self.replay_server: str | None = None
@@ -57,6 +60,9 @@ class ComplianceCollector:
         duration = self.durations.get(report.nodeid, 0.0) + report.duration
         if report.when != "teardown":
             self.durations[report.nodeid] = duration
+            text = _failure_text(report)
+            if text:
+                self.texts[report.nodeid] = text
             return
         self.durations.pop(report.nodeid, None)
         facts = ScenarioFacts.from_properties(report.user_properties)
@@ -74,6 +80,8 @@ class ComplianceCollector:
             retries,
             read_reproduce(report.user_properties),
             read_timings(report.user_properties),
+            self.texts.pop(report.nodeid, ""),
+            read_not_judged(report.user_properties),
         )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -96,6 +104,16 @@ class ComplianceCollector:
         allure_results = session.config.getoption("allure_report_dir", None)
         if allure_results:
             finish_results(Path(allure_results), document)
+
+
+def _failure_text(report: pytest.TestReport) -> str:
+    """The message of a failed call phase, or of one that passed with should findings (the
+    plugin keeps that on the report); "" otherwise."""
+    if report.when != "call":
+        return ""
+    if report.failed:
+        return report.longreprtext
+    return str(getattr(report, "should_text", "") or "")
 
 
 def run_selection(session: pytest.Session) -> dict[str, Any]:

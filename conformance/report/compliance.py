@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance import SPEC_VERSION, __version__
 from conformance.contract.identifiers import mask_identity
+from conformance.report.causes import causes_of
 from conformance.report.compliance_page import render_html, render_markdown
 from conformance.report.masking import (
     certificate_summary,
@@ -23,6 +24,7 @@ from conformance.report.masking import (
 )
 from conformance.report.timings import answer_times
 from conformance.report.verdicts import (
+    NOT_APPLICABLE,
     VERDICTS,
     ScenarioVerdict,
 )
@@ -294,9 +296,34 @@ def build_document(
             else {}
         ),
         "matrix": list(cells.values()),
+        "causes": [
+            cause.as_dict()
+            for level in ("must", "should")
+            for cause in causes_of(ordered, level, operation_order)
+        ],
+        "not_judged": _not_judged(ordered),
         "scenarios": scenarios,
         "assumptions": assumptions.listed(),
     }
+
+
+def _not_judged(verdicts: Iterable[ScenarioVerdict]) -> list[dict[str, str]]:
+    """The scenarios not judged here for lack of a control (not applicable, with what the
+    profile could supply to judge them), must ones first."""
+    listed = [
+        {
+            "scenario": verdict.facts.id,
+            "operation": verdict.facts.operation,
+            "rule": verdict.facts.rule,
+            "spec": verdict.facts.spec,
+            "level": verdict.facts.level,
+            "why": scrub(verdict.reason),
+            "supply": verdict.not_judged,
+        }
+        for verdict in verdicts
+        if verdict.verdict == NOT_APPLICABLE and verdict.not_judged
+    ]
+    return sorted(listed, key=lambda item: (item["level"] != "must", item["scenario"]))
 
 
 def write_compliance(directory: Path, document: Mapping[str, Any]) -> tuple[Path, Path]:

@@ -1,11 +1,14 @@
 """``compliance.md`` and ``compliance.html``: the compliance document as a compliance officer reads
 it, from ``compliance.json``'s document.
 
-The order is the reader's: the overall verdict (conformant or not at must level, with counts);
-the must failures, each with its one-line cause and the command that replays it; the should
-findings; what could not be judged (blocked, errors), what the bank waived and what does not
-apply, each with its reason; and only then the totals, the matrix (operation names beside their
-codes), every scenario and the assumptions the verdicts rest on. Both renderings are built from
+The order is the reader's: the overall verdict (conformant or not at must level, with counts),
+and right under it the must rules this target gave no way to judge ("not judged here", with what
+the profile could supply); the must failures, one entry per cause (the exact place and value
+that broke, the operations, the spec, one example exchange and the command that replays it, the
+scenarios it covers); the should findings, grouped the same way; what could not be judged
+(blocked, errors), what the bank waived and what does not apply, each with its reason; and only
+then the totals, the matrix (operation names beside their codes), every scenario and the
+assumptions the verdicts rest on. Both renderings are built from
 the same outline (:func:`outline`), so they never disagree; the HTML page is one file with its
 style inline, for people without Allure.
 """
@@ -17,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.report.causes import causes_summary
 from conformance.report.pictures import (
     PICTURE_STYLE,
     grid_html,
@@ -37,8 +41,11 @@ from conformance.report.verdicts import (
 from conformance.scenario import SECURITY_RULES
 
 __all__ = [
+    "Block",
     "Section",
     "blocked_causes_of",
+    "not_judged_lines",
+    "not_judged_must",
     "outline",
     "overall_verdict",
     "render_html",
@@ -61,8 +68,22 @@ _COUNT_KEYS = (
 
 
 @dataclass(frozen=True)
+class Block:
+    """One entry inside a section (a cause): a heading, lines of facts, an example exchange
+    shown as it was, and a table shown folded (the scenarios it covers)."""
+
+    title: str
+    text: tuple[str, ...] = ()
+    example: str = ""
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    code: frozenset[int] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
 class Section:
-    """One part of the page: a heading, lines of text, and a table (header and rows)."""
+    """One part of the page: a heading, lines of text, entries (:class:`Block`), and a table
+    (header and rows)."""
 
     title: str
     text: tuple[str, ...] = ()
@@ -76,6 +97,7 @@ class Section:
     html: str = ""
     #: Cells of this column are assumption ids (``A1, A3``): links to the list in the HTML page.
     assumption_column: int | None = None
+    blocks: tuple[Block, ...] = ()
 
 
 def _listed(scenarios: Sequence[Mapping[str, Any]], verdict: str) -> list[Mapping[str, Any]]:
@@ -90,8 +112,14 @@ def blocked_causes_of(scenarios: Sequence[Mapping[str, Any]]) -> list[tuple[str,
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
+def not_judged_must(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The must scenarios this target gave no way to judge (for lack of a control)."""
+    return [entry for entry in document.get("not_judged", ()) if entry["level"] == "must"]
+
+
 def overall_verdict(document: Mapping[str, Any]) -> str:
-    """One sentence: conformant or not at must level, with the counts behind it."""
+    """One sentence: conformant or not at must level, with the counts behind it, and how many
+    must rules could not be judged at this target."""
     totals = document["totals"]
     failed, errors, blocked = totals["failed"], totals["error"], totals["blocked"]
     judged = totals["passed"] + failed + totals["failed_should"]
@@ -109,6 +137,9 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
     else:
         head = "CONFORMANT at must level: no must failure"
     scope = "" if complete else " (a partial run: a selection of the scenarios)"
+    unjudged = len(not_judged_must(document))
+    if unjudged:
+        scope += f"; {unjudged} must rule{'s' if unjudged != 1 else ''} not judged at this target"
     return (
         f"{head}{scope}. {judged} scenarios judged: {totals['passed']} passed, {failed} failed, "
         f"{totals['failed_should']} with should findings; {totals['not_applicable']} not "
@@ -127,6 +158,26 @@ def verdict_word(document: Mapping[str, Any]) -> str:
     if totals["error"] or totals["blocked"]:
         return "NOT SHOWN CONFORMANT"
     return "CONFORMANT"
+
+
+def not_judged_lines(document: Mapping[str, Any]) -> list[str]:
+    """The "not judged here" block as the terminal prints it right under the verdict: each
+    rule this target gave no way to judge, why, and what the profile could supply."""
+    entries = document.get("not_judged") or ()
+    if not entries:
+        return []
+    must = len(not_judged_must(document))
+    lines = [
+        f"NOT JUDGED HERE: {must} must and {len(entries) - must} should rule(s) "
+        "(the verdict does not cover them)"
+    ]
+    for entry in entries:
+        lines.append(
+            f"  {entry['scenario']} ({entry['rule']}, {entry['spec']}, {entry['level']}): "
+            f"{entry['why']}"
+        )
+        lines.append(f"      the profile could supply: {entry['supply']}")
+    return lines
 
 
 def _name(document: Mapping[str, Any], operation: str) -> str:
@@ -190,37 +241,44 @@ def _counts(counts: Mapping[str, int]) -> tuple[str, ...]:
 def outline(document: Mapping[str, Any]) -> list[Section]:
     """The page, part by part, in the order a compliance officer reads it."""
     scenarios: list[Mapping[str, Any]] = document["scenarios"]
-    sections = [
-        Section("Verdict", (overall_verdict(document),)),
-        Section("Run", _run_facts(document)),
-    ]
+    sections = [Section("Verdict", (overall_verdict(document),))]
+    not_judged = document.get("not_judged") or ()
+    if not_judged:
+        sections.append(_not_judged_section(document, not_judged))
+    sections.append(Section("Run", _run_facts(document)))
+    causes = [c for c in document.get("causes", ()) if c["level"] == "must"]
     failures = _listed(scenarios, FAILED)
+    uncaused = [s for s in failures if not any(f.get("cause") for f in s.get("findings", ()))]
     sections.append(
         Section(
             "Must failures (the spec states it, the target broke it)",
-            () if failures else ("None.",),
-            _FAILURE_HEADER,
-            tuple(_failure_row(document, s) for s in failures),
+            (causes_summary(causes, "must"),) if failures else ("None.",),
+            _FAILURE_HEADER if uncaused else (),
+            tuple(_failure_row(document, s) for s in uncaused),
             frozenset({0, 5}),
             folded=frozenset({5}),
+            blocks=_cause_blocks(document, causes),
         )
     )
-    should = [(s, f) for s in scenarios for f in s.get("findings", ()) if f["level"] == "should"]
-    should_only = [s for s in _listed(scenarios, FAILED_SHOULD) if not s.get("findings")]
+    should_causes = [c for c in document.get("causes", ()) if c["level"] == "should"]
+    should_only = [
+        s
+        for s in _listed(scenarios, FAILED_SHOULD)
+        if not any(f.get("cause") and f["level"] == "should" for f in s.get("findings", ()))
+    ]
     sections.append(
         Section(
             "Should findings (what the suite chose, or what rests on an assumption)",
-            () if should or should_only else ("None.",),
-            ("scenario", "operation", "finding", "spec", "should, because"),
+            (causes_summary(should_causes, "should"),)
+            if should_causes or should_only
+            else ("None.",),
+            ("scenario", "operation", "finding", "spec") if should_only else (),
             tuple(
-                (s["id"], _name(document, s["operation"]), f["title"], f["spec"], f["basis"])
-                for s, f in should
-            )
-            + tuple(
-                (s["id"], _name(document, s["operation"]), s["reason"], s["spec"], "")
+                (s["id"], _name(document, s["operation"]), s["reason"], s["spec"])
                 for s in should_only
             ),
             frozenset({0}),
+            blocks=_cause_blocks(document, should_causes),
         )
     )
     security = [s for s in scenarios if s["rule"] in SECURITY_RULES]
@@ -277,9 +335,10 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
             Section(
                 "Findings (must: the spec states it; should: the suite chose it, or it rests on "
                 "an assumption)",
-                header=("scenario", "tier", "finding", "spec", "should, because"),
+                header=("scenario", "tier", "finding", "spec", "should, because", "cause"),
                 rows=tuple(
-                    (s["id"], f["level"], f["title"], f["spec"], f["basis"]) for s, f in found
+                    (s["id"], f["level"], f["title"], f["spec"], f["basis"], f.get("cause", ""))
+                    for s, f in found
                 ),
                 code=frozenset({0}),
             )
@@ -328,6 +387,70 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
             )
         )
     return sections
+
+
+def _not_judged_section(
+    document: Mapping[str, Any], entries: Sequence[Mapping[str, Any]]
+) -> Section:
+    """The rules this target gave no way to judge, right under the verdict: what each needs
+    and what the profile could supply so that they are judged here too."""
+    must = len(not_judged_must(document))
+    return Section(
+        "Not judged here (a control this target lacks; the profile can supply it)",
+        (
+            f"{must} must rule{'s' if must != 1 else ''} and {len(entries) - must} should "
+            "rule(s) could not be judged at this target: the verdict above does not cover them.",
+        ),
+        ("scenario", "rule", "spec", "level", "why", "the profile could supply"),
+        tuple(
+            (e["scenario"], e["rule"], e["spec"], e["level"], e["why"], e["supply"])
+            for e in entries
+        ),
+        frozenset({0}),
+    )
+
+
+def _cause_blocks(
+    document: Mapping[str, Any], causes: Sequence[Mapping[str, Any]]
+) -> tuple[Block, ...]:
+    """One entry per cause: what broke, where, the spec, an example exchange and its replay
+    command, and the scenarios it covers (folded)."""
+    by_id = {s["id"]: s for s in document["scenarios"]}
+    blocks: list[Block] = []
+    for number, cause in enumerate(causes, start=1):
+        example = cause["example"]
+        spec = cause["spec"] + (f': "{cause["quote"]}"' if cause["quote"] else "")
+        text = [
+            f"Cause {cause['id']} ({cause['level']}), {cause['count']} scenario(s)",
+            "Operations: " + ", ".join(_name(document, op) for op in cause["operations"]),
+            "Requirements: " + ", ".join(cause["rules"]),
+            f"Spec: {spec}",
+        ]
+        if cause["basis"]:
+            text.append(f"Should, because {cause['basis']}")
+        text.append(f"Example: {example['scenario']}")
+        if example["reproduce"]:
+            text.append(f"Replay it: {example['reproduce']}")
+        rows = tuple(
+            (
+                scenario_id,
+                _name(document, by_id[scenario_id]["operation"]) if scenario_id in by_id else "",
+                by_id[scenario_id]["reason"] if scenario_id in by_id else "",
+                by_id[scenario_id]["reproduce"] if scenario_id in by_id else "",
+            )
+            for scenario_id in cause["scenarios"]
+        )
+        blocks.append(
+            Block(
+                f"Cause {number}: {cause['title']}",
+                tuple(text),
+                example["exchange"],
+                ("scenario", "operation", "reason", "reproduce"),
+                rows,
+                frozenset({0, 3}),
+            )
+        )
+    return tuple(blocks)
 
 
 # --- Markdown ------------------------------------------------------------------------------------
@@ -387,6 +510,32 @@ def _grid(document: Mapping[str, Any]) -> Section:
     )
 
 
+def _md_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], code: frozenset[int]
+) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += [
+        "| " + " | ".join(_md_cell(cell, index in code) for index, cell in enumerate(row)) + " |"
+        for row in rows
+    ]
+    return [*lines, ""]
+
+
+def _md_block(block: Block) -> list[str]:
+    """A cause: its heading, facts, the example exchange as it was, the scenarios folded."""
+    lines = [f"### {_md_cell(block.title)}", ""]
+    lines += [f"- {_md_cell(line)}" for line in block.text]
+    lines.append("")
+    if block.example:
+        fence = "````" if "```" in block.example else "```"
+        lines += [fence + "text", block.example, fence, ""]
+    if block.rows:
+        lines += [f"<details><summary>{len(block.rows)} scenario(s)</summary>", ""]
+        lines += _md_table(block.header, block.rows, block.code)
+        lines += ["</details>", ""]
+    return lines
+
+
 def render_markdown(document: Mapping[str, Any]) -> str:
     """``compliance.md``."""
     lines = ["# Compliance report", ""]
@@ -400,18 +549,10 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 lines.append("None.")
             if section.text:
                 lines.append("")
+        for block in section.blocks:
+            lines += _md_block(block)
         if section.rows:
-            lines.append("| " + " | ".join(section.header) + " |")
-            lines.append("|" + "---|" * len(section.header))
-            lines += [
-                "| "
-                + " | ".join(
-                    _md_cell(cell, index in section.code) for index, cell in enumerate(row)
-                )
-                + " |"
-                for row in section.rows
-            ]
-            lines.append("")
+            lines += _md_table(section.header, section.rows, section.code)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -428,6 +569,8 @@ table { border-collapse: collapse; margin: .5em 0; font-size: .92em; }
 th, td { border: 1px solid #ddd; padding: .25em .5em; text-align: left; vertical-align: top; }
 th { background: #f5f5f7; } code { font-size: .9em; overflow-wrap: anywhere; }
 details > summary { cursor: pointer; color: #0645ad; margin: .5em 0; }
+h3 { font-size: 1.05em; margin-top: 1.5em; }
+pre { background: #f5f5f7; padding: .6em .8em; overflow-x: auto; font-size: .85em; }
 """
 #: Sections shown folded (long reference tables).
 _FOLDED = ("Scenarios", "Not applicable", "Findings", "Assumptions")
@@ -438,7 +581,8 @@ def _mood(document: Mapping[str, Any]) -> str:
     totals = document["totals"]
     if setup_failure(totals, blocked_causes_of(document["scenarios"])) is not None:
         return "open"
-    return "bad" if totals["failed"] else "open" if totals["error"] or totals["blocked"] else "ok"
+    unsettled = totals["error"] or totals["blocked"] or not_judged_must(document)
+    return "bad" if totals["failed"] else "open" if unsettled else "ok"
 
 
 def _html_cell(text: Any, code: bool, folded: bool = False, assumptions: bool = False) -> str:
@@ -472,6 +616,35 @@ def _shown(count: int) -> str:
     return f"show {count} row" + ("" if count == 1 else "s")
 
 
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], code: frozenset[int]) -> str:
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in header)
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td>{_html_cell(cell, index in code)}</td>" for index, cell in enumerate(row))
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _html_block(block: Block) -> list[str]:
+    parts = [f"<h3>{html.escape(block.title)}</h3>"]
+    if block.text:
+        parts.append(
+            "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in block.text) + "</ul>"
+        )
+    if block.example:
+        parts.append(
+            "<details><summary>the example exchange</summary>"
+            f"<pre>{html.escape(block.example)}</pre></details>"
+        )
+    if block.rows:
+        parts.append(f"<details><summary>{len(block.rows)} scenario(s)</summary>")
+        parts.append(_html_table(block.header, block.rows, block.code))
+        parts.append("</details>")
+    return parts
+
+
 def render_html(document: Mapping[str, Any]) -> str:
     """``compliance.html``: the same outline as one self-contained page."""
     title = html.escape(_page_title(document))
@@ -496,6 +669,8 @@ def render_html(document: Mapping[str, Any]) -> str:
         elif section.text:
             items = "".join(_assumption_item(line) for line in section.text)
             parts.append(f"<ul>{items}</ul>")
+        for block in section.blocks:
+            parts += _html_block(block)
         if section.html:
             parts.append(section.html)
         elif section.rows:

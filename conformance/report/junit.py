@@ -1,4 +1,5 @@
-"""The JUnit file's "should" suite: one failing test case per scenario with should findings.
+"""The JUnit file's "should" suite: one failing test case per scenario with should findings, each
+naming its causes (``cause``, ``cause_summary`` properties, as the scenario's own test case does).
 
 pytest's JUnit writer records such a scenario as passed (its must tier held). So that a CI
 dashboard still shows what the suite chose and the target did otherwise, the file gets a second
@@ -26,6 +27,8 @@ class ShouldFinding:
     nodeid: str
     summary: str
     text: str
+    #: ``(name, value)`` pairs naming its causes (``cause``, ``cause_summary``).
+    properties: tuple[tuple[str, str], ...] = ()
 
 
 def add_should_suite(path: Path, findings: Sequence[ShouldFinding]) -> None:
@@ -50,6 +53,10 @@ def add_should_suite(path: Path, findings: Sequence[ShouldFinding]) -> None:
     )
     for finding in sorted(findings, key=lambda item: item.nodeid):
         case = ET.SubElement(suite, "testcase", classname=SHOULD_SUITE, name=finding.nodeid)
+        if finding.properties:
+            properties = ET.SubElement(case, "properties")
+            for name, value in finding.properties:
+                ET.SubElement(properties, "property", name=name, value=value)
         failure = ET.SubElement(case, "failure", message=finding.summary)
         failure.text = finding.text
     tree.write(path, encoding="utf-8", xml_declaration=True)

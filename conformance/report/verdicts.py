@@ -31,8 +31,13 @@ __all__ = [
     "ScenarioFacts",
     "ScenarioVerdict",
     "blocked_causes",
+    "cause_lines",
+    "cause_properties",
+    "example_exchange",
     "final_verdict",
     "first_line",
+    "not_judged_properties",
+    "read_not_judged",
     "read_reproduce",
     "read_retries",
     "read_verdict",
@@ -91,6 +96,9 @@ _REASON = "reason"
 _FINDINGS = "findings"
 _RETRIES = "retries"
 _REPRODUCE = "reproduce"
+_CAUSE = "cause"
+_CAUSE_SUMMARY = "cause_summary"
+_NOT_JUDGED = "not_judged"
 #: The line a failure message puts before its replay command (checks.ConformanceFailure).
 _REPRODUCE_HEADING = "Reproduce with:"
 _FIELDS = ("operation", "rule", "spec", "level", "kind", "title")
@@ -100,15 +108,24 @@ _FIELDS = ("operation", "rule", "spec", "level", "kind", "title")
 class Finding:
     """One finding of a scenario, as the reports list it: its tier (``must``: the spec states
     it; ``should``: the suite chose it, or the requirement rests on an assumption), what is
-    wrong, the spec part, and for a should finding why it is one."""
+    wrong (the exact place and value), the spec part, for a should finding why it is one, and
+    the id of its cause (``conformance.problems.cause_id``: the findings of one cause are one
+    entry in every report)."""
 
     level: str
     title: str
     spec: str
     basis: str = ""
+    cause: str = ""
 
     def as_dict(self) -> dict[str, str]:
-        return {"level": self.level, "title": self.title, "spec": self.spec, "basis": self.basis}
+        return {
+            "level": self.level,
+            "title": self.title,
+            "spec": self.spec,
+            "basis": self.basis,
+            "cause": self.cause,
+        }
 
 
 #: Why a failure of a should-level scenario is a should finding.
@@ -122,7 +139,9 @@ def graded(findings: Iterable[Finding], level: str, *, always_must: bool) -> tup
     if level != "should" or always_must:
         return tuple(findings)
     return tuple(
-        Finding("should", f.title, f.spec, f.basis or ASSUMED_BASIS) if f.level == "must" else f
+        Finding("should", f.title, f.spec, f.basis or ASSUMED_BASIS, f.cause)
+        if f.level == "must"
+        else f
         for f in findings
     )
 
@@ -220,6 +239,10 @@ class ScenarioVerdict:
     reproduce: str = ""
     #: ``(operation id, milliseconds)`` of each exchange the scenario made (answer times).
     timings: tuple[tuple[str, float], ...] = ()
+    #: A failure's whole message (masked): the example exchange of its causes comes from it.
+    text: str = ""
+    #: Not applicable for lack of a control: what the profile could supply to judge it here.
+    not_judged: str = ""
 
 
 def verdict_properties(
@@ -233,6 +256,60 @@ def verdict_properties(
     if findings:
         pairs.append((_FINDINGS, json.dumps([finding.as_dict() for finding in findings])))
     return pairs
+
+
+def _distinct_causes(findings: Iterable[Finding]) -> list[Finding]:
+    """The first finding of each cause, in order."""
+    seen: dict[str, Finding] = {}
+    for finding in findings:
+        if finding.cause and finding.cause not in seen:
+            seen[finding.cause] = finding
+    return list(seen.values())
+
+
+def cause_lines(findings: Iterable[Finding]) -> str:
+    """The causes of a failure's findings, for the end of its message, one line each
+    (``Cause cause-1a2b3c4d (must): `tppMessages[0].code` is ...``): Allure's per-cause
+    categories match them in the message; "" when there is none."""
+    causes = _distinct_causes(findings)
+    if not causes:
+        return ""
+    return "\n\n" + "\n".join(f"Cause {f.cause} ({f.level}): {f.title}" for f in causes)
+
+
+def cause_properties(findings: Iterable[Finding]) -> list[tuple[str, str]]:
+    """The pairs that name a failure's causes in JUnit (``cause``: the id; ``cause_summary``:
+    its tier and exact place and value), one pair each per cause."""
+    pairs: list[tuple[str, str]] = []
+    for finding in _distinct_causes(findings):
+        pairs += [(_CAUSE, finding.cause), (_CAUSE_SUMMARY, f"{finding.level}: {finding.title}")]
+    return pairs
+
+
+def not_judged_properties(supply: str) -> list[tuple[str, str]]:
+    """The pair that says a not-applicable scenario lacked a control the profile could supply
+    (``supply``: which keys), so that the reports list it as not judged here."""
+    return [(_NOT_JUDGED, supply)] if supply else []
+
+
+def read_not_judged(properties: Iterable[tuple[str, Any]]) -> str:
+    """What the profile could supply to judge a scenario not judged for lack of it, or ""."""
+    return next((str(value) for name, value in properties if name == _NOT_JUDGED), "")
+
+
+def example_exchange(text: str) -> str:
+    """The judged exchange of a failure message: the block after its last "Exchange:" heading
+    (unindented), up to its "Reproduce with:"; "" when it names none."""
+    lines = text.splitlines()
+    starts = [index for index, line in enumerate(lines) if line.strip() == "Exchange:"]
+    if not starts:
+        return ""
+    block: list[str] = []
+    for line in lines[starts[-1] + 1 :]:
+        if line.strip() == _REPRODUCE_HEADING:
+            break
+        block.append(line.removeprefix("    "))
+    return "\n".join(block).strip("\n")
 
 
 def reproduce_line(text: str) -> str:

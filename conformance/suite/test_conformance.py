@@ -10,6 +10,7 @@ from conformance.checks import ConformanceFailure, NotApplicable, SetUpFailure
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 from conformance.findings import ShouldFindings
+from conformance.problems import cause_id, unique_problems
 from conformance.report import allure as allure_report
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
@@ -18,7 +19,9 @@ from conformance.report.verdicts import (
     WAIVED_PREFIX,
     Finding,
     ReportedFailure,
+    cause_lines,
     graded,
+    not_judged_properties,
 )
 from conformance.runners import Runner
 from conformance.runners.context import RunContext
@@ -28,7 +31,10 @@ pytestmark = pytest.mark.conformance
 
 
 def test_scenario(
-    scenario: Scenario, conformance_context: RunContext, conformance_runner: Runner
+    scenario: Scenario,
+    conformance_context: RunContext,
+    conformance_runner: Runner,
+    request: pytest.FixtureRequest,
 ) -> None:
     ctx = conformance_context
     operation = ctx.contract.operations.get(scenario.operation)
@@ -44,6 +50,8 @@ def test_scenario(
     try:
         conformance_runner(scenario, ctx)
     except NotApplicable as verdict:
+        # A control the target lacks: the reports list the scenario as not judged here.
+        request.node.user_properties.extend(not_judged_properties(verdict.supply))
         pytest.skip(NOT_APPLICABLE_PREFIX + verdict.reason)
     except SetUpFailure as refused:
         judged = [*refused.related, *((refused.sent,) if refused.sent is not None else ())]
@@ -51,12 +59,13 @@ def test_scenario(
         pytest.skip(BLOCKED_PREFIX + scrub(refused.title))
     except ConformanceFailure as failure:
         judged = [*failure.related, *((failure.sent,) if failure.sent is not None else ())]
-        findings = _findings(failure)
-        allure_report.attach_findings(
-            graded(findings, scenario.level, always_must=failure.always_must)
-        )
+        findings = _findings(failure, scenario.rule)
+        shown = graded(findings, scenario.level, always_must=failure.always_must)
+        allure_report.attach_findings(shown)
         raise ReportedFailure(
-            _reported_text(failure, judged, ctx), findings, always_must=failure.always_must
+            _reported_text(failure, judged, ctx) + cause_lines(shown),
+            findings,
+            always_must=failure.always_must,
         ) from None
     except ConformanceError as error:
         pytest.fail(scrub(f"conformance: {error.message}"), pytrace=False)
@@ -66,16 +75,28 @@ def test_scenario(
         allure_report.attach_exchanges([*earlier, *ctx.exchanges])
 
 
-def _findings(failure: ConformanceFailure) -> list[Finding]:
-    """The failure's findings by tier: a :class:`ShouldFindings` is the should findings alone;
-    any other failure is a must finding, with the should findings recorded before it."""
+def _findings(failure: ConformanceFailure, rule: str) -> list[Finding]:
+    """The failure's findings by tier, one per problem it found (its place and value) with the
+    problem's cause: a :class:`ShouldFindings` is the should findings alone; any other failure
+    is must findings, with the should findings recorded before it."""
     if isinstance(failure, ShouldFindings):
         shoulds: Sequence[ConformanceFailure] = failure.findings
         musts: list[Finding] = []
     else:
         shoulds = failure.should_findings
-        musts = [Finding("must", scrub(failure.title), failure.spec)]
-    return musts + [Finding("should", scrub(item.title), item.spec, item.basis) for item in shoulds]
+        musts = _of_problems("must", failure, rule)
+    return musts + [
+        finding for item in shoulds for finding in _of_problems("should", item, rule, item.basis)
+    ]
+
+
+def _of_problems(
+    level: str, failure: ConformanceFailure, rule: str, basis: str = ""
+) -> list[Finding]:
+    return [
+        Finding(level, scrub(problem.detail), failure.spec, basis, cause_id(problem, rule))
+        for problem in unique_problems(failure.problems, rule)
+    ]
 
 
 def _reported_text(failure: ConformanceFailure, judged: Sequence[Exchange], ctx: RunContext) -> str:

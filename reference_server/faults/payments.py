@@ -30,6 +30,10 @@ __all__ = [
 ]
 
 
+#: The operations whose error bodies carry ``tppMessages`` (spec 2.6; the payment and basket
+#: families).
+PAYMENT_OPERATIONS = ("E1", "E2", "E16", "E17", "E18", "PS", "PC", "PA")
+
 #: The faults of the payment side (payments, baskets, transaction details).
 PAYMENT_FAULTS: tuple[Fault, ...] = (
     Fault(
@@ -206,6 +210,32 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "spec 2.6 (transactionFeeIndicator true when the payment incurs a fee)",
         "shows the fee of an NCBCT payment with transactionFeeIndicator false",
         rules=("POS-E18",),
+    ),
+    Fault(
+        "tpp-message-code-outside-list",
+        "spec 7 (codes allowed in tppMessages[].code of payment responses)",
+        "puts the error's own code into tppMessages of refused payment and basket requests, also "
+        "where spec 7's list for tppMessages lacks it (SIGNATURE_INVALID, CERTIFICATE_INVALID, "
+        "RESOURCE_BLOCKED, ...), as an independent implementation did",
+        # The refusals whose own code spec 7's tppMessages list lacks: the signature and
+        # certificate checks (SIGNATURE_INVALID, CERTIFICATE_INVALID), a refused cancellation
+        # (CANCELLATION_INVALID) and a refused media type (UNSUPPORTED_MEDIA_TYPE). Where the
+        # contract documents a basket's refusal with the plain error body (E1 400, E2 400),
+        # tppMessages are not judged (ERR-1, E-basket-authorised-again-blocked).
+        rules=(
+            "AUTH-body-changed-after-signing",
+            "AUTH-certificate-other-ca",
+            "AUTH-date-far-*",
+            "AUTH-expired-certificate",
+            "AUTH-headers-list-incomplete",
+            "AUTH-keyid-*",
+            "AUTH-replay",
+            "AUTH-stale-digest",
+            "AUTH-wrong-*",
+            "ERR-6-pending-payment-not-deletable",
+            "ROB-wrong-content-type",
+        ),
+        operations=PAYMENT_OPERATIONS,
     ),
     Fault(
         "day-of-execution-unchecked",

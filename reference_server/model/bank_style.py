@@ -15,7 +15,10 @@ Played:
 - ``[paths]``: a request in the bank's method and path is routed as the contract's (links in
   answers keep the contract's paths, which stay reachable as aliases);
 - ``sandbox = false``: the data a production-like bank holds already (its PSU, accounts, consent
-  and transactions: ``existing_data``);
+  and transactions: ``existing_data``), and the states its ``[prepared]`` table names (a payment
+  in PDNG, consents aged past 90 and 180 days, a consent on a closed account, a basket whose
+  payment was cancelled), under the profile's ids;
+- ``[prepared] basket_status_path``: the bank's read of a basket's status (GET);
 - ``rate_limit``: beyond it a contract request is answered 429 with ``Retry-After``.
 
 Without a profile the server is the bundled one (assumptions.md, "Bank styles").
@@ -35,6 +38,7 @@ from cryptography.x509.oid import NameOID
 from conformance.contract import load_contract
 from conformance.contract.crossfield import KID_REFERENCE_TYPES
 from conformance.errors import ConformanceError
+from conformance.profile import PreparedStates
 from conformance.signing import default_identity, load_identity
 
 if TYPE_CHECKING:
@@ -103,6 +107,8 @@ class ExistingData:
     #: The TPP the existing consent was given to: the profile's signing certificate's
     #: organisation identifier (``ownership.py``), else the default test identity's.
     tpp_id: str | None = None
+    #: ``[prepared]``: the states the bank holds ready for a run, under the profile's ids.
+    prepared: PreparedStates = field(default_factory=PreparedStates)
 
 
 def existing_data_of(profile: TargetProfile) -> ExistingData | None:
@@ -125,6 +131,7 @@ def existing_data_of(profile: TargetProfile) -> ExistingData | None:
             else None
         ),
         tpp_id=_profile_tpp(profile),
+        prepared=profile.prepared,
     )
 
 
@@ -177,6 +184,8 @@ class BankStyle:
     sca_at_creation: bool = False
     #: ``[sca] approach = "decoupled"``: answers carry ``scaStatus`` and no ``scaRedirect``.
     sca_decoupled: bool = False
+    #: ``[prepared] basket_status_path``: where the bank reads a basket's status (GET).
+    basket_status_path: str | None = None
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -195,6 +204,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         existing=existing_data_of(profile),
         sca_at_creation=profile.sca.start == "creation",  # psu-context: the bundled way
         sca_decoupled=profile.sca.decoupled,
+        basket_status_path=profile.prepared.basket_status_path,
     )
 
 

@@ -6,7 +6,9 @@ in name order. A module declares what it serves with module-level constants (see
 
 - ``OPERATIONS: Mapping[str, Handler]``: contract operation id → handler;
 - ``ROUTES: tuple[Route, ...]``: routes outside the contract (``/_control/...``, ``/sca/...``);
-- optionally ``on_request(app)`` (called before every contract operation) and ``on_reset(app)``.
+- optionally ``on_request(app)`` (called before every contract operation) and ``on_reset(app)``;
+- optionally ``bank_routes(bank)``: routes of the bank a profile describes (``--profile``), such
+  as its own read of a basket's status.
 """
 
 from __future__ import annotations

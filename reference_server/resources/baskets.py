@@ -7,7 +7,8 @@ another basket (400 RESOURCE_BLOCKED). The basket's ``transactionStatus`` is com
 read as the worst case of its payments (spec 2.4, :func:`payment_status.basket_status`).
 
 The contract has no operation reading a basket; ``GET /_control/signing-baskets/{basketId}`` (a
-reference-server route) serves it so that tests and TPP developers can watch the status.
+reference-server route) serves it so that tests and TPP developers can watch the status, and a
+played bank's own read (``[prepared] basket_status_path`` of its profile) serves the basket alone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from reference_server.api import ApiError, Call, Response, Route
+from reference_server.model.bank_style import BankStyle
 from reference_server.model.payment_data import (
     AUTHORISATIONS,
     BASKETS,
@@ -37,8 +39,10 @@ __all__ = [
     "OPERATIONS",
     "ROUTES",
     "authorise_basket",
+    "bank_routes",
     "basket_document",
     "create_basket",
+    "read_basket_status",
     "show_basket",
 ]
 
@@ -194,6 +198,24 @@ def show_basket(call: Call) -> Response:
         for authorisation in store.children(AUTHORISATIONS, basket.id)
     ]
     return Response.json(200, document)
+
+
+def read_basket_status(call: Call) -> Response:
+    """The bank's own read of a basket's status (``[prepared] basket_status_path`` of a profile
+    the server plays; the contract has no basket read): the signing basket (spec 2.4), its
+    status computed now, or 404. A route of the played bank, outside the contract: its request
+    is not authenticated (reference_server/assumptions.md, "Bank styles")."""
+    basket = call.app.store.get(BASKETS, call.path_params["basketId"])
+    if basket is None:
+        raise ApiError(404, "RESOURCE_UNKNOWN", "no such signing basket", path="basketId")
+    return Response.json(200, basket_document(call, basket))
+
+
+def bank_routes(bank: BankStyle) -> tuple[Route, ...]:
+    """The routes of the bank a profile describes: its basket status read, when it names one."""
+    if bank.basket_status_path is None:
+        return ()
+    return (Route("GET", bank.basket_status_path, read_basket_status, loopback_only=False),)
 
 
 OPERATIONS = {"E1": create_basket, "E2": authorise_basket}

@@ -8,7 +8,8 @@ their transactions (``[production]``), the debtor account of payments (``[paymen
 makes exactly those, under exactly those ids, so that a run with that profile meets them as it
 would at the bank: the PSU a sandbox customer with its customerNumber (spec 5 item 7), the first
 account the debtor account, the consent valid and covering every listed account (spec 8), the
-transactions booked on the first account a few days ago.
+transactions booked on the first account a few days ago. The states the profile's ``[prepared]``
+table names come with them (``prepared_states``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.contract.identifiers import bban_to_iban, generate_bban
 from reference_server.model import sandbox_data as data
 from reference_server.model.payment_data import CONSENTS, Consent, ConsentStatus
+from reference_server.services.prepared_states import seed_prepared
 from reference_server.services.private_engagement import engage_private_account
 
 if TYPE_CHECKING:
@@ -56,15 +58,14 @@ def seed(app: ServerState) -> None:
         if accounts:
             for index, transaction_id in enumerate(existing.transaction_ids):
                 booked = (today - timedelta(days=3 + index)).isoformat()
-                data.add_account_transaction(
-                    store,
-                    data.AccountTransaction(
-                        id=transaction_id,
-                        account_id=accounts[0].id,
-                        booking_date=booked,
-                        data=_transaction(accounts[0], booked, index),
-                    ),
-                )
+                _book(store, accounts[0], transaction_id, booked, index)
+        seed_prepared(
+            app,
+            existing,
+            customer,
+            lambda account_id: _account(customer, account_id, None),
+            lambda account, transaction_id, booked: _book(store, account, transaction_id, booked),
+        )
         if existing.consent_id is not None:
             now = app.clock.now().isoformat()
             references = [{"iban": account.iban} for account in accounts]
@@ -85,6 +86,21 @@ def seed(app: ServerState) -> None:
                     tpp_id=existing.tpp_id,
                 ),
             )
+
+
+def _book(
+    store: Store, account: data.Account, transaction_id: str, booked: str, index: int = 0
+) -> None:
+    """A booked incoming transfer on ``account``."""
+    data.add_account_transaction(
+        store,
+        data.AccountTransaction(
+            id=transaction_id,
+            account_id=account.id,
+            booking_date=booked,
+            data=_transaction(account, booked, index),
+        ),
+    )
 
 
 def _customer(

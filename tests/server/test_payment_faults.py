@@ -72,7 +72,7 @@ def test_every_payment_fault_is_registered_with_its_rule() -> None:
         "ncbct-without-creditor-agent-accepted", "basket-reauthorisation-allowed",
         "past-execution-date-accepted", "periodic-end-before-start-accepted", "long-iban-accepted",
         "amount-precision-unchecked", "fee-indicator-false",
-        "day-of-execution-unchecked",
+        "day-of-execution-unchecked", "tpp-message-code-outside-list",
     }  # fmt: skip
     for name in names:
         assert FAULTS[name].rule.startswith("spec ")

@@ -230,16 +230,22 @@ def test_an_unsupported_product_is_not_applicable(
         run_scenario(scenario(scenarios, "E18-ncbct-regulatory-accepted"), context)
 
 
-def test_the_batch_and_clock_controls_need_the_reference_server(
+def test_the_batch_and_clock_controls_need_the_reference_server_or_the_profile(
     scenarios: dict[str, Scenario], context_for: Callable[..., RunContext]
 ) -> None:
+    """Without the reference server's controls and without prepared states, the scenario is not
+    judged here and says which profile keys would let it be."""
     context = context_for(reference_server=False)
-    for scenario_id in (
-        "PC-ERR-6-pending-payment-not-deletable-rejected",
-        "E8-LIM-transaction-details-consent-max-90-days-rejected",
+    for scenario_id, supply in (
+        ("PC-ERR-6-pending-payment-not-deletable-rejected", "[prepared] pending_payment_id"),
+        ("E8-LIM-transaction-details-consent-max-90-days-rejected", "[prepared] aged_consent_id"),
+        ("AL-ERR-8-consent-account-gone-empty-list-holds", "closed_account_consent_id"),
+        ("AT-LIM-sca-renewal-180-days-rejected", "renewal_due_consent_id"),
+        ("E16-batch-run-advances-status", "[hooks] batch"),
     ):
-        with pytest.raises(NotApplicable, match="reference_server = false"):
+        with pytest.raises(NotApplicable) as verdict:
             run_scenario(scenario(scenarios, scenario_id), context)
+        assert supply in verdict.value.supply, scenario_id
 
 
 def test_bulk_payments_are_not_applicable(

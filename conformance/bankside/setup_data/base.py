@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from conformance.bankside.hooks import run_batch_hook
 from conformance.bankside.request import NO_BODY, OperationRequest, Psu
 from conformance.bankside.sca import (
     ScaError,
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
 #: What a shared set-up makes.
 T = TypeVar("T")
 
+#: What a profile supplies so that a batch run can be had off the reference server.
+BATCH_SUPPLY = "[hooks] batch (a command that runs the bank's batch processing or waits for it)"
+
 
 @dataclass(frozen=True)
 class _Failed:
@@ -48,7 +52,7 @@ class _Failed:
     def again(self) -> ConformanceFailure | NotApplicable:
         problem = self.problem
         if isinstance(problem, NotApplicable):
-            return NotApplicable(problem.reason)
+            return NotApplicable(problem.reason, supply=problem.supply)
         return type(problem)(
             problem.title,
             spec=problem.spec,
@@ -234,6 +238,30 @@ class SetUpBase:
             raise sca_failure(broken, self.client.exchanges) from None
         except ScaError as error:
             raise sca_blocked(error, self.client.exchanges) from None
+
+    # --- the bank's batch processing -----------------------------------------------------------
+
+    @property
+    def can_run_batch(self) -> bool:
+        """Whether a batch run can be had: the reference server's control, or the profile's
+        batch hook."""
+        return self.profile.reference_server or bool(self.profile.hooks.batch)
+
+    def run_batch(self, what: str = "run the batch processing") -> None:
+        """One batch processing run (spec 3): the reference server's ``/_control/batch``, else
+        the profile's ``[hooks] batch``; not applicable (not judged here) without either."""
+        if self.profile.reference_server:
+            self.control("POST", "/_control/batch", {}, what=what)
+            return
+        hooks = self.profile.hooks
+        if not hooks.batch:
+            raise NotApplicable(
+                f"the scenario needs to {what} (spec 3), which only the reference server's "
+                "controls or the profile's batch hook can do (reference_server = false, no "
+                "[hooks] batch)",
+                supply=BATCH_SUPPLY,
+            )
+        run_batch_hook(hooks.batch, base_url=self.profile.base_url, timeout=hooks.batch_timeout)
 
     # --- reference-server controls ---------------------------------------------------------------
 

@@ -96,19 +96,21 @@ class ConsentSetUp(PartySetUp):
                 sent=self.client.exchanges[-1] if self.client.exchanges else None,
                 expected="a consent the PSU approved through SCA is valid",
             )
-        account_id, transaction_id = self._first_transaction(consent_id, psu, account)
+        account_id, transaction_id = self.first_transaction(consent_id, psu, account.iban)
         return Consent(consent_id, psu, account_id, transaction_id, account)
 
-    def _first_transaction(
-        self, consent_id: str, psu: Psu, account: Account
+    def first_transaction(
+        self, consent_id: str, psu: Psu, iban: str | None = None
     ) -> tuple[str | None, str | None]:
+        """The resource id of the consent's account (the one with ``iban``, else its first)
+        and a booked transaction id on it, read through the consent (AL, AT)."""
         consent_header = {"Consent-ID": consent_id}
         listed = self.create(
             "AL", "listing the consented accounts", psu=psu, headers=consent_header
         )
         accounts = listed.get("accounts", []) if isinstance(listed, Mapping) else []
         chosen = next(
-            (item for item in accounts if item.get("iban") == account.iban),
+            (item for item in accounts if iban is not None and item.get("iban") == iban),
             accounts[0] if accounts else None,
         )
         if chosen is None:

@@ -8,8 +8,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.request import OperationRequest
+from conformance.bankside.setup_data import prepared
 from conformance.checks import (
     NotApplicable,
+    SetUpFailure,
     check_equal,
     check_sca_redirect,
 )
@@ -185,32 +187,50 @@ def basket_worst_case(scenario: Scenario, ctx: RunContext, seed: int) -> None:
 def _basket_after_change(
     scenario: Scenario, ctx: RunContext, seed: int, after: str, refused: Exchange
 ) -> None:
-    """The target refuses a rejected or cancelled payment in a new basket; the basket is then
-    built first and the payment changed inside it, and its status read through the reference
-    server's basket view (the contract has no basket read)."""
-    if not ctx.profile.reference_server:
+    """The target refuses a rejected or cancelled payment in a new basket. The basket is then
+    the one the bank prepared whose payment changed that way (``[prepared] changed_basket_id``),
+    or one built first whose payment is then changed inside it; its status is read through the
+    reference server's basket view or the bank's own read (``[prepared] basket_status_path``):
+    the contract has no basket read."""
+    if not ctx.profile.reference_server and ctx.profile.prepared.basket_status_path is None:
         raise NotApplicable(
             f"the target refuses a basket holding a {after.split('-')[1]} payment "
             f"(HTTP {refused.status}), and the contract has no basket read to watch the status "
-            "change afterwards"
+            "change afterwards",
+            supply=prepared.CHANGED_BASKET_SUPPLY,
         )
-    payments = [ctx.data.payment(seed + 2, "E16"), ctx.data.payment(seed + 3, "E16")]
-    created = send_step(scenario, ctx, _basket_request(ctx, payments))
-    basket_id = str(response_document(created).get("basketId"))
-    if after == "payment-cancelled":
-        send_step(scenario, ctx, payment_request(ctx, "PC", payments[0]))
-    else:
-        request = basket_authorisation_request(ctx, payments[0].psu, basket_id)
-        _, link = start_authorisation(scenario, ctx, request)
-        complete_sca(ctx, link, payments[0].psu, approve=False)
-    statuses = [payment_status(scenario, ctx, payment)[0] for payment in payments]
-    view = ctx.data.control("GET", f"/_control/signing-baskets/{basket_id}", what="read a basket")
-    read = ctx.client.exchanges[-1] if ctx.client.exchanges else None
+    changed = "CANC" if after == "payment-cancelled" else "RJCT"
+    found = None if ctx.profile.reference_server else prepared.changed_basket(ctx.data)
+    statuses: list[str] = []
+    if found is not None:
+        basket_id, payments = found
+        statuses = [payment_status(scenario, ctx, payment)[0] for payment in payments]
+        created = refused
+    if found is None or changed not in statuses:  # none prepared, or changed the other way
+        payments = [ctx.data.payment(seed + 2, "E16"), ctx.data.payment(seed + 3, "E16")]
+        created = send_step(scenario, ctx, _basket_request(ctx, payments))
+        basket_id = str(response_document(created).get("basketId"))
+        if after == "payment-cancelled":
+            send_step(scenario, ctx, payment_request(ctx, "PC", payments[0]))
+        else:
+            request = basket_authorisation_request(ctx, payments[0].psu, basket_id)
+            _, link = start_authorisation(scenario, ctx, request)
+            complete_sca(ctx, link, payments[0].psu, approve=False)
+        statuses = [payment_status(scenario, ctx, payment)[0] for payment in payments]
+    read, status = prepared.read_basket_status(ctx.data, basket_id, payments[0].psu)
+    if read is not None and read.status != 200 and not ctx.profile.reference_server:
+        raise SetUpFailure(
+            f"Set-up failed: reading basket {basket_id} at the profile's basket_status_path "
+            f"was answered HTTP {read.status}",
+            spec="spec 2.4",
+            sent=read,
+            expected="the bank's read of a basket answers 200 with its transactionStatus",
+        )
     check_equal(
         read or created,
         f"basket transactionStatus for payments in {', '.join(statuses)}",
         _worst_case(statuses),
-        (view or {}).get("transactionStatus"),
+        status,
         spec="spec 2.4",
         related=(refused,),
     )

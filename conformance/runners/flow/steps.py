@@ -15,6 +15,7 @@ from conformance.bankside.sca import (
     sca_blocked,
     sca_failure,
 )
+from conformance.bankside.setup_data.base import BATCH_SUPPLY
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -128,15 +129,18 @@ def read_sca_status(ctx: RunContext, started: Exchange) -> str | None:
 
 
 def require_batch(ctx: RunContext) -> None:
-    if not ctx.profile.reference_server:
+    """The flow needs batch runs: the reference server's control, or the profile's hook."""
+    if not ctx.data.can_run_batch:
         raise NotApplicable(
             "the flow needs to trigger the sandbox's simulated batch run (spec 3), which only "
-            "the reference server's /_control/batch offers (reference_server = false)"
+            "the reference server's /_control/batch or the profile's batch hook offers "
+            "(reference_server = false, no [hooks] batch)",
+            supply=BATCH_SUPPLY,
         )
 
 
 def run_batch(ctx: RunContext) -> None:
-    ctx.data.control("POST", "/_control/batch", {}, what="run the simulated batch processing")
+    ctx.data.run_batch("run the simulated batch processing")
 
 
 def fail(

@@ -9,9 +9,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.request import OperationRequest
-from conformance.checks import (
-    NotApplicable,
-)
 from conformance.runners.operations import base_request
 from conformance.runners.verdict import judge, judge_expectation
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
@@ -90,11 +87,3 @@ def age_consent(ctx: RunContext, consent: Consent, days: int, why: str) -> None:
     ctx.data.control(
         "POST", f"/_control/consents/{consent.consent_id}/age", {"days": days}, what=why
     )
-
-
-def require_reference_server(ctx: RunContext, what: str) -> None:
-    if not ctx.profile.reference_server:
-        raise NotApplicable(
-            f"the scenario needs to {what}, which only the reference server's controls can do "
-            "(the profile says reference_server = false)"
-        )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from conformance.bankside.request import OperationRequest
+from conformance.bankside.setup_data import prepared
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -24,7 +25,6 @@ from conformance.runners.operations.accounts import (
 from conformance.runners.rule.common import (
     age_consent,
     expect_success,
-    require_reference_server,
     rule_request,
     send_and_judge,
     send_expecting_success,
@@ -58,15 +58,20 @@ HISTORY_DAYS = 90
 def check_account_list_empty_when_account_gone(
     scenario: Scenario, ctx: RunContext, seed: int
 ) -> None:
-    """The consent's account deleted in the backend: AL answers 200 without it, not 404."""
-    require_reference_server(ctx, "delete an account in the backend")
-    account = ctx.data.new_account(seed, transactions=1)
-    consent = ctx.data.new_consent(seed, account)
-    ctx.data.control("DELETE", f"/_control/accounts/{account.id}", what="delete the account")
-    request = account_list_request(ctx, consent.psu, consent.consent_id)
+    """The consent's account deleted in the backend: AL answers 200 without it, not 404. The
+    account is deleted through the reference server's control, or is the one the bank closed
+    (``[prepared] closed_account_consent_id``, ``closed_account_id``)."""
+    if ctx.profile.reference_server:
+        account = ctx.data.new_account(seed, transactions=1)
+        consent = ctx.data.new_consent(seed, account)
+        ctx.data.control("DELETE", f"/_control/accounts/{account.id}", what="delete the account")
+        psu, consent_id, account_id = consent.psu, consent.consent_id, account.id
+    else:
+        psu, consent_id, account_id = prepared.closed_account(ctx.data)
+    request = account_list_request(ctx, psu, consent_id)
     exchange = send_and_judge(scenario, ctx, request)
     listed = check_json_body(exchange).get("accounts") or []
-    if any(item.get("resourceId") == account.id for item in listed if isinstance(item, Mapping)):
+    if any(item.get("resourceId") == account_id for item in listed if isinstance(item, Mapping)):
         raise ConformanceFailure(
             "the account list still shows an account that no longer exists",
             spec="spec 7 rule 8",
@@ -103,26 +108,37 @@ def check_daily_call_limit(scenario: Scenario, ctx: RunContext, seed: int) -> No
 
 
 def check_consent_age_limit(scenario: Scenario, ctx: RunContext, seed: int) -> None:
-    """E8 without PSU-IP-Address on a consent more than 90 days old is refused (spec 8)."""
-    require_reference_server(ctx, "age a consent past its 90 days")
-    consent = _fresh_consent(ctx, seed)
-    request = _details(ctx, consent, with_ip=False)
-    age_consent(ctx, consent, CONSENT_AGE_DAYS + 1, "age the consent by 91 days")
+    """E8 without PSU-IP-Address on a consent more than 90 days old is refused (spec 8). The
+    consent is aged through the reference server's control, or is the one the bank prepared
+    (``[prepared] aged_consent_id``)."""
+    if ctx.profile.reference_server:
+        consent = _fresh_consent(ctx, seed)
+        request = _details(ctx, consent, with_ip=False)
+        age_consent(ctx, consent, CONSENT_AGE_DAYS + 1, "age the consent by 91 days")
+    else:
+        request = _details(ctx, prepared.aged_consent(ctx.data), with_ip=False)
     exchange = request.send(ctx)
     judge(exchange, scenario, ctx)
 
 
 def check_sca_renewal_required(scenario: Scenario, ctx: RunContext, seed: int) -> None:
-    """A consent whose SCA is more than 180 days old is refused on AL, AT and E8 (spec 8)."""
-    require_reference_server(ctx, "age a consent past its 180 days")
-    consent = _fresh_consent(ctx, seed)
+    """A consent whose SCA is more than 180 days old is refused on AL, AT and E8 (spec 8). The
+    consent is aged through the reference server's control, or is the one the bank prepared
+    (``[prepared] renewal_due_consent_id``)."""
+    reference = ctx.profile.reference_server
+    consent = (
+        _fresh_consent(ctx, seed)
+        if reference
+        else prepared.renewal_due_consent(ctx.data, scenario.operation)
+    )
     if scenario.operation == "AL":
         request = account_list_request(ctx, consent.psu, consent.consent_id)
     elif scenario.operation == "AT":
         request = consented_transactions_request(ctx, consent)
     else:
         request = _details(ctx, consent, with_ip=True)
-    age_consent(ctx, consent, SCA_RENEWAL_DAYS + 1, "age the consent's SCA by 181 days")
+    if reference:
+        age_consent(ctx, consent, SCA_RENEWAL_DAYS + 1, "age the consent's SCA by 181 days")
     exchange = request.send(ctx)
     judge(exchange, scenario, ctx)
 

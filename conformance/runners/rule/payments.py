@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.request import OperationRequest
+from conformance.bankside.setup_data import prepared
 from conformance.checks import (
     NotApplicable,
     check_json_body,
@@ -24,13 +25,13 @@ from conformance.runners.operations.payments import (
     payment_request,
 )
 from conformance.runners.rule.common import (
-    require_reference_server,
     rule_request,
     send_and_judge,
     send_expecting_success,
 )
 
 if TYPE_CHECKING:
+    from conformance.bankside.setup_data import Payment
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
 
@@ -148,23 +149,37 @@ def check_duplicate_months_rejected(scenario: Scenario, ctx: RunContext, seed: i
 def check_pending_payment_cancellation_refused(
     scenario: Scenario, ctx: RunContext, seed: int
 ) -> None:
-    """A payment in PDNG cannot be deleted (spec 7 rule 6). PDNG is reached the reference
-    server's way: authorised, with a requested execution date ahead, then one batch run."""
-    require_reference_server(ctx, "run the sandbox's batch processing (spec 3)")
+    """A payment in PDNG cannot be deleted (spec 7 rule 6). PDNG is the payment the bank
+    prepared (``[prepared] pending_payment_id``), or reached the reference server's way:
+    authorised, with a requested execution date ahead, then one batch run (the reference
+    server's control, or the profile's batch hook)."""
+    profile = ctx.profile
+    if not profile.reference_server and (
+        profile.prepared.pending_payment_id is not None or not ctx.data.can_run_batch
+    ):
+        payment = prepared.pending_payment(ctx.data)
+    else:
+        payment = _brought_to_pending(ctx, seed)
+    request = payment_request(ctx, "PC", payment)
+    send_and_judge(scenario, ctx, request)
+
+
+def _brought_to_pending(ctx: RunContext, seed: int) -> Payment:
+    """An authorised payment with a requested execution date ahead, after one batch run: PDNG."""
     body = ctx.data.payment_body("E16", seed)
     body["requestedExecutionDate"] = (ctx.data.today() + timedelta(days=14)).isoformat()
     payment = ctx.data.payment(seed, "E16", body=body, authorise=True)
-    ctx.data.control("POST", "/_control/batch", {}, what="run the batch processing")
+    ctx.data.run_batch("run the batch processing")
     status = ctx.data.payment_status(payment)
     check_status(status, (200,), spec="spec 3")
     reached = check_json_body(status).get("transactionStatus")
     if reached != "PDNG":
         raise NotApplicable(
             f"the precondition was not reached: after SCA and a batch run the payment is "
-            f"{reached}, not PDNG"
+            f"{reached}, not PDNG",
+            supply="" if ctx.profile.reference_server else prepared.PENDING_PAYMENT_SUPPLY,
         )
-    request = payment_request(ctx, "PC", payment)
-    send_and_judge(scenario, ctx, request)
+    return payment
 
 
 def check_regulatory_reporting_threshold(scenario: Scenario, ctx: RunContext, seed: int) -> None:

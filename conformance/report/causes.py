@@ -1,0 +1,182 @@
+"""Failures that share a cause, as one entry: the reports list "must failures: 2 causes in 63
+scenarios", each cause with the exact place and value that broke, the operations and scenarios it
+touches, the spec part (and its quote), one example exchange and the command that replays it.
+
+A cause is the id each finding carries (``conformance.problems.cause_id``): the check, the place
+normalised and the kind of value, the same in every operation and scenario. Must causes group the
+must findings of the failed scenarios; should causes the should findings of every scenario.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.report.masking import scrub
+from conformance.report.verdicts import (
+    FAILED,
+    Finding,
+    ScenarioFacts,
+    ScenarioVerdict,
+    example_exchange,
+)
+
+__all__ = [
+    "SHOWN_SCENARIOS",
+    "Cause",
+    "causes_of",
+    "causes_summary",
+    "spec_quote",
+    "terminal_lines",
+]
+
+#: How many of a cause's scenarios the terminal names before "and N more".
+SHOWN_SCENARIOS = 5
+#: How many lines of the example exchange the terminal shows.
+_EXCHANGE_LINES = 24
+
+
+def spec_quote(facts: ScenarioFacts, finding: Finding) -> str:
+    """The verbatim sentence or table row of interface.md that states what ``finding`` broke in
+    the scenario of ``facts``, for its cause's entry; "" where none is known.
+
+    The one place the reports get a cause's quote from: the scenarios' quotes (labels resolved
+    to text through ``conformance.contract``) are wired in here, and every report shows what it
+    returns. Until then it returns "" and the entry names the spec part (``finding.spec``).
+    """
+    return ""
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One cause and what it covers (see the module docstring)."""
+
+    id: str
+    level: str
+    #: The exact place and value that broke, in the example scenario.
+    title: str
+    spec: str
+    quote: str
+    #: Why a should finding is one (its reading); "" for must.
+    basis: str
+    rules: tuple[str, ...]
+    operations: tuple[str, ...]
+    scenarios: tuple[str, ...]
+    example: str
+    exchange: str
+    reproduce: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "level": self.level,
+            "title": self.title,
+            "spec": self.spec,
+            "quote": self.quote,
+            "basis": self.basis,
+            "rules": list(self.rules),
+            "operations": list(self.operations),
+            "scenarios": list(self.scenarios),
+            "count": len(self.scenarios),
+            "example": {
+                "scenario": self.example,
+                "exchange": self.exchange,
+                "reproduce": self.reproduce,
+            },
+        }
+
+
+def _covered(verdict: ScenarioVerdict, level: str) -> list[Finding]:
+    """The findings of ``verdict`` that count under ``level``: the must findings of a failed
+    scenario, or the should findings of any."""
+    if level == "must" and verdict.verdict != FAILED:
+        return []
+    return [finding for finding in verdict.findings if finding.level == level and finding.cause]
+
+
+def causes_of(
+    verdicts: Iterable[ScenarioVerdict],
+    level: str,
+    order: Any = None,
+) -> list[Cause]:
+    """The causes of ``level`` among ``verdicts``, most scenarios first; ``order`` sorts the
+    operations (``compliance.operation_order``), by name when None."""
+    found: dict[str, list[tuple[ScenarioVerdict, Finding]]] = {}
+    for verdict in sorted(verdicts, key=lambda item: item.facts.id):
+        for finding in _covered(verdict, level):
+            found.setdefault(finding.cause, []).append((verdict, finding))
+    causes = [_cause(cause, level, pairs, order) for cause, pairs in found.items()]
+    return sorted(causes, key=lambda cause: (-len(cause.scenarios), cause.id))
+
+
+def _cause(
+    cause: str, level: str, pairs: Sequence[tuple[ScenarioVerdict, Finding]], order: Any
+) -> Cause:
+    example, finding = next(
+        ((verdict, found) for verdict, found in pairs if verdict.text), pairs[0]
+    )
+    scenarios = tuple(dict.fromkeys(verdict.facts.id for verdict, _ in pairs))
+    operations = sorted({verdict.facts.operation for verdict, _ in pairs}, key=order)
+    return Cause(
+        id=cause,
+        level=level,
+        title=finding.title,
+        spec=finding.spec,
+        quote=spec_quote(example.facts, finding),
+        basis=finding.basis,
+        rules=tuple(sorted({verdict.facts.rule for verdict, _ in pairs})),
+        operations=tuple(operations),
+        scenarios=scenarios,
+        example=example.facts.id,
+        exchange=scrub(example_exchange(example.text)),
+        reproduce=scrub(example.reproduce),
+    )
+
+
+def causes_summary(causes: Sequence[Mapping[str, Any]], level: str) -> str:
+    """``must failures: 2 causes in 63 scenarios`` (the scenarios counted once each)."""
+    scenarios = {scenario for cause in causes for scenario in cause["scenarios"]}
+    what = "must failures" if level == "must" else "should findings"
+    count = len(causes)
+    return (
+        f"{what}: {count} cause{'s' if count != 1 else ''} in {len(scenarios)} "
+        f"scenario{'s' if len(scenarios) != 1 else ''}"
+    )
+
+
+def terminal_lines(cause: Mapping[str, Any], number: int) -> list[str]:
+    """One cause as the terminal shows it: what broke, where, the spec, one example exchange
+    and its replay command, and the scenarios it covers (the first few)."""
+    scenarios = list(cause["scenarios"])
+    lines = [
+        f"CAUSE {number} ({cause['id']}, {cause['level']}): {cause['title']}",
+        f"  operations: {', '.join(cause['operations'])}; rules: {', '.join(cause['rules'])}",
+        f"  spec: {cause['spec']}" + (f': "{cause["quote"]}"' if cause["quote"] else ""),
+    ]
+    if cause["basis"]:
+        lines.append(f"  should, because {cause['basis']}")
+    example = cause["example"]
+    lines.append(f"  example: {example['scenario']}")
+    exchange = _request_and_answer(example["exchange"].splitlines())
+    lines += [f"    {line}" for line in exchange[:_EXCHANGE_LINES]]
+    if len(exchange) > _EXCHANGE_LINES:
+        lines.append(f"    … ({len(exchange) - _EXCHANGE_LINES} more lines in compliance.md)")
+    if example["reproduce"]:
+        lines.append(f"  reproduce: {example['reproduce']}")
+    shown = ", ".join(scenarios[:SHOWN_SCENARIOS])
+    more = len(scenarios) - SHOWN_SCENARIOS
+    lines.append(
+        f"  {len(scenarios)} scenario{'s' if len(scenarios) != 1 else ''}: {shown}"
+        + (f" and {more} more (compliance.md lists them all)" if more > 0 else "")
+    )
+    return lines
+
+
+def _request_and_answer(lines: Sequence[str]) -> list[str]:
+    """The request line of an exchange and its whole answer (the request's headers, signing
+    string and body are in compliance.md)."""
+    answer = next((index for index, line in enumerate(lines) if line.startswith("<<< ")), None)
+    if answer is None or answer == 0:
+        return list(lines)
+    return [lines[0], "(request headers, signing string and body: compliance.md)", *lines[answer:]]

@@ -1,0 +1,63 @@
+"""Issue 19's "done when" for item 4, through a real run: against a server that breaks one stated
+rule on every payment operation (``tpp-message-code-outside-list``: codes outside spec 7's list in
+``tppMessages`` of refused payment requests, as an independent implementation did), the reports
+give ONE must cause, with its place and value, covering every scenario it fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from reference_server.faults.payments import PAYMENT_OPERATIONS
+
+FAULT = "tpp-message-code-outside-list"
+
+
+@pytest.mark.slow
+def test_a_rule_broken_everywhere_is_one_cause(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--fault", FAULT, "--reports", str(reports),
+         "-n", "2"],
+        capture_output=True, text=True, timeout=900, check=False, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    failed = {s["id"] for s in document["scenarios"] if s["verdict"] == "failed"}
+    assert len(failed) > 50
+    assert document["not_judged"] == []  # the bundled server has every control a rule needs
+    must = [cause for cause in document["causes"] if cause["level"] == "must"]
+    assert len(must) == 1, [cause["title"] for cause in must]
+    (cause,) = must
+    assert set(cause["scenarios"]) == failed
+    assert set(cause["operations"]) == set(PAYMENT_OPERATIONS)
+    assert re.match(
+        r"`tppMessages\[0\]\.code` is '[A-Z_]+', not one of the 23 values", cause["title"]
+    )
+    assert "Codes allowed in tppMessages[].code of payment responses" in cause["title"]
+    assert cause["example"]["exchange"].startswith(">>> ")
+    assert cause["example"]["reproduce"].startswith("conformance call ")
+    # the should findings of the same break (should-level scenarios) are the same cause
+    assert {c["id"] for c in document["causes"]} == {cause["id"]}
+    summary = f"must failures: 1 cause in {len(failed)} scenarios"
+    assert summary in done.stdout
+    assert f"CAUSE 1 ({cause['id']}, must): `tppMessages[0].code` is '" in done.stdout
+    markdown = (reports / "compliance.md").read_text(encoding="utf-8")
+    assert f"- {summary}" in markdown and markdown.count("### Cause ") == 2  # must, should
+    # JUnit keeps one test case per scenario, each naming the cause
+    root = ET.parse(reports / "junit.xml").getroot()
+    for case in root.iter("testcase"):
+        if case.find("failure") is None or case.get("classname") == "should":
+            continue
+        names = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert names.get("cause") == cause["id"], case.get("name")
+    # Allure: the cause's category comes first and matches its scenarios' messages
+    allure = json.loads((reports / "allure-results" / "categories.json").read_text("utf-8"))
+    assert allure[0]["messageRegex"] == f"[\\s\\S]*Cause {cause['id']} [\\s\\S]*"
