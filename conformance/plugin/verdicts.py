@@ -97,11 +97,11 @@ def _found(item: pytest.Item) -> list[Finding]:
 
 def _is_should(failure: BaseException, facts: ScenarioFacts) -> bool:
     """Whether a failure is a should finding: only the scenario's chosen part failed, or the
-    whole scenario rests on an assumption (level should) and the failure is not one that no
-    grading softens (a 5xx)."""
+    whole scenario rests on a reading of the spec (level should; a 5xx there too: no sentence
+    of the spec forbids one)."""
     if isinstance(failure, ShouldFindings) or getattr(failure, "tier", "must") == "should":
         return True
-    return facts.level == "should" and not getattr(failure, "always_must", False)
+    return facts.level == "should"
 
 
 def _phase_verdict(
@@ -124,15 +124,15 @@ def _phase_verdict(
         report.longrepr = text  # the message is the report; the traceback is the suite's business
         reason = first_line(text)
         failure = excinfo.value
-        always_must = bool(getattr(failure, "always_must", False))
-        found = graded(getattr(failure, "findings", ()), facts.level, always_must=always_must)
+        found = graded(getattr(failure, "findings", ()), facts.level, reading=facts.reading)
         item.stash[_FOUND] = list(found)
         item.stash[_REPLAY] = reproduce_line(text)
         if _is_should(excinfo.value, facts) and not strict_run(item.config):
             # The must tier held: the test passes, with its should findings attached (the
             # terminal, the compliance matrix and JUnit's "should" suite list them).
             report.outcome = "passed"
-            vars(report).update(should_findings=reason, should_text=text)
+            reading = str(getattr(failure, "reading", "") or facts.reading)
+            vars(report).update(should_findings=reason, should_text=text, should_reading=reading)
             return FAILED_SHOULD, reason
         return FAILED, reason
     reason = (
@@ -201,7 +201,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if should:
         terminalreporter.section("should findings", sep="-", yellow=True)
         for report in should:
-            terminalreporter.line(f"SHOULD {report.nodeid} - {report.should_findings}")
+            reading = getattr(report, "should_reading", "")
+            terminalreporter.line(
+                f"SHOULD {report.nodeid} - {report.should_findings}"
+                + (f" (our reading: {reading})" if reading else "")
+            )
         if not strict_run(config):
             terminalreporter.line(
                 "(reported, not counted: --conformance-strict, or conformance run --strict, "

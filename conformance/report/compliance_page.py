@@ -63,6 +63,21 @@ class Section:
     code: frozenset[int] = field(default_factory=frozenset)
 
 
+def _quoted(
+    document: Mapping[str, Any],
+    scenario: Mapping[str, Any],
+    finding: Mapping[str, Any] | None = None,
+) -> str:
+    """The quoted sentences of a must failure: its must finding's quotes, else the scenario's."""
+    if finding is None:
+        finding = next((f for f in scenario.get("findings", ()) if f["level"] == "must"), None)
+    labels = (finding or {}).get("quotes") or scenario.get("quotes", ())
+    quotes = document.get("quotes", {})
+    return " ".join(
+        f'{quotes[label]["spec"]}: "{quotes[label]["text"]}"' for label in labels if label in quotes
+    )
+
+
 def _listed(scenarios: Sequence[Mapping[str, Any]], verdict: str) -> list[Mapping[str, Any]]:
     return [scenario for scenario in scenarios if scenario["verdict"] == verdict]
 
@@ -153,27 +168,34 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
         Section(
             "Must failures (the spec states it, the target broke it)",
             () if failures else ("None.",),
-            ("scenario", "operation", "spec", "cause", "reproduce"),
+            ("scenario", "operation", "spec", "cause", "the spec says (quoted)", "reproduce"),
             tuple(
-                (s["id"], _name(document, s["operation"]), s["spec"], s["reason"], s["reproduce"])
+                (
+                    s["id"],
+                    _name(document, s["operation"]),
+                    s["spec"],
+                    s["reason"],
+                    _quoted(document, s),
+                    s["reproduce"],
+                )
                 for s in failures
             ),
-            frozenset({0, 4}),
+            frozenset({0, 5}),
         )
     )
     should = [(s, f) for s in scenarios for f in s.get("findings", ()) if f["level"] == "should"]
     should_only = [s for s in _listed(scenarios, FAILED_SHOULD) if not s.get("findings")]
     sections.append(
         Section(
-            "Should findings (what the suite chose, or what rests on an assumption)",
+            "Should findings (what rests on our reading of the spec, named)",
             () if should or should_only else ("None.",),
-            ("scenario", "operation", "finding", "spec", "should, because"),
+            ("scenario", "operation", "finding", "spec", "our reading"),
             tuple(
-                (s["id"], _name(document, s["operation"]), f["title"], f["spec"], f["basis"])
+                (s["id"], _name(document, s["operation"]), f["title"], f["spec"], f["reading"])
                 for s, f in should
             )
             + tuple(
-                (s["id"], _name(document, s["operation"]), s["reason"], s["spec"], "")
+                (s["id"], _name(document, s["operation"]), s["reason"], s["spec"], s["reading"])
                 for s in should_only
             ),
             frozenset({0}),
@@ -256,11 +278,18 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
     if found:
         sections.append(
             Section(
-                "Findings (must: the spec states it; should: the suite chose it, or it rests on "
-                "an assumption)",
-                header=("scenario", "tier", "finding", "spec", "should, because"),
+                "Findings (must: the spec states it, quoted; should: it rests on our reading, "
+                "named)",
+                header=("scenario", "tier", "finding", "spec", "quoted, or our reading"),
                 rows=tuple(
-                    (s["id"], f["level"], f["title"], f["spec"], f["basis"]) for s, f in found
+                    (
+                        s["id"],
+                        f["level"],
+                        f["title"],
+                        f["spec"],
+                        f["reading"] or _quoted(document, s, f),
+                    )
+                    for s, f in found
                 ),
                 code=frozenset({0}),
             )

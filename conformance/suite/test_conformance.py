@@ -52,9 +52,7 @@ def test_scenario(
     except ConformanceFailure as failure:
         judged = [*failure.related, *((failure.sent,) if failure.sent is not None else ())]
         findings = _findings(failure)
-        allure_report.attach_findings(
-            graded(findings, scenario.level, always_must=failure.always_must)
-        )
+        allure_report.attach_findings(graded(findings, scenario.level, reading=scenario.reading))
         raise ReportedFailure(
             _reported_text(failure, judged, ctx), findings, always_must=failure.always_must
         ) from None
@@ -74,8 +72,10 @@ def _findings(failure: ConformanceFailure) -> list[Finding]:
         musts: list[Finding] = []
     else:
         shoulds = failure.should_findings
-        musts = [Finding("must", scrub(failure.title), failure.spec)]
-    return musts + [Finding("should", scrub(item.title), item.spec, item.basis) for item in shoulds]
+        musts = [Finding("must", scrub(failure.title), failure.spec, quotes=failure.quotes)]
+    return musts + [
+        Finding("should", scrub(item.title), item.spec, item.reading) for item in shoulds
+    ]
 
 
 def _reported_text(failure: ConformanceFailure, judged: Sequence[Exchange], ctx: RunContext) -> str:
