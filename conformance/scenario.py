@@ -45,6 +45,8 @@ SECURITY_RULES = frozenset(
         "AUTH-replay",
         "AUTH-date-far-past",
         "AUTH-date-far-future",
+        "AUTH-expired-certificate",
+        "AUTH-certificate-other-ca",
     }
 )
 #: ``must``: the spec states it; ``should``: inferred from a convention where the spec is silent.

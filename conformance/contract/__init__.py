@@ -57,8 +57,8 @@ TYPES_BASE = "https://psd2-conformance.invalid/schemas/types/"
 ROOT_VARIABLE = "CONFORMANCE_SCHEMAS"
 
 # How :meth:`Contract.resolve` layers keywords written beside a top-level ``$ref``.
-_MERGE_UNION = frozenset({"required"})
-_MERGE_MAPPING = frozenset({"properties", "patternProperties", "$defs"})
+_MERGE_UNION = frozenset({"required", "x-quotes"})
+_MERGE_MAPPING = frozenset({"properties", "patternProperties", "$defs", "x-readings"})
 _IDENTITY_CACHE_LIMIT = 4096
 
 
