@@ -22,6 +22,7 @@ from conformance.contract.compiled import Check, CheckCompiler
 from conformance.contract.loader import LoadedContract, load, prefix_of
 from conformance.contract.model import (
     Assumption,
+    FlowRow,
     Operation,
     Parameter,
     Quote,
@@ -39,6 +40,7 @@ __all__ = [
     "Assumption",
     "Check",
     "Contract",
+    "FlowRow",
     "Operation",
     "Parameter",
     "Quote",
@@ -80,6 +82,8 @@ class Contract:
         self.digest: str = loaded.digest
         #: The verbatim quotes of the spec by label (``quotes.json``).
         self.quotes: Mapping[str, Quote] = loaded.quotes
+        #: The flow table (``flows.json``), rows as written (``each`` not yet expanded).
+        self.flows: tuple[FlowRow, ...] = loaded.flows
         self._headers = loaded.headers
         self._headers_folded = {name.lower(): schema for name, schema in loaded.headers.items()}
         self._rules_by_id = {rule.id: rule for rule in loaded.rules}

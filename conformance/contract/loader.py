@@ -24,6 +24,7 @@ from conformance._data import data_directory
 from conformance.contract.model import (
     CHOSEN_OF_STATED,
     Assumption,
+    FlowRow,
     Operation,
     Parameter,
     Quote,
@@ -36,6 +37,8 @@ from conformance.errors import ContractError
 
 #: The suite's own meta-schema, used when a contract directory (a test fixture) has none.
 DEFAULT_META_SCHEMA = data_directory("schemas") / "operation.schema.json"
+#: The flow table's schema, used when a contract directory has none.
+DEFAULT_FLOWS_SCHEMA = data_directory("schemas") / "flows.schema.json"
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 #: A spec reference starts with a part number: "spec 2.7", "spec 7 rule 4", "spec 2.4, spec 4.1".
@@ -74,6 +77,7 @@ class LoadedContract:
     minor_units: Mapping[str, int]
     spec_parts: Mapping[str, str]
     quotes: Mapping[str, Quote]
+    flows: tuple[FlowRow, ...]
     digest: str
     """:func:`contract_digest` of the directory, as read."""
 
@@ -614,6 +618,52 @@ def _check_operation_quotes(
         )
 
 
+# --------------------------------------------------------------------------- flows
+
+
+def load_flows(
+    root: Path, operations: Mapping[str, Operation], quotes: Mapping[str, Quote]
+) -> tuple[FlowRow, ...]:
+    """``flows.json``, checked by ``flows.schema.json`` (beside it, else the suite's own): every
+    quote label is in ``quotes.json``, every operation of a row (but ``{product}``) in the
+    contract is not required (a row whose operations the contract lacks is not generated)."""
+    file = root / "flows.json"
+    doc = read_json(root, file)
+    schema_file = root / "flows.schema.json"
+    meta = read_json(root, schema_file if schema_file.exists() else DEFAULT_FLOWS_SCHEMA)
+    error = best_match(Draft202012Validator(meta).iter_errors(doc))
+    if error is not None:
+        raise fail(root, file, tuple(error.absolute_path), error.message)
+    rows: list[FlowRow] = []
+    seen: set[tuple[str, str, str]] = set()
+    for index, row in enumerate(doc["flows"]):
+        at = ("flows", index)
+        _check_quote_labels(root, file, (*at, "quotes"), row.get("quotes", []), quotes)
+        key = (row.get("each", ""), row["operation"], row["slug"])
+        if key in seen:
+            raise fail(root, file, at, f"flow {row['operation']}-{row['slug']} repeats a row")
+        seen.add(key)
+        rows.append(
+            FlowRow(
+                operation=row["operation"],
+                slug=row["slug"],
+                name=row["name"],
+                spec=row["spec"],
+                level=row["level"],
+                title=row["title"],
+                steps=tuple(row["steps"]),
+                params=tuple(sorted(row.get("params", {}).items())),
+                needs_sca=row.get("needsSca", False),
+                needs_control=row.get("needsControl", False),
+                quotes=tuple(row.get("quotes", ())),
+                reading=row.get("reading", ""),
+                each=row.get("each", ""),
+            )
+        )
+    del operations  # rows name operations the contract may lack: generation skips them
+    return tuple(rows)
+
+
 # --------------------------------------------------------------------------- all of it
 
 
@@ -646,6 +696,7 @@ def load(root: Path) -> LoadedContract:
     _check_operation_quotes(root, operations, quotes)
     parts = load_spec_parts(root)
     rules = _load_rules(root, _RuleContext(parts, operations, quotes))
+    flows = load_flows(root, operations, quotes)
     return LoadedContract(
         operations=MappingProxyType(operations),
         rules=rules,
@@ -656,4 +707,5 @@ def load(root: Path) -> LoadedContract:
         spec_parts=MappingProxyType(parts),
         digest=digest,
         quotes=MappingProxyType(quotes),
+        flows=flows,
     )

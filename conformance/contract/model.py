@@ -203,3 +203,25 @@ class Operation:
         if missing:
             raise ValueError(f"{self.id}: {self.path} needs a value for {', '.join(missing)}")
         return _PLACEHOLDER.sub(lambda m: quote(str(values[m.group(1)]), safe=""), self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRow:
+    """One row of ``flows.json``: a flow of several requests, its level, and the quotes that state
+    its outcome (must) or the reading it rests on (should). ``each`` repeats the row per payment
+    product (``{product}`` in ``operation`` and ``steps``) or per enum value of a query parameter
+    (``{value}`` in ``slug``, ``title`` and ``params``)."""
+
+    operation: str
+    slug: str
+    name: str
+    spec: str
+    level: str
+    title: str
+    steps: tuple[str, ...]
+    params: tuple[tuple[str, str], ...] = ()
+    needs_sca: bool = False
+    needs_control: bool = False
+    quotes: tuple[str, ...] = ()
+    reading: str = ""
+    each: str = ""
