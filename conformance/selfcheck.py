@@ -105,12 +105,18 @@ def expected_failures(fault: BreaksScenarios | None, refs: Iterable[ScenarioRef]
     )
 
 
+#: How a failure message shows its ground: the quoted sentence (must) or our reading (should).
+_GROUNDS = ("Quoted: ", "Our reading (should): ", "our reading: ")
+
+
 def message_gaps(text: str, spec: str) -> tuple[str, ...]:
-    """What a failure message lacks of: the spec part, what was sent, what came back, the
-    reproduction command (empty when it has them all)."""
+    """What a failure message lacks of: the spec part, the quoted sentence or our reading, what
+    was sent, what came back, the reproduction command (empty when it has them all)."""
     gaps: list[str] = []
     if not spec or spec not in text:
         gaps.append(f"the spec part ({spec or '?'})")
+    if not any(ground in text for ground in _GROUNDS):
+        gaps.append("the quoted sentence or our reading")
     if not _SENT.search(text):
         gaps.append("what was sent")
     if not _RECEIVED.search(text):
@@ -206,6 +212,8 @@ class Outcome:
     only_should: bool = False
     #: Scenarios of the fault the profile left unjudged (``--play``: not applicable, waived).
     excused: int = 0
+    #: Whether the run was made with ``--strict`` (the faithful server and should faults).
+    strict: bool = False
 
     @property
     def ok(self) -> bool:
@@ -232,13 +240,15 @@ def compare(
     seconds: float = 0.0,
     exit_code: int | None = None,
     excuse_not_judged: bool = False,
+    strict: bool = False,
 ) -> Outcome:
     """Compare a run with what ``fault`` (None: the faithful server) says must fail.
 
     Only the scenarios of the run count (a ``-k`` selection narrows both sides). A scenario the
     run has but ``refs`` lacks (a conftest's own) is taken at its reported rule and operation.
-    A fault must also fail the run itself at default strictness: at least one of its scenarios
-    fails at must (``exit_code`` 1 when given), not only should findings. With
+    A fault must also fail the run itself: a must fault at default strictness (at least one of
+    its scenarios fails at must, ``exit_code`` 1 when given), not only with should findings; a
+    should fault (``strict``: its run was ``--strict``) with its should findings. With
     ``excuse_not_judged`` (a run under a bank's profile, ``--play``) an expected scenario the
     profile leaves unjudged (not applicable, waived) is excused, not missing.
     """
@@ -280,12 +290,23 @@ def compare(
         seconds=seconds,
         reasons=reasons,
         excused=len(named - expected),
+        strict=strict,
     )
 
 
 # --- the table ------------------------------------------------------------------------------------
 
-_COLUMNS = ("server", "expected", "failed", "missing", "unexpected", "unclear", "time", "result")
+_COLUMNS = (
+    "server",
+    "run",
+    "expected",
+    "failed",
+    "missing",
+    "unexpected",
+    "unclear",
+    "time",
+    "result",
+)
 
 
 def _result(outcome: Outcome) -> str:
@@ -305,6 +326,7 @@ def render_table(outcomes: Sequence[Outcome]) -> str:
     rows = [
         (
             outcome.name,
+            "--strict" if outcome.strict else "default",
             str(len(outcome.expected)),
             str(len(outcome.failed)),
             str(len(outcome.missing)),
