@@ -89,7 +89,9 @@ def test_rule_scenarios_take_their_verdict_from_the_row(
         rule = contract.rule(scenario.rule)
         assert scenario.spec == rule.spec and scenario.level == rule.level_on(scenario.operation)
         assert scenario.quotes == (rule.quotes if scenario.level == "must" else ())
-        assert scenario.reading == (rule.reading_on(scenario.operation) if scenario.level == "should" else "")
+        assert scenario.reading == (
+            rule.reading_on(scenario.operation) if scenario.level == "should" else ""
+        )
         assert scenario.expect.statuses == rule.expected_status
         assert scenario.expect.error_code == rule.expected_code
         assert scenario.param("check") == rule.check
