@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from conformance.errors import ConformanceError
 from conformance.report.compliance import COMPLIANCE_JSON
+from conformance.report.junit import SHOULD_SUITE
 from conformance.report.verdicts import ERROR, FAILED, FAILED_SHOULD, NOT_APPLICABLE, WAIVED
 
 if TYPE_CHECKING:
@@ -147,7 +148,12 @@ def _failure_texts(junit: Path) -> dict[str, str]:
             ),
             None,
         )
-        if not scenario:
+        if not scenario and case.get("classname") == SHOULD_SUITE:
+            # the "should" suite's cases (report.junit) are named by node id: the scenario id
+            # is the test's parameter
+            name = case.get("name", "")
+            scenario = name[name.find("[") + 1 : -1] if name.endswith("]") else name
+        if not scenario or scenario in texts:
             continue
         for tag in ("failure", "error"):
             element = case.find(tag)
