@@ -35,7 +35,7 @@ POST /v1/payments/norwegian-domestic-credit-transfers answered HTTP 401, expecte
 
 Requirement: ERR-2-kid-invalid (spec 7 rule 2, must): E16 ...
 The spec says (spec 7 rule 2): HTTP 400
-Quoted: spec 7 rule 2: "When a KID is missing or invalid, then the status is 400 (BAD_REQUEST class), not 401."
+Quoted: spec 7 rule 2: "When a KID is missing or invalid, then the status is 400 ..."
 The target answered: HTTP 401 with {"code": "KID_INVALID"}
 
 Exchange:
