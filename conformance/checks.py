@@ -397,21 +397,42 @@ def check_schema(
     raise ReadingFailure(title, reading="; ".join(readings), **details)
 
 
+#: Keywords whose subschemas judge members or items: an ``x-readings`` entry of a schema names
+#: that schema's own keywords, so it does not reach through these.
+_MEMBER_KEYWORDS = frozenset(
+    {"properties", "patternProperties", "additionalProperties", "items", "prefixItems"}
+)
+
+
 def _reading_at(schema: Any, error: ValidationError) -> str:
-    """The reading the schema records at or above the place of ``error`` ("" when stated)."""
+    """The reading the schema records for the place of ``error`` ("" when stated): an
+    ``x-assumed`` at or above it, or its keyword in the ``x-readings`` of its schema (or of a
+    schema that composes it: ``allOf``, ``anyOf``, ``oneOf``, an inlined ``$ref``)."""
     node = schema
-    path = list(error.absolute_schema_path)
-    for part in path[:-1] if path else ():
+    keyword = error.validator
+    readings: list[Mapping[str, Any]] = []
+    for part in list(error.absolute_schema_path)[:-1]:
         if isinstance(node, Mapping):
-            found = _node_reading(node, error.validator)
-            if found:
-                return found
+            assumed = node.get("x-assumed")
+            if isinstance(assumed, str) and assumed:
+                return assumed
+            if isinstance(node.get("x-readings"), Mapping):
+                readings.append(node["x-readings"])
+            if part in _MEMBER_KEYWORDS:
+                readings = []
             node = node.get(part) if isinstance(part, str) else None
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
         else:
             return ""
-    return _node_reading(node, error.validator) if isinstance(node, Mapping) else ""
+    if isinstance(node, Mapping):
+        found = _node_reading(node, keyword)
+        if found:
+            return found
+    for table in reversed(readings):
+        if isinstance(table.get(keyword), str):
+            return str(table[keyword])
+    return ""
 
 
 def _node_reading(node: Mapping[str, Any], keyword: Any) -> str:

@@ -143,7 +143,7 @@ class _Site:
 
     def enter(self, schema: Schema) -> _Site:
         """This site seen from inside ``schema``: its ``x-spec``, ``x-assumed``, ``x-quotes`` and
-        ``x-readings`` added."""
+        ``x-readings`` added (``x-readings``: keyword → reading, for this schema's own keywords)."""
         quotes = schema.get("x-quotes")
         readings = schema.get("x-readings")
         return _Site(
@@ -162,14 +162,9 @@ class _Site:
         )
 
     def below(self, part: str | int) -> _Site:
-        return _Site(
-            self.target,
-            (*self.pointer, part),
-            self.spec,
-            self.assumed,
-            self.quotes,
-            self.readings,
-        )
+        """A member or item of this site: its ``x-readings`` stay behind (they name keywords of
+        this schema), its ``x-assumed`` and ``x-quotes`` go along."""
+        return _Site(self.target, (*self.pointer, part), self.spec, self.assumed, self.quotes)
 
     def reading_of(self, keyword: str) -> tuple[str, ...]:
         """The ``x-readings`` texts recorded for ``keyword`` at or above this site."""
