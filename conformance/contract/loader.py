@@ -621,12 +621,10 @@ def _check_operation_quotes(
 # --------------------------------------------------------------------------- flows
 
 
-def load_flows(
-    root: Path, operations: Mapping[str, Operation], quotes: Mapping[str, Quote]
-) -> tuple[FlowRow, ...]:
-    """``flows.json``, checked by ``flows.schema.json`` (beside it, else the suite's own): every
-    quote label is in ``quotes.json``, every operation of a row (but ``{product}``) in the
-    contract is not required (a row whose operations the contract lacks is not generated)."""
+def load_flows(root: Path, quotes: Mapping[str, Quote]) -> tuple[FlowRow, ...]:
+    """``flows.json``, checked by ``flows.schema.json`` (beside it, else the suite's own), every
+    quote label in ``quotes.json``. A row may name operations the contract lacks (a smaller
+    contract): generation leaves such a row out."""
     file = root / "flows.json"
     doc = read_json(root, file)
     schema_file = root / "flows.schema.json"
@@ -660,7 +658,6 @@ def load_flows(
                 each=row.get("each", ""),
             )
         )
-    del operations  # rows name operations the contract may lack: generation skips them
     return tuple(rows)
 
 
@@ -696,7 +693,7 @@ def load(root: Path) -> LoadedContract:
     _check_operation_quotes(root, operations, quotes)
     parts = load_spec_parts(root)
     rules = _load_rules(root, _RuleContext(parts, operations, quotes))
-    flows = load_flows(root, operations, quotes)
+    flows = load_flows(root, quotes)
     return LoadedContract(
         operations=MappingProxyType(operations),
         rules=rules,
