@@ -20,11 +20,15 @@ if TYPE_CHECKING:
     from conformance.scenario import Scenario
 
 __all__ = [
+    "ERRORS_SHOWN",
+    "ERROR_BODY_READING",
     "ERROR_BODY_SCHEMA",
+    "JSON_QUOTE",
     "PAYMENT_ERROR_BODY_SCHEMA",
     "ConformanceFailure",
     "NotApplicable",
     "Problem",
+    "ReadingFailure",
     "ScenarioLabel",
     "SetUpFailure",
     "accept_fixes",
@@ -43,8 +47,10 @@ __all__ = [
     "check_sca_redirect",
     "check_schema",
     "check_status",
+    "check_success",
     "check_tpp_message_path",
     "json_document",
+    "quote_lines",
 ]
 
 #: The spec 7 error body, and its payment variant with ``tppMessages`` (types/errors.json).
@@ -54,6 +60,23 @@ ERROR_BODY_SCHEMA = {
 PAYMENT_ERROR_BODY_SCHEMA = {
     "$ref": "https://psd2-conformance.invalid/schemas/types/errors.json#/$defs/PaymentErrorResponse"
 }
+
+#: The quote of the spec's introduction: "Request and response bodies are JSON."
+JSON_QUOTE = "intro-json"
+#: Operations whose error answers the spec shows (spec 7: "Error body (all operations that show
+#: one)"; E2 and E17 have rows of statuses, E16 "Error responses listed in part 7", E18 is the
+#: same product family). The others' errors are "not shown" (spec 7): their body is our reading.
+ERRORS_SHOWN = frozenset({"E2", "E16", "E17", "E18"})
+#: The reading of an error body where the spec shows none.
+ERROR_BODY_READING = (
+    "every operation answers an error with the spec 7 error body; spec 7 shows it for E2, E16, "
+    "E17 and E18 only ('Error responses of the remaining operations: not shown')"
+)
+#: The reading of the spec 7 body's required members (its table has no Required column).
+ERROR_FIELDS_READING = (
+    "an error body carries status and code: spec 7's table has no Required column (only "
+    "'message' is said to be absent in some answers)"
+)
 
 #: How many schema errors a message lists before saying "and N more".
 _SHOWN_ERRORS = 5
@@ -72,6 +95,7 @@ class ScenarioLabel:
     spec: str
     level: str
     title: str
+    reading: str = ""
 
 
 class ConformanceFailure(AssertionError):
@@ -81,9 +105,12 @@ class ConformanceFailure(AssertionError):
     ("spec 7"); ``sent`` the exchange judged (None when the failure is about several, such as a
     read-back that differs); ``received`` what came back, in words; ``expected`` what the spec
     says should have. ``scenario`` is filled in by the runner. ``always_must``: a failure no
-    grading softens (a 5xx to a request sent on purpose), even in a should-level scenario.
+    grading softens (a 5xx to a request sent on purpose) within a must-level scenario.
     ``problems``: what exactly broke, each with its place and value (:mod:`conformance.problems`);
     a failure raised without them is one problem of its scenario's requirement, its title.
+    ``quotes``: labels of the spec's sentences (``quotes.json``) that state what failed; a check
+    that knows its sentence names it, else the runner gives the scenario's quotes. ``reading``:
+    for a should finding, the reading of the spec it rests on ("our reading: ...").
     """
 
     def __init__(
@@ -98,13 +125,16 @@ class ConformanceFailure(AssertionError):
         related: Sequence[Exchange] = (),
         always_must: bool = False,
         problems: Sequence[Problem] = (),
+        quotes: Sequence[str] = (),
     ) -> None:
         self.always_must = always_must
         self.problems = tuple(problems) or (
             Problem("requirement", "", "", title, per_requirement=True),
         )
-        #: Why a should finding is one (``conformance.findings.at_should``); empty for must.
-        self.basis = ""
+        self.quotes: tuple[str, ...] = tuple(quotes)
+        #: The reading a should finding rests on (``conformance.findings.at_should``); empty for
+        #: a must failure.
+        self.reading = ""
         #: The should findings the scenario had recorded before this failure ended it.
         self.should_findings: tuple[ConformanceFailure, ...] = ()
         self.title = title
@@ -121,8 +151,17 @@ class ConformanceFailure(AssertionError):
         if self.scenario is not None:
             return self
         self.scenario = ScenarioLabel(
-            scenario.id, scenario.rule, scenario.spec, scenario.level, scenario.title
+            scenario.id,
+            scenario.rule,
+            scenario.spec,
+            scenario.level,
+            scenario.title,
+            scenario.reading,
         )
+        if not self.quotes:
+            self.quotes = tuple(scenario.quotes)
+        if scenario.level == "should" and not self.reading:
+            self.reading = scenario.reading
         return self
 
     def __str__(self) -> str:
@@ -131,6 +170,10 @@ class ConformanceFailure(AssertionError):
             label = self.scenario
             lines.append(f"Requirement: {label.rule} ({label.spec}, {label.level}): {label.title}")
         lines.append(f"The spec says ({self.spec}): {self.expected}")
+        if self.reading:
+            lines.append(f"Our reading (should): {self.reading}")
+        else:
+            lines += quote_lines(self.quotes)
         lines.append(f"The target answered: {self.received}")
         for exchange in (*self.related, *((self.sent,) if self.sent is not None else ())):
             lines += ["", "Exchange:", _indent(exchange.render()), "", "Reproduce with:"]
@@ -142,6 +185,16 @@ class SetUpFailure(ConformanceFailure):
     """The data a scenario needs could not be created on the target (a valid set-up request was
     refused). Reported as the verdict ``blocked`` with the refused exchange, not as a failure of
     the rule the scenario tests."""
+
+
+class ReadingFailure(ConformanceFailure):
+    """What failed rests on our reading of the spec, not on a sentence of it (an ``x-assumed``
+    or ``x-readings`` part of a schema, a body the spec does not show): the runner records it
+    as a should finding with its ``reading`` (``conformance.findings``)."""
+
+    def __init__(self, title: str, *, reading: str, **details: Any) -> None:
+        super().__init__(title, **details)
+        self.reading = reading
 
 
 class NotApplicable(Exception):
@@ -159,6 +212,13 @@ class NotApplicable(Exception):
         super().__init__(reason)
         self.reason = reason
         self.supply = supply
+
+
+def quote_lines(labels: Sequence[str]) -> list[str]:
+    """``Quoted: spec 7 rule 1: "When ..."``, one line per quote the labels name."""
+    from conformance.contract import quoted  # the default contract, loaded once per process
+
+    return [f'Quoted: {quote.spec}: "{quote.text}"' for quote in quoted(labels)]
 
 
 def _indent(text: str) -> str:
@@ -193,6 +253,8 @@ def _summary(exchange: Exchange | None) -> str:
 
 
 def _statuses(statuses: Iterable[int]) -> str:
+    if isinstance(statuses, range) and statuses == range(200, 300):
+        return "a 2xx answer"
     listed = sorted(set(statuses))
     if len(listed) == 1:
         return f"HTTP {listed[0]}"
@@ -207,8 +269,9 @@ def check_status(
 ) -> None:
     """The answer has one of ``statuses``; ``why`` says what the spec says the request is.
 
-    A 5xx that was not expected is a failure no grading softens (spec 7 keeps 500 for system
-    errors): the request was sent on purpose, so the server broke, not the client.
+    A 5xx that was not expected is marked ``always_must``: inside a must scenario no should
+    grading of the scenario's chosen parts softens it (spec 7 keeps 500 for system errors). A
+    should-level scenario stays should (no sentence of the spec forbids a 5xx).
     """
     if exchange.status in statuses:
         return
@@ -258,6 +321,13 @@ def check_not_server_error(exchange: Exchange, *, spec: str = "spec 7") -> None:
             ),
         ),
     )
+
+
+def check_success(exchange: Exchange, *, spec: str = "spec 4.3", why: str = "") -> None:
+    """A 2xx answer: the request was accepted (its exact status is judged apart)."""
+    if 200 <= exchange.status < 300:
+        return
+    check_status(exchange, range(200, 300), spec=spec, why=why or "the request is accepted")
 
 
 def check_client_error(exchange: Exchange, *, spec: str = "spec 7") -> None:
@@ -316,6 +386,7 @@ def check_json_body(exchange: Exchange, *, spec: str = "spec 1") -> Any:
                     f"the body is {what}, not JSON",
                 ),
             ),
+            quotes=(JSON_QUOTE,),
         ) from None
 
 
@@ -335,39 +406,115 @@ def check_schema(
     *,
     what: str,
     spec: str,
+    reading: str = "",
+    quotes: Sequence[str] = (),
 ) -> None:
     """``document`` (read from ``exchange``) is valid against ``schema``; every error is listed.
 
     The verdict is the contract's compiled check (:meth:`Contract.checker`, held equal to
     ``jsonschema``); only a document it refuses goes through the cached ``jsonschema`` validator
     (format checker on, shared types resolvable), which lists the errors.
+
+    An error at a part of the schema that rests on our reading (an ``x-assumed`` schema at or
+    above it, or its keyword in an ``x-readings`` there) is a :class:`ReadingFailure`, raised
+    only when no stated part broke; with ``reading`` the whole schema is our reading.
     """
     if contract.checker(schema)(document):
         return
-    errors = list(contract.validator(schema).iter_errors(document))
+    validator = contract.validator(schema)
+    errors = list(validator.iter_errors(document))
     if not errors:
         return
-    problems = schema_problems(errors)
+    stated: list[ValidationError] = []
+    readings: dict[str, None] = {}
+    for error in errors:
+        found = reading or _reading_at(validator.schema, error)
+        if found:
+            readings[found] = None
+        else:
+            stated.append(error)
+    broken = stated or errors
+    problems = schema_problems(broken)
     count = len(problems)
-    raise ConformanceFailure(
+    details: dict[str, Any] = {
+        "spec": spec,
+        "sent": exchange,
+        "received": "\n".join([_summary(exchange), *_error_lines(broken)]),
+        "expected": f"{what} follows the schema of {spec}",
+        "problems": unique_problems(problems),
+    }
+    title = (
         f"{what} of {exchange.method} {exchange.path} (HTTP {exchange.status}) breaks its schema "
-        f"in {count} place{'s' if count != 1 else ''}: {listed_details(problems)}",
-        spec=spec,
-        sent=exchange,
-        received="\n".join([_summary(exchange), *_error_lines(errors)]),
-        expected=f"{what} follows the schema of {spec}",
-        problems=unique_problems(problems),
+        f"in {count} place{'s' if count != 1 else ''}: {listed_details(problems)}"
     )
+    if stated:
+        raise ConformanceFailure(title, quotes=quotes, **details)
+    raise ReadingFailure(title, reading="; ".join(readings), **details)
 
 
-def check_response_schema(exchange: Exchange, operation: Operation, contract: Contract) -> None:
+#: Keywords whose subschemas judge members or items: an ``x-readings`` entry of a schema names
+#: that schema's own keywords, so it does not reach through these.
+_MEMBER_KEYWORDS = frozenset(
+    {"properties", "patternProperties", "additionalProperties", "items", "prefixItems"}
+)
+
+
+def _reading_at(schema: Any, error: ValidationError) -> str:
+    """The reading the schema records for the place of ``error`` ("" when stated): an
+    ``x-assumed`` at or above it, or its keyword in the ``x-readings`` of its schema (or of a
+    schema that composes it: ``allOf``, ``anyOf``, ``oneOf``, an inlined ``$ref``)."""
+    node = schema
+    keyword = error.validator
+    readings: list[Mapping[str, Any]] = []
+    for part in list(error.absolute_schema_path)[:-1]:
+        if isinstance(node, Mapping):
+            assumed = node.get("x-assumed")
+            if isinstance(assumed, str) and assumed:
+                return assumed
+            if isinstance(node.get("x-readings"), Mapping):
+                readings.append(node["x-readings"])
+            if part in _MEMBER_KEYWORDS:
+                readings = []
+            node = node.get(part) if isinstance(part, str) else None
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            return ""
+    if isinstance(node, Mapping):
+        found = _node_reading(node, keyword)
+        if found:
+            return found
+    for table in reversed(readings):
+        if isinstance(table.get(keyword), str):
+            return str(table[keyword])
+    return ""
+
+
+def _node_reading(node: Mapping[str, Any], keyword: Any) -> str:
+    assumed = node.get("x-assumed")
+    if isinstance(assumed, str) and assumed:
+        return assumed
+    readings = node.get("x-readings")
+    if isinstance(readings, Mapping) and isinstance(readings.get(keyword), str):
+        return str(readings[keyword])
+    return ""
+
+
+def check_response_schema(
+    exchange: Exchange, operation: Operation, contract: Contract, *, any_success: bool = False
+) -> None:
     """The body is valid against the operation's documented response for its status.
 
     A status the operation does not document fails (the contract lists every answer the spec
     shows or the contract assumes); a documented status without a body schema (204, E7's 201)
-    passes without reading the body.
+    passes without reading the body. With ``any_success`` (the spec shows the body but not the
+    exact status) a 2xx the contract does not document is judged by the documented success. A
+    response whose body the spec does not show (its ``reading``) fails as a
+    :class:`ReadingFailure`.
     """
     response = operation.responses.get(exchange.status)
+    if response is None and any_success and 200 <= exchange.status < 300:
+        response = operation.responses.get(operation.success_status)
     if response is None:
         documented = _statuses(operation.responses)
         raise ConformanceFailure(
@@ -395,6 +542,8 @@ def check_response_schema(exchange: Exchange, operation: Operation, contract: Co
         contract,
         what=f"the HTTP {exchange.status} body",
         spec=response.spec,
+        reading=response.reading,
+        quotes=response.quotes,
     )
 
 
@@ -404,22 +553,56 @@ def accept_fixes(exchange: Exchange) -> frozenset[str]:
     return frozenset(part.strip().lower() for part in value.split(",") if part.strip())
 
 
-def check_error_body(exchange: Exchange, contract: Contract, *, payments: bool) -> None:
-    """The spec 7 error body: ``status`` and ``code`` present, ``status`` equal to the HTTP status;
-    payment operations' bodies may carry ``tppMessages`` (spec 2.6) whose items are checked too."""
+def check_error_body(
+    exchange: Exchange, contract: Contract, *, payments: bool, shown: bool = True
+) -> None:
+    """The error answer's body. Must: a body, when there is one, is JSON (spec introduction).
+    Where the spec shows the error body (``shown``: :data:`ERRORS_SHOWN`), the spec 7 members
+    have their types when present and ``status`` is the HTTP status; that ``status`` and
+    ``code`` are present is our reading (:data:`ERROR_FIELDS_READING`). Payment operations'
+    bodies may carry ``tppMessages`` (spec 2.6) whose codes are spec 7's list. Where the spec
+    shows no error body, the whole spec 7 body is our reading (:data:`ERROR_BODY_READING`):
+    its failures are :class:`ReadingFailure`\\ s."""
+    if not exchange.response_body.strip():
+        raise ReadingFailure(
+            f"the HTTP {exchange.status} error answer has no body",
+            reading=ERROR_BODY_READING if not shown else ERROR_FIELDS_READING,
+            spec="spec 7",
+            sent=exchange,
+            expected="the spec 7 error body",
+        )
     document = check_json_body(exchange, spec="spec 7")
     schema = PAYMENT_ERROR_BODY_SCHEMA if payments else ERROR_BODY_SCHEMA
-    check_schema(exchange, document, schema, contract, what="the error body", spec="spec 7")
-    check_error_status(exchange)
+    check_schema(
+        exchange,
+        document,
+        schema,
+        contract,
+        what="the error body",
+        spec="spec 7",
+        reading="" if shown else ERROR_BODY_READING,
+        quotes=("7-body-intro", "7-codes") if payments else ("7-body-intro",),
+    )
+    check_error_status(exchange, reading="" if shown else ERROR_BODY_READING)
 
 
-def check_error_status(exchange: Exchange) -> None:
+def check_error_status(exchange: Exchange, *, reading: str = "") -> None:
     """The error body's ``status`` is the HTTP status of the answer (spec 7: "HTTP status
-    code"); a body without ``status`` is the schema's business."""
+    code"); a body without ``status`` is the schema's business. With ``reading`` (the spec shows
+    no error body for the operation) a mismatch is a :class:`ReadingFailure`."""
     document = json_document(exchange)
     if not isinstance(document, Mapping) or "status" not in document:
         return
     if document.get("status") != exchange.status:
+        if reading:
+            raise ReadingFailure(
+                f"the error body says status {document.get('status')!r} but the answer is "
+                f"HTTP {exchange.status}",
+                reading=reading,
+                spec="spec 7",
+                sent=exchange,
+                expected="the error body's status is the HTTP status code",
+            )
         raise ConformanceFailure(
             f"the error body says status {document.get('status')!r} but the answer is "
             f"HTTP {exchange.status}",
@@ -435,6 +618,7 @@ def check_error_status(exchange: Exchange) -> None:
                     f"{exchange.status}",
                 ),
             ),
+            quotes=("7-body-status",),
         )
 
 
@@ -542,6 +726,7 @@ def check_json_content_type(exchange: Exchange, *, spec: str = "spec 4.2") -> No
                 f"the header Content-Type is {media or 'absent'}, not application/json",
             ),
         ),
+        quotes=("4.2-negotiation", JSON_QUOTE),
     )
 
 
@@ -567,6 +752,7 @@ def check_sca_redirect(exchange: Exchange, *, spec: str = "spec 5 item 6") -> st
                 "`_links.scaRedirect.href` is missing",
             ),
         ),
+        quotes=("5-6",),
     )
 
 
@@ -687,6 +873,7 @@ def check_all(*checks: Callable[[], object]) -> None:
         ),
         always_must=any(failure.always_must for failure in failures),
         problems=[problem for failure in failures for problem in failure.problems],
+        quotes=tuple(dict.fromkeys(label for failure in failures for label in failure.quotes)),
     )
 
 

@@ -17,7 +17,7 @@ from contextvars import ContextVar
 
 from conformance.checks import ConformanceFailure
 
-__all__ = ["ShouldFindings", "at_should", "collecting_findings"]
+__all__ = ["ShouldFindings", "at_should", "collecting_findings", "record_should"]
 
 _FINDINGS: ContextVar[list[ConformanceFailure] | None] = ContextVar("findings", default=None)
 
@@ -33,18 +33,26 @@ def collecting_findings() -> Iterator[list[ConformanceFailure]]:
         _FINDINGS.reset(token)
 
 
-def at_should(check: Callable[[], object], *, basis: str) -> None:
-    """Run ``check``; a failure is a should finding (``basis``: why the suite chose this), not the
-    end of the scenario. A 5xx is never softened. Outside :func:`collecting_findings` the
-    failure is raised, so nothing is lost."""
+def at_should(check: Callable[[], object], *, reading: str) -> None:
+    """Run ``check``; a failure is a should finding (``reading``: the reading of the spec it rests
+    on, shown as "our reading: ..."), not the end of the scenario. A 5xx is never softened.
+    Outside :func:`collecting_findings` the failure is raised, so nothing is lost."""
     try:
         check()
     except ConformanceFailure as failure:
         findings = _FINDINGS.get()
         if failure.always_must or findings is None:
             raise
-        failure.basis = basis
-        findings.append(failure)
+        record_should(failure, reading)
+
+
+def record_should(failure: ConformanceFailure, reading: str) -> None:
+    """Record ``failure`` as a should finding of the running scenario (raised outside one)."""
+    findings = _FINDINGS.get()
+    if findings is None:
+        raise failure
+    failure.reading = reading
+    findings.append(failure)
 
 
 class ShouldFindings(ConformanceFailure):
@@ -59,7 +67,7 @@ class ShouldFindings(ConformanceFailure):
             sent=first.sent,
             received=first.received,
             expected="\n".join(
-                f"({finding.spec}) {finding.expected} [should: {finding.basis}]"
+                f"({finding.spec}) {finding.expected} [should; our reading: {finding.reading}]"
                 for finding in findings
             ),
             related=tuple(
@@ -69,3 +77,4 @@ class ShouldFindings(ConformanceFailure):
             ),
         )
         self.findings = tuple(findings)
+        self.reading = "; ".join(dict.fromkeys(finding.reading for finding in findings))

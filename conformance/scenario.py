@@ -45,6 +45,8 @@ SECURITY_RULES = frozenset(
         "AUTH-replay",
         "AUTH-date-far-past",
         "AUTH-date-far-future",
+        "AUTH-expired-certificate",
+        "AUTH-certificate-other-ca",
     }
 )
 #: ``must``: the spec states it; ``should``: inferred from a convention where the spec is silent.
@@ -169,6 +171,11 @@ class Scenario:
     ``should``; ``kind`` the runner. ``variant`` names the base request a factory builds (empty:
     the operation's default). ``params`` are runner-specific and immutable; ``assumptions`` are the
     contract's assumption texts the verdict rests on.
+
+    ``quotes`` are the labels of the spec's sentences that state the requirement (``quotes.json``;
+    ``conformance.contract.quoted`` gives their text): every must scenario has at least one, and
+    a must failure shows them. ``reading`` is, for a should scenario, the reading of the spec it
+    rests on, which the reports show as "our reading: ...".
     """
 
     id: str
@@ -183,6 +190,8 @@ class Scenario:
     variant: str = ""
     params: tuple[tuple[str, Any], ...] = ()
     assumptions: tuple[str, ...] = ()
+    quotes: tuple[str, ...] = ()
+    reading: str = ""
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from conformance.errors import ConformanceError
 from conformance.report.compliance import COMPLIANCE_JSON
+from conformance.report.junit import SHOULD_SUITE
 from conformance.report.verdicts import ERROR, FAILED, FAILED_SHOULD, NOT_APPLICABLE, WAIVED
 
 if TYPE_CHECKING:
@@ -109,12 +110,18 @@ def expected_failures(fault: BreaksScenarios | None, refs: Iterable[ScenarioRef]
     )
 
 
+#: How a failure message shows its ground: the quoted sentence (must) or our reading (should).
+_GROUNDS = ("Quoted: ", "Our reading (should): ", "our reading: ")
+
+
 def message_gaps(text: str, spec: str) -> tuple[str, ...]:
-    """What a failure message lacks of: the spec part, what was sent, what came back, the
-    reproduction command (empty when it has them all)."""
+    """What a failure message lacks of: the spec part, the quoted sentence or our reading, what
+    was sent, what came back, the reproduction command (empty when it has them all)."""
     gaps: list[str] = []
     if not spec or spec not in text:
         gaps.append(f"the spec part ({spec or '?'})")
+    if not any(ground in text for ground in _GROUNDS):
+        gaps.append("the quoted sentence or our reading")
     if not _SENT.search(text):
         gaps.append("what was sent")
     if not _RECEIVED.search(text):
@@ -145,7 +152,12 @@ def _failure_texts(junit: Path) -> dict[str, str]:
             ),
             None,
         )
-        if not scenario:
+        if not scenario and case.get("classname") == SHOULD_SUITE:
+            # the "should" suite's cases (report.junit) are named by node id: the scenario id
+            # is the test's parameter
+            name = case.get("name", "")
+            scenario = name[name.find("[") + 1 : -1] if name.endswith("]") else name
+        if not scenario or scenario in texts:
             continue
         for tag in ("failure", "error"):
             element = case.find(tag)
@@ -212,6 +224,8 @@ class Outcome:
     excused: int = 0
     #: A fault none of whose scenarios the run had (a ``-k``/``-m`` selection): not checked.
     unexercised: bool = False
+    #: Whether the run was made with ``--strict`` (the faithful server and should faults).
+    strict: bool = False
 
     @property
     def ok(self) -> bool:
@@ -238,13 +252,15 @@ def compare(
     seconds: float = 0.0,
     exit_code: int | None = None,
     excuse_not_judged: bool = False,
+    strict: bool = False,
 ) -> Outcome:
     """Compare a run with what ``fault`` (None: the faithful server) says must fail.
 
     Only the scenarios of the run count (a ``-k`` selection narrows both sides). A scenario the
     run has but ``refs`` lacks (a conftest's own) is taken at its reported rule and operation.
-    A fault must also fail the run itself at default strictness: at least one of its scenarios
-    fails at must (``exit_code`` 1 when given), not only should findings. With
+    A fault must also fail the run itself: a must fault at default strictness (at least one of
+    its scenarios fails at must, ``exit_code`` 1 when given), not only with should findings; a
+    should fault (``strict``: its run was ``--strict``) with its should findings. With
     ``excuse_not_judged`` (a run under a bank's profile, ``--play``) an expected scenario the
     profile leaves unjudged (not applicable, waived) is excused, not missing.
     """
@@ -287,12 +303,23 @@ def compare(
         reasons=reasons,
         excused=len(named - expected),
         unexercised=fault is not None and not named,
+        strict=strict,
     )
 
 
 # --- the table ------------------------------------------------------------------------------------
 
-_COLUMNS = ("server", "expected", "failed", "missing", "unexpected", "unclear", "time", "result")
+_COLUMNS = (
+    "server",
+    "run",
+    "expected",
+    "failed",
+    "missing",
+    "unexpected",
+    "unclear",
+    "time",
+    "result",
+)
 
 
 def _result(outcome: Outcome) -> str:
@@ -320,6 +347,7 @@ def render_table(outcomes: Sequence[Outcome]) -> str:
     rows = [
         (
             outcome.name,
+            "--strict" if outcome.strict else "default",
             str(len(outcome.expected)),
             str(len(outcome.failed)),
             str(len(outcome.missing)),

@@ -10,6 +10,7 @@ import pytest
 
 from conformance.checks import (
     ConformanceFailure,
+    ReadingFailure,
     accept_fixes,
     check_all,
     check_client_error,
@@ -170,9 +171,13 @@ def test_check_response_schema_lists_every_error_with_its_path(contract: Contrac
     with pytest.raises(ConformanceFailure) as failed:
         check_response_schema(exchange(201, bad), operation, contract)
     text = str(failed.value)
-    assert "breaks its schema in 3 places" in text
+    # the empty paymentId breaks only our reading (x-readings): the stated places are listed
+    assert "breaks its schema in 2 places" in text
     assert "at $.transactionStatus" in text and "at $.psuMessage" in text
-    assert "spec 2.6" in text
+    assert "spec 2.6" in text and "Quoted: spec 4.3 E16" in text
+    with pytest.raises(ReadingFailure) as read:
+        check_response_schema(exchange(201, {**good, "paymentId": ""}), operation, contract)
+    assert "opaque identifier" in read.value.reading
 
 
 def test_check_response_schema_refuses_an_undocumented_status(contract: Contract) -> None:

@@ -186,15 +186,20 @@ def test_every_scenario_is_listed_with_its_verdict_and_reason() -> None:
     assert listed["E18-d-accepted"]["verdict"] == NOT_APPLICABLE
 
 
-def test_findings_are_listed_by_tier_with_the_reason_a_should_is_one() -> None:
-    chosen = "the spec shows no status; the suite chose this one"
+def test_findings_are_listed_by_tier_with_the_quote_or_the_reading() -> None:
+    chosen = "the spec shows no status; we expect this one"
     verdicts = [
         ScenarioVerdict(
             facts("E17-g-rejected", operation="E17", rule="ERR-4-x"),
             FAILED,
             "accepted",
             findings=(
-                Finding("must", "POST accepted (HTTP 201), must be rejected", "spec 7 rule 4"),
+                Finding(
+                    "must",
+                    "POST accepted (HTTP 201), must be rejected",
+                    "spec 7 rule 4",
+                    quotes=("7-rule-4",),
+                ),
                 Finding("should", "no FORMAT_ERROR code", "spec 7 rule 4", chosen),
             ),
         )
@@ -202,12 +207,15 @@ def test_findings_are_listed_by_tier_with_the_reason_a_should_is_one() -> None:
     document = build_document(verdicts, run_info(), load_contract())
     (listed,) = document["scenarios"]
     assert [f["level"] for f in listed["findings"]] == ["must", "should"]
-    assert listed["findings"][1]["basis"] == chosen
+    assert listed["findings"][1]["reading"] == chosen
+    assert listed["findings"][0]["quotes"] == ["7-rule-4"]
+    assert document["quotes"]["7-rule-4"]["text"].startswith("When a periodic payment")
     assert read_findings(verdict_properties(FAILED, "r", verdicts[0].findings)) == (
         verdicts[0].findings
     )
     markdown = render_markdown(document)
     assert "| `E17-g-rejected` | must | POST accepted" in markdown
+    assert 'spec 7 rule 4: "When a periodic payment with frequency MonthlyVariable' in markdown
     assert f"| should | no FORMAT_ERROR code | spec 7 rule 4 | {chosen} |" in markdown
 
 
@@ -370,12 +378,14 @@ def test_every_verdict_has_a_count(verdict: str) -> None:
     assert sum(document["totals"].values()) == 1
 
 
-def test_an_assumed_requirement_grades_its_must_findings_should_but_never_a_server_error() -> None:
+def test_a_should_requirement_grades_its_findings_should_with_its_reading() -> None:
+    """A 5xx too: no sentence of the spec forbids one (E2 and E17 list 500)."""
     findings = (Finding("must", "refused with 401", "spec 4.2"),)
-    assert graded(findings, "must", always_must=False) == findings
-    (softened,) = graded(findings, "should", always_must=False)
-    assert softened.level == "should" and "assumption" in softened.basis
-    assert graded(findings, "should", always_must=True) == findings
+    assert graded(findings, "must") == findings
+    (softened,) = graded(findings, "should", reading="we read it so")
+    assert softened.level == "should" and softened.reading == "we read it so"
+    (unnamed,) = graded(findings, "should")
+    assert "assumption" in unnamed.reading
 
 
 def test_throttled_answers_are_counted_per_scenario_and_per_run() -> None:

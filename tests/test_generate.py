@@ -86,7 +86,11 @@ def test_rule_scenarios_take_their_verdict_from_the_row(
 ) -> None:
     for scenario in (s for s in scenarios if s.kind == "rule"):
         rule = contract.rule(scenario.rule)
-        assert scenario.spec == rule.spec and scenario.level == rule.level
+        assert scenario.spec == rule.spec and scenario.level == rule.level_on(scenario.operation)
+        assert scenario.quotes == (rule.quotes if scenario.level == "must" else ())
+        assert scenario.reading == (
+            rule.reading_on(scenario.operation) if scenario.level == "should" else ""
+        )
         assert scenario.expect.statuses == rule.expected_status
         assert scenario.expect.error_code == rule.expected_code
         assert scenario.param("check") == rule.check
@@ -261,12 +265,14 @@ def test_a_new_rule_row_becomes_a_scenario(tmp_path: Path) -> None:
             "expectedCode": None,
             "stated": "refusal",
             "check": "check_limit",
+            "quotes": ["8-basket"],
         }
     )
     path.write_text(json.dumps(table))
     by_id = {s.id: s for s in build_scenarios(load_contract(root))}
     new = by_id["E16-LIM-basket-size-rejected"]
     assert new.kind == "rule" and new.level == "must" and new.param("check") == "check_limit"
+    assert new.quotes == ("8-basket",)
     # "refusal": the spec states the refusal, the status is the suite's choice
     assert new.expect.chosen == "status"
 

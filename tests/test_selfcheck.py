@@ -37,6 +37,7 @@ POST /v1/payments/norwegian-domestic-credit-transfers answered HTTP 401, expecte
 
 Requirement: ERR-2-kid-invalid (spec 7 rule 2, must): E16 ...
 The spec says (spec 7 rule 2): HTTP 400
+Quoted: spec 7 rule 2: "When a KID is missing or invalid, then the status is 400 ..."
 The target answered: HTTP 401 with {"code": "KID_INVALID"}
 
 Exchange:
@@ -171,6 +172,7 @@ def test_a_complete_message_has_no_gaps() -> None:
     ("cut", "gap"),
     [
         ("spec 7 rule 2", "the spec part (spec 7 rule 2)"),
+        ("Quoted: ", "the quoted sentence or our reading"),
         ("    >>> POST", "what was sent"),
         ("    <<< HTTP 401", "what came back"),
         ("conformance call ", "the reproduction command"),
@@ -181,7 +183,7 @@ def test_each_missing_part_of_a_message_is_named(cut: str, gap: str) -> None:
 
 
 def test_an_empty_message_lacks_everything() -> None:
-    assert len(message_gaps("", "spec 8")) == 4
+    assert len(message_gaps("", "spec 8")) == 5
 
 
 # --- comparing a run ---------------------------------------------------------------------------
@@ -335,6 +337,7 @@ def test_the_table_counts_and_says_mismatch() -> None:
     header, _, first, second = table.splitlines()
     assert header.split() == [
         "server",
+        "run",
         "expected",
         "failed",
         "missing",
@@ -343,8 +346,8 @@ def test_the_table_counts_and_says_mismatch() -> None:
         "time",
         "result",
     ]
-    assert first.split() == [FAITHFUL, "0", "0", "0", "0", "0", "12", "s", "ok"]
-    assert second.split() == ["kid", "2", "1", "1", "0", "0", "0", "s", "MISMATCH"]
+    assert first.split() == [FAITHFUL, "default", "0", "0", "0", "0", "0", "12", "s", "ok"]
+    assert second.split() == ["kid", "default", "2", "1", "1", "0", "0", "0", "s", "MISMATCH"]
     assert render_details(good) == ""
 
 
@@ -420,14 +423,37 @@ def test_reports_that_cannot_be_written_are_refused_before_anything_runs(tmp_pat
         command.selfcheck(args)
 
 
-def test_each_run_is_conformance_run_strict_with_the_fault(tmp_path: Path) -> None:
+def test_each_run_is_conformance_run_with_the_fault_at_its_strictness(tmp_path: Path) -> None:
+    """A must fault runs at default strictness (its run must fail there); a should fault and the
+    faithful server run --strict."""
     line = command.run_command("kid-error-401", tmp_path, "auto", ["-k", "E16"])
     assert line[1:4] == ["-m", "conformance", "run"]
-    assert "--strict" in line  # should-level failures keep their whole message
+    assert FAULTS["kid-error-401"].level == "must" and "--strict" not in line
     assert line[line.index("--fault") + 1] == "kid-error-401"
     assert line[line.index("--reports") + 1] == str(tmp_path)
     assert line[-4:] == ["--", "-q", "-k", "E16"]
-    assert "--fault" not in command.run_command(None, tmp_path, "0", [])
+    faithful = command.run_command(None, tmp_path, "0", [])
+    assert "--fault" not in faithful and "--strict" in faithful
+    assert FAULTS["replay-accepted"].level == "should"
+    assert "--strict" in command.run_command("replay-accepted", tmp_path, "0", [])
+
+
+def test_every_fault_is_graded_and_the_should_ones_are_the_readings() -> None:
+    should = {name for name, fault in FAULTS.items() if fault.level == "should"}
+    assert should == {
+        "stale-date-accepted",
+        "tpp-ownership-unchecked",
+        "psu-ownership-unchecked",
+        "replay-accepted",
+        "amount-precision-unchecked",
+        "past-execution-date-accepted",
+        "periodic-end-before-start-accepted",
+        "day-of-execution-unchecked",
+        "basket-reauthorisation-allowed",
+        "server-error-on-oversized-body",
+        "server-error-on-wrong-content-type",
+        "trace-not-implemented",
+    }
 
 
 @pytest.mark.slow
@@ -446,8 +472,8 @@ def test_a_real_selfcheck_of_two_faults_on_a_few_scenarios(
     assert code == 0, out
     rows = {line.split()[0]: line.split()[1:] for line in out[out.index("server") :].splitlines()
             if line.strip()}  # fmt: skip
-    assert rows[FAITHFUL][:5] == ["0", "0", "0", "0", "0"]
-    assert rows["kid-error-401"][:5] == ["3", "3", "0", "0", "0"]
-    assert rows["allow-periodic-in-basket"][:5] == ["1", "1", "0", "0", "0"]
+    assert rows[FAITHFUL][:6] == ["--strict", "0", "0", "0", "0", "0"]
+    assert rows["kid-error-401"][:6] == ["default", "4", "4", "0", "0", "0"]
+    assert rows["allow-periodic-in-basket"][:6] == ["default", "1", "1", "0", "0", "0"]
     assert (tmp_path / "faithful" / "compliance.json").is_file()
     assert (tmp_path / "kid-error-401" / "run.log").is_file()

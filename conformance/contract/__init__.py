@@ -8,7 +8,7 @@ import functools
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,16 @@ from referencing.exceptions import Unresolvable
 from conformance._data import data_directory
 from conformance.contract.compiled import Check, CheckCompiler
 from conformance.contract.loader import LoadedContract, load, prefix_of
-from conformance.contract.model import Assumption, Operation, Parameter, Response, Rule, Schema
+from conformance.contract.model import (
+    Assumption,
+    FlowRow,
+    Operation,
+    Parameter,
+    Quote,
+    Response,
+    Rule,
+    Schema,
+)
 from conformance.contract.router import Router
 from conformance.contract.validators import ContractValidator, inline_refs
 from conformance.errors import ContractError
@@ -31,12 +40,15 @@ __all__ = [
     "Assumption",
     "Check",
     "Contract",
+    "FlowRow",
     "Operation",
     "Parameter",
+    "Quote",
     "Response",
     "Rule",
     "Schema",
     "load_contract",
+    "quoted",
 ]
 
 #: ``schemas/`` of the checkout, beside the ``conformance`` package.
@@ -47,8 +59,8 @@ TYPES_BASE = "https://psd2-conformance.invalid/schemas/types/"
 ROOT_VARIABLE = "CONFORMANCE_SCHEMAS"
 
 # How :meth:`Contract.resolve` layers keywords written beside a top-level ``$ref``.
-_MERGE_UNION = frozenset({"required"})
-_MERGE_MAPPING = frozenset({"properties", "patternProperties", "$defs"})
+_MERGE_UNION = frozenset({"required", "x-quotes"})
+_MERGE_MAPPING = frozenset({"properties", "patternProperties", "$defs", "x-readings"})
 _IDENTITY_CACHE_LIMIT = 4096
 
 
@@ -68,6 +80,10 @@ class Contract:
         self.spec_parts: Mapping[str, str] = loaded.spec_parts
         #: SHA-256 of the files as read (``_contract_load.contract_digest``).
         self.digest: str = loaded.digest
+        #: The verbatim quotes of the spec by label (``quotes.json``).
+        self.quotes: Mapping[str, Quote] = loaded.quotes
+        #: The flow table (``flows.json``), rows as written (``each`` not yet expanded).
+        self.flows: tuple[FlowRow, ...] = loaded.flows
         self._headers = loaded.headers
         self._headers_folded = {name.lower(): schema for name, schema in loaded.headers.items()}
         self._rules_by_id = {rule.id: rule for rule in loaded.rules}
@@ -113,6 +129,13 @@ class Contract:
         if prefix is None:
             raise KeyError(f"{requirement_id!r} has no prefix listed in spec-parts.json")
         return self.spec_parts[prefix]
+
+    def quoted(self, labels: Iterable[str]) -> tuple[Quote, ...]:
+        """The quotes of ``labels`` in their order; an unknown label is a ``KeyError``."""
+        try:
+            return tuple(self.quotes[label] for label in labels)
+        except KeyError as error:
+            raise KeyError(f"no quote {error.args[0]!r} in quotes.json") from None
 
     # ---------------------------------------------------------------- routing
 
@@ -266,3 +289,11 @@ def _resolved(root: Path) -> Path:
 @functools.cache
 def _load_cached(root: Path) -> Contract:
     return Contract(root, load(root))
+
+
+def quoted(labels: Iterable[str], contract: Contract | None = None) -> tuple[Quote, ...]:
+    """The quotes of the spec that ``labels`` name (``Scenario.quotes``, a failure's quotes), from
+    ``contract`` or the default contract; a label no quote has is left out (a scenario made from
+    another contract), so a report never fails for want of a quote."""
+    quotes = (contract or load_contract()).quotes
+    return tuple(quotes[label] for label in labels if label in quotes)

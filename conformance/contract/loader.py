@@ -24,8 +24,10 @@ from conformance._data import data_directory
 from conformance.contract.model import (
     CHOSEN_OF_STATED,
     Assumption,
+    FlowRow,
     Operation,
     Parameter,
+    Quote,
     Response,
     Rule,
 )
@@ -35,6 +37,8 @@ from conformance.errors import ContractError
 
 #: The suite's own meta-schema, used when a contract directory (a test fixture) has none.
 DEFAULT_META_SCHEMA = data_directory("schemas") / "operation.schema.json"
+#: The flow table's schema, used when a contract directory has none.
+DEFAULT_FLOWS_SCHEMA = data_directory("schemas") / "flows.schema.json"
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 #: A spec reference starts with a part number: "spec 2.7", "spec 7 rule 4", "spec 2.4, spec 4.1".
@@ -50,7 +54,15 @@ _RULE_FIELDS = (
     "stated",
     "check",
 )
-_RULE_OPTIONAL = frozenset({"description", "notes", "note", "assumption"})
+_RULE_OPTIONAL = frozenset(
+    {"description", "notes", "note", "assumption", "quotes", "reading", "readings"}
+)
+#: A quote label: the spec part it comes from first ("7-rule-1", "4.3-E16", "intro-json").
+_QUOTE_LABEL = re.compile(r"^[0-9a-z][A-Za-z0-9.]*(-[A-Za-z0-9.]+)*$")
+#: The spec part of a quote: a numbered part, or the introduction before part 1.
+_QUOTE_PART = re.compile(
+    r"^spec (introduction|[1-9](\.[1-9][0-9]*)*( (item|rule) [1-9]| E[0-9]+)?)$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +76,8 @@ class LoadedContract:
     registry: Registry[Any]
     minor_units: Mapping[str, int]
     spec_parts: Mapping[str, str]
+    quotes: Mapping[str, Quote]
+    flows: tuple[FlowRow, ...]
     digest: str
     """:func:`contract_digest` of the directory, as read."""
 
@@ -244,6 +258,10 @@ def _build_operation(doc: dict[str, Any], file: Path) -> Operation:
             description=r.get("description") or HTTPStatus(int(status)).phrase,
             schema=rewrite_refs(r["schema"], absolute) if "schema" in r else None,
             spec=r["spec"],
+            quotes=tuple(r.get("quotes", ())),
+            status_reading=r.get("statusReading", ""),
+            reading=r.get("reading", ""),
+            sca_redirect=bool(r.get("scaRedirect", False)),
         )
         for status, r in sorted(doc["responses"].items())
     }
@@ -265,6 +283,7 @@ def _build_operation(doc: dict[str, Any], file: Path) -> Operation:
         responses=MappingProxyType(responses),
         assumptions=tuple(Assumption(a["topic"], a["text"]) for a in doc["assumptions"]),
         source=f"operations/{file.name}",
+        headers_quotes=tuple(headers.get("quotes", ())),
     )
 
 
@@ -312,7 +331,11 @@ def _check_operation(
 
 
 def _load_operations(
-    root: Path, headers: Mapping[str, Any], registry: Registry[Any], check: bool = True
+    root: Path,
+    headers: Mapping[str, Any],
+    registry: Registry[Any],
+    quotes: Mapping[str, Quote],
+    check: bool = True,
 ) -> dict[str, Operation]:
     meta = _meta_validator(root)
     folder = root / "operations"
@@ -326,6 +349,7 @@ def _load_operations(
         if error is not None:
             raise fail(root, file, tuple(error.absolute_path), error.message)
         _check_operation(root, file, doc, headers)
+        _check_schema_quotes(root, file, (), doc, quotes)
         for at, schema in _embedded(doc):
             _check_schema(root, file, at, schema, check=check)
             _check_refs(root, file, at, rewrite_refs(schema, absolute), registry)
@@ -459,6 +483,12 @@ def _rule(root: Path, file: Path, index: int, row: Any, context: _RuleContext) -
         raise bad("expectedCode", "an error code such as FORMAT_ERROR, or null")
     if row["stated"] not in CHOSEN_OF_STATED:
         raise bad("stated", f"{row['stated']!r} is not one of {', '.join(CHOSEN_OF_STATED)}")
+    quotes = _rule_quotes(row, bad, context.quotes)
+    readings = row.get("readings", {})
+    if not isinstance(readings, dict) or not all(
+        op in operations and isinstance(text, str) and text.strip() for op, text in readings.items()
+    ):
+        raise bad("readings", "an object: one of the row's operations → the reading it rests on")
     return Rule(
         id=row["id"],
         spec=row["spec"],
@@ -469,13 +499,35 @@ def _rule(root: Path, file: Path, index: int, row: Any, context: _RuleContext) -
         expected_code=row["expectedCode"],
         stated=row["stated"],
         check=row["check"],
+        quotes=quotes,
+        reading=row.get("reading", ""),
+        readings=MappingProxyType(dict(readings)),
     )
+
+
+def _rule_quotes(row: Mapping[str, Any], bad: Any, known: Mapping[str, Quote]) -> tuple[str, ...]:
+    """A row stated by the spec names its quotes; a row resting on a reading names the reading."""
+    quotes = row.get("quotes", [])
+    if not isinstance(quotes, list) or not all(isinstance(label, str) for label in quotes):
+        raise bad("quotes", "a list of quote labels (quotes.json)")
+    for label in quotes:
+        if label not in known:
+            raise bad("quotes", f"quote {label!r} is not in quotes.json")
+    reading = row.get("reading", "")
+    if not isinstance(reading, str):
+        raise bad("reading", "a string: the reading the row rests on")
+    if row["stated"] == "reading" and not reading.strip():
+        raise bad("reading", "a row stated as 'reading' names the reading it rests on")
+    if row["stated"] != "reading" and not quotes:
+        raise bad("quotes", "a row the spec states (not 'reading') quotes the spec (quotes.json)")
+    return tuple(quotes)
 
 
 @dataclass(frozen=True, slots=True)
 class _RuleContext:
     parts: Mapping[str, str]
     operations: Mapping[str, Operation]
+    quotes: Mapping[str, Quote]
 
 
 def _load_rules(root: Path, context: _RuleContext) -> tuple[Rule, ...]:
@@ -494,6 +546,119 @@ def _load_rules(root: Path, context: _RuleContext) -> tuple[Rule, ...]:
         seen[rule.id] = index
         rules.append(rule)
     return tuple(rules)
+
+
+# --------------------------------------------------------------------------- quotes
+
+
+def load_quotes(root: Path) -> dict[str, Quote]:
+    """``quotes.json``: label → the spec part and the verbatim text (``{"quotes": {...}}``)."""
+    file = root / "quotes.json"
+    doc = read_json(root, file)
+    if not isinstance(doc, dict) or not isinstance(doc.get("quotes"), dict):
+        raise fail(root, file, "/quotes", 'expected {"quotes": {label: {"spec", "text"}}}')
+    quotes: dict[str, Quote] = {}
+    for label, entry in doc["quotes"].items():
+        at = ("quotes", label)
+        if not _QUOTE_LABEL.match(label):
+            raise fail(root, file, at, f"{label!r} is not a quote label such as 7-rule-1")
+        if not isinstance(entry, dict) or set(entry) != {"spec", "text"}:
+            raise fail(root, file, at, "a quote is an object with spec and text")
+        if not isinstance(entry["spec"], str) or not _QUOTE_PART.match(entry["spec"]):
+            raise fail(root, file, (*at, "spec"), f"{entry['spec']!r} does not name a spec part")
+        if not isinstance(entry["text"], str) or not entry["text"].strip():
+            raise fail(root, file, (*at, "text"), "the quoted text is a non-empty string")
+        quotes[label] = Quote(label, entry["spec"], entry["text"])
+    return quotes
+
+
+def _check_quote_labels(
+    root: Path, file: Path, at: Pointer, labels: Any, quotes: Mapping[str, Quote]
+) -> None:
+    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+        raise fail(root, file, at, "a list of quote labels (quotes.json)")
+    for index, label in enumerate(labels):
+        if label not in quotes:
+            raise fail(root, file, (*at, index), f"quote {label!r} is not in quotes.json")
+
+
+def _check_schema_quotes(
+    root: Path, file: Path, at: Pointer, node: Any, quotes: Mapping[str, Quote]
+) -> None:
+    """Every ``x-quotes`` of a schema names quotes of ``quotes.json``; every ``x-readings`` maps
+    JSON Schema keywords to a reading."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            _check_schema_quotes(root, file, (*at, index), item, quotes)
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key == "x-quotes":
+            _check_quote_labels(root, file, (*at, key), value, quotes)
+        elif key == "x-readings":
+            if not isinstance(value, dict) or not all(
+                isinstance(text, str) and text.strip() for text in value.values()
+            ):
+                raise fail(root, file, (*at, key), "an object: keyword → the reading it rests on")
+        elif not key.startswith("x-"):
+            _check_schema_quotes(root, file, (*at, key), value, quotes)
+
+
+def _check_operation_quotes(
+    root: Path, operations: Mapping[str, Operation], quotes: Mapping[str, Quote]
+) -> None:
+    for operation in operations.values():
+        file = root / operation.source
+        for status, response in operation.responses.items():
+            at = ("responses", str(status), "quotes")
+            _check_quote_labels(root, file, at, list(response.quotes), quotes)
+        _check_quote_labels(
+            root, file, ("headers", "quotes"), list(operation.headers_quotes), quotes
+        )
+
+
+# --------------------------------------------------------------------------- flows
+
+
+def load_flows(root: Path, quotes: Mapping[str, Quote]) -> tuple[FlowRow, ...]:
+    """``flows.json``, checked by ``flows.schema.json`` (beside it, else the suite's own), every
+    quote label in ``quotes.json``. A row may name operations the contract lacks (a smaller
+    contract): generation leaves such a row out."""
+    file = root / "flows.json"
+    doc = read_json(root, file)
+    schema_file = root / "flows.schema.json"
+    meta = read_json(root, schema_file if schema_file.exists() else DEFAULT_FLOWS_SCHEMA)
+    error = best_match(Draft202012Validator(meta).iter_errors(doc))
+    if error is not None:
+        raise fail(root, file, tuple(error.absolute_path), error.message)
+    rows: list[FlowRow] = []
+    seen: set[tuple[str, str, str]] = set()
+    for index, row in enumerate(doc["flows"]):
+        at = ("flows", index)
+        _check_quote_labels(root, file, (*at, "quotes"), row.get("quotes", []), quotes)
+        key = (row.get("each", ""), row["operation"], row["slug"])
+        if key in seen:
+            raise fail(root, file, at, f"flow {row['operation']}-{row['slug']} repeats a row")
+        seen.add(key)
+        rows.append(
+            FlowRow(
+                operation=row["operation"],
+                slug=row["slug"],
+                name=row["name"],
+                spec=row["spec"],
+                level=row["level"],
+                title=row["title"],
+                steps=tuple(row["steps"]),
+                params=tuple(sorted(row.get("params", {}).items())),
+                needs_sca=row.get("needsSca", False),
+                needs_control=row.get("needsControl", False),
+                quotes=tuple(row.get("quotes", ())),
+                reading=row.get("reading", ""),
+                each=row.get("each", ""),
+            )
+        )
+    return tuple(rows)
 
 
 # --------------------------------------------------------------------------- all of it
@@ -521,9 +686,14 @@ def load(root: Path) -> LoadedContract:
     for name in headers:
         if not re.fullmatch(r"[A-Za-z0-9-]+", name):
             raise fail(root, headers_file, ("$defs", name), "not a header name")
-    operations = _load_operations(root, headers, registry, check)
+    quotes = load_quotes(root)
+    for file, doc in types.values():
+        _check_schema_quotes(root, file, (), doc, quotes)
+    operations = _load_operations(root, headers, registry, quotes, check)
+    _check_operation_quotes(root, operations, quotes)
     parts = load_spec_parts(root)
-    rules = _load_rules(root, _RuleContext(parts, operations))
+    rules = _load_rules(root, _RuleContext(parts, operations, quotes))
+    flows = load_flows(root, quotes)
     return LoadedContract(
         operations=MappingProxyType(operations),
         rules=rules,
@@ -533,4 +703,6 @@ def load(root: Path) -> LoadedContract:
         minor_units=MappingProxyType(_minor_units(root, types)),
         spec_parts=MappingProxyType(parts),
         digest=digest,
+        quotes=MappingProxyType(quotes),
+        flows=flows,
     )

@@ -1,10 +1,11 @@
-"""The contract's parts as frozen values: operations, parameters, responses, rules, assumptions."""
+"""The contract's parts as frozen values: operations, parameters, responses, rules, assumptions,
+quotes of the spec."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import quote
@@ -20,6 +21,16 @@ class Assumption:
     """A choice the spec leaves open ("not shown"), recorded so a verdict can say it rests on it."""
 
     topic: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """One verbatim quote of the spec (``schemas/quotes.json``): a must requirement names the
+    labels of the quotes that state it, and a must failure shows their text."""
+
+    label: str
+    spec: str
     text: str
 
 
@@ -56,6 +67,15 @@ class Response:
     description: str
     schema: Schema | None
     spec: str
+    #: Labels of the quotes that state this answer (its body, its outcome).
+    quotes: tuple[str, ...] = ()
+    #: When the exact status is not shown (a read answering 200, a creation 201): our reading
+    #: of it. The answer's class (2xx) stays must, the exact status is a should.
+    status_reading: str = ""
+    #: When the body is not shown: our reading of it; its schema is judged at should.
+    reading: str = ""
+    #: The 401 that is the SCA redirect form of a success (spec 5 item 6).
+    sca_redirect: bool = False
 
 
 #: What a rule row's ``stated`` may say, and what the suite then chose of the expected answer
@@ -86,11 +106,26 @@ class Rule:
     expected_code: str | None
     stated: str
     check: str
+    #: Labels of the quotes that state the requirement (``quotes.json``); every must row has some.
+    quotes: tuple[str, ...] = ()
+    #: The reading a ``stated: reading`` row rests on ("our reading: ..." in the reports).
+    reading: str = ""
+    #: Operations on which the requirement rests on a reading although the row is stated
+    #: elsewhere (operation id → the reading): graded should there.
+    readings: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def level(self) -> str:
         """``should`` when the requirement rests on the suite's reading, else ``must``."""
         return "should" if self.stated == STATED_READING else "must"
+
+    def level_on(self, operation_id: str) -> str:
+        """The level on one operation: should where the row names a reading for it."""
+        return "should" if operation_id in self.readings else self.level
+
+    def reading_on(self, operation_id: str) -> str:
+        """The reading the requirement rests on for one operation ("" when it is stated)."""
+        return self.readings.get(operation_id, self.reading)
 
     @property
     def chosen(self) -> str:
@@ -118,9 +153,27 @@ class Operation:
     responses: Mapping[int, Response]
     assumptions: tuple[Assumption, ...]
     source: str = ""
+    #: Labels of the quotes that show the operation's header set (its spec 4.2 row).
+    headers_quotes: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"<Operation {self.id} {self.method} {self.path}>"
+
+    @property
+    def sca_redirect_status(self) -> int | None:
+        """The status of the operation's SCA redirect form of a success (spec 5 item 6), if any."""
+        return next((s for s, r in self.responses.items() if r.sca_redirect), None)
+
+    @property
+    def success_responses(self) -> tuple[Response, ...]:
+        """The documented 2xx answers, else the one of ``success_status``."""
+        found = tuple(r for s, r in sorted(self.responses.items()) if 200 <= s < 300)
+        return found or (self.responses[self.success_status],)
+
+    @property
+    def status_reading(self) -> str:
+        """Our reading of the exact success status where the spec shows only the body ("")."""
+        return next((r.status_reading for r in self.success_responses if r.status_reading), "")
 
     @property
     def path_parameters(self) -> tuple[Parameter, ...]:
@@ -150,3 +203,25 @@ class Operation:
         if missing:
             raise ValueError(f"{self.id}: {self.path} needs a value for {', '.join(missing)}")
         return _PLACEHOLDER.sub(lambda m: quote(str(values[m.group(1)]), safe=""), self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRow:
+    """One row of ``flows.json``: a flow of several requests, its level, and the quotes that state
+    its outcome (must) or the reading it rests on (should). ``each`` repeats the row per payment
+    product (``{product}`` in ``operation`` and ``steps``) or per enum value of a query parameter
+    (``{value}`` in ``slug``, ``title`` and ``params``)."""
+
+    operation: str
+    slug: str
+    name: str
+    spec: str
+    level: str
+    title: str
+    steps: tuple[str, ...]
+    params: tuple[tuple[str, str], ...] = ()
+    needs_sca: bool = False
+    needs_control: bool = False
+    quotes: tuple[str, ...] = ()
+    reading: str = ""
+    each: str = ""

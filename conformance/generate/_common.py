@@ -10,7 +10,12 @@ from typing import Any
 from conformance.contract import Contract, Operation
 from conformance.generate.breaking_values import id_safe
 from conformance.generate.mutations import SchemaResolver
-from conformance.scenario import BODY_SCHEMA_ERROR, BODY_SCHEMA_RESPONSE, Expectation
+from conformance.scenario import (
+    BODY_SCHEMA_ERROR,
+    BODY_SCHEMA_RESPONSE,
+    CHOSEN_STATUS,
+    Expectation,
+)
 
 #: The spec 7 code of a payment request that breaks a schema constraint (spec 7 E17 row; the code
 #: list of ``tppMessages`` in spec 7).
@@ -96,10 +101,32 @@ def success_statuses(op: Operation) -> tuple[int, ...]:
 
 
 def success(op: Operation) -> Expectation:
-    """A documented success whose body (when one is documented) validates against its schema."""
+    """A documented success whose body (when one is documented) validates against its schema;
+    where the spec shows the body but not the exact status (``statusReading``), a 2xx is must
+    and the exact status a should (``chosen``)."""
     statuses = success_statuses(op)
     with_body = any(op.responses[s].schema is not None for s in statuses if s in op.responses)
-    return Expectation(statuses, None, BODY_SCHEMA_RESPONSE if with_body else None)
+    chosen = CHOSEN_STATUS if op.status_reading else ""
+    return Expectation(statuses, None, BODY_SCHEMA_RESPONSE if with_body else None, chosen)
+
+
+def success_quotes(op: Operation) -> tuple[str, ...]:
+    """The quotes that state the operation's success (its 2xx answers, and the SCA redirect
+    form where it has one)."""
+    responses = [*op.success_responses]
+    if op.sca_redirect_status is not None:
+        responses.append(op.responses[op.sca_redirect_status])
+    return tuple(dict.fromkeys(label for response in responses for label in response.quotes))
+
+
+def reading_of(op: Operation) -> str:
+    """Our reading behind an operation the spec only names or implies (its request, answer and
+    header set are the contract's assumptions)."""
+    return (
+        f"{op.id} is an operation the spec only names or implies (spec 4.1: 'Their request and "
+        "response shapes: not shown'); it takes the request and gives the answer the contract "
+        "assumes for it"
+    )
 
 
 def rejection(

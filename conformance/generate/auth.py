@@ -57,52 +57,88 @@ class AuthCase:
     what: str
     body_only: bool = False
     needs_trust_anchor: bool = False
+    #: The spec's sentences that state the refusal (``quotes.json``); none: ``reading``.
+    quotes: tuple[str, ...] = ()
+    #: The reading a case rests on where no sentence states it (graded should).
+    reading: str = ""
 
 
 #: The rejected cases, in the order of spec 5.
 CASES: tuple[AuthCase, ...] = (
-    AuthCase("no-certificate", "spec 5 item 1", "no TPP-Signature-Certificate header"),
-    AuthCase("no-signature", "spec 5 item 2", "no Signature header"),
+    AuthCase(
+        "no-certificate",
+        "spec 5 item 1",
+        "no TPP-Signature-Certificate header",
+        quotes=("5-every", "5-1"),
+    ),
+    AuthCase("no-signature", "spec 5 item 2", "no Signature header", quotes=("5-every", "5-2")),
     AuthCase(
         "keyid-serial-mismatch",
         "spec 5 item 2",
         "a keyId whose SN is not the certificate's serial number",
+        quotes=("5-2-keyid",),
     ),
     AuthCase(
-        "keyid-ca-mismatch", "spec 5 item 2", "a keyId whose CA is not the certificate's issuer"
+        "keyid-ca-mismatch",
+        "spec 5 item 2",
+        "a keyId whose CA is not the certificate's issuer",
+        quotes=("5-2-keyid",),
     ),
     AuthCase(
         "wrong-algorithm",
         "spec 5 item 2",
         "an algorithm (hmac-sha256) that is not the certificate's rsa-sha256",
+        quotes=("5-2-algorithm",),
     ),
     AuthCase(
         "headers-list-incomplete",
         "spec 5 item 2",
         "a signed headers list that leaves out x-request-id although it is sent",
+        quotes=("5-2-headers",),
     ),
     AuthCase(
-        "wrong-key", "spec 5 item 2", "a signature made with a key that is not the certificate's"
+        "wrong-key",
+        "spec 5 item 2",
+        "a signature made with a key that is not the certificate's",
+        quotes=("5-every", "5-2-value"),
     ),
-    AuthCase("no-digest", "spec 5 item 4", "a body but no Digest header", body_only=True),
-    AuthCase("stale-digest", "spec 5 item 4", "a Digest of another body", body_only=True),
+    AuthCase(
+        "no-digest",
+        "spec 5 item 4",
+        "a body but no Digest header",
+        body_only=True,
+        quotes=("5-4", "4.2-digest"),
+    ),
+    AuthCase(
+        "stale-digest",
+        "spec 5 item 4",
+        "a Digest of another body",
+        body_only=True,
+        quotes=("5-4", "4.2-digest"),
+    ),
     AuthCase(
         "body-changed-after-signing",
         "spec 5 item 4",
         "a body changed after the Digest and Signature were made",
         body_only=True,
+        quotes=("5-4", "5-2-value"),
     ),
     AuthCase(
         "expired-certificate",
         "spec 5 item 1",
         "a signing certificate that has expired",
         needs_trust_anchor=True,
+        reading="only a certificate within its validity period authenticates (RFC 5280 path "
+        "validation); spec 5 items 1 and 2 say only that the TPP sends its signing certificate "
+        "and signs with it",
     ),
     AuthCase(
         "certificate-other-ca",
         "spec 5 item 1",
         "a well-formed certificate from a CA the target does not trust",
         needs_trust_anchor=True,
+        reading="only a certificate issued by a CA the bank trusts authenticates; spec 5 items 1 "
+        "and 2 say only that the TPP sends its signing certificate and signs with it",
     ),
 )
 
@@ -115,9 +151,13 @@ def _refused(statuses: tuple[int, ...]) -> Expectation:
 
 
 def _rejected(op: Operation, context: Context, case: AuthCase) -> Scenario:
-    level = "must"
+    reading = case.reading
     if case.name == "no-digest" and not requires_header(op, "Digest"):
-        level = "should"  # spec 4.2 leaves Digest out of this operation's required list
+        reading = (  # spec 4.2 leaves Digest out of this operation's required list
+            f"{op.id} refuses a body without Digest although spec 4.2 leaves Digest out of its "
+            "required headers"
+        )
+    level = "should" if reading else "must"
     return Scenario(
         id=scenario_id(op.id, "auth", case.name, "rejected"),
         operation=op.id,
@@ -130,6 +170,8 @@ def _rejected(op: Operation, context: Context, case: AuthCase) -> Scenario:
         variant=base_variant(op, context),
         params=params(case=case.name, needs_trust_anchor=case.needs_trust_anchor),
         assumptions=(_STATUS_ASSUMPTION,),
+        quotes=() if reading else case.quotes,
+        reading=reading,
     )
 
 
@@ -152,6 +194,8 @@ def _missing_role(op: Operation, context: Context) -> Iterator[Scenario]:
             f"PSD2 practice: {op.family} operations need a certificate with the {role} role; "
             "the spec names no roles.",
         ),
+        reading=f"{op.family} operations need a certificate with the PSD2 role {role} (PSD2 "
+        "practice, ETSI TS 119 495); the spec names no roles",
     )
 
 
@@ -191,6 +235,7 @@ def _security(
         variant=base_variant(op, context),
         params=params(case=name, **extra),
         assumptions=assumptions,
+        reading=assumptions[0],
     )
 
 
@@ -275,7 +320,16 @@ def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
     ok: Expectation = success(op)
     variant = base_variant(op, context)
 
-    def scenario(name: str, spec: str, level: str, title: str, **extra: object) -> Scenario:
+    def scenario(
+        name: str,
+        spec: str,
+        level: str,
+        title: str,
+        *,
+        quotes: tuple[str, ...] = (),
+        reading: str = "",
+        **extra: object,
+    ) -> Scenario:
         return Scenario(
             id=scenario_id(op.id, "auth", name, "accepted"),
             operation=op.id,
@@ -287,15 +341,24 @@ def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
             expect=ok,
             variant=variant,
             params=params(case=name, **extra),
+            quotes=quotes,
+            reading=reading,
         )
 
     if has_body(op):
-        yield scenario("sha512-digest", "spec 5 item 4", "must", "a request with a SHA-512 Digest")
+        yield scenario(
+            "sha512-digest",
+            "spec 5 item 4",
+            "must",
+            "a request with a SHA-512 Digest",
+            quotes=("5-4", "4.2-digest"),
+        )
     yield scenario(
         "rfc2047-signature",
         "spec 5 item 3",
         "must",
         "a Signature header MIME-encoded per RFC 2047 (its keyId names a CA with a UTF-8 name)",
+        quotes=("5-3",),
         needs_trust_anchor=True,
     )
     yield scenario(
@@ -303,6 +366,8 @@ def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
         "spec 5 item 3",
         "should",
         "a signed X-Request-ID with a UTF-8 value sent RFC 2047-encoded",
+        reading="spec 5 item 3 speaks of values in the Signature header; a signed header sent "
+        "RFC 2047-encoded is verified on its encoded form and accepted",
         header="X-Request-ID",
     )
     if takes_header(op, "X-PSU-IDENTITY") and takes_header(op, "PSU-ID"):
@@ -311,6 +376,8 @@ def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
             "spec 5 item 5",
             "should",
             "a PSU identified by X-PSU-IDENTITY instead of PSU-ID",
+            reading="a request naming the PSU by X-PSU-IDENTITY alone (spec 5 item 5) is accepted "
+            "where the contract makes PSU-ID required (spec 4.2's row for E16 and E18)",
         )
 
 

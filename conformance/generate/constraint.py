@@ -11,9 +11,11 @@ from conformance.generate._common import (
     FORMAT_ERROR,
     PAYMENT_FAMILIES,
     Context,
+    is_spec_operation,
     merge_texts,
     op_assumptions,
     pointer_label,
+    reading_of,
     rejection,
     scenario_id,
 )
@@ -24,7 +26,7 @@ from conformance.generate.mutations import (
     parameter_constraints,
 )
 from conformance.generate.variants import base_variant
-from conformance.scenario import CHOSEN_STATUS, Scenario
+from conformance.scenario import CHOSEN_CODE, CHOSEN_STATUS, Scenario
 
 __all__ = ["UNKNOWN_PATH_VALUE_STATUSES", "generate"]
 
@@ -32,20 +34,43 @@ __all__ = ["UNKNOWN_PATH_VALUE_STATUSES", "generate"]
 UNKNOWN_PATH_VALUE_STATUSES = (400, 403, 404)
 
 
+#: The reading behind a payment path with a product the bank does not offer.
+UNKNOWN_PRODUCT_READING = (
+    "a payments path naming a product the bank does not offer is refused; spec 4.1 names the "
+    "product identifier, and spec 7 shows '403 (for example PRODUCT_INVALID)' for E17 without "
+    "saying when"
+)
+#: Payment operations whose format errors the spec shows as 400 (spec 7, E17 row: "400 (for
+#: example FORMAT_ERROR)"): the status is stated there, the code an example.
+STATUS_SHOWN = frozenset({"E17"})
+
+
+def _reading(op: Operation, broken: BrokenConstraint) -> str:
+    """The reading a constraint scenario rests on ("" when the spec states the constraint)."""
+    if broken.mutation.target == "path":
+        return UNKNOWN_PRODUCT_READING
+    if not is_spec_operation(op):
+        return reading_of(op)
+    texts = (*broken.assumed, *op_assumptions(op, "request"))
+    return "; ".join(dict.fromkeys(texts))
+
+
 def _scenario(op: Operation, context: Context, broken: BrokenConstraint) -> Scenario:
     mutation = broken.mutation
     field = pointer_label(mutation.target, mutation.pointer)
     payments = op.family in PAYMENT_FAMILIES
-    # The spec states the field (and so that a request breaking it is refused); where it shows no
-    # status (everywhere but payments) the status is the suite's choice, judged at should.
-    # A constraint or request shape that is itself assumed makes the whole scenario should.
-    assumed = bool(broken.assumed or op_assumptions(op, "request"))
-    level = "should" if assumed else "must"
+    # The spec states the field (and so that a request breaking it is refused): a 4xx with a JSON
+    # body is must. The exact status is stated for E17 only (spec 7: 400, "for example
+    # FORMAT_ERROR"); elsewhere it, and the code everywhere, are the suite's choice (should).
+    # A constraint, a request shape or an operation that is itself our reading makes the whole
+    # scenario should.
+    reading = _reading(op, broken)
+    level = "should" if reading else "must"
     if mutation.target == "path":
         expect = rejection(op, UNKNOWN_PATH_VALUE_STATUSES, chosen=CHOSEN_STATUS)
         outcome = f"is answered {'/'.join(map(str, UNKNOWN_PATH_VALUE_STATUSES))}"
     else:
-        chosen = "" if payments else CHOSEN_STATUS
+        chosen = CHOSEN_CODE if op.id in STATUS_SHOWN else CHOSEN_STATUS
         expect = rejection(op, (400,), FORMAT_ERROR if payments else None, chosen=chosen)
         outcome = "is rejected with 400" + (" FORMAT_ERROR" if payments else "")
     if mutation.target == "body":
@@ -66,6 +91,8 @@ def _scenario(op: Operation, context: Context, broken: BrokenConstraint) -> Scen
         mutation=mutation,
         variant=base_variant(op, context, mutation.pointer if mutation.target == "body" else ()),
         assumptions=merge_texts(broken.assumed, status_assumptions),
+        quotes=() if reading else broken.quotes,
+        reading=reading,
     )
 
 
@@ -88,6 +115,7 @@ def generate(context: Context) -> Iterator[Scenario]:
                     name=parameter.name,
                     spec=parameter.spec,
                     required=parameter.required,
+                    quotes=tuple(parameter.schema.get("x-quotes", ())),
                 )
             )
         for broken in found:

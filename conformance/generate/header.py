@@ -10,6 +10,7 @@ from conformance.contract import Operation
 from conformance.generate._common import (
     SIGNATURE_HEADERS,
     Context,
+    is_spec_operation,
     merge_texts,
     op_assumptions,
     params,
@@ -17,7 +18,7 @@ from conformance.generate._common import (
     scenario_id,
     takes_header,
 )
-from conformance.generate.mutations import parameter_constraints
+from conformance.generate.mutations import BrokenConstraint, parameter_constraints
 from conformance.generate.variants import base_variant
 from conformance.scenario import CHOSEN_STATUS, Mutation, Scenario
 
@@ -37,7 +38,37 @@ def required_set_assumed(op: Operation) -> bool:
     return bool(op_assumptions(op, "required-headers"))
 
 
+#: Sandbox operations the spec only names: spec 7 rule 7 ("the sandbox receives a malformed
+#: PSU-ID") covers their PSU-ID although their header set is not shown.
+SANDBOX_PSU_ID_RULE = "7-rule-7"
+
+
+def _missing_reading(op: Operation) -> str:
+    """The reading a missing-header scenario rests on: the operation's header set is not shown."""
+    if required_set_assumed(op):
+        return "; ".join(op_assumptions(op, "required-headers"))
+    if not op.headers_quotes:
+        return (
+            f"spec 4.2 shows no header row for {op.id}; we expect the required headers the "
+            "contract lists for it"
+        )
+    return ""
+
+
+def _malformed_reading(op: Operation, name: str, broken: BrokenConstraint) -> str:
+    """The reading a malformed-header scenario rests on ("" when the spec states it)."""
+    if broken.assumed:
+        return "; ".join(broken.assumed)
+    if is_spec_operation(op) or (name == "PSU-ID" and op.family == "sandbox"):
+        return ""
+    return (
+        f"spec 4.2 does not show {op.id}'s header set (spec 4.1: 'only named'); we expect it to "
+        f"take {name} and check its value"
+    )
+
+
 def _missing(op: Operation, context: Context) -> Iterator[Scenario]:
+    reading = _missing_reading(op)
     for name in op.required_headers:
         if name.lower() in SIGNATURE_HEADERS:
             continue
@@ -46,7 +77,7 @@ def _missing(op: Operation, context: Context) -> Iterator[Scenario]:
             operation=op.id,
             rule="HDR-required",
             spec=op.headers_spec,
-            level="should" if required_set_assumed(op) else "must",
+            level="should" if reading else "must",
             kind="header",
             title=(
                 f"{op.id} {op.name}: a request without the required header {name} "
@@ -64,6 +95,8 @@ def _missing(op: Operation, context: Context) -> Iterator[Scenario]:
                 ),
                 op_assumptions(op, *HEADER_TOPICS),
             ),
+            quotes=() if reading else (*op.headers_quotes, "4.2-required-intro"),
+            reading=reading,
         )
 
 
@@ -76,12 +109,16 @@ def _malformed(op: Operation, context: Context) -> Iterator[Scenario]:
         for broken in parameter_constraints(
             schema, context.resolver, target="header", name=name, spec=spec
         ):
+            reading = _malformed_reading(op, name, broken)
+            quotes = broken.quotes
+            if name == "PSU-ID" and op.family == "sandbox":
+                quotes = (*quotes, SANDBOX_PSU_ID_RULE)
             yield Scenario(
                 id=scenario_id(op.id, "header", name, broken.label, "rejected"),
                 operation=op.id,
                 rule=f"HDR-{broken.mutation.keyword}",
                 spec=broken.spec,
-                level="should" if broken.assumed else "must",
+                level="should" if reading else "must",
                 kind="header",
                 title=(
                     f"{op.id} {op.name}: header {name} {broken.description}; "
@@ -91,6 +128,8 @@ def _malformed(op: Operation, context: Context) -> Iterator[Scenario]:
                 mutation=broken.mutation,
                 variant=base_variant(op, context),
                 assumptions=merge_texts(broken.assumed, op_assumptions(op, *HEADER_TOPICS)),
+                quotes=() if reading else quotes,
+                reading=reading,
             )
 
 
@@ -129,6 +168,7 @@ def _corporate_without_id(
             "'Corporate user' (spec 7 rule 3) is read as a request in the corporate context: "
             "PSU-Context CORPORATE with the identity of a corporate sandbox customer's member.",
         ),
+        quotes=("7-rule-3", "5-5"),
     )
 
 

@@ -60,7 +60,9 @@ class BrokenConstraint:
     ``label`` is ``<keyword>-<value or size>`` (``maxLength-71``, ``enum-ZZ``, ``required``),
     the tail of a scenario id; ``spec`` the nearest ``x-spec`` at or above the constraint;
     ``description`` a phrase for a title ("71 characters, over maxLength 70"); ``assumed`` the
-    ``x-assumed`` texts of the schemas the constraint rests on.
+    ``x-assumed`` texts of the schemas the constraint rests on, and the ``x-readings`` entry of
+    its keyword at or above it; ``quotes`` the ``x-quotes`` labels of the schemas on the way
+    down (the sentences of the spec that state the constraint).
     """
 
     mutation: Mutation
@@ -68,6 +70,7 @@ class BrokenConstraint:
     spec: str
     description: str
     assumed: tuple[str, ...] = ()
+    quotes: tuple[str, ...] = ()
 
 
 class SchemaResolver:
@@ -135,18 +138,37 @@ class _Site:
     pointer: Pointer
     spec: str
     assumed: tuple[str, ...] = ()
+    quotes: tuple[str, ...] = ()
+    readings: tuple[tuple[str, str], ...] = ()
 
     def enter(self, schema: Schema) -> _Site:
-        """This site seen from inside ``schema``: its ``x-spec`` and ``x-assumed`` added."""
+        """This site seen from inside ``schema``: its ``x-spec``, ``x-assumed``, ``x-quotes`` and
+        ``x-readings`` added (``x-readings``: keyword → reading, for this schema's own keywords)."""
+        quotes = schema.get("x-quotes")
+        readings = schema.get("x-readings")
         return _Site(
             self.target,
             self.pointer,
             _spec_of(schema, self.spec),
             (*self.assumed, *_assumed(schema)),
+            tuple(dict.fromkeys((*self.quotes, *(quotes if isinstance(quotes, list) else ())))),
+            (
+                *self.readings,
+                *(
+                    (str(keyword), str(text))
+                    for keyword, text in (readings.items() if isinstance(readings, Mapping) else ())
+                ),
+            ),
         )
 
     def below(self, part: str | int) -> _Site:
-        return _Site(self.target, (*self.pointer, part), self.spec, self.assumed)
+        """A member or item of this site: its ``x-readings`` stay behind (they name keywords of
+        this schema), its ``x-assumed`` and ``x-quotes`` go along."""
+        return _Site(self.target, (*self.pointer, part), self.spec, self.assumed, self.quotes)
+
+    def reading_of(self, keyword: str) -> tuple[str, ...]:
+        """The ``x-readings`` texts recorded for ``keyword`` at or above this site."""
+        return tuple(text for name, text in self.readings if name == keyword)
 
 
 class _Walker:
@@ -155,8 +177,10 @@ class _Walker:
     def __init__(self, resolver: SchemaResolver) -> None:
         self.resolver = resolver
 
-    def body(self, schema: Schema, spec: str) -> Iterator[BrokenConstraint]:
-        yield from self._node(schema, _Site("body", (), spec), depth=0)
+    def body(
+        self, schema: Schema, spec: str, quotes: tuple[str, ...] = ()
+    ) -> Iterator[BrokenConstraint]:
+        yield from self._node(schema, _Site("body", (), spec, quotes=quotes), depth=0)
 
     def value(self, schema: Schema, site: _Site) -> Iterator[BrokenConstraint]:
         """Constraints of one text value (query or path parameter, header)."""
@@ -184,6 +208,8 @@ class _Walker:
             child = properties.get(name)
             # "required (assumed ...)" is written on the member, so its own notes count here
             extra = _assumed(child) if isinstance(child, Mapping) else ()
+            member = self.resolver(child) if isinstance(child, Mapping) else {}
+            member_quotes = member.get("x-quotes")
             yield _broken(
                 site,
                 (name,),
@@ -193,6 +219,7 @@ class _Walker:
                 "required",
                 f"without the required member {name}",
                 extra,
+                tuple(member_quotes) if isinstance(member_quotes, list) else (),
             )
         if schema.get("additionalProperties") is False:
             yield _broken(
@@ -410,6 +437,7 @@ def _broken(
     label: str,
     description: str,
     extra_assumed: tuple[str, ...] = (),
+    extra_quotes: tuple[str, ...] = (),
 ) -> BrokenConstraint:
     mutation = Mutation(
         target=site.target,
@@ -418,8 +446,9 @@ def _broken(
         value=value,
         keyword=keyword,
     )
-    assumed = tuple(dict.fromkeys((*site.assumed, *extra_assumed)))
-    return BrokenConstraint(mutation, label, site.spec, description, assumed)
+    assumed = tuple(dict.fromkeys((*site.assumed, *site.reading_of(keyword), *extra_assumed)))
+    quotes = tuple(dict.fromkeys((*site.quotes, *extra_quotes)))
+    return BrokenConstraint(mutation, label, site.spec, description, assumed, quotes)
 
 
 def _spec_of(schema: Schema, inherited: str) -> str:
@@ -464,14 +493,18 @@ def _any_of_formats(schema: Schema) -> tuple[str, ...]:
 
 
 def body_constraints(
-    schema: Schema, resolver: SchemaResolver, *, spec: str = DEFAULT_SPEC
+    schema: Schema,
+    resolver: SchemaResolver,
+    *,
+    spec: str = DEFAULT_SPEC,
+    quotes: tuple[str, ...] = (),
 ) -> tuple[BrokenConstraint, ...]:
     """Every constraint of a request body schema, each broken alone, in document order.
 
     ``spec`` is the part used where neither the constraint's schema nor any schema above it has an
     ``x-spec``. Array bodies (E5, E7, E15) are walked through their first item (pointer ``0``).
     """
-    return tuple(_Walker(resolver).body(schema, spec))
+    return tuple(_Walker(resolver).body(schema, spec, quotes))
 
 
 def parameter_constraints(
@@ -482,14 +515,16 @@ def parameter_constraints(
     name: str,
     spec: str,
     required: bool = False,
+    quotes: tuple[str, ...] = (),
 ) -> tuple[BrokenConstraint, ...]:
-    """The constraints of one query or path parameter or header value, each broken alone.
+    """The constraints of one query or path parameter or header value, each broken alone;
+    ``quotes`` are the labels that state the parameter (its operation's).
 
     Values are the text to send. A required query parameter or header also yields its removal.
     Path segments yield no ``type``, ``minLength`` or ``maxLength`` mutation: every segment is text,
     and an empty one changes the path rather than the value.
     """
-    site = _Site(target, (name,), spec)
+    site = _Site(target, (name,), spec, quotes=tuple(quotes))
     found: list[BrokenConstraint] = []
     if required and target != "path":
         found.append(_broken(site, (), "remove", None, "required", "required", f"without {name}"))

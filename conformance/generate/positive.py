@@ -13,8 +13,10 @@ from conformance.generate._common import (
     is_spec_operation,
     op_assumptions,
     pointer_label,
+    reading_of,
     scenario_id,
     success,
+    success_quotes,
 )
 from conformance.generate.breaking_values import id_safe
 from conformance.generate.mutations import DEFAULT_SPEC
@@ -26,11 +28,28 @@ __all__ = ["MAX_SWEEP_VALUES", "generate"]
 #: Enums with more values than this are not swept value by value.
 MAX_SWEEP_VALUES = 32
 
-_TOPICS = ("path", "product", "request", "response", "parameter")
+_TOPICS = ("path", "product", "request", "response", "parameter", "status")
+#: The quotes of the optional headers a positive scenario sends (spec 4.2).
+_HEADER_QUOTES = {
+    "TPP-Redirect-Preferred": ("4.2-tpp-redirect-preferred", "4.2-row-E16"),
+    "TPP-Brand-Logging-Information": ("4.2-row-E16",),
+}
 
 
 def _level(op: Operation) -> str:
     return "must" if is_spec_operation(op) else "should"
+
+
+def _graded(op: Operation, *extra: str) -> dict[str, Any]:
+    """``level``, ``quotes`` and ``reading`` of a positive scenario: an operation of the spec
+    quotes its success (and the member swept); one it only names rests on our reading."""
+    if is_spec_operation(op):
+        return {
+            "level": "must",
+            "quotes": tuple(dict.fromkeys((*success_quotes(op), *extra))),
+            "reading": "",
+        }
+    return {"level": "should", "quotes": (), "reading": reading_of(op)}
 
 
 def _variant_slug(variant: str) -> str:
@@ -48,7 +67,6 @@ def _base_requests(op: Operation, context: Context) -> Iterator[Scenario]:
             operation=op.id,
             rule=f"POS-{op.id}",
             spec=op.spec,
-            level=_level(op),
             kind="positive",
             title=(
                 f"{op.id} {op.name}: {described} is answered {'/'.join(map(str, expect.statuses))} "
@@ -57,6 +75,7 @@ def _base_requests(op: Operation, context: Context) -> Iterator[Scenario]:
             expect=expect,
             variant=variant,
             assumptions=op_assumptions(op, *_TOPICS),
+            **_graded(op),
         )
 
 
@@ -66,15 +85,16 @@ def _enum_members(
     pointer: tuple[str | int, ...],
     spec: str,
     depth: int,
-) -> Iterator[tuple[tuple[str | int, ...], tuple[Any, ...], str, bool]]:
-    """``(pointer, values, spec, is_array_of_values)`` for each short enum of a body schema."""
+) -> Iterator[tuple[tuple[str | int, ...], tuple[Any, ...], str, bool, tuple[str, ...]]]:
+    """``(pointer, values, spec, is_array_of_values, quotes)`` for each short enum of a body
+    schema (``quotes``: the member's own ``x-quotes``)."""
     if depth > 12:
         return
     effective = context.resolver(schema)
     spec = str(effective.get("x-spec") or spec)
     values = effective.get("enum")
     if isinstance(values, list) and 1 < len(values) <= MAX_SWEEP_VALUES:
-        yield pointer, tuple(values), spec, False
+        yield pointer, tuple(values), spec, False, tuple(effective.get("x-quotes", ()))
     for name, child in effective.get("properties", {}).items():
         if isinstance(child, Mapping):
             yield from _enum_members(child, context, (*pointer, name), spec, depth + 1)
@@ -83,7 +103,14 @@ def _enum_members(
         item_schema = context.resolver(items)
         item_values = item_schema.get("enum")
         if isinstance(item_values, list) and 1 < len(item_values) <= MAX_SWEEP_VALUES:
-            yield pointer, tuple(item_values), str(item_schema.get("x-spec") or spec), True
+            quotes = (*effective.get("x-quotes", ()), *item_schema.get("x-quotes", ()))
+            yield (
+                pointer,
+                tuple(item_values),
+                str(item_schema.get("x-spec") or spec),
+                True,
+                tuple(quotes),
+            )
         else:
             yield from _enum_members(items, context, (*pointer, 0), spec, depth + 1)
 
@@ -94,7 +121,7 @@ def _body_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
     expect = success(op)
     skipped = ENUM_VARIANTS.get(op.id, (None,))[0]
     members = _enum_members(op.request_schema, context, (), op.request_spec or DEFAULT_SPEC, 0)
-    for pointer, values, spec, as_list in members:
+    for pointer, values, spec, as_list, quotes in members:
         if pointer == (skipped,):
             continue  # its values are base requests of their own (variants)
         field = pointer_label("body", pointer)
@@ -105,7 +132,6 @@ def _body_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 operation=op.id,
                 rule=f"POS-{op.id}",
                 spec=spec,
-                level=_level(op),
                 kind="positive",
                 title=(
                     f"{op.id} {op.name}: {field} = {value!r}, one of the values the spec lists, "
@@ -117,6 +143,7 @@ def _body_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 ),
                 variant=base_variant(op, context, pointer),
                 assumptions=op_assumptions(op, *_TOPICS),
+                **_graded(op, *quotes),
             )
 
 
@@ -141,7 +168,6 @@ def _query_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 operation=op.id,
                 rule=f"POS-{op.id}",
                 spec=parameter.spec,
-                level=_level(op),
                 kind="positive",
                 title=f"{op.id} {op.name}: query parameter {parameter.name}={value} is accepted",
                 expect=expect,
@@ -154,6 +180,7 @@ def _query_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 ),
                 variant=base_variant(op, context),
                 assumptions=op_assumptions(op, *_TOPICS),
+                **_graded(op, *parameter.schema.get("x-quotes", ())),
             )
 
 
@@ -184,7 +211,6 @@ def _header_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 operation=op.id,
                 rule=f"POS-{op.id}",
                 spec=str(schema.get("x-spec") or op.headers_spec),
-                level=_level(op),
                 kind="positive",
                 title=f"{op.id} {op.name}: the optional header {name}: {value} is accepted",
                 expect=expect,
@@ -197,6 +223,7 @@ def _header_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 ),
                 variant=base_variant(op, context),
                 assumptions=op_assumptions(op, *_TOPICS, "headers", "required-headers"),
+                **_graded(op, *_HEADER_QUOTES.get(name, ())),
             )
 
 

@@ -15,7 +15,13 @@ from conformance.generate._common import (
     scenario_id,
 )
 from conformance.generate.variants import base_variant
-from conformance.scenario import BODY_SCHEMA_ERROR, BODY_SCHEMA_RESPONSE, Expectation, Scenario
+from conformance.scenario import (
+    BODY_SCHEMA_ERROR,
+    BODY_SCHEMA_RESPONSE,
+    CHOSEN_STATUS,
+    Expectation,
+    Scenario,
+)
 
 __all__ = ["BODY_CASES", "OVERSIZED_BODY_BYTES", "BodyCase", "generate"]
 
@@ -33,19 +39,50 @@ DOCUMENTED_NOT_FOUND = {"E2": "RESOURCE_UNKNOWN"}
 
 @dataclass(frozen=True)
 class BodyCase:
-    """A broken body: id slug, rule ``ROB-<name>``, what is sent, accepted statuses."""
+    """A broken body: id slug, rule ``ROB-<name>``, what is sent, accepted statuses; the quotes
+    that state its refusal (must: a 4xx with a JSON body, the status chosen), or the reading
+    it rests on (should)."""
 
     name: str
     what: str
     statuses: tuple[int, ...]
+    quotes: tuple[str, ...] = ()
+    reading: str = ""
 
 
+#: Spec introduction: "Request and response bodies are JSON."
+_JSON = ("intro-json",)
 BODY_CASES: tuple[BodyCase, ...] = (
-    BodyCase("malformed-json", "a body that is not valid JSON", (400,)),
-    BodyCase("empty-body", "an empty body", (400,)),
-    BodyCase("wrong-content-type", "a JSON body sent as text/plain", (400, 415)),
-    BodyCase("invalid-utf8", "a body with bytes that are not UTF-8", (400,)),
-    BodyCase("oversized-body", "a JSON body of more than 1 MiB", (400, 413)),
+    BodyCase("malformed-json", "a body that is not valid JSON", (400,), quotes=_JSON),
+    BodyCase(
+        "empty-body",
+        "an empty body",
+        (400,),
+        reading="a request that needs a body and sends none is refused with the spec 7 body",
+    ),
+    BodyCase(
+        "wrong-content-type",
+        "a JSON body sent as text/plain",
+        (400, 415),
+        reading="a JSON body declared as text/plain is refused; spec 4.2 makes Content-Type an "
+        "optional header and states no refusal",
+    ),
+    BodyCase("invalid-utf8", "a body with bytes that are not UTF-8", (400,), quotes=_JSON),
+    BodyCase(
+        "oversized-body",
+        "a JSON body of more than 1 MiB",
+        (400, 413),
+        reading="a body of more than 1 MiB is refused with a 4xx; the spec states no size limit",
+    ),
+)
+_UNKNOWN_PATH_READING = "a path no operation has is answered 404 with the spec 7 error body"
+_UNKNOWN_ID_READING = (
+    "an unknown resource id in the path is answered 404 with the spec 7 error body; the spec "
+    "shows that answer for E2 only (spec 7: 404 RESOURCE_UNKNOWN)"
+)
+_METHOD_READING = (
+    "a method the path does not take is answered 405 with Allow (RFC 9110); the spec shows no "
+    "such answer"
 )
 
 
@@ -56,6 +93,9 @@ def _scenario(
     rule: str,
     title: str,
     statuses: tuple[int, ...],
+    *,
+    quotes: tuple[str, ...] = (),
+    reading: str = "",
     **extra: object,
 ) -> Scenario:
     return Scenario(
@@ -63,12 +103,14 @@ def _scenario(
         operation=op.id,
         rule=f"ROB-{rule}",
         spec="spec 7",
-        level="should",
+        level="must" if quotes else "should",
         kind="robustness",
         title=f"{op.id} {op.name}: {title}",
-        expect=Expectation(statuses, None, BODY_SCHEMA_ERROR),
+        expect=Expectation(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS if quotes else ""),
         variant=base_variant(op, context),
         params=params(case=rule, **extra),
+        quotes=quotes,
+        reading="" if quotes else reading,
     )
 
 
@@ -85,6 +127,8 @@ def _body_cases(op: Operation, context: Context) -> Iterator[Scenario]:
             f"{case.what} is answered {'/'.join(map(str, case.statuses))} "
             "with the spec 7 error body",
             case.statuses,
+            quotes=case.quotes,
+            reading=case.reading,
             **extra,
         )
 
@@ -119,6 +163,7 @@ def _wrong_method(
         "wrong-method",
         f"{method} on this path is answered 405",
         (405,),
+        reading=_METHOD_READING,
         method=method,
     )
     yield _scenario(
@@ -128,6 +173,7 @@ def _wrong_method(
         "allow-header",
         f"the 405 answer to {method} lists the allowed methods in Allow ({', '.join(allowed)})",
         (405,),
+        reading=_METHOD_READING,
         method=method,
         allowed=tuple(allowed),
     )
@@ -139,6 +185,8 @@ def _wrong_method(
         "TRACE, which no operation takes, is answered 405 listing the allowed methods in Allow "
         f"({', '.join(allowed)}), not 501 (RFC 9110 section 15.5.6)",
         (405,),
+        reading="TRACE, which no operation takes, is answered 405 with Allow, not 501 (RFC 9110 "
+        "section 15.5.6); the spec says nothing of TRACE",
         method="TRACE",
         allowed=tuple(allowed),
     )
@@ -152,6 +200,7 @@ def _unknown_path(op: Operation, context: Context) -> Iterator[Scenario]:
         "unknown-path",
         f"an unknown segment appended to the path (/{UNKNOWN_SEGMENT}) is answered 404",
         (404,),
+        reading=_UNKNOWN_PATH_READING,
         segment=UNKNOWN_SEGMENT,
     )
     code = DOCUMENTED_NOT_FOUND.get(op.id)
@@ -167,6 +216,7 @@ def _unknown_path(op: Operation, context: Context) -> Iterator[Scenario]:
             f"an unknown {parameter.name} ({UNKNOWN_ID}) is answered 404"
             + (f" {code} (spec 7)" if code else ""),
             (404,),
+            reading=_UNKNOWN_ID_READING,
             parameter=parameter.name,
             value=UNKNOWN_ID,
         )
@@ -176,6 +226,8 @@ def _unknown_path(op: Operation, context: Context) -> Iterator[Scenario]:
                 level="must",
                 spec="spec 7",
                 expect=Expectation((404,), code, BODY_SCHEMA_RESPONSE),
+                quotes=("7-E2", "4.3-E2"),
+                reading="",
             )
         yield scenario
 

@@ -35,12 +35,13 @@ def generate(context: Context) -> Iterator[Scenario]:
             answer = "/".join(map(str, rule.expected_status))
             code = f" {rule.expected_code}" if rule.expected_code else ""
             precondition = f" Given {rule.precondition}." if rule.precondition else ""
+            level = rule.level_on(op.id)
             yield Scenario(
                 id=scenario_id(op.id, rule.id, outcome),
                 operation=op.id,
                 rule=rule.id,
                 spec=rule.spec,
-                level=rule.level,
+                level=level,
                 kind="rule",
                 title=(
                     f"{op.id} {op.name}:{precondition} When we {rule.action}, "
@@ -51,4 +52,6 @@ def generate(context: Context) -> Iterator[Scenario]:
                 params=params(
                     check=rule.check, precondition=rule.precondition or "", action=rule.action
                 ),
+                quotes=rule.quotes if level == "must" else (),
+                reading=rule.reading_on(op.id) if level == "should" else "",
             )

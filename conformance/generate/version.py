@@ -38,6 +38,9 @@ class Effect:
     title: str
     level: str
     setup: tuple[str, ...] = ()
+    #: The spec's sentences that state the effect (must), or the reading it rests on (should).
+    quotes: tuple[str, ...] = ()
+    reading: str = ""
 
 
 #: Spec 9's x-accept-fix values and where their effect is visible.
@@ -49,6 +52,7 @@ EFFECTS: Mapping[str, tuple[Effect, ...]] = {
             "amounts-are-strings",
             "transaction amounts are JSON strings with the currency's number of decimals",
             "must",
+            quotes=("4.2-x-accept-fix", "9-accept-fix", "2.1-amount"),
         ),
     ),
     # spec 8 / spec 9: account name up to 70 characters (1.7.6)
@@ -57,8 +61,10 @@ EFFECTS: Mapping[str, tuple[Effect, ...]] = {
             "E12",
             "account-name-up-to-70",
             "an account name of 70 characters (SA) reads back whole from E12",
-            "must",
+            "should",
             ("SCU", "SA"),
+            reading="spec 8 extends the 'account details' name to 70 characters; that E12's "
+            "sandbox accountName (created with SA's assumed body) is that name is our reading",
         ),
     ),
     # spec 9: ISO-compliant cashAccountType (1.16.1, future breaking change)
@@ -69,6 +75,8 @@ EFFECTS: Mapping[str, tuple[Effect, ...]] = {
             "cashAccountType is an ISO 20022 cash account type code",
             "should",
             ("SCU", "SA"),
+            reading="spec 9 names the value (ISO-compliant cashAccountType, a future breaking "
+            "change) without showing its effect: we expect an ISO 20022 code",
         ),
     ),
     # spec 9: originalAmount and transactionAmount switched on card transactions (1.6.3)
@@ -80,6 +88,8 @@ EFFECTS: Mapping[str, tuple[Effect, ...]] = {
             "with the same read without the value",
             "should",
             ("SCU", "SCA", "E5"),
+            reading="spec 9 names the value without showing its effect: we read it as the two "
+            "amounts of a card transaction switched",
         ),
     ),
 }
@@ -108,6 +118,8 @@ def _fix_scenario(
     level: str,
     *,
     name: str | None = None,
+    quotes: tuple[str, ...] = (),
+    reading: str = "",
     **extra: Any,
 ) -> Scenario:
     """A request with ``x-accept-fix: value``; ``name`` replaces the value in the id and rule."""
@@ -124,6 +136,8 @@ def _fix_scenario(
         mutation=_header(value),
         variant=base_variant(op, context),
         params=params(value=value, **extra),
+        quotes=quotes,
+        reading=reading,
     )
 
 
@@ -141,6 +155,8 @@ def _known_value_scenarios(context: Context) -> Iterator[Scenario]:
                         "accepted",
                         "the request is accepted",
                         "should",
+                        reading=f"a request opting in to {value} (spec 9 names it) is accepted "
+                        "where the effect is not shown",
                         effect="accepted",
                     )
             continue
@@ -153,6 +169,8 @@ def _known_value_scenarios(context: Context) -> Iterator[Scenario]:
                     effect.effect,
                     effect.title,
                     effect.level,
+                    quotes=effect.quotes,
+                    reading=effect.reading,
                     effect=effect.effect,
                     steps=effect.setup,
                 )
@@ -168,6 +186,8 @@ def _unknown_value(op: Operation, context: Context) -> Iterator[Scenario]:
             "a value no release defines, the request is answered as without it",
             "should",
             name="unknown-value",
+            reading="an x-accept-fix value no release defines is ignored (spec 9 names the known "
+            "values and says nothing of others)",
             effect="ignored",
         )
 
@@ -195,6 +215,9 @@ def _deprecated_members(op: Operation, context: Context) -> Iterator[Scenario]:
             expect=success(op),
             variant=base_variant(op, context, (name,)),
             params=params(member=name),
+            quotes=tuple(
+                dict.fromkeys((*context.resolver(schema).get("x-quotes", ()), "9-deprecated"))
+            ),
         )
 
 
@@ -212,6 +235,8 @@ def _without_prefix(op: Operation, context: Context) -> Iterator[Scenario]:
         expect=Expectation((404,)),
         variant=base_variant(op, context),
         params=params(strip_prefix=_PREFIX),
+        reading="a path without the /v1 prefix (spec 9: 'The interface is under the path "
+        "prefix /v1') is answered 404",
     )
 
 

@@ -111,11 +111,11 @@ def _found(item: pytest.Item) -> list[Finding]:
 
 def _is_should(failure: BaseException, facts: ScenarioFacts) -> bool:
     """Whether a failure is a should finding: only the scenario's chosen part failed, or the
-    whole scenario rests on an assumption (level should) and the failure is not one that no
-    grading softens (a 5xx)."""
+    whole scenario rests on a reading of the spec (level should; a 5xx there too: no sentence
+    of the spec forbids one)."""
     if isinstance(failure, ShouldFindings) or getattr(failure, "tier", "must") == "should":
         return True
-    return facts.level == "should" and not getattr(failure, "always_must", False)
+    return facts.level == "should"
 
 
 def _phase_verdict(
@@ -138,17 +138,18 @@ def _phase_verdict(
         report.longrepr = text  # the message is the report; the traceback is the suite's business
         reason = first_line(text)
         failure = excinfo.value
-        always_must = bool(getattr(failure, "always_must", False))
-        found = graded(getattr(failure, "findings", ()), facts.level, always_must=always_must)
+        found = graded(getattr(failure, "findings", ()), facts.level, reading=facts.reading)
         item.stash[_FOUND] = list(found)
         item.stash[_REPLAY] = reproduce_line(text)
         if _is_should(excinfo.value, facts) and not strict_run(item.config):
             # The must tier held: the test passes, with its should findings attached (the
             # terminal, the compliance matrix and JUnit's "should" suite list them).
             report.outcome = "passed"
+            reading = str(getattr(failure, "reading", "") or facts.reading)
             vars(report).update(
                 should_findings=reason,
                 should_text=text,
+                should_reading=reading,
                 should_causes=[list(pair) for pair in cause_properties(found)],
                 scenario=facts.id,
             )
@@ -239,7 +240,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section("should findings", sep="-", yellow=True)
         for report in terminalreporter.stats[SHOULD_CATEGORY]:
             scenario = getattr(report, "scenario", report.nodeid)
-            terminalreporter.line(f"SHOULD {scenario} - {report.should_findings}")
+            reading = getattr(report, "should_reading", "")
+            terminalreporter.line(
+                f"SHOULD {scenario} - {report.should_findings}"
+                + (f" (our reading: {reading})" if reading else "")
+            )
     if (should or terminalreporter.stats.get(SHOULD_CATEGORY)) and not strict_run(config):
         terminalreporter.line(
             "(should findings are reported, not counted: --conformance-strict, or conformance "

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from conformance.checks import quote_lines
 from conformance.report.masking import scrub
 from conformance.scenario import SECURITY_RULES
 
@@ -75,6 +76,11 @@ def _description(scenario: Scenario) -> str:
         + " or ".join(str(status) for status in expect.statuses)
         + (f" with code {expect.error_code}" if expect.error_code else ""),
     ]
+    if scenario.quotes:
+        lines += ["", "**The spec says**:", ""]
+        lines += [f"- {line.removeprefix('Quoted: ')}" for line in quote_lines(scenario.quotes)]
+    if scenario.reading:
+        lines += ["", f"**Our reading** (should): {scenario.reading}"]
     if scenario.assumptions:
         lines += ["", "**Rests on these assumptions**:", ""]
         lines += [f"- {text}" for text in scenario.assumptions]
@@ -88,7 +94,8 @@ def attach_findings(findings: Sequence[Finding]) -> None:
         return
     lines = [
         f"[{finding.level}] {finding.title} ({finding.spec})"
-        + (f"\n        should, because {finding.basis}" if finding.basis else "")
+        + (f"\n        our reading: {finding.reading}" if finding.reading else "")
+        + "".join(f"\n        {line}" for line in quote_lines(finding.quotes))
         for finding in findings
     ]
     allure.attach(

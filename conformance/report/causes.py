@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.contract import quoted
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
     FAILED,
@@ -41,11 +42,14 @@ def spec_quote(facts: ScenarioFacts, finding: Finding) -> str:
     """The verbatim sentence or table row of interface.md that states what ``finding`` broke in
     the scenario of ``facts``, for its cause's entry; "" where none is known.
 
-    The one place the reports get a cause's quote from: the scenarios' quotes (labels resolved
-    to text through ``conformance.contract``) are wired in here, and every report shows what it
-    returns. Until then it returns "" and the entry names the spec part (``finding.spec``).
+    The one place the reports get a cause's quote from: the finding's quote labels, else its
+    scenario's, resolved to text through ``conformance.contract`` (``quotes.json``). A should
+    finding has none: it rests on a reading, which its cause names instead.
     """
-    return ""
+    if finding.level != "must":
+        return ""
+    labels = finding.quotes or facts.quotes
+    return " ".join(f'{quote.spec}: "{quote.text}"' for quote in quoted(labels))
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,8 @@ class Cause:
     title: str
     spec: str
     quote: str
-    #: Why a should finding is one (its reading); "" for must.
-    basis: str
+    #: The reading a should finding rests on ("our reading: ..."); "" for must.
+    reading: str
     rules: tuple[str, ...]
     operations: tuple[str, ...]
     scenarios: tuple[str, ...]
@@ -74,7 +78,7 @@ class Cause:
             "title": self.title,
             "spec": self.spec,
             "quote": self.quote,
-            "basis": self.basis,
+            "reading": self.reading,
             "rules": list(self.rules),
             "operations": list(self.operations),
             "scenarios": list(self.scenarios),
@@ -124,7 +128,7 @@ def _cause(
         title=finding.title,
         spec=finding.spec,
         quote=spec_quote(example.facts, finding),
-        basis=finding.basis,
+        reading=finding.reading,
         rules=tuple(sorted({verdict.facts.rule for verdict, _ in pairs})),
         operations=tuple(operations),
         scenarios=scenarios,
@@ -154,8 +158,8 @@ def terminal_lines(cause: Mapping[str, Any], number: int) -> list[str]:
         f"  operations: {', '.join(cause['operations'])}; rules: {', '.join(cause['rules'])}",
         f"  spec: {cause['spec']}" + (f': "{cause["quote"]}"' if cause["quote"] else ""),
     ]
-    if cause["basis"]:
-        lines.append(f"  should, because {cause['basis']}")
+    if cause["reading"]:
+        lines.append(f"  our reading: {cause['reading']}")
     example = cause["example"]
     lines.append(f"  example: {example['scenario']}")
     exchange = _request_and_answer(example["exchange"].splitlines())

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance import SPEC_VERSION, __version__
+from conformance.contract import quoted
 from conformance.contract.identifiers import mask_identity
 from conformance.report.causes import causes_of
 from conformance.report.compliance_page import render_html, render_markdown
@@ -256,6 +257,8 @@ def build_document(
                 "reason": scrub(verdict.reason),
                 "duration": round(verdict.duration, 4),
                 "assumptions": ids,
+                "quotes": list(facts.quotes),
+                "reading": facts.reading,
                 "findings": [finding.as_dict() for finding in verdict.findings],
                 "retries": verdict.retries,
                 "reproduce": scrub(verdict.reproduce),
@@ -304,6 +307,22 @@ def build_document(
         "not_judged": _not_judged(ordered),
         "scenarios": scenarios,
         "assumptions": assumptions.listed(),
+        "quotes": _quotes_of(scenarios, contract),
+    }
+
+
+def _quotes_of(scenarios: Iterable[Mapping[str, Any]], contract: Contract | None) -> dict[str, Any]:
+    """Every quote of the spec a scenario or finding of the run names: label → spec and text."""
+    labels = dict.fromkeys(
+        label
+        for scenario in scenarios
+        for label in (
+            *scenario["quotes"],
+            *(label for finding in scenario["findings"] for label in finding["quotes"]),
+        )
+    )
+    return {
+        quote.label: {"spec": quote.spec, "text": quote.text} for quote in quoted(labels, contract)
     }
 
 

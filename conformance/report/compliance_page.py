@@ -100,6 +100,21 @@ class Section:
     blocks: tuple[Block, ...] = ()
 
 
+def _quoted(
+    document: Mapping[str, Any],
+    scenario: Mapping[str, Any],
+    finding: Mapping[str, Any] | None = None,
+) -> str:
+    """The quoted sentences of a must failure: its must finding's quotes, else the scenario's."""
+    if finding is None:
+        finding = next((f for f in scenario.get("findings", ()) if f["level"] == "must"), None)
+    labels = (finding or {}).get("quotes") or scenario.get("quotes", ())
+    quotes = document.get("quotes", {})
+    return " ".join(
+        f'{quotes[label]["spec"]}: "{quotes[label]["text"]}"' for label in labels if label in quotes
+    )
+
+
 def _listed(scenarios: Sequence[Mapping[str, Any]], verdict: str) -> list[Mapping[str, Any]]:
     return [scenario for scenario in scenarios if scenario["verdict"] == verdict]
 
@@ -255,8 +270,8 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
             (causes_summary(causes, "must"),) if failures else ("None.",),
             _FAILURE_HEADER if uncaused else (),
             tuple(_failure_row(document, s) for s in uncaused),
-            frozenset({0, 5}),
-            folded=frozenset({5}),
+            frozenset({0, 6}),
+            folded=frozenset({6}),
             blocks=_cause_blocks(document, causes),
         )
     )
@@ -268,13 +283,13 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
     ]
     sections.append(
         Section(
-            "Should findings (what the suite chose, or what rests on an assumption)",
+            "Should findings (what rests on our reading of the spec, named)",
             (causes_summary(should_causes, "should"),)
             if should_causes or should_only
             else ("None.",),
-            ("scenario", "operation", "finding", "spec") if should_only else (),
+            ("scenario", "operation", "finding", "spec", "our reading") if should_only else (),
             tuple(
-                (s["id"], _name(document, s["operation"]), s["reason"], s["spec"])
+                (s["id"], _name(document, s["operation"]), s["reason"], s["spec"], s["reading"])
                 for s in should_only
             ),
             frozenset({0}),
@@ -333,11 +348,18 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
     if found:
         sections.append(
             Section(
-                "Findings (must: the spec states it; should: the suite chose it, or it rests on "
-                "an assumption)",
-                header=("scenario", "tier", "finding", "spec", "should, because", "cause"),
+                "Findings (must: the spec states it, quoted; should: it rests on our reading, "
+                "named)",
+                header=("scenario", "tier", "finding", "spec", "quoted, or our reading", "cause"),
                 rows=tuple(
-                    (s["id"], f["level"], f["title"], f["spec"], f["basis"], f.get("cause", ""))
+                    (
+                        s["id"],
+                        f["level"],
+                        f["title"],
+                        f["spec"],
+                        f["reading"] or _quoted(document, s, f),
+                        f.get("cause", ""),
+                    )
                     for s, f in found
                 ),
                 code=frozenset({0}),
@@ -426,8 +448,8 @@ def _cause_blocks(
             "Requirements: " + ", ".join(cause["rules"]),
             f"Spec: {spec}",
         ]
-        if cause["basis"]:
-            text.append(f"Should, because {cause['basis']}")
+        if cause["reading"]:
+            text.append(f"Our reading: {cause['reading']}")
         text.append(f"Example: {example['scenario']}")
         if example["reproduce"]:
             text.append(f"Replay it: {example['reproduce']}")
@@ -464,7 +486,15 @@ def _md_cell(text: Any, code: bool = False) -> str:
 
 #: The must-failure table's columns: the requirement in words (what a compliance officer needs),
 #: what the target did, and the replay command last (folded in the HTML page).
-_FAILURE_HEADER = ("scenario", "operation", "requirement", "spec", "the target", "replay")
+_FAILURE_HEADER = (
+    "scenario",
+    "operation",
+    "requirement",
+    "spec",
+    "the target",
+    "the spec says (quoted)",
+    "replay",
+)
 
 #: The heading of the column of assumption ids, saying what the ids are.
 _ASSUMPTION_HEADING = "rests on assumptions (listed at the end)"
@@ -479,6 +509,7 @@ def _failure_row(document: Mapping[str, Any], scenario: Mapping[str, Any]) -> tu
         scenario.get("title", ""),
         scenario["spec"],
         scenario["reason"],
+        _quoted(document, scenario),
         scenario["reproduce"],
     )
 

@@ -99,6 +99,8 @@ _REPRODUCE = "reproduce"
 _CAUSE = "cause"
 _CAUSE_SUMMARY = "cause_summary"
 _NOT_JUDGED = "not_judged"
+_QUOTE = "quote"
+_READING = "reading"
 #: The line a failure message puts before its replay command (checks.ConformanceFailure).
 _REPRODUCE_HEADING = "Reproduce with:"
 _FIELDS = ("operation", "rule", "spec", "level", "kind", "title")
@@ -107,39 +109,56 @@ _FIELDS = ("operation", "rule", "spec", "level", "kind", "title")
 @dataclass(frozen=True)
 class Finding:
     """One finding of a scenario, as the reports list it: its tier (``must``: the spec states
-    it; ``should``: the suite chose it, or the requirement rests on an assumption), what is
-    wrong (the exact place and value), the spec part, for a should finding why it is one, and
-    the id of its cause (``conformance.problems.cause_id``: the findings of one cause are one
-    entry in every report)."""
+    it; ``should``: it rests on our reading of the spec), what is wrong (the exact place and
+    value), the spec part, for a must finding the labels of the quotes that state it
+    (``quotes.json``), for a should finding the reading it rests on ("our reading: ..."), and the
+    id of its cause (``conformance.problems.cause_id``: the findings of one cause are one entry in
+    every report)."""
 
     level: str
     title: str
     spec: str
-    basis: str = ""
+    reading: str = ""
+    quotes: tuple[str, ...] = ()
     cause: str = ""
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "level": self.level,
             "title": self.title,
             "spec": self.spec,
-            "basis": self.basis,
+            "reading": self.reading,
+            "quotes": list(self.quotes),
             "cause": self.cause,
         }
 
+    @classmethod
+    def from_dict(cls, item: Mapping[str, Any]) -> Finding:
+        return cls(
+            str(item["level"]),
+            str(item["title"]),
+            str(item["spec"]),
+            str(item.get("reading", "")),
+            tuple(item.get("quotes", ())),
+            str(item.get("cause", "")),
+        )
 
-#: Why a failure of a should-level scenario is a should finding.
-ASSUMED_BASIS = "the requirement rests on the suite's assumption (listed with the scenario)"
+
+#: The reading of a should-level scenario's failure when the scenario names none.
+ASSUMED_READING = "the requirement rests on the suite's assumption (listed with the scenario)"
 
 
-def graded(findings: Iterable[Finding], level: str, *, always_must: bool) -> tuple[Finding, ...]:
+def graded(findings: Iterable[Finding], level: str, *, reading: str = "") -> tuple[Finding, ...]:
     """``findings`` as a scenario of ``level`` reports them: in a should-level scenario (one
-    whose requirement rests on an assumption) must findings become should ones, unless the
-    failure is one no grading softens (a 5xx)."""
-    if level != "should" or always_must:
+    whose requirement rests on a reading of the spec) every finding is a should one, resting on
+    the scenario's ``reading``; a 5xx there is not promoted (the spec states no rule against it:
+    E2 and E17 list 500)."""
+    if level != "should":
         return tuple(findings)
     return tuple(
-        Finding("should", f.title, f.spec, f.basis or ASSUMED_BASIS, f.cause)
+        Finding(
+            "should", f.title, f.spec, f.reading or reading or ASSUMED_READING, f.quotes, f.cause
+        )
         if f.level == "must"
         else f
         for f in findings
@@ -185,6 +204,10 @@ class ScenarioFacts:
     kind: str
     title: str
     assumptions: tuple[str, ...] = ()
+    #: Labels of the quotes that state the requirement (must scenarios).
+    quotes: tuple[str, ...] = ()
+    #: The reading the requirement rests on (should scenarios).
+    reading: str = ""
 
     @classmethod
     def of(cls, scenario: Scenario) -> ScenarioFacts:
@@ -197,13 +220,19 @@ class ScenarioFacts:
             kind=scenario.kind,
             title=scenario.title,
             assumptions=tuple(scenario.assumptions),
+            quotes=tuple(scenario.quotes),
+            reading=scenario.reading,
         )
 
     def properties(self) -> list[tuple[str, str]]:
-        """The facts as ``user_properties`` pairs (strings only: JUnit and xdist carry them)."""
+        """The facts as ``user_properties`` pairs (strings only: JUnit and xdist carry them);
+        a quote travels as its label and its text (``quote``: ``label: spec: text``)."""
         pairs = [(_SCENARIO, self.id)]
         pairs += [(name, getattr(self, name)) for name in _FIELDS]
         pairs += [(_ASSUMPTION, text) for text in self.assumptions]
+        pairs += [(_QUOTE, _quote_property(label)) for label in self.quotes]
+        if self.reading:
+            pairs.append((_READING, self.reading))
         return pairs
 
     @classmethod
@@ -211,9 +240,15 @@ class ScenarioFacts:
         """The facts back from a report's ``user_properties``; None for a test of no scenario."""
         values: dict[str, str] = {}
         assumptions: list[str] = []
+        quotes: list[str] = []
+        reading = ""
         for name, value in properties:
             if name == _ASSUMPTION:
                 assumptions.append(str(value))
+            elif name == _QUOTE:
+                quotes.append(str(value).partition(":")[0])
+            elif name == _READING:
+                reading = str(value)
             elif name == _SCENARIO or name in _FIELDS:
                 values.setdefault(name, str(value))
         if _SCENARIO not in values:
@@ -221,8 +256,18 @@ class ScenarioFacts:
         return cls(
             id=values[_SCENARIO],
             assumptions=tuple(assumptions),
+            quotes=tuple(quotes),
+            reading=reading,
             **{name: values.get(name, "") for name in _FIELDS},
         )
+
+
+def _quote_property(label: str) -> str:
+    """``label: spec part: "text"`` for JUnit's ``<property name="quote">``."""
+    from conformance.contract import quoted  # the default contract, loaded once per process
+
+    found = quoted((label,))
+    return f'{label}: {found[0].spec}: "{found[0].text}"' if found else label
 
 
 @dataclass(frozen=True)
@@ -346,7 +391,7 @@ def read_findings(properties: Iterable[tuple[str, Any]]) -> tuple[Finding, ...]:
     """The findings a teardown report carries (none when it carries none)."""
     for name, value in properties:
         if name == _FINDINGS:
-            return tuple(Finding(**item) for item in json.loads(str(value)))
+            return tuple(Finding.from_dict(item) for item in json.loads(str(value)))
     return ()
 
 

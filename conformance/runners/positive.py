@@ -54,4 +54,5 @@ def check_fee_indicator(exchange: Exchange) -> None:
             spec="spec 2.6",
             sent=exchange,
             expected="transactionFeeIndicator is true when the payment incurs a fee",
+            quotes=("2.6-fee-indicator", "2.6-fees"),
         )

@@ -60,7 +60,7 @@ def test_scenario(
     except ConformanceFailure as failure:
         judged = [*failure.related, *((failure.sent,) if failure.sent is not None else ())]
         findings = _findings(failure, scenario.rule)
-        shown = graded(findings, scenario.level, always_must=failure.always_must)
+        shown = graded(findings, scenario.level, reading=scenario.reading)
         allure_report.attach_findings(shown)
         raise ReportedFailure(
             _reported_text(failure, judged, ctx) + cause_lines(shown),
@@ -84,17 +84,30 @@ def _findings(failure: ConformanceFailure, rule: str) -> list[Finding]:
         musts: list[Finding] = []
     else:
         shoulds = failure.should_findings
-        musts = _of_problems("must", failure, rule)
+        musts = _of_problems("must", failure, rule, quotes=failure.quotes)
     return musts + [
-        finding for item in shoulds for finding in _of_problems("should", item, rule, item.basis)
+        finding
+        for item in shoulds
+        for finding in _of_problems("should", item, rule, item.reading, item.quotes)
     ]
 
 
 def _of_problems(
-    level: str, failure: ConformanceFailure, rule: str, basis: str = ""
+    level: str,
+    failure: ConformanceFailure,
+    rule: str,
+    reading: str = "",
+    quotes: Sequence[str] = (),
 ) -> list[Finding]:
     return [
-        Finding(level, scrub(problem.detail), failure.spec, basis, cause_id(problem, rule))
+        Finding(
+            level,
+            scrub(problem.detail),
+            failure.spec,
+            reading,
+            tuple(quotes),
+            cause_id(problem, rule),
+        )
         for problem in unique_problems(failure.problems, rule)
     ]
 

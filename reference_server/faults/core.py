@@ -29,6 +29,7 @@ ERROR_ANSWER_RULES: tuple[str, ...] = (
     "E-day-of-execution-in-month",
     "E-execution-date-not-past",
     "E-logical-duplicate-refused",
+    "E-logical-duplicate-refused-when-false",
     "E-periodic-end-not-before-start",
     "ERR-1-reference-mix-invalid",
     "ERR-2-*",
@@ -38,6 +39,7 @@ ERROR_ANSWER_RULES: tuple[str, ...] = (
     "ERR-6-*",
     "ERR-7-*",
     "HDR-*",
+    "LIM-amount-19-integer-digits",
     "LIM-amount-precision-18-scale-5",
     "LIM-bank-transaction-code-length-request",
     "LIM-basket-max-10-payments",
@@ -66,36 +68,42 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "spec 4.2 Digest / spec 5 part 4",
         "accepts a Digest header that does not match the body",
         rules=("AUTH-stale-digest", "AUTH-body-changed-after-signing"),
+        level="must",
     ),
     Fault(
         "accept-any-signature",
         "spec 5 part 2",
         "accepts a Signature whose value does not verify with the certificate",
         rules=("AUTH-wrong-key",),
+        level="must",
     ),
     Fault(
         "ignore-required-header",
         "spec 4.2 required headers",
         "does not refuse a request that lacks a required header",
         rules=("HDR-required",),
+        level="must",
     ),
     Fault(
         "accept-keyid-mismatch",
         "spec 5 part 2 keyId",
         "accepts a keyId whose serial or CA does not match the certificate",
         rules=("AUTH-keyid-serial-mismatch", "AUTH-keyid-ca-mismatch"),
+        level="must",
     ),
     Fault(
         "stale-date-accepted",
         "spec 5 part 2 (the signed Date; freshness not stated: security, should)",
         "accepts a signed request whose Date lies far outside the allowed clock skew (a replay)",
         rules=("AUTH-date-far-*",),
+        level="should",
     ),
     Fault(
         "tpp-ownership-unchecked",
         "spec 5 part 1 (the TPP its certificate names; ownership not stated: security, should)",
         "lets a TPP read, cancel and authorise another TPP's payments, baskets and consents",
         rules=("AUTH-other-tpp",),
+        level="should",
     ),
     Fault(
         "psu-ownership-unchecked",
@@ -104,6 +112,7 @@ CORE_FAULTS: tuple[Fault, ...] = (
         rules=("AUTH-other-psu",),
         # E8 finds the consent by the PSU it names (no Consent-ID): another PSU has none anyway
         operations=("E2", "PS", "PC", "PA", "CS", "CA", "AL", "AT"),
+        level="should",
     ),
     Fault(
         "replay-accepted",
@@ -112,12 +121,14 @@ CORE_FAULTS: tuple[Fault, ...] = (
         rules=("AUTH-replay",),
         # E16 and E18 refuse the copy anyway: it is a logical duplicate (spec 4.3 E16)
         operations=("E17", "CC"),
+        level="should",
     ),
     Fault(
         "ignore-headers-list",
         "spec 5 part 2 headers",
         "accepts a signed headers list that leaves out a present header it must cover",
         rules=("AUTH-headers-list-incomplete",),
+        level="must",
     ),
     Fault(
         "no-limit-minimum",
@@ -126,18 +137,21 @@ CORE_FAULTS: tuple[Fault, ...] = (
         rules=("LIM-limit-at-least-1", "SCH-minimum"),
         operations=("E3", "E4"),
         fields=("limit",),
+        level="must",
     ),
     Fault(
         "accept-future-sandbox-dates",
         "spec 4.3 E5, E7 / spec 8 sandbox transaction rule",
         "accepts sandbox transactions booked or valued in the future",
         rules=("SB-dates-in-past-*",),
+        level="must",
     ),
     Fault(
         "accept-foreign-debtor",
         "spec 7 rule 5",
         "accepts a sandbox transaction whose debtor is another account",
         rules=("ERR-5-foreign-debtor-account",),
+        level="must",
     ),
     Fault(
         "accept-invalid-customer-type",
@@ -146,18 +160,21 @@ CORE_FAULTS: tuple[Fault, ...] = (
         rules=("ERR-7-customer-type-invalid", "SCH-enum", "SCH-type"),
         operations=("SCU",),
         fields=("customerType",),
+        level="must",
     ),
     Fault(
         "html-errors",
         "spec 7 error body",
         "answers errors with an HTML page instead of the JSON error body",
         rules=ERROR_ANSWER_RULES,
+        level="must",
     ),
     Fault(
         "corporate-without-id-accepted",
         "spec 7 rule 3",
         "accepts a request of a corporate PSU that does not send PSU-Corporate-ID",
         rules=("ERR-3-corporate-without-corporate-id", "HDR-corporate-id"),
+        level="must",
     ),
     Fault(
         "no-psu-id-format-check",
@@ -165,36 +182,42 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "accepts a PSU-ID that is not a UUID",
         rules=("ERR-7-psu-id-malformed", "HDR-format"),
         fields=("PSU-ID",),
+        level="must",
     ),
     Fault(
         "trace-not-implemented",
         "spec 7 / RFC 9110 section 15.5.6",
         "answers TRACE on a known path with 501 instead of 405 with Allow",
         rules=("ROB-trace-not-allowed",),
+        level="should",
     ),
     Fault(
         "server-error-on-malformed-json",
         "spec 7 (500 is for system errors)",
         "answers a malformed JSON body with 500 SYSTEM_ERROR instead of a 4xx",
         rules=("ROB-malformed-json",),
+        level="must",
     ),
     Fault(
         "server-error-on-invalid-utf8",
         "spec 7 (500 is for system errors)",
         "answers a body that is not UTF-8 with 500 SYSTEM_ERROR instead of a 4xx",
         rules=("ROB-invalid-utf8",),
+        level="must",
     ),
     Fault(
         "server-error-on-wrong-content-type",
         "spec 7 (500 is for system errors)",
         "answers a body sent as text/plain with 500 SYSTEM_ERROR instead of 415",
         rules=("ROB-wrong-content-type",),
+        level="should",
     ),
     Fault(
         "server-error-on-oversized-body",
         "spec 7 (500 is for system errors)",
         "answers a body over the size limit with 500 SYSTEM_ERROR instead of 413",
         rules=("ROB-oversized-body",),
+        level="should",
     ),
     Fault(
         "server-error-on-unknown-resource",
@@ -216,6 +239,7 @@ CORE_FAULTS: tuple[Fault, ...] = (
         # another TPP's or PSU's payment, basket or consent is answered as unknown (ownership.py)
         + tuple(f"{op}-auth-other-tpp-refused" for op in ("E1", "E2", "PS", "PC", "PA", "CS", "CA"))
         + tuple(f"{op}-auth-other-psu-refused" for op in ("E2", "PS", "PC", "PA", "CS", "CA")),
+        level="must",
     ),
     Fault(
         "no-content-type",
@@ -227,12 +251,14 @@ CORE_FAULTS: tuple[Fault, ...] = (
             *("AL", "AT", "CA", "CC", "CS", "PA", "PS", "SA", "SAG", "SCA", "SCU", "SDF"),
             *(f"E{number}" for number in range(1, 19)),
         ),
+        level="must",
     ),
     Fault(
         "with-accounts-ignored",
         "spec 4.3 E9 (withAccounts includes the customer's mock accounts)",
         "lists sandbox customers without their accounts even with withAccounts=true",
         rules=("SB-customers-with-accounts-listed",),
+        level="must",
     ),
     Fault(
         "unstable-transaction-ids",
@@ -241,6 +267,7 @@ CORE_FAULTS: tuple[Fault, ...] = (
         rules=("SB-booked-transaction-ids-stable",),
         # flows that read a listed id back, or compare pages of one list, meet it too
         scenarios=("E11-created-transaction-reads-back", "E3-offset-and-limit-page-the-list"),
+        level="must",
     ),
     Fault(
         "sca-no-return",
@@ -252,6 +279,7 @@ CORE_FAULTS: tuple[Fault, ...] = (
             "E-basket-authorised-again-blocked",
         ),
         scenarios=("E1-basket-with-rejected-payment-is-worst-case",),
+        level="must",
     ),
     Fault(
         "redirect-preferred-false-refused",
@@ -261,11 +289,13 @@ CORE_FAULTS: tuple[Fault, ...] = (
             f"{operation}-header-TPP-Redirect-Preferred-false-accepted"
             for operation in ("E16", "E17", "E18")
         ),
+        level="must",
     ),
     Fault(
         "with-agreements-ignored",
         "spec 4.3 E9 (withAgreements includes the related agreements)",
         "lists sandbox customers without their agreements even with withAgreements=true",
         rules=("SB-customers-with-agreements-listed",),
+        level="must",
     ),
 )

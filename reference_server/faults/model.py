@@ -27,6 +27,10 @@ class Fault:
     - ``scenarios``: single scenario ids, over and above those of ``rules``, where the other
       scenarios of their rule cannot see the fault (a basket whose payments all share one status
       has the same best and worst case).
+    - ``level``: ``must`` when the fault breaks a sentence of the spec, so that a run against it
+      fails at default strictness (the self-check runs it without ``--strict``); ``should`` when
+      it breaks only our reading (the security group, a reading the spec leaves open), so that
+      only ``--strict`` makes its run fail (the self-check runs it with ``--strict``).
     """
 
     name: str
@@ -36,6 +40,11 @@ class Fault:
     operations: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()
     scenarios: tuple[str, ...] = ()
+    level: str = "must"
+
+    def __post_init__(self) -> None:
+        if self.level not in ("must", "should"):
+            raise ValueError(f"fault {self.name}: level {self.level!r} is not must or should")
 
     def breaks(self, scenario_id: str, rule: str, operation: str, field: str | None = None) -> bool:
         """Whether the scenario (its id, rule id, operation and mutated field, if any) must fail

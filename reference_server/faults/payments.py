@@ -43,6 +43,7 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         # Only a basket whose payments differ in status tells the best case from the worst: the
         # new basket (all RCVD) and the one whose SCA was cancelled (all RJCT) cannot.
         scenarios=("E1-basket-with-cancelled-payment-is-worst-case",),
+        level="must",
     ),
     Fault(
         "no-basket-limit",
@@ -51,18 +52,21 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         rules=("LIM-basket-max-10-payments", "SCH-maxItems"),
         operations=("E1",),
         fields=("paymentIds",),
+        level="must",
     ),
     Fault(
         "allow-periodic-in-basket",
         "spec 7 rule 1 (ERR-1-reference-mix-invalid)",
         "accepts a periodic payment in a signing basket",
         rules=("ERR-1-reference-mix-invalid",),
+        level="must",
     ),
     Fault(
         "kid-error-401",
         "spec 7 rule 2 (ERR-2-kid-*)",
         "answers a missing or invalid KID with 401 instead of 400",
         rules=("ERR-2-kid-*", "XF-kid-check-digit"),
+        level="must",
     ),
     Fault(
         "duplicate-months-accepted",
@@ -71,60 +75,70 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         rules=("ERR-4-monthly-variable-duplicate-month", "XF-months-unique", "SCH-uniqueItems"),
         operations=("E17",),
         fields=("monthsOfExecution",),
+        level="must",
     ),
     Fault(
         "delete-pdng-allowed",
         "spec 7 rule 6, spec 3 (ERR-6-pending-payment-not-deletable)",
         "cancels a payment in status PDNG",
         rules=("ERR-6-pending-payment-not-deletable",),
+        level="must",
     ),
     Fault(
         "account-gone-404",
         "spec 7 rule 8 (ERR-8-consent-account-gone-empty-list)",
         "answers the account list with 404 when an account of the consent no longer exists",
         rules=("ERR-8-consent-account-gone-empty-list",),
+        level="must",
     ),
     Fault(
         "no-daily-limit",
         "spec 8 (LIM-transaction-details-daily-calls-without-ip)",
         "does not limit transaction details calls without PSU-IP-Address to 4 a day",
         rules=("LIM-transaction-details-daily-calls-without-ip",),
+        level="must",
     ),
     Fault(
         "no-consent-age-check",
         "spec 8 (LIM-transaction-details-consent-max-90-days)",
         "serves transaction details without PSU-IP-Address on a consent older than 90 days",
         rules=("LIM-transaction-details-consent-max-90-days",),
+        level="must",
     ),
     Fault(
         "page-size-100",
         "spec 8 (LIM-default-page-size-200, LIM-pagination-links-*)",
         "pages account transactions by 100 instead of 200 by default and in its links",
         rules=("LIM-default-page-size-200", "LIM-pagination-links-page-size-200"),
+        level="must",
     ),
     Fault(
         "no-regulatory-check",
         "spec 2.7, spec 8 (XF-ncbct-regulatory-reporting)",
         "accepts an NCBCT payment of NOK 100 000 or more without regulatory reporting",
         rules=("XF-ncbct-regulatory-reporting", "LIM-regulatory-reporting-nok-100000"),
+        level="must",
     ),
     Fault(
         "ignore-minor-units",
         "spec 2.1 (XF-amount-minor-units)",
         "accepts payment amounts whose fraction digits differ from the currency's minor units",
         rules=("XF-amount-minor-units",),
+        level="must",
     ),
     Fault(
         "logical-duplicate-allowed",
         "spec 4.3 E16, E18 allowLogicalDuplicate",
         "accepts a logical duplicate payment without allowLogicalDuplicate=true",
-        rules=("E-logical-duplicate-refused",),
+        rules=("E-logical-duplicate-refused", "E-logical-duplicate-refused-when-false"),
+        level="must",
     ),
     Fault(
         "sca-start-not-started",
         "spec 3, spec 4.3 E2",
         "answers the start of a basket authorisation with scaStatus RECEIVED, not STARTED",
         rules=("STATE-basket-authorisation-started",),
+        level="must",
     ),
     Fault(
         "long-creditor-name-accepted",
@@ -132,6 +146,7 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "accepts a creditorName longer than 70 characters",
         rules=("LIM-creditor-name-max-70", "SCH-maxLength"),
         fields=("creditorName",),
+        level="must",
     ),
     Fault(
         "long-remittance-accepted",
@@ -139,6 +154,7 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "accepts an unstructured remittance longer than 140 characters",
         rules=("LIM-remittance-unstructured-max-140", "SCH-maxLength"),
         fields=("remittanceInformationUnstructured",),
+        level="must",
     ),
     Fault(
         "empty-remittance-accepted",
@@ -146,6 +162,7 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "accepts an empty unstructured remittance",
         rules=("LIM-remittance-unstructured-non-empty", "SCH-minLength"),
         fields=("remittanceInformationUnstructured",),
+        level="must",
     ),
     Fault(
         "long-ultimate-debtor-accepted",
@@ -153,42 +170,49 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "accepts an ultimateDebtor longer than 70 characters",
         rules=("LIM-ultimate-debtor-max-70", "SCH-maxLength"),
         fields=("ultimateDebtor",),
+        level="must",
     ),
     Fault(
         "remittance-forms-mixed-accepted",
         "spec 2.7 (XF-remittance-exclusive)",
         "accepts a payment with both unstructured and structured remittance",
         rules=("XF-remittance-exclusive",),
+        level="must",
     ),
     Fault(
         "two-debtor-references-accepted",
         "spec 2.7 (XF-debtor-account-one-of)",
         "accepts a debtorAccount with both bban and other",
         rules=("XF-debtor-account-one-of",),
+        level="must",
     ),
     Fault(
         "ncbct-without-creditor-agent-accepted",
         "spec 2.7 (XF-ncbct-creditor-agent)",
         "accepts an NCBCT payment to a BBAN without creditorAgent",
         rules=("XF-ncbct-creditor-agent",),
+        level="must",
     ),
     Fault(
         "basket-reauthorisation-allowed",
         "spec 7 (E2 row: 400 RESOURCE_BLOCKED)",
         "starts another authorisation of a signing basket whose SCA is already finalised",
         rules=("E-basket-authorised-again-blocked",),
+        level="should",
     ),
     Fault(
         "past-execution-date-accepted",
         "spec 7 code list, spec 2.7 (EXECUTION_DATE_INVALID)",
         "accepts a payment whose execution date (or periodic startDate) lies in the past",
         rules=("E-execution-date-not-past",),
+        level="should",
     ),
     Fault(
         "periodic-end-before-start-accepted",
         "spec 2.7 (endDate is the last execution)",
         "accepts a periodic payment whose endDate lies before its startDate",
         rules=("E-periodic-end-not-before-start",),
+        level="should",
     ),
     Fault(
         "long-iban-accepted",
@@ -198,18 +222,21 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         # where a long IBAN is refused for another reason too (it names no account of the PSU:
         # E6, E7's debtor, a consent's accounts), the fault cannot show
         fields=("iban", "creditorAccount/iban", "debtorAccount/iban", "0/creditorAccount/iban"),
+        level="must",
     ),
     Fault(
         "amount-precision-unchecked",
         "spec 2.1 (precision 18, scale 5)",
         "accepts payment amounts with more than 13 integer digits",
         rules=("LIM-amount-precision-18-scale-5",),
+        level="should",
     ),
     Fault(
         "fee-indicator-false",
         "spec 2.6 (transactionFeeIndicator true when the payment incurs a fee)",
         "shows the fee of an NCBCT payment with transactionFeeIndicator false",
         rules=("POS-E18",),
+        level="must",
     ),
     Fault(
         "tpp-message-code-outside-list",
@@ -242,6 +269,7 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "spec 2.7 (dayOfExecution is a day of month)",
         "accepts a periodic payment whose dayOfExecution is no day of a month (00, 32)",
         rules=("E-day-of-execution-in-month",),
+        level="should",
     ),
 )
 

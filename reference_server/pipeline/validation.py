@@ -234,15 +234,16 @@ def check_body(app: ServerState, operation: Operation, body: Any) -> None:
     assert operation.request_schema is not None
     if body is None:
         raise ApiError(400, "FORMAT_ERROR", f"{operation.id} needs a JSON body")
-    # The compiled check says "valid" cheaply; only a refused body pays for the validator,
-    # which says why (messages, paths, the faults' tolerated errors).
-    if not app.contract.checker(operation.request_schema)(body):
-        _refuse_schema_errors(app, operation, body)
     context = CheckContext.at(
         app.clock.now().astimezone(BANK_ZONE),
         app.contract.minor_units,
         app.bank.kid_reference_types,
     )
+    # The compiled check says "valid" cheaply; only a refused body pays for the validator,
+    # which says why (messages, paths, the faults' tolerated errors).
+    if not app.contract.checker(operation.request_schema)(body):
+        _refuse_missing_kid(app, operation, body, context)
+        _refuse_schema_errors(app, operation, body)
     violations = []
     for check in checks_for(operation.id, app.contract):
         if "sandbox_dates" in check.__name__ and app.faulty("accept-future-sandbox-dates"):
@@ -259,6 +260,26 @@ def check_body(app: ServerState, operation: Operation, body: Any) -> None:
             path=first.path,
             messages=[TppMessage(v.code, v.text, v.path) for v in violations[:_MAX_MESSAGES]],
         )
+
+
+def _refuse_missing_kid(
+    app: ServerState, operation: Operation, body: Any, context: CheckContext
+) -> None:
+    """A KID item with an empty reference is KID_MISSING (spec 7 rule 2: 400, not 401), not the
+    schema's FORMAT_ERROR for the empty string: the rule names the case."""
+    for check in checks_for(operation.id, app.contract):
+        if check.__name__ != "check_kid_check_digit":
+            continue
+        missing = [v for v in check(body, context) if v.code == "KID_MISSING"]
+        if missing:
+            first = missing[0]
+            raise ApiError(
+                payment_faults.violation_status(app, first.code),
+                first.code,
+                first.text,
+                path=first.path,
+                messages=[TppMessage(v.code, v.text, v.path) for v in missing[:_MAX_MESSAGES]],
+            )
 
 
 def _refuse_schema_errors(app: ServerState, operation: Operation, body: Any) -> None:

@@ -84,4 +84,5 @@ def sca_failure(error: ScaRedirectBroken, exchanges: Sequence[Exchange]) -> Conf
         related=tuple(exchanges[-4:-1]),
         expected="the PSU completes SCA at the scaRedirect link and is sent back to the "
         "TPP-Redirect-URI",
+        quotes=("5-6",),
     )

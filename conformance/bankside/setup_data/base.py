@@ -21,6 +21,7 @@ from conformance.bankside.sca import (
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
+    ReadingFailure,
     SetUpFailure,
     check_response_schema,
     json_document,
@@ -181,7 +182,9 @@ class SetUpBase:
                 + (_SAME_SEED_HINT if 400 <= exchange.status < 500 else ""),
             )
         try:
-            check_response_schema(exchange, operation, self.contract)
+            check_response_schema(exchange, operation, self.contract, any_success=True)
+        except ReadingFailure:
+            pass  # what rests on our reading of the answer does not block the set-up
         except ConformanceFailure as failure:
             raise SetUpFailure(
                 f"Set-up failed: {what} ({op_id}): {failure.title}",

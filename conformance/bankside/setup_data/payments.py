@@ -71,15 +71,25 @@ class DataFactory(ConsentSetUp):
         if settings.start == "psu-context" and not psu.corporate:
             psu = replace(psu, context=True)  # asks for single-SCA initiation (spec 4.2)
         chosen = dict(body) if body is not None else self.payment_body(op_id, seed)
-        # A bank that starts SCA at creation may answer 401 with the link (spec 5 item 6).
+        # Payment creation may answer 401 with the SCA link (spec 5 item 6), whatever the
+        # profile says of where SCA starts; such an answer still names the payment.
         document = self.create(
             op_id,
             f"creating a payment ({op_id})",
-            statuses=(201, 401) if settings.starts_at_creation else None,
+            statuses=(201, 401),
             psu=psu,
             body=chosen,
         )
         created = self.client.exchanges[-1] if self.client.exchanges else None
+        if created is not None and created.status == 401 and not document.get("paymentId"):
+            raise SetUpFailure(
+                f"Set-up failed: the payment creation ({op_id}) was answered HTTP 401 without "
+                "a paymentId",
+                spec="spec 5 item 6",
+                sent=created,
+                expected="a valid payment is created: HTTP 201, or 401 with _links.scaRedirect "
+                "and the paymentId",
+            )
         link = sca_link(document, settings)
         if settings.starts_at_creation and (link is None or not document.get("paymentId")):
             raise SetUpFailure(

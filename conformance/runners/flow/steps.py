@@ -23,7 +23,7 @@ from conformance.checks import (
     json_document,
 )
 from conformance.runners.operations.payments import payment_request
-from conformance.runners.verdict import judge_expectation
+from conformance.runners.verdict import judge_expectation, success_of
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 
 if TYPE_CHECKING:
@@ -48,9 +48,7 @@ MAX_BATCH_RUNS = 4
 
 
 def documented_success(ctx: RunContext, op_id: str) -> Expectation:
-    operation = ctx.contract.operations[op_id]
-    statuses = tuple(sorted(s for s in operation.responses if 200 <= s < 300))
-    return Expectation(statuses or (operation.success_status,), None, BODY_SCHEMA_RESPONSE)
+    return success_of(ctx.contract.operations[op_id])
 
 
 def send_step(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Exchange:

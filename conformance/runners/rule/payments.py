@@ -38,6 +38,11 @@ if TYPE_CHECKING:
 
 #: Spec 8: at most 10 payments per signing basket.
 BASKET_LIMIT = 10
+#: The reading behind the accepted KWD payment of XF-amount-minor-units (PD14).
+KWD_READING = (
+    "the product accepts a payment in KWD (3 minor units); spec 2.1 states the fraction digits "
+    "of an amount, not which currencies a bank accepts"
+)
 
 
 def check_basket_rejects_payment_kind(scenario: Scenario, ctx: RunContext, seed: int) -> None:
@@ -66,9 +71,11 @@ def check_basket_size_limit(scenario: Scenario, ctx: RunContext, seed: int) -> N
 
 def check_logical_duplicate_refused(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """The same payment sent twice: the second is refused unless allowLogicalDuplicate=true
-    (spec 4.3 E16, E18: "whether logical duplicate payments are allowed"). No row of the rule
-    table names this check yet; it is ready for one (expected status: a 4xx)."""
-    request = rule_request(scenario, ctx, seed).with_query("allowLogicalDuplicate", None)
+    (spec 4.3 E16, E18: "whether logical duplicate payments are allowed"). The row
+    ``...-when-false`` sends allowLogicalDuplicate=false both times (the value that says they are
+    not allowed); the other row sends none (our reading: the default refuses them)."""
+    explicit = "false" if scenario.rule.endswith("-when-false") else None
+    request = rule_request(scenario, ctx, seed).with_query("allowLogicalDuplicate", explicit)
     send_expecting_success(scenario, ctx, request)
     send_and_judge(scenario, ctx, request)
     send_expecting_success(scenario, ctx, request.with_query("allowLogicalDuplicate", "true"))
@@ -104,7 +111,9 @@ def check_kid_check_digit(scenario: Scenario, ctx: RunContext, seed: int) -> Non
     """A KID with a wrong check digit is 400 KID_INVALID, a blank one 400 KID_MISSING (spec 7
     rule 2); with XF-kid-check-digit, valid MOD10 and MOD11 KIDs are accepted as well."""
     psu = ctx.data.psu("PRIVATE")
-    if scenario.rule == "ERR-2-kid-missing":
+    if scenario.rule == "ERR-2-kid-missing-empty":
+        body = _kid_body(ctx, seed, "")
+    elif scenario.rule == "ERR-2-kid-missing":
         body = _kid_body(ctx, seed, " ")
     else:
         valid = _kid_body(ctx, seed, None)["remittanceInformationStructuredArray"][0]["reference"]
@@ -253,7 +262,7 @@ def check_amount_fraction_digits(scenario: Scenario, ctx: RunContext, seed: int)
         request = _amount_request(ctx, scenario, base, seed + index, currency, amount, psu)
         send_and_judge(scenario, ctx, request)
     good = _amount_request(ctx, scenario, base, seed + len(wrong), "KWD", "1.234", psu)
-    send_expecting_success(scenario, ctx, good)
+    send_expecting_success(scenario, ctx, good, reading=KWD_READING)
 
 
 def _amount_request(
@@ -341,14 +350,25 @@ def _distinct_remittance(body: Any, seed: int) -> None:
 
 
 def check_amount_precision(scenario: Scenario, ctx: RunContext, seed: int) -> None:
-    """An amount beyond precision 18, scale 5 (spec 2.1: 14 integer digits) is refused; 13 integer
-    digits are accepted."""
+    """An amount beyond precision 18, scale 5 is refused: 19 integer digits in both readings of
+    spec 2.1 (``LIM-amount-19-integer-digits``); 14 integer digits in the DECIMAL(18,5) reading,
+    where 13 are accepted (a bank may refuse such a sum for other reasons: a should)."""
     psu = ctx.data.psu("PRIVATE")
     base = rule_request(scenario, ctx, seed)
+    if scenario.rule == "LIM-amount-19-integer-digits":
+        beyond = _amount_request(ctx, scenario, base, seed, "NOK", "1234567890123456789.00", psu)
+        send_and_judge(scenario, ctx, beyond)
+        return
     too_long = _amount_request(ctx, scenario, base, seed, "NOK", "12345678901234.00", psu)
     send_and_judge(scenario, ctx, too_long)
     longest = _amount_request(ctx, scenario, base, seed + 1, "NOK", "1234567890123.00", psu)
-    send_expecting_success(scenario, ctx, longest)
+    send_expecting_success(
+        scenario,
+        ctx,
+        longest,
+        reading="a payment of 13 integer digits is accepted; the spec states the precision, "
+        "not that every such sum is accepted",
+    )
 
 
 def check_day_of_execution_in_month(scenario: Scenario, ctx: RunContext, seed: int) -> None:
