@@ -85,6 +85,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "profile checked offline, faults included",
     )
     parser.add_argument(
+        "--permissive",
+        action="store_true",
+        help="bundled reference server only: it plays the permissive reading of every place the "
+        "spec can be read two ways (python -m reference_server --permissive), and the suite runs "
+        "with its profile (profiles/reference-server-permissive.toml, unless --play names "
+        "another); a must failure there rests on a reading, not on the spec",
+    )
+    parser.add_argument(
         "-n",
         "--numprocesses",
         dest="numprocesses",
@@ -215,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
     from conformance.profile import (
         ENV_PROFILE,
         ENV_TARGET,
+        PERMISSIVE_PROFILE,
         REFERENCE_PROFILE,
         profile_from_options,
     )
@@ -233,6 +242,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConformanceError(
             "--play starts the bundled reference server as that profile's bank; for a target "
             "give --profile"
+        )
+    if args.permissive and not bundled:
+        raise ConformanceError(
+            "--permissive starts the bundled reference server playing the permissive reading; "
+            "for a target, start it with `conformance serve --permissive` and give --target"
         )
     if args.tls and not bundled:
         raise ConformanceError(
@@ -254,7 +268,8 @@ def run(args: argparse.Namespace) -> int:
             bundled_tls: BundledTls | None = None
             if bundled:
                 played = _absolute(args.play)
-                profile_path = played or str(REFERENCE_PROFILE)
+                default = PERMISSIVE_PROFILE if args.permissive else REFERENCE_PROFILE
+                profile_path = played or str(default)
                 if cert is None:
                     folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psd2-")))
                     identity = write_run_identity(folder)
@@ -275,7 +290,10 @@ def run(args: argparse.Namespace) -> int:
                         trust=None if identity is None else identity.trusted,
                         log_path=reports / "reference-server.log",
                         tls=bundled_tls,
-                        server_args=() if played is None else ("--profile", played),
+                        server_args=(
+                            *(() if played is None else ("--profile", played)),
+                            *(("--permissive",) if args.permissive else ()),
+                        ),
                     )
                 )
                 print(f"conformance: bundled reference server started at {target}", flush=True)

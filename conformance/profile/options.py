@@ -25,6 +25,7 @@ __all__ = [
     "ENV_TARGET",
     "ENV_TLS_CERT",
     "ENV_TLS_KEY",
+    "PERMISSIVE_PROFILE",
     "REFERENCE_PROFILE",
     "profile_from_options",
     "with_options",
@@ -32,6 +33,10 @@ __all__ = [
 
 #: The profile of the bundled reference server (shipped with the project).
 REFERENCE_PROFILE = data_directory("profiles") / "reference-server.toml"
+
+#: The profile of the bundled reference server playing the permissive reading (``--permissive``):
+#: the same server, whose payment creations answer spec 5 item 6's 401 (``[sca] start``).
+PERMISSIVE_PROFILE = data_directory("profiles") / "reference-server-permissive.toml"
 
 #: Environment variables that stand in for the CLI flags.
 ENV_PROFILE = "CONFORMANCE_PROFILE"
