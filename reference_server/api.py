@@ -79,6 +79,10 @@ class ServerState(Protocol):
         """Whether the deliberate fault ``name`` is switched on."""
         ...
 
+    def permissive(self, name: str) -> bool:
+        """Whether the permissive reading ``name`` is played (``--permissive``)."""
+        ...
+
     def reset(self) -> None:
         """Empty the store and set the clock back to real time."""
         ...

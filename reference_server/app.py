@@ -27,6 +27,7 @@ from reference_server.api import ApiError, AuthContext, Call, Handler, Request, 
 from reference_server.faults import FAULTS, check_names
 from reference_server.model.bank_style import BankStyle, contract_route, inbound_path, outbound_text
 from reference_server.model.clock import Clock
+from reference_server.model.readings import READINGS, check_readings
 from reference_server.model.replay import SignatureMemory
 from reference_server.model.store import Store
 from reference_server.pipeline import auth, errors, validation
@@ -103,6 +104,7 @@ class Application:
         bank: BankStyle | None = None,
         shared_sandbox: bool = False,
         replay_protection: bool = True,
+        permissive: bool | Iterable[str] = False,
     ) -> None:
         self.contract: Contract = load_contract() if contract is None else contract
         #: The bank a profile describes (``--profile``); the bundled server's defaults without.
@@ -114,6 +116,14 @@ class Application:
         self.store = store or Store()
         self.clock = clock or Clock()
         self.faults = check_names(faults)
+        #: The permissive readings played (``--permissive``: all of ``model/readings.py``).
+        self.readings = (
+            frozenset(READINGS)
+            if permissive is True
+            else frozenset()
+            if permissive is False
+            else check_readings(permissive)
+        )
         #: The CAs a signing certificate must chain to (``--trust``, repeatable); empty: any CA.
         self.trust_cas: tuple[x509.Certificate, ...] = (
             ()
@@ -157,6 +167,15 @@ class Application:
         if name not in FAULTS:
             raise ValueError(f"no fault is named {name!r} (reference_server.faults)")
         return name in self.faults
+
+    def permissive(self, name: str) -> bool:
+        """Whether the permissive reading ``name`` is played (``--permissive``).
+
+        A name the table (``model/readings.py``) does not know raises, as :meth:`faulty` does.
+        """
+        if name not in READINGS:
+            raise ValueError(f"no permissive reading is named {name!r} (model/readings.py)")
+        return name in self.readings
 
     def reset(self) -> None:
         """Empty the store and set the clock back to real time (``/_control/reset``)."""
@@ -215,7 +234,7 @@ class Application:
                 error,
                 payment_style=payment_style,
                 html=self.faulty("html-errors"),
-                own_codes=self.faulty("tpp-message-code-outside-list"),
+                form=errors.form_for(self, operation, payment_style=payment_style),
             )
         except Exception:
             logger.exception(
@@ -226,8 +245,8 @@ class Application:
             )
             return errors.render(
                 ApiError(500, "SYSTEM_ERROR"),
-                payment_style=payment_style,
                 html=self.faulty("html-errors"),
+                form=errors.form_for(self, operation, payment_style=payment_style),
             )
         finally:
             logger.debug(

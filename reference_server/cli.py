@@ -94,6 +94,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "purpose); by default a TPP reaches only its own",
     )
     parser.add_argument(
+        "--permissive",
+        action="store_true",
+        help="play the permissive reading of every place the spec can be read two ways "
+        "(assumptions.md, 'The permissive reading'): empty header values, 18-digit amounts, "
+        "past execution dates, ownership per certificate, SCA answered 401, minimal error "
+        "bodies, certificates not validated, and the rest",
+    )
+    parser.add_argument(
         "--throttle-every",
         type=_non_negative,
         default=0,
@@ -206,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
             bank=bank,
             shared_sandbox=args.shared_sandbox,
             replay_protection=not args.allow_replay,
+            permissive=args.permissive,
         )
     except (UnknownFaultError, OSError, ValueError, ConformanceError) as error:
         print(f"reference server: {error}", file=sys.stderr)
@@ -237,6 +246,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"reference server listening on {server.url}", flush=True)
     if app.faults:
         print(f"faults switched on: {', '.join(sorted(app.faults))}", flush=True)
+    if app.readings:
+        print(f"permissive reading: {len(app.readings)} places read leniently", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:

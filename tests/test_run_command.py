@@ -577,3 +577,8 @@ def test_play_runs_the_bundled_server_as_a_profiles_bank(
 def test_play_needs_the_bundled_server() -> None:
     with pytest.raises(ConformanceError, match="--play"):
         run_command.run(parse("--target", "http://127.0.0.1:9", "--play", "x.toml"))
+
+
+def test_permissive_needs_the_bundled_server() -> None:
+    with pytest.raises(ConformanceError, match="--permissive"):
+        run_command.run(parse("--target", "http://127.0.0.1:9", "--permissive"))

@@ -101,6 +101,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "profile checked offline, faults included",
     )
     parser.add_argument(
+        "--permissive",
+        action="store_true",
+        help="bundled reference server only: it plays the permissive reading of every place the "
+        "spec can be read two ways (python -m reference_server --permissive), and the suite runs "
+        "with its profile (profiles/reference-server-permissive.toml, unless --play names "
+        "another); a must failure there rests on a reading, not on the spec",
+    )
+    parser.add_argument(
         "-n",
         "--numprocesses",
         dest="numprocesses",
@@ -246,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
     from conformance.profile import (
         ENV_PROFILE,
         ENV_TARGET,
+        PERMISSIVE_PROFILE,
         REFERENCE_PROFILE,
         profile_from_options,
     )
@@ -269,6 +278,11 @@ def run(args: argparse.Namespace) -> int:
             "--play starts the bundled reference server as that profile's bank; for a target "
             "give --profile"
         )
+    if args.permissive and not bundled:
+        raise ConformanceError(
+            "--permissive starts the bundled reference server playing the permissive reading; "
+            "for a target, start it with `conformance serve --permissive` and give --target"
+        )
     if args.tls and not bundled:
         raise ConformanceError(
             "--tls serves the bundled reference server over mutual TLS; for a target give "
@@ -290,7 +304,8 @@ def run(args: argparse.Namespace) -> int:
             replay: ReplayServer | None = None
             if bundled:
                 played = _absolute(args.play)
-                profile_path = played or str(REFERENCE_PROFILE)
+                default = PERMISSIVE_PROFILE if args.permissive else REFERENCE_PROFILE
+                profile_path = played or str(default)
                 # The run's identities stay with its reports (reports/identity/, git-ignored):
                 # the replay commands in the reports name them.
                 folder = identity_folder(reports)
@@ -312,7 +327,10 @@ def run(args: argparse.Namespace) -> int:
                         trust=None if identity is None else identity.trusted,
                         log_path=reports / "reference-server.log",
                         tls=bundled_tls,
-                        server_args=() if played is None else ("--profile", played),
+                        server_args=(
+                            *(() if played is None else ("--profile", played)),
+                            *(("--permissive",) if args.permissive else ()),
+                        ),
                     )
                 )
                 print(f"conformance: bundled reference server started at {target}", flush=True)

@@ -18,6 +18,7 @@ from conformance.profile.model import (
 from conformance.profile.options import (
     ENV_PROFILE,
     ENV_TARGET,
+    PERMISSIVE_PROFILE,
     REFERENCE_PROFILE,
     profile_from_options,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "ENV_TARGET",
     "PAYMENT_SERVICE",
     "PERIODIC_SERVICE",
+    "PERMISSIVE_PROFILE",
     "PRODUCT_OPERATIONS",
     "REFERENCE_PROFILE",
     "SCA_MODES",

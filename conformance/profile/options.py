@@ -27,6 +27,7 @@ __all__ = [
     "ENV_TLS_CERT",
     "ENV_TLS_KEY",
     "ENV_TLS_KEY_PASSWORD",
+    "PERMISSIVE_PROFILE",
     "REFERENCE_PROFILE",
     "profile_from_options",
     "with_options",
@@ -34,6 +35,10 @@ __all__ = [
 
 #: The profile of the bundled reference server (shipped with the project).
 REFERENCE_PROFILE = data_directory("profiles") / "reference-server.toml"
+
+#: The profile of the bundled reference server playing the permissive reading (``--permissive``):
+#: the same server, whose payment creations answer spec 5 item 6's 401 (``[sca] start``).
+PERMISSIVE_PROFILE = data_directory("profiles") / "reference-server-permissive.toml"
 
 #: Environment variables that stand in for the CLI flags.
 ENV_PROFILE = "CONFORMANCE_PROFILE"

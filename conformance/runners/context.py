@@ -1,20 +1,26 @@
-"""The run context: what every runner is given, built once per worker."""
+"""The run context: what every runner is given, built once per worker, and the context of a
+second identity the run signs as (:meth:`RunContext.as_identity`)."""
 
 from __future__ import annotations
 
+import dataclasses
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from conformance.bankside.client import TargetClient
+from conformance.bankside.sca import sca_step_for
+from conformance.bankside.setup_data import DataFactory
+from conformance.scenario import scenario_seed
+
 if TYPE_CHECKING:
-    from conformance.bankside.client import TargetClient
     from conformance.bankside.sca import ScaStep
-    from conformance.bankside.setup_data import DataFactory
     from conformance.contract import Contract
     from conformance.exchange import Exchange
     from conformance.profile import TargetProfile
     from conformance.scenario import Scenario
-    from conformance.signing import CertificateAuthority
+    from conformance.signing import CertificateAuthority, TppIdentity
 
 __all__ = ["RunContext", "Runner"]
 
@@ -51,6 +57,33 @@ class RunContext:
     trust_anchor: CertificateAuthority | None = None
     utf8_trust_anchor: CertificateAuthority | None = None
     _unsupported: dict[str, str | None] = field(default_factory=dict, init=False, repr=False)
+    _identities: dict[str, RunContext] = field(default_factory=dict, init=False, repr=False)
+
+    def as_identity(self, name: str, identity: TppIdentity) -> RunContext:
+        """The context of a scenario that signs as ``identity`` (a TPP certificate other than the
+        run's), made once per worker under ``name``: its own client signing as it, its own SCA
+        step and its own data factory, so that the customers, accounts, payments, baskets and
+        consents its requests name are its own (a bank may own them per certificate, spec 5
+        item 1 knowing a TPP by its signing certificate). Its shared data has its own seed, so it
+        never meets the run's; without the sandbox it takes its own consent through SCA rather
+        than the profile's, which was given to the run's certificate."""
+        derived = self._identities.get(name)
+        if derived is None:
+            client = TargetClient.from_profile(self.profile, identity=identity)
+            sca = sca_step_for(self.profile, client)
+            data = DataFactory(
+                self.contract,
+                self.profile,
+                client,
+                run_seed=scenario_seed(self.data.run_seed, f"identity:{name}"),
+                sca=sca,
+                own_consent=True,
+            )
+            derived = dataclasses.replace(self, client=client, data=data, sca=sca, exchanges=[])
+            self._identities[name] = derived
+            # Its connections close with this context (the worker's, at the end of the run).
+            weakref.finalize(self, client.close)
+        return derived
 
     def unsupported_reason(self, op_id: str) -> str | None:
         """``profile.unsupported_reason(op_id)``, remembered: the profile is frozen and every

@@ -254,6 +254,7 @@ def verify_request(
     *,
     required_signed: Sequence[str] = SPEC5_SIGNED_HEADERS,
     now: datetime | None = None,
+    check_validity: bool = True,
 ) -> Verification:
     """Verify a received request against spec 5; report the first failure.
 
@@ -267,7 +268,9 @@ def verify_request(
     every listed header present (MISSING_HEADER); the RSA-SHA256 signature (BAD_SIGNATURE).
 
     ``target`` is the path and query as received; ``headers`` values are as received (still
-    RFC 2047-encoded: they are signed that way).
+    RFC 2047-encoded: they are signed that way). ``check_validity`` False leaves the
+    certificate's validity period unjudged (a verifier that authenticates by the signature alone,
+    spec 5 items 1-2 naming no more).
     """
     lowered = lowercased(headers)
     certificate_value = lowered.get("tpp-signature-certificate")
@@ -307,7 +310,10 @@ def verify_request(
         signing_string=signing_string,
         string_error=string_error,
     )
-    for step in _STEPS:
+    steps = (
+        _STEPS if check_validity else tuple(s for s in _STEPS if s is not _certificate_in_validity)
+    )
+    for step in steps:
         problem = step(signed)
         if problem is not None:
             return signed.failed(problem)

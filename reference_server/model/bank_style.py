@@ -27,7 +27,7 @@ Without a profile the server is the bundled one (assumptions.md, "Bank styles").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -48,6 +48,7 @@ __all__ = [
     "BankRoute",
     "BankStyle",
     "ExistingData",
+    "certificate_owner_of",
     "contract_route",
     "existing_data_of",
     "inbound_path",
@@ -109,6 +110,9 @@ class ExistingData:
     tpp_id: str | None = None
     #: ``[prepared]``: the states the bank holds ready for a run, under the profile's ids.
     prepared: PreparedStates = field(default_factory=PreparedStates)
+    #: The same TPP known by its certificate (``certificate_owner_of``), for a server that owns
+    #: resources per certificate (the permissive reading ``ownership-per-certificate``).
+    tpp_certificate: str | None = None
 
 
 def existing_data_of(profile: TargetProfile) -> ExistingData | None:
@@ -130,7 +134,8 @@ def existing_data_of(profile: TargetProfile) -> ExistingData | None:
             if profile.psu_second.psu_id is not None
             else None
         ),
-        tpp_id=_profile_tpp(profile),
+        tpp_id=_profile_tpp(profile, organisation_of),
+        tpp_certificate=_profile_tpp(profile, certificate_owner_of),
         prepared=profile.prepared,
     )
 
@@ -142,8 +147,14 @@ def organisation_of(certificate: x509.Certificate) -> str:
     return str(found[0].value) if found else certificate.subject.rfc4514_string()
 
 
-def _profile_tpp(profile: TargetProfile) -> str | None:
-    """The organisation identifier of the TPP the profile signs as (None when unreadable)."""
+def certificate_owner_of(certificate: x509.Certificate) -> str:
+    """A TPP certificate itself as an owner: its issuer and serial number (spec 5 item 2's
+    keyId names a certificate the same way), for ownership per certificate."""
+    return f"SN={certificate.serial_number:x},CA={certificate.issuer.rfc4514_string()}"
+
+
+def _profile_tpp(profile: TargetProfile, owner: Callable[[x509.Certificate], str]) -> str | None:
+    """The TPP the profile signs as, as ``owner`` names it (None when unreadable)."""
     try:
         identity = (
             load_identity(profile.certificate, profile.key, password=profile.key_password)
@@ -152,7 +163,7 @@ def _profile_tpp(profile: TargetProfile) -> str | None:
         )
     except ConformanceError:
         return None
-    return organisation_of(identity.certificate)
+    return owner(identity.certificate)
 
 
 @dataclass(frozen=True)

@@ -117,14 +117,15 @@ def check_required_headers(app: ServerState, operation: Operation, headers: Head
     named (one ``tppMessages`` entry each), not only the first."""
     if app.faulty("ignore-required-header"):
         return
+    empty_ok = app.permissive("empty-header-values")
     missing = [
         name
         for name in app.bank.required_headers.get(operation.id, operation.required_headers)
-        if not _present(headers, name)
+        if not _present(headers, name, empty_ok=empty_ok)
         and not (
             name.lower() == _PSU_ID.lower()
             and _accepts_identity(operation)
-            and _present(headers, _PSU_IDENTITY)
+            and _present(headers, _PSU_IDENTITY, empty_ok=empty_ok)
         )
     ]
     if missing:
@@ -141,9 +142,11 @@ def check_required_headers(app: ServerState, operation: Operation, headers: Head
         )
 
 
-def _present(headers: Headers, name: str) -> bool:
+def _present(headers: Headers, name: str, *, empty_ok: bool = False) -> bool:
+    """Whether the header is sent with a value; an empty value counts as absent unless the
+    permissive reading ``empty-header-values`` is played (spec 4.2 types headers as strings)."""
     value = headers.get(name)
-    return value is not None and value.strip() != ""
+    return value is not None and (empty_ok or value.strip() != "")
 
 
 def _accepts_identity(operation: Operation) -> bool:
@@ -169,6 +172,7 @@ def verify_signature(app: ServerState, request: Request) -> x509.Certificate | N
     """Spec 5 parts 1–4 through ``conformance.signing.verify_request``; the certificate."""
     raw = request.headers.folded()  # what {name: headers[name]} would be, lowercased
     now = app.clock.now()
+    validity = not app.permissive("certificates-unvalidated")
     verdict = verify_request(
         request.method,
         request.target,
@@ -176,6 +180,7 @@ def verify_signature(app: ServerState, request: Request) -> x509.Certificate | N
         request.body,
         required_signed=SPEC5_SIGNED_HEADERS,
         now=now,
+        check_validity=validity,
     )
     if (
         not verdict.ok
@@ -183,7 +188,13 @@ def verify_signature(app: ServerState, request: Request) -> x509.Certificate | N
         and app.faulty("ignore-headers-list")
     ):
         verdict = verify_request(
-            request.method, request.target, raw, request.body, required_signed=(), now=now
+            request.method,
+            request.target,
+            raw,
+            request.body,
+            required_signed=(),
+            now=now,
+            check_validity=validity,
         )
     if verdict.ok:
         return verdict.certificate
@@ -281,7 +292,7 @@ def check_certificate(
     family."""
     if certificate is None:
         return None
-    if app.trust_cas:
+    if app.trust_cas and not app.permissive("certificates-unvalidated"):
         problem = _untrusted(certificate, app.trust_cas, app.clock.now())
         if problem is not None:
             raise ApiError(
@@ -328,6 +339,7 @@ def check_header_formats(app: ServerState, operation: Operation, headers: Header
     Headers are judged in arrival order, the first misfit answers.
     """
     checks = _header_checks(app.contract, operation.required_headers, operation.optional_headers)
+    lenient = _lenient_headers(app, operation)
     if headers.get("TPP-Redirect-Preferred") == "false" and app.faulty(
         "redirect-preferred-false-refused"
     ):
@@ -336,7 +348,7 @@ def check_header_formats(app: ServerState, operation: Operation, headers: Header
         )
     for folded, name, raw in headers.named():
         check = checks.get(folded)
-        if check is None:
+        if check is None or folded in lenient:
             continue
         if folded == "psu-id" and app.faulty("no-psu-id-format-check"):
             continue
@@ -344,7 +356,11 @@ def check_header_formats(app: ServerState, operation: Operation, headers: Header
         if check(value):
             continue  # valid: the compiled check's verdict is the validator's
         schema = app.contract.header_schema(name)
-        error = next(iter(app.contract.validator(schema).iter_errors(value)), None)
+        errors = list(app.contract.validator(schema).iter_errors(value))
+        empty = not value and all(e.validator == "minLength" for e in errors)
+        if empty and app.permissive("empty-header-values"):
+            continue  # spec 4.2: "type string"; an empty string is one
+        error = errors[0] if errors else None
         if error is not None:
             raise ApiError(
                 400,
@@ -352,6 +368,33 @@ def check_header_formats(app: ServerState, operation: Operation, headers: Header
                 f"header {name}: {error.message}",
                 path=name,
             )
+
+
+#: The TPP-* headers whose values the permissive reading ``tpp-header-values`` takes as they
+#: come: spec 4.2 calls TPP-Redirect-URI a "TPP address" and says only what TPP-Redirect-Preferred
+#: false does ("default true"), so another value means the default.
+_TPP_VALUES = frozenset({"tpp-redirect-uri", "tpp-redirect-preferred"})
+
+#: The PSU-* headers the permissive reading ``psu-headers-on-named-operations`` does not check
+#: on an operation without a header set in spec 4.2 (PSU-ID stays checked on the sandbox ones:
+#: spec 7 rule 7).
+_PSU_FORMATS = frozenset({"psu-id", "psu-device-id", "psu-context", "psu-http-method"})
+
+#: The operations spec 4.1 numbers (E1-E18); the others are only named or implied.
+_SPEC_OPERATION = re.compile(r"E[0-9]+")
+
+
+def _lenient_headers(app: ServerState, operation: Operation) -> frozenset[str]:
+    """The lowercased headers whose format this request is not refused for (the permissive
+    readings ``tpp-header-values`` and ``psu-headers-on-named-operations``); empty otherwise."""
+    lenient: frozenset[str] = frozenset()
+    if app.permissive("tpp-header-values"):
+        lenient |= _TPP_VALUES
+    named_only = _SPEC_OPERATION.fullmatch(operation.id) is None  # no row in spec 4.2
+    if app.permissive("psu-headers-on-named-operations") and named_only:
+        psu_id_stated = operation.family == "sandbox"  # spec 7 rule 7
+        lenient |= _PSU_FORMATS - ({"psu-id"} if psu_id_stated else set())
+    return lenient
 
 
 #: Checked by the signature verification (spec 5), not by their schema here.
@@ -411,9 +454,12 @@ def identify_psu(
     corporate = (context or "").upper() == "CORPORATE" or (
         customer is not None and customer.corporate
     )
+    named = corporate_id is not None or (
+        app.permissive("empty-header-values") and headers.get(_CORPORATE_ID) is not None
+    )
     if (
         corporate
-        and corporate_id is None
+        and not named
         and _lists(operation, _CORPORATE_ID)
         and not app.faulty("corporate-without-id-accepted")
     ):

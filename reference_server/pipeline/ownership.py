@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from cryptography import x509
 
-from reference_server.model.bank_style import organisation_of
+from reference_server.model.bank_style import certificate_owner_of, organisation_of
 
 if TYPE_CHECKING:
     from reference_server.api import Call
@@ -25,9 +25,15 @@ __all__ = ["owned", "same_psu", "tpp_of"]
 
 
 def tpp_of(call: Call) -> str | None:
-    """The calling TPP's identity: its certificate's organisation identifier, else its subject."""
+    """The calling TPP's identity: its certificate's organisation identifier, else its subject;
+    under the permissive reading ``ownership-per-certificate`` the certificate itself (issuer and
+    serial number): spec 5 item 1 knows a TPP by "its signing certificate" and no more."""
     certificate: x509.Certificate | None = call.auth.certificate
-    return None if certificate is None else organisation_of(certificate)
+    if certificate is None:
+        return None
+    if call.app.permissive("ownership-per-certificate"):
+        return certificate_owner_of(certificate)
+    return organisation_of(certificate)
 
 
 def owned(call: Call, owner: str | None) -> bool:

@@ -204,15 +204,24 @@ def create_payment(call: Call) -> Response:
         body,
         periodic,
         _bank_today(call),
-        past_allowed=call.app.faulty("past-execution-date-accepted"),
-        end_before_start_allowed=call.app.faulty("periodic-end-before-start-accepted"),
+        past_allowed=app.faulty("past-execution-date-accepted")
+        or app.permissive("past-execution-dates"),
+        end_before_start_allowed=app.faulty("periodic-end-before-start-accepted")
+        or app.permissive("end-before-start"),
     )
-    if periodic and not app.faulty("day-of-execution-unchecked"):
+    if (
+        periodic
+        and not app.faulty("day-of-execution-unchecked")
+        and not app.permissive("day-of-execution-by-pattern")
+    ):
         check_day_of_execution(body)
     psu_key = sca_flow.psu_key(call)
     now = app.clock.now().isoformat()
     with app.store.atomic():
-        allow_duplicate = call.query.get("allowLogicalDuplicate", False) or app.faulty(
+        # Absent, the parameter means "not allowed"; read permissively, "allowed" (spec 4.3
+        # E16 says what it switches, not its default).
+        absent = app.permissive("duplicates-allowed-by-default")
+        allow_duplicate = call.query.get("allowLogicalDuplicate", absent) or app.faulty(
             "logical-duplicate-allowed"
         )
         # Duplicates are "of the same PSU": a single payment without one (a fault that drops a
@@ -243,7 +252,8 @@ def create_payment(call: Call) -> Response:
         )
         app.store.add(PAYMENTS, payment)
         links = payment_links(payment)
-        if call.auth.psu_context is not None or app.bank.sca_at_creation:
+        by_401 = app.permissive("sca-by-401")
+        if call.auth.psu_context is not None or app.bank.sca_at_creation or by_401:
             authorisation = sca_flow.start(app, call, SubjectKind.PAYMENT, payment.id)
             links.update(sca_flow.redirect_links(authorisation, decoupled=app.bank.sca_decoupled))
     document: dict[str, Any] = {
@@ -255,6 +265,10 @@ def create_payment(call: Call) -> Response:
     warnings = _warnings(body)
     if warnings:
         document["tppMessages"] = warnings
+    if by_401:
+        # Spec 5 item 6: "Payment creation ... require strong customer authentication by
+        # redirect: the 401 answer carries `_links.scaRedirect`" (the payment is made, RCVD).
+        return Response.json(401, document)
     return Response.json(201, document, headers=(("Location", payment_path(payment)),))
 
 
@@ -320,6 +334,8 @@ def cancel_payment(call: Call) -> Response:
             )
             raise ApiError(400, "CANCELLATION_INVALID", reason, tpp_code="BAD_REQUEST")
         move(app.store, payment, Status.CANC, app.clock.now())
+    if app.permissive("unshown-success-statuses"):  # spec 4.1 names PC only
+        return Response.json(200, {"transactionStatus": Status.CANC})
     return Response.empty(204)
 
 

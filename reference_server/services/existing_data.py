@@ -83,7 +83,9 @@ def seed(app: ServerState) -> None:
                     created_at=now,
                     authorised_at=now,
                     account_ids=tuple(account.id for account in accounts),
-                    tpp_id=existing.tpp_id,
+                    tpp_id=existing.tpp_certificate
+                    if app.permissive("ownership-per-certificate")
+                    else existing.tpp_id,
                 ),
             )
 

@@ -49,6 +49,7 @@ __all__ = [
     "final_redirect",
     "psu_key",
     "redirect_links",
+    "sca_required_error",
     "sca_status_document",
     "start",
     "subject_payments",
@@ -123,6 +124,20 @@ def unknown_psu_error(authorisation: Authorisation) -> ApiError:
         "PSU_CREDENTIALS_INVALID",
         "the PSU is not known to the sandbox: send the PSU to _links.scaRedirect to identify "
         "with the customerNumber and authorise (spec 5 items 6, 7)",
+        links={"scaRedirect": redirect_links(authorisation)["scaRedirect"]},
+    )
+
+
+def sca_required_error(authorisation: Authorisation) -> ApiError:
+    """The 401 of spec 5 item 6 for a known PSU (the permissive reading ``sca-by-401``): the
+    authorisation started, the PSU goes to ``_links.scaRedirect``."""
+    if authorisation.customer_id is None:
+        return unknown_psu_error(authorisation)
+    return ApiError(
+        401,
+        "PSU_CREDENTIALS_INVALID",
+        "strong customer authentication by redirect is required: send the PSU to "
+        "_links.scaRedirect (spec 5 item 6)",
         links={"scaRedirect": redirect_links(authorisation)["scaRedirect"]},
     )
 

@@ -274,7 +274,9 @@ class RequestHandler(BaseHTTPRequestHandler):
             body = self._read_body(headers)
         except ApiError as error:
             self.close_connection = True
-            response = errors.render(error, html=self.server.app.faulty("html-errors"))
+            app = self.server.app
+            form = errors.form_for(app, None, payment_style=False)
+            response = errors.render(error, html=app.faulty("html-errors"), form=form)
             self._write(response, request_id, started, b"")
             self._linger()
             return
@@ -429,7 +431,9 @@ class RequestHandler(BaseHTTPRequestHandler):
             text = f"{text}: {explain}"
         fallback = "SYSTEM_ERROR" if code >= 500 else "BAD_REQUEST"
         error = ApiError(code, _HTTP_CODES.get(code, fallback), text)
-        response = errors.render(error, html=self.server.app.faulty("html-errors"))
+        app = self.server.app
+        form = errors.form_for(app, None, payment_style=False)
+        response = errors.render(error, html=app.faulty("html-errors"), form=form)
         # The request may have failed before its headers were read: nothing to echo then.
         headers = getattr(self, "headers", None)
         request_id = headers.get("X-Request-ID") if headers is not None else None

@@ -17,6 +17,7 @@ from conformance.exchange import Exchange
 from conformance.runners import RUNNERS, run_scenario
 from conformance.runners.auth import CASES as AUTH_CASES
 from conformance.runners.auth import SENT_TWICE as AUTH_SENT_TWICE
+from conformance.runners.auth import SIGNED_AS as AUTH_SIGNED_AS
 from conformance.runners.context import RunContext
 from conformance.runners.flow import FLOWS
 from conformance.runners.operations.minimal import minimal_body
@@ -294,7 +295,7 @@ def test_every_name_the_generator_uses_has_an_implementation(
         "version": {s.param("effect") for s in scenarios.values() if s.kind == "version"} - {None},
     }
     assert used["flow"] <= set(FLOWS)
-    assert used["auth"] <= set(AUTH_CASES) | set(AUTH_SENT_TWICE)
+    assert used["auth"] <= set(AUTH_CASES) | set(AUTH_SENT_TWICE) | set(AUTH_SIGNED_AS)
     assert used["robustness"] <= set(ROBUSTNESS_CASES)
     assert used["version"] <= set(EFFECTS)
 

@@ -35,7 +35,7 @@ class ConsentSetUp(PartySetUp):
         return self.shared("consent", self._make_shared_consent)
 
     def _make_shared_consent(self) -> Consent:
-        if not self.profile.sandbox:
+        if not self.profile.sandbox and not self.own_consent:
             production = self.profile.production
             if not (production.consent_id and production.account_ids):
                 raise NotApplicable(
