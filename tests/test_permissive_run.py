@@ -2,12 +2,7 @@
 --permissive``, ``reference_server/assumptions.md`` "The permissive reading") fails no must
 requirement: every must requirement rests on a sentence of the spec, and a bank that reads each
 two-way place the other way still conforms (issue 19 item 2). A new must requirement that rests
-on a reading fails this test.
-
-Until the harness grades those readings should (issue 19 item 1), the run has must failures, each
-on a reading the must audit lists for demotion; the test is marked xfail(strict) meanwhile, so
-that it fails as soon as it passes and the marker is taken away.
-"""
+on a reading fails this test."""
 
 from __future__ import annotations
 
@@ -21,11 +16,6 @@ import pytest
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="the readings become should with issue 19 item 1 (branch verdict-quotes); remove this "
-    "marker when it is merged",
-)
 def test_a_run_against_the_permissive_server_has_no_must_failure(tmp_path: Path) -> None:
     reports = tmp_path / "reports"
     done = subprocess.run(
