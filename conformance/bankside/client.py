@@ -24,7 +24,13 @@ from conformance.bankside.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, w
 from conformance.bankside.tls import client_context
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
-from conformance.signing import SignatureAuth, TppIdentity, default_identity, load_identity
+from conformance.signing import (
+    KeyIdStyle,
+    SignatureAuth,
+    TppIdentity,
+    default_identity,
+    load_identity,
+)
 
 if TYPE_CHECKING:
     from conformance.profile import TargetProfile
@@ -160,8 +166,10 @@ class TargetClient:
         proxy: str | None = None,
         pacer: Pacer | None = None,
         static_headers: Mapping[str, str] | None = None,
+        key_id_style: KeyIdStyle | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        self._key_id_style = key_id_style
         self.pacer = pacer or Pacer(None)
         #: The files a replay of this client's exchanges signs with (``Exchange.replay_with``).
         self.replay_with: tuple[tuple[str, str], ...] = ()
@@ -221,6 +229,8 @@ class TargetClient:
         chosen = identity if identity is not None else self.identity()
         options.setdefault("digest_algorithm", self._digest_algorithm)
         options.setdefault("on_signed", self.on_signed)
+        if self._key_id_style is not None:
+            options.setdefault("key_id_style", self._key_id_style)
         factory = signer if signer is not None else SignatureAuth
         return factory(chosen.signing_credentials(), **options)
 
@@ -258,6 +268,7 @@ class TargetClient:
             proxy=profile.connection.proxy,
             pacer=Pacer(worker_share(profile.connection.rate_limit, _worker_count())),
             static_headers=profile.static_headers(),
+            key_id_style=profile.key_id,
         )
         files = {"profile": profile.source}
         if identity is not None and profile.certificate is not None:

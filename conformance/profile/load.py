@@ -46,6 +46,7 @@ from conformance.profile.paths import check_op_id, check_redirect_uri, read_path
 from conformance.profile.templates import read_templates
 from conformance.profile.tls_settings import CA_TRUST_MODES, CaTrust, TlsSettings
 from conformance.profile.toml_table import Table, read_toml
+from conformance.signing import KeyIdStyle
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -96,6 +97,7 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         psu_ip_address=psu_ip_address,
         psu_user_agent=psu_user_agent,
         kid_reference_type=top.get("kid_reference_type", str, "KID"),
+        key_id=_read_key_id(top.table("key_id")),
         required_headers=read_required_headers(top, known_ops),
         product_ids=read_product_ids(top, known_ops),
         connection=connection,
@@ -370,6 +372,23 @@ def _read_mask(table: Table) -> MaskSettings:
     )
     table.finish()
     return mask
+
+
+#: ``[key_id] serial``: the case of the keyId's hexadecimal serial.
+KEY_ID_SERIALS = ("lower", "upper")
+#: ``[key_id] issuer``: the order of the keyId's DN (RFC 4514: most specific RDN first).
+KEY_ID_ISSUERS = ("rfc4514", "reversed")
+
+
+def _read_key_id(table: Table) -> KeyIdStyle:
+    """``[key_id]``: ``serial`` (lower, upper), ``issuer`` (rfc4514, reversed), ``url_encoded``."""
+    style = KeyIdStyle(
+        upper_serial=_choice(table, "serial", KEY_ID_SERIALS, "lower") == "upper",
+        reversed_issuer=_choice(table, "issuer", KEY_ID_ISSUERS, "rfc4514") == "reversed",
+        url_encoded=table.get("url_encoded", bool, False),
+    )
+    table.finish()
+    return style
 
 
 def _read_x_accept_fix(table: Table) -> str:

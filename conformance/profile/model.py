@@ -27,6 +27,7 @@ from conformance.profile.parts import (
 )
 from conformance.profile.paths import DEFAULT_REDIRECT_URI, PAYMENT_SERVICE, PERIODIC_SERVICE
 from conformance.profile.tls_settings import TlsSettings
+from conformance.signing import KeyIdStyle
 
 if TYPE_CHECKING:
     from conformance.contract import Operation
@@ -152,6 +153,9 @@ class TargetProfile:
     #: ``[psu] ip_address``, ``user_agent``: the PSU-IP-Address and PSU-User-Agent values sent.
     psu_ip_address: str | None = None
     psu_user_agent: str | None = None
+    #: ``[key_id]``: how the signer writes the keyId (spec 5 item 2 fixes neither the case of the
+    #: hexadecimal serial nor how the DN is written), for a bank that compares it as text.
+    key_id: KeyIdStyle = field(default_factory=KeyIdStyle)
     #: The ``referenceType`` of a KID in the structured remittance array (spec 2.7 leaves the
     #: value open: "KID", or ISO 20022's "SCOR" as several banks' own samples have it).
     kid_reference_type: str = "KID"

@@ -44,6 +44,7 @@ from conformance.signing.keyfiles import (
     write_identity,
 )
 from conformance.signing.keyid import (
+    KeyIdStyle,
     MalformedSignatureError,
     SignatureParameters,
     issuer_matches,
@@ -90,6 +91,7 @@ __all__ = [
     "IncompleteHeadersSigner",
     "KeyIdIssuerMismatchSigner",
     "KeyIdSerialMismatchSigner",
+    "KeyIdStyle",
     "MalformedSignatureError",
     "NoDigestSigner",
     "NoSignatureSigner",
