@@ -8,12 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from conformance.errors import TargetError
+from conformance.errors import ConformanceError, TargetError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from conformance.profile import TargetProfile
 
-__all__ = ["TARGET_OPTIONS", "PreflightDone", "preflight"]
+__all__ = ["TARGET_OPTIONS", "PreflightDone", "certificate_warnings", "preflight"]
 
 #: Operations whose GET has no path parameter: the probe asks one of them for a JSON answer.
 _PROBE_OPERATIONS = ("AL", "E9")
@@ -57,6 +59,33 @@ def preflight(profile: TargetProfile) -> float | None:
                 "(the part before /v1)?"
             )
     return None
+
+
+def certificate_warnings(profile: TargetProfile, *, now: datetime | None = None) -> list[str]:
+    """One line for each of the TPP's own certificates (the signing one, the QWAC of mutual
+    TLS) that has ended or ends within 30 days: a warning before the run, not an error (the run
+    itself tells whether the bank still takes it). A certificate that cannot be read is left to
+    the client, which says why."""
+    # on use, not at import: the pytest plugin imports this module in every pytest process
+    from conformance.signing import load_certificate
+    from conformance.signing.lint import expiry_warning
+
+    warnings = []
+    for what, path, tls in (
+        ("signing certificate", profile.certificate, False),
+        ("TLS client certificate (QWAC)", profile.tls.certificate, True),
+    ):
+        if path is None:
+            continue
+        try:
+            password = profile.tls.password() if tls else profile.key_password
+            certificate = load_certificate(path, password=password)
+        except ConformanceError:
+            continue
+        warning = expiry_warning(certificate, f"{what} {path.name}", now=now)
+        if warning is not None:
+            warnings.append(warning)
+    return warnings
 
 
 #: The options that name a target and how to reach it (keywords of ``profile_from_options``).

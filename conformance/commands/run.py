@@ -24,7 +24,7 @@ from conformance.bankside.bundled import (
     write_tls_identity,
 )
 from conformance.bankside.concurrency import choose_workers
-from conformance.bankside.preflight import PreflightDone, preflight
+from conformance.bankside.preflight import PreflightDone, certificate_warnings, preflight
 from conformance.commands import COMMANDS
 from conformance.errors import ConformanceError
 from conformance.report import writable_reports
@@ -289,6 +289,8 @@ def run(args: argparse.Namespace) -> int:
                 tls_ca=tls["tls_ca"],
             )
             round_trip = preflight(profile)
+            for warning in certificate_warnings(profile):
+                print(f"conformance: warning: {warning}", flush=True)
             numprocesses = args.numprocesses
             if numprocesses is None and _has("xdist"):
                 numprocesses = choose_workers(round_trip, profile.connection.rate_limit)

@@ -40,6 +40,7 @@ from conformance.signing.certificates import (
 )
 from conformance.signing.keyfiles import (
     load_ca,
+    load_certificate,
     load_identity,
     write_identity,
 )
@@ -58,11 +59,14 @@ from conformance.signing.qcstatement import (
     PSD2_ROLES,
     QC_STATEMENTS_OID,
     Psd2Statement,
+    QcStatements,
     RoleOfPsp,
     decode_psd2_statement,
     encode_psd2_qc_statements,
     read_psd2_roles,
     read_psd2_statement,
+    read_qc_statements,
+    read_qc_types,
 )
 from conformance.signing.signer import (
     SignatureAuth,
@@ -96,6 +100,7 @@ __all__ = [
     "NoDigestSigner",
     "NoSignatureSigner",
     "Psd2Statement",
+    "QcStatements",
     "RoleOfPsp",
     "SignatureAuth",
     "SignatureParameters",
@@ -121,12 +126,15 @@ __all__ = [
     "generate_tpp_identity",
     "issuer_matches",
     "load_ca",
+    "load_certificate",
     "load_identity",
     "load_signature_certificate",
     "parse_key_id",
     "parse_signature_header",
     "read_psd2_roles",
     "read_psd2_statement",
+    "read_qc_statements",
+    "read_qc_types",
     "sign_signing_string",
     "verify_chain",
     "verify_httpx_request",

@@ -76,11 +76,12 @@ def generate_qwac(
     not_before: dt.datetime | None = None,
     not_after: dt.datetime | None = None,
     valid_days: int = 365,
+    now: dt.datetime | None = None,
 ) -> TppIdentity:
     """An RSA-2048 QWAC-style TLS client certificate issued by ``ca`` (keyUsage
     digitalSignature and keyEncipherment, extendedKeyUsage clientAuth, QcCompliance, QcType web
     and the PSD2 QCStatement with ``roles``). Past dates make an expired one."""
-    start, end = validity(not_before, not_after, None, valid_days)
+    start, end = validity(not_before, not_after, now, valid_days)
     key = new_key()
     statements = encode_psd2_qc_statements(roles, nca_name, nca_id, qc_type="web")
     certificate = (
