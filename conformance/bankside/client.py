@@ -4,6 +4,7 @@ target it cannot talk to is a :class:`~conformance.errors.TargetError`.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import socket
@@ -21,9 +22,10 @@ import httpx
 
 from conformance import __version__
 from conformance.bankside.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, worker_share
-from conformance.bankside.tls import client_context
+from conformance.bankside.tls import client_context, client_context_as
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
+from conformance.profile import TlsSettings
 from conformance.signing import (
     KeyIdStyle,
     SignatureAuth,
@@ -189,28 +191,53 @@ class TargetClient:
             self._auth, self._auth_name = None, ""
         if isinstance(verify, str | Path):
             verify = ssl.create_default_context(cafile=str(verify))
-        self._http = httpx.Client(
-            base_url=self.base_url + "/",
-            timeout=httpx.Timeout(timeout, connect=connect_timeout or timeout),
-            verify=verify,
-            transport=transport,
-            proxy=proxy,
-            http1=True,
-            http2=False,
-            follow_redirects=False,
-            limits=httpx.Limits(
+        #: What every ``httpx.Client`` of this client is made with (``over_tls_as`` makes more).
+        self._http_options: dict[str, Any] = {
+            "base_url": self.base_url + "/",
+            "timeout": httpx.Timeout(timeout, connect=connect_timeout or timeout),
+            "transport": transport,
+            "proxy": proxy,
+            "http1": True,
+            "http2": False,
+            "follow_redirects": False,
+            "limits": httpx.Limits(
                 max_connections=max_connections, max_keepalive_connections=max_connections
             ),
-            event_hooks={"request": [_mark_start], "response": [self._record]},
-        )
-        # Accept is a per-request default (so one request can go without it); the rest of
-        # httpx's client defaults stay, with a User-Agent that names the suite.
-        del self._http.headers["Accept"]
-        self._http.headers["User-Agent"] = _USER_AGENT
+            "event_hooks": {"request": [_mark_start], "response": [self._record]},
+        }
         #: The profile's ``[headers]`` (an API gateway's), on every request; a replay's profile
         #: sends them again, so its reproduction command does not repeat them.
         self._static = frozenset(name.lower() for name in static_headers or {})
-        self._http.headers.update(dict(static_headers or {}))
+        self._static_values = dict(static_headers or {})
+        self._http = self._new_http(verify)
+        #: The TLS settings of the profile (``over_tls_as`` keeps their CA trust), and the
+        #: clients that show another TLS client certificate, by identity.
+        self.tls_settings: TlsSettings | None = None
+        self._tls_variants: dict[TppIdentity, TargetClient] = {}
+
+    def _new_http(self, verify: bool | ssl.SSLContext) -> httpx.Client:
+        http = httpx.Client(verify=verify, **self._http_options)
+        # Accept is a per-request default (so one request can go without it); the rest of
+        # httpx's client defaults stay, with a User-Agent that names the suite.
+        del http.headers["Accept"]
+        http.headers["User-Agent"] = _USER_AGENT
+        http.headers.update(self._static_values)
+        return http
+
+    def over_tls_as(self, identity: TppIdentity) -> TargetClient:
+        """This client showing ``identity`` as its TLS client certificate (another QWAC) in the
+        handshake: it signs as this one does, and its exchanges are recorded with this one's.
+        Made once per identity; closed with this client."""
+        with self._lock:
+            variant = self._tls_variants.get(identity)
+            if variant is None:
+                variant = copy.copy(self)
+                variant._http = self._new_http(
+                    client_context_as(self.tls_settings or TlsSettings(), identity)
+                )
+                variant._tls_variants = {}
+                self._tls_variants[identity] = variant
+        return variant
 
     def make_signer(
         self,
@@ -270,6 +297,7 @@ class TargetClient:
             static_headers=profile.static_headers(),
             key_id_style=profile.key_id,
         )
+        client.tls_settings = profile.tls
         files = {"profile": profile.source}
         if identity is not None and profile.certificate is not None:
             files.update(cert=profile.certificate, key=profile.key)
@@ -446,6 +474,8 @@ class TargetClient:
 
     def close(self) -> None:
         self._http.close()
+        for variant in self._tls_variants.values():
+            variant.close()
 
     def __enter__(self) -> TargetClient:
         return self

@@ -19,6 +19,7 @@ from conformance.bankside.bundled import (
     BundledIdentity,
     BundledTls,
     bundled_reference_server,
+    tls_trust_anchor_arguments,
     trust_anchor_arguments,
     write_run_identity,
     write_tls_identity,
@@ -162,6 +163,7 @@ def pytest_arguments(
     reports: Path,
     numprocesses: str | None,
     trust_anchor: BundledIdentity | None = None,
+    tls_trust_anchor: BundledTls | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
@@ -183,6 +185,8 @@ def pytest_arguments(
             args += [flag, value]
     if trust_anchor is not None:
         args += trust_anchor_arguments(trust_anchor)
+    if tls_trust_anchor is not None:
+        args += tls_trust_anchor_arguments(tls_trust_anchor)
     args += ["--seed", str(seed), "--reports", str(reports)]
     if strict:
         args.append("--conformance-strict")
@@ -273,6 +277,7 @@ def run(args: argparse.Namespace) -> int:
                     bundled_reference_server(
                         faults=args.fault,
                         trust=None if identity is None else identity.trusted,
+                        crl=None if identity is None else identity.crl,
                         log_path=reports / "reference-server.log",
                         tls=bundled_tls,
                         server_args=() if played is None else ("--profile", played),
@@ -312,6 +317,7 @@ def run(args: argparse.Namespace) -> int:
                 reports=reports,
                 numprocesses=numprocesses,
                 trust_anchor=identity,
+                tls_trust_anchor=bundled_tls,
                 extra=args.pytest_args,
             )
             checked = PreflightDone.naming(

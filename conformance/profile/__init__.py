@@ -15,6 +15,7 @@ from conformance.profile.model import (
     SecondIdentity,
     TargetProfile,
 )
+from conformance.profile.negative_certificates import NegativeCertificate, NegativeCertificates
 from conformance.profile.options import (
     ENV_PROFILE,
     ENV_TARGET,
@@ -45,6 +46,8 @@ __all__ = [
     "ConnectionSettings",
     "CorporatePsu",
     "MaskSettings",
+    "NegativeCertificate",
+    "NegativeCertificates",
     "PaymentAccounts",
     "PrivatePsu",
     "ProductionData",

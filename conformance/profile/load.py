@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from conformance.contract import load_contract
 from conformance.contract.identifiers import is_valid_bban
 from conformance.errors import ProfileError
+from conformance.profile import negative_certificates
 from conformance.profile.bank import (
     check_static_header,
     read_product_ids,
@@ -91,6 +92,9 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         base_url=base_url,
         certificate=_file_path(top, "certificate", source),
         second_identity=_read_second_identity(top, source),
+        negative_certificates=negative_certificates.read(
+            top.table("negative_certificates"), source
+        ),
         key=_file_path(top, "key", source),
         key_password=top.optional_str("key_password"),
         tls=_read_tls(top, source, ca_trust),

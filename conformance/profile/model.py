@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.errors import ProfileError
 from conformance.profile.bank import ENV_PREFIX, Waiver
+from conformance.profile.negative_certificates import NegativeCertificates
 from conformance.profile.parts import (
     CorporatePsu,
     PaymentAccounts,
@@ -118,6 +119,9 @@ class TargetProfile:
     #: ``tls_key``, ``tls_key_password_env``).
     tls: TlsSettings = field(default_factory=TlsSettings)
     second_identity: SecondIdentity = field(default_factory=SecondIdentity)
+    #: ``[negative_certificates]``: ready-made certificates for the negative scenarios of
+    #: spec 5 item 1 (expired, without role, another CA, revoked, QWACs), so they need no CA key.
+    negative_certificates: NegativeCertificates = field(default_factory=NegativeCertificates)
     connection: ConnectionSettings = field(default_factory=ConnectionSettings)
     mask: MaskSettings = field(default_factory=MaskSettings)
     #: Scenarios reported ``waived`` with a reason, never run and never passed.

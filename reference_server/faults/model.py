@@ -27,6 +27,9 @@ class Fault:
     - ``scenarios``: single scenario ids, over and above those of ``rules``, where the other
       scenarios of their rule cannot see the fault (a basket whose payments all share one status
       has the same best and worst case).
+    - ``run_options``: options of ``conformance run`` its scenarios need to be judged at all
+      (``--tls``: the checks of the TLS client certificate need mutual TLS); the self-check
+      runs the fault with them.
     """
 
     name: str
@@ -36,6 +39,7 @@ class Fault:
     operations: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()
     scenarios: tuple[str, ...] = ()
+    run_options: tuple[str, ...] = ()
 
     def breaks(self, scenario_id: str, rule: str, operation: str, field: str | None = None) -> bool:
         """Whether the scenario (its id, rule id, operation and mutated field, if any) must fail
