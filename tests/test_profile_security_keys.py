@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conformance.bankside.client import TargetClient
-from conformance.errors import ProfileError
-from conformance.profile import load_profile
+from conformance.errors import CertificateError, ProfileError
+from conformance.profile import NegativeCertificate, load_profile
 from conformance.signing import KeyIdStyle, default_identity
 
 
@@ -50,5 +50,37 @@ def test_key_id_style_defaults_to_lower_case_and_rfc4514(tmp_path: Path) -> None
     ],
 )
 def test_key_id_mistakes_are_named(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ProfileError, match=expected):
+        load_profile(write(tmp_path, 'base_url = "http://h"\n' + text))
+
+
+def test_negative_certificates_are_read_relative_to_the_profile(tmp_path: Path) -> None:
+    for name in ("expired.p12", "no-role.pem", "no-role.key"):
+        (tmp_path / name).write_text("placeholder\n")
+    text = (
+        'base_url = "http://h"\n[negative_certificates]\nexpired = "expired.p12"\n'
+        'no_role = "no-role.pem"\nno_role_key = "no-role.key"\npassword_env = "NEG_PASSWORD"\n'
+    )
+    settings = load_profile(write(tmp_path, text)).negative_certificates
+    assert settings.get("expired") == NegativeCertificate(tmp_path / "expired.p12")
+    assert settings.get("no_role") == NegativeCertificate(
+        tmp_path / "no-role.pem", tmp_path / "no-role.key"
+    )
+    assert settings.get("revoked") is None
+    assert settings.password({"NEG_PASSWORD": "s3cret"}) == "s3cret"
+    with pytest.raises(CertificateError, match="NEG_PASSWORD, which is not set"):
+        settings.password({})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[negative_certificates]\nexpired = "nowhere.pem"\n', r"expired names 'nowhere\.pem'"),
+        ('[negative_certificates]\nrevoked_key = "k.pem"\n', r"revoked_key is given without"),
+        ('[negative_certificates]\nstale = "x"\n', r"unknown key 'stale'"),
+    ],
+)
+def test_negative_certificate_mistakes_are_named(tmp_path: Path, text: str, expected: str) -> None:
+    (tmp_path / "k.pem").write_text("placeholder\n")
     with pytest.raises(ProfileError, match=expected):
         load_profile(write(tmp_path, 'base_url = "http://h"\n' + text))
