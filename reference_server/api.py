@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from reference_server.model.clock import Clock
     from reference_server.model.replay import SignatureMemory
     from reference_server.model.store import Store
+    from reference_server.model.tokens import TokenIssuer
 
 __all__ = [
     "ApiError",
@@ -77,6 +78,8 @@ class ServerState(Protocol):
     ownership_checks: bool
     #: The serials the CAs have revoked (``--crl``); empty: nothing is revoked.
     revocation: RevocationLists
+    #: The access tokens and authorisation codes issued (``[oauth]`` of ``--profile``).
+    tokens: TokenIssuer
 
     def faulty(self, name: str) -> bool:
         """Whether the deliberate fault ``name`` is switched on."""

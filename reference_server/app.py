@@ -30,7 +30,8 @@ from reference_server.model.bank_style import BankStyle, contract_route, inbound
 from reference_server.model.clock import Clock
 from reference_server.model.replay import SignatureMemory
 from reference_server.model.store import Store
-from reference_server.pipeline import auth, certificates, errors, validation
+from reference_server.model.tokens import TokenIssuer
+from reference_server.pipeline import auth, certificates, errors, tokens, validation
 from reference_server.pipeline.routing import Router
 from reference_server.resources import MODULES
 from reference_server.services import existing_data
@@ -105,6 +106,7 @@ class Application:
         shared_sandbox: bool = False,
         replay_protection: bool = True,
         revocation: RevocationLists | None = None,
+        token_lifetime: float = 3600.0,
     ) -> None:
         self.contract: Contract = load_contract() if contract is None else contract
         #: The bank a profile describes (``--profile``); the bundled server's defaults without.
@@ -126,6 +128,8 @@ class Application:
         )
         #: The serials the CAs have revoked (``--crl``).
         self.revocation = revocation or RevocationLists.of(())
+        #: The bank's OAuth server's tokens (``[oauth]``), each valid ``token_lifetime`` seconds.
+        self.tokens = TokenIssuer(token_lifetime)
         self.logger = logger
         self.modules = _load_modules(modules)
         handlers: dict[str, Handler] = {}
@@ -138,6 +142,8 @@ class Application:
                     raise ValueError(f"operation {operation_id} has two handlers")
                 handlers[operation_id] = handler
             routes.extend(getattr(module, "ROUTES", ()))
+            if hasattr(module, "bank_routes"):  # routes where the profile says (a token endpoint)
+                routes.extend(module.bank_routes(self.bank))
             if hasattr(module, "on_request"):
                 self._request_hooks.append(module.on_request)
             if hasattr(module, "on_reset"):
@@ -262,6 +268,7 @@ class Application:
             hook(self)
         handler = self.handlers.get(operation.id)
         try:
+            tokens.check_bearer(self, request)
             identity = auth.authenticate(self, request, operation)
             certificates.check(self, request, operation, identity)
         except ApiError as refused:

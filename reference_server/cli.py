@@ -143,6 +143,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reference type), read by the suite's own loader",
     )
     parser.add_argument(
+        "--oauth-lifetime",
+        type=_positive_int,
+        default=3600,
+        metavar="SECONDS",
+        help="with a --profile that has [oauth]: how long an access token of the server's token "
+        "endpoint is valid (default 3600)",
+    )
+    parser.add_argument(
         "--exchange-log",
         type=Path,
         metavar="FILE",
@@ -221,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
             shared_sandbox=args.shared_sandbox,
             replay_protection=not args.allow_replay,
             revocation=revocation,
+            token_lifetime=args.oauth_lifetime,
         )
     except (UnknownFaultError, OSError, ValueError, ConformanceError) as error:
         print(f"reference server: {error}", file=sys.stderr)

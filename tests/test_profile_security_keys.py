@@ -10,7 +10,7 @@ import pytest
 
 from conformance.bankside.client import TargetClient
 from conformance.errors import CertificateError, ProfileError
-from conformance.profile import NegativeCertificate, load_profile
+from conformance.profile import NegativeCertificate, load_profile, profile_from_options
 from conformance.signing import KeyIdStyle, default_identity
 
 
@@ -84,3 +84,59 @@ def test_negative_certificate_mistakes_are_named(tmp_path: Path, text: str, expe
     (tmp_path / "k.pem").write_text("placeholder\n")
     with pytest.raises(ProfileError, match=expected):
         load_profile(write(tmp_path, 'base_url = "http://h"\n' + text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[oauth]\nclient_id = "c"\nauth = "client_secret"\n', r"oauth\.token_url is required"),
+        (
+            '[oauth]\ntoken_url = "/t"\nclient_id = "c"\nauth = "password"\n',
+            r"oauth\.auth must be one of tls_client_auth, private_key_jwt, client_secret",
+        ),
+        (
+            '[oauth]\ntoken_url = "/t"\nclient_id = "c"\nauth = "client_secret"\n',
+            r"oauth\.client_secret_env is required",
+        ),
+        (
+            '[oauth]\ntoken_url = "/t"\nclient_id = "c"\nauth = "private_key_jwt"\n'
+            'client_secret_env = "X"\n',
+            r"client_secret_env is only used",
+        ),
+        (
+            '[oauth]\ntoken_url = "t"\nclient_id = "c"\nauth = "private_key_jwt"\n',
+            r"a path must start with '/'",
+        ),
+        (
+            '[oauth]\ntoken_url = "/t"\nclient_id = "c"\nauth = "private_key_jwt"\n'
+            'client_secret = "in-the-file"\n',
+            r"unknown key 'client_secret' in \[oauth\]",
+        ),
+        ('[sca]\napproach = "oauth"\n', r'sca\.approach is "oauth": the \[oauth\] table'),
+    ],
+)
+def test_oauth_mistakes_are_named(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ProfileError, match=expected):
+        load_profile(write(tmp_path, 'base_url = "http://h"\n' + text))
+
+
+def test_the_token_endpoint_can_be_pointed_elsewhere_and_authorization_is_masked(
+    tmp_path: Path,
+) -> None:
+    text = (
+        'base_url = "https://api.bank.example/psd2"\n[oauth]\n'
+        'token_url = "https://auth.bank.example/token"\nclient_id = "c"\n'
+        'auth = "client_secret"\nclient_secret_env = "BANK_SECRET"\n'
+    )
+    path = write(tmp_path, text)
+    profile = profile_from_options(profile=path, environ={"BANK_SECRET": "x"})
+    assert profile.oauth is not None
+    assert profile.oauth.token_endpoint(profile.base_url) == "https://auth.bank.example/token"
+    moved = profile_from_options(
+        profile=path, environ={"CONFORMANCE_TOKEN_URL": "http://127.0.0.1:8000/oauth2/token"}
+    )
+    assert moved.oauth is not None and moved.oauth.token_url.startswith("http://127.0.0.1")
+    assert "authorization" in profile.secret_headers
+    assert profile.oauth.client_secret({"BANK_SECRET": "s"}) == "s"
+    with pytest.raises(ProfileError, match="BANK_SECRET, which is not set"):
+        profile.oauth.client_secret({})

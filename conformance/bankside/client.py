@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from conformance import __version__
+from conformance.bankside.oauth import TokenSource, says_token_expired
 from conformance.bankside.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, worker_share
 from conformance.bankside.tls import client_context, client_context_as
 from conformance.errors import TargetError
@@ -214,6 +215,18 @@ class TargetClient:
         #: clients that show another TLS client certificate, by identity.
         self.tls_settings: TlsSettings | None = None
         self._tls_variants: dict[TppIdentity, TargetClient] = {}
+        #: Where the bearer token of every request comes from (``[oauth]``); None: none is sent.
+        self.tokens: TokenSource | None = None
+        self._is_variant = False
+
+    def _bearer(self, headers: httpx.Headers) -> str | None:
+        """Put the current access token on ``headers`` (unless the caller set Authorization
+        itself, or removed it); the token, None when none was put."""
+        if self.tokens is None or "authorization" in headers:
+            return None
+        token = self.tokens.token()
+        headers["Authorization"] = f"Bearer {token}"
+        return token
 
     def _new_http(self, verify: bool | ssl.SSLContext) -> httpx.Client:
         http = httpx.Client(verify=verify, **self._http_options)
@@ -236,6 +249,7 @@ class TargetClient:
                     client_context_as(self.tls_settings or TlsSettings(), identity)
                 )
                 variant._tls_variants = {}
+                variant._is_variant = True
                 self._tls_variants[identity] = variant
         return variant
 
@@ -298,6 +312,17 @@ class TargetClient:
             key_id_style=profile.key_id,
         )
         client.tls_settings = profile.tls
+        if profile.oauth is not None:
+            client.tokens = TokenSource(
+                profile.oauth,
+                profile.base_url,
+                verify=client_context(profile.tls),
+                identity=client.identity() if sign else identity,
+                timeout=profile.connection.timeout,
+                transport=transport,
+                proxy=profile.connection.proxy,
+            )
+            client._static |= {"authorization"}  # a replay's profile fetches its own token
         files = {"profile": profile.source}
         if identity is not None and profile.certificate is not None:
             files.update(cert=profile.certificate, key=profile.key)
@@ -390,7 +415,10 @@ class TargetClient:
         slot: list[Exchange] = []
         url = self.base_url + "/" + path.lstrip("/")
         throttled: list[Exchange] = []
+        refused: list[Exchange] = []  # answers that refused the access token as expired
         waited = 0.0
+        sent_headers = _request_headers(headers, has_body=bool(body))
+        token = self._bearer(sent_headers)
         while True:
             self.pacer.wait()
             try:
@@ -399,7 +427,7 @@ class TargetClient:
                     path.lstrip("/"),
                     params=_query(params),
                     content=body,
-                    headers=_request_headers(headers, has_body=bool(body)),
+                    headers=sent_headers,
                     auth=chosen_auth,
                     extensions={
                         _SLOT: slot,
@@ -410,6 +438,14 @@ class TargetClient:
             except httpx.HTTPError as error:
                 raise target_error(error, url, self.timeout) from error
             answer = slot[-1]
+            if token is not None and not refused and _refuses_token(answer):
+                # the token expired under the request: once more with a fresh one (both answers
+                # stay with the exchange, ``token_refreshes``)
+                assert self.tokens is not None
+                refused.append(answer)
+                token = self.tokens.refresh(token)
+                sent_headers["Authorization"] = f"Bearer {token}"
+                continue
             if answer.status not in RETRYABLE_STATUSES:
                 break
             delay = self.retry.delay(
@@ -420,9 +456,9 @@ class TargetClient:
             throttled.append(answer)
             waited += delay
             time.sleep(delay)
-        if throttled:
-            # the record keeps every attempt; the final one carries the throttled ones with it
-            final = replace(answer, retries=tuple(throttled))
+        if throttled or refused:
+            # the record keeps every attempt; the final one carries the earlier ones with it
+            final = replace(answer, retries=tuple(throttled), token_refreshes=tuple(refused))
             with self._lock:
                 for index in range(len(self._exchanges) - 1, -1, -1):
                     if self._exchanges[index] is answer:
@@ -476,12 +512,26 @@ class TargetClient:
         self._http.close()
         for variant in self._tls_variants.values():
             variant.close()
+        if self.tokens is not None and not self._is_variant:
+            self.tokens.close()
 
     def __enter__(self) -> TargetClient:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _refuses_token(answer: Exchange) -> bool:
+    """Whether the answer says the access token expired (RFC 6750, or a TOKEN_* code)."""
+    if answer.status != 401:
+        return False
+    try:
+        document = json.loads(answer.response_body) if answer.response_body else None
+    except ValueError:
+        document = None
+    code = document.get("code") if isinstance(document, dict) else None
+    return says_token_expired(answer.status, answer.response_header("www-authenticate"), code)
 
 
 def _worker_count() -> int:

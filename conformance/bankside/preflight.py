@@ -27,7 +27,8 @@ def preflight(profile: TargetProfile) -> float | None:
     when no probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
-    the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), then
+    the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), fetches
+    an access token when the profile names a token endpoint (``[oauth]``), then
     sends a signed GET of each supported operation without path parameters (the account list,
     the sandbox customer list) until one answers JSON: every answer of the interface is JSON
     (spec 7), so when none does the base URL points at something else. One JSON answer is
@@ -41,6 +42,8 @@ def preflight(profile: TargetProfile) -> float | None:
     operations = load_contract().operations
     with TargetClient.from_profile(profile) as client:
         client.check_reachable()
+        if client.tokens is not None:  # [oauth]: the first token before the run starts
+            client.tokens.token()
         first_error: TargetError | None = None
         probes = (operations[op] for op in _PROBE_OPERATIONS)
         for probe in (op for op in probes if profile.supports(op)):

@@ -16,9 +16,11 @@ from conformance.profile.model import (
     TargetProfile,
 )
 from conformance.profile.negative_certificates import NegativeCertificate, NegativeCertificates
+from conformance.profile.oauth import OAuthSettings
 from conformance.profile.options import (
     ENV_PROFILE,
     ENV_TARGET,
+    ENV_TOKEN_URL,
     REFERENCE_PROFILE,
     profile_from_options,
 )
@@ -38,6 +40,7 @@ __all__ = [
     "ENV_PREFIX",
     "ENV_PROFILE",
     "ENV_TARGET",
+    "ENV_TOKEN_URL",
     "PAYMENT_SERVICE",
     "PERIODIC_SERVICE",
     "PRODUCT_OPERATIONS",
@@ -48,6 +51,7 @@ __all__ = [
     "MaskSettings",
     "NegativeCertificate",
     "NegativeCertificates",
+    "OAuthSettings",
     "PaymentAccounts",
     "PrivatePsu",
     "ProductionData",

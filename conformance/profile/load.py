@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from conformance.contract import load_contract
 from conformance.contract.identifiers import is_valid_bban
 from conformance.errors import ProfileError
-from conformance.profile import negative_certificates
+from conformance.profile import negative_certificates, oauth
 from conformance.profile.bank import (
     check_static_header,
     read_product_ids,
@@ -83,6 +83,7 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         query_names=_read_query(top, known_ops),
         production=_read_production(top.table("production")),
         sca=_read_sca(top.table("sca")),
+        oauth=oauth.read(top.table("oauth")),
         payment_accounts=_read_payment_accounts(top.table("payments")),
         setup_templates=_read_setup(top.table("setup"), source, known_ops),
         mask=_read_mask(top.table("mask")),
@@ -121,6 +122,8 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         source=source,
     )
     _check_key_pairs(top, profile)
+    if profile.sca.approach == "oauth" and profile.oauth is None:
+        raise top.error("sca.approach", 'is "oauth": the [oauth] table says how to get the token')
     top.finish()
     return profile
 

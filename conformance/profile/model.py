@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.errors import ProfileError
 from conformance.profile.bank import ENV_PREFIX, Waiver
 from conformance.profile.negative_certificates import NegativeCertificates
+from conformance.profile.oauth import OAuthSettings
 from conformance.profile.parts import (
     CorporatePsu,
     PaymentAccounts,
@@ -122,6 +123,9 @@ class TargetProfile:
     #: ``[negative_certificates]``: ready-made certificates for the negative scenarios of
     #: spec 5 item 1 (expired, without role, another CA, revoked, QWACs), so they need no CA key.
     negative_certificates: NegativeCertificates = field(default_factory=NegativeCertificates)
+    #: ``[oauth]``: the token endpoint the run fetches its bearer tokens from (spec 5 item 8:
+    #: "Access token or OAuth flow: not shown."); None: no token is sent.
+    oauth: OAuthSettings | None = None
     connection: ConnectionSettings = field(default_factory=ConnectionSettings)
     mask: MaskSettings = field(default_factory=MaskSettings)
     #: Scenarios reported ``waived`` with a reason, never run and never passed.
@@ -194,11 +198,13 @@ class TargetProfile:
 
     @property
     def secret_headers(self) -> frozenset[str]:
-        """The ``[headers]`` whose values come from the environment (lower case): secrets,
-        masked in every report."""
-        return frozenset(
+        """The ``[headers]`` whose values come from the environment (lower case), and
+        Authorization when the run sends bearer tokens (``[oauth]``): secrets, masked in every
+        report."""
+        named = frozenset(
             name.lower() for name, value in self.headers.items() if value.startswith(ENV_PREFIX)
         )
+        return named | {"authorization"} if self.oauth is not None else named
 
     def required_for(self, operation: Operation) -> tuple[str, ...]:
         """The headers ``operation`` requires at this bank: the profile's set, else the

@@ -25,6 +25,7 @@ __all__ = [
     "ENV_TARGET",
     "ENV_TLS_CERT",
     "ENV_TLS_KEY",
+    "ENV_TOKEN_URL",
     "REFERENCE_PROFILE",
     "profile_from_options",
     "with_options",
@@ -41,6 +42,9 @@ ENV_KEY = "CONFORMANCE_KEY"
 ENV_KEY_PASSWORD = "CONFORMANCE_KEY_PASSWORD"
 ENV_TLS_CERT = "CONFORMANCE_TLS_CERT"
 ENV_TLS_KEY = "CONFORMANCE_TLS_KEY"
+#: The token endpoint over the profile's ``[oauth] token_url`` (``conformance run --play`` points
+#: it at the bundled server's).
+ENV_TOKEN_URL = "CONFORMANCE_TOKEN_URL"
 
 PathArgument = str | os.PathLike[str] | None
 
@@ -87,6 +91,12 @@ def profile_from_options(
     password = env.get(ENV_KEY_PASSWORD)
     if password:
         merged = dataclasses.replace(merged, key_password=password)
+    token_url = env.get(ENV_TOKEN_URL)
+    if token_url and merged.oauth is not None:
+        token_url = check_base_url(token_url, ENV_TOKEN_URL)
+        merged = dataclasses.replace(
+            merged, oauth=dataclasses.replace(merged.oauth, token_url=token_url)
+        )
     return merged
 
 

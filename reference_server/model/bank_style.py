@@ -16,7 +16,11 @@ Played:
   answers keep the contract's paths, which stay reachable as aliases);
 - ``sandbox = false``: the data a production-like bank holds already (its PSU, accounts, consent
   and transactions: ``existing_data``);
-- ``rate_limit``: beyond it a contract request is answered 429 with ``Retry-After``.
+- ``rate_limit``: beyond it a contract request is answered 429 with ``Retry-After``;
+- ``[oauth]``: a token endpoint at the path of ``token_url`` issues client-credentials tokens to
+  the profile's client (authenticated as ``auth`` says), and every contract request needs one as
+  ``Authorization: Bearer`` (``pipeline/tokens.py``); ``[sca] approach = "oauth"``: answers carry
+  ``scaOAuth`` (the authorisation server's metadata) and no ``scaRedirect``.
 
 Without a profile the server is the bundled one (assumptions.md, "Bank styles").
 """
@@ -28,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from cryptography import x509
 from cryptography.x509.oid import NameOID
@@ -44,6 +49,7 @@ __all__ = [
     "BankRoute",
     "BankStyle",
     "ExistingData",
+    "OAuthStyle",
     "contract_route",
     "existing_data_of",
     "inbound_path",
@@ -149,6 +155,34 @@ def _profile_tpp(profile: TargetProfile) -> str | None:
 
 
 @dataclass(frozen=True)
+class OAuthStyle:
+    """The bank's OAuth 2.0 server (``[oauth]``): where its token endpoint is, the one client it
+    knows and how that client authenticates (its secret read from the server's environment)."""
+
+    token_path: str
+    client_id: str
+    auth: str
+    scope: frozenset[str] = frozenset()
+    client_secret: str | None = field(default=None, repr=False)
+
+
+def oauth_style_of(
+    profile: TargetProfile, environ: Mapping[str, str] | None = None
+) -> OAuthStyle | None:
+    settings = profile.oauth
+    if settings is None:
+        return None
+    path = urlsplit(settings.token_url).path or "/"
+    return OAuthStyle(
+        token_path=path,
+        client_id=settings.client_id,
+        auth=settings.auth,
+        scope=frozenset((settings.scope or "").split()),
+        client_secret=settings.client_secret(environ),
+    )
+
+
+@dataclass(frozen=True)
 class BankStyle:
     """What differs from the bundled server's defaults."""
 
@@ -177,6 +211,10 @@ class BankStyle:
     sca_at_creation: bool = False
     #: ``[sca] approach = "decoupled"``: answers carry ``scaStatus`` and no ``scaRedirect``.
     sca_decoupled: bool = False
+    #: ``[oauth]``: the token endpoint and its client; every contract request needs a token.
+    oauth: OAuthStyle | None = None
+    #: ``[sca] approach = "oauth"``: answers carry ``scaOAuth`` and no ``scaRedirect``.
+    sca_oauth: bool = False
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -195,6 +233,8 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         existing=existing_data_of(profile),
         sca_at_creation=profile.sca.start == "creation",  # psu-context: the bundled way
         sca_decoupled=profile.sca.decoupled,
+        oauth=oauth_style_of(profile, environ),
+        sca_oauth=profile.sca.oauth,
     )
 
 

@@ -172,7 +172,9 @@ def authorise_basket(call: Call) -> Response:
     if authorisation.customer_id is None:
         raise sca_flow.unknown_psu_error(authorisation)
     shown = ScaStatus.RECEIVED if app.faulty("sca-start-not-started") else None
-    document = sca_flow.sca_status_document(authorisation, shown, decoupled=app.bank.sca_decoupled)
+    document = sca_flow.sca_status_document(
+        authorisation, shown, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
+    )
     return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 
@@ -190,7 +192,9 @@ def show_basket(call: Call) -> Response:
         for payment in payments_of_basket(store, basket)
     ]
     document["authorisations"] = [
-        sca_flow.sca_status_document(authorisation, decoupled=call.app.bank.sca_decoupled)
+        sca_flow.sca_status_document(
+            authorisation, decoupled=call.app.bank.sca_decoupled, oauth=call.app.bank.sca_oauth
+        )
         for authorisation in store.children(AUTHORISATIONS, basket.id)
     ]
     return Response.json(200, document)
