@@ -187,6 +187,10 @@ refresh_margin = 0.2
 """
 
 
+#: About a hundred scenarios: a few seconds in one process, several token lifetimes.
+SELECTION = "(E16 or E17) and (positive or auth)"
+
+
 @pytest.mark.slow
 def test_tokens_expire_mid_run_and_the_run_fetches_fresh_ones(tmp_path: Path) -> None:
     """The server's tokens live 1 s; a run of a few seconds in one process needs several,
@@ -201,7 +205,7 @@ def test_tokens_expire_mid_run_and_the_run_fetches_fresh_ones(tmp_path: Path) ->
     ) as url:
         done = subprocess.run(
             [sys.executable, "-m", "conformance", "run", "--profile", str(profile), "--target",
-             url, "--reports", str(reports), "-n", "0", "--", "-k", "(E16 or E17) and (positive or auth)"],
+             url, "--reports", str(reports), "-n", "0", "--", "-k", SELECTION],
             capture_output=True, text=True, timeout=600, check=False, env=dict(os.environ),
         )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
