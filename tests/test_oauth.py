@@ -229,3 +229,19 @@ def test_the_profile_keys_of_a_token_source_are_read(tmp_path: Path) -> None:
     assert (
         settings.token_endpoint("https://bank.example/psd2") == "https://bank.example/oauth2/token"
     )
+
+
+def test_play_points_an_absolute_token_url_at_the_bundled_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.commands.run import _token_endpoint_of
+
+    monkeypatch.delenv("CONFORMANCE_TOKEN_URL", raising=False)
+    path = tmp_path / "p.toml"
+    path.write_text(PROFILE.replace('"/oauth2/token"', '"https://auth.bank.example/t"'), "utf-8")
+    with _token_endpoint_of("http://127.0.0.1:5", str(path)):
+        assert os.environ["CONFORMANCE_TOKEN_URL"] == "http://127.0.0.1:5/t"
+    assert "CONFORMANCE_TOKEN_URL" not in os.environ
+    path.write_text(PROFILE, "utf-8")  # a path is on the base URL's host already
+    with _token_endpoint_of("http://127.0.0.1:5", str(path)):
+        assert "CONFORMANCE_TOKEN_URL" not in os.environ

@@ -11,9 +11,10 @@ import os
 import signal
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
+from urllib.parse import urlsplit
 
 from conformance.bankside.bundled import (
     BundledIdentity,
@@ -211,6 +212,29 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+@contextlib.contextmanager
+def _token_endpoint_of(server: str, played: str) -> Iterator[None]:
+    """While ``--play`` runs: a profile's token endpoint on another host (an absolute
+    ``[oauth] token_url``) is the bundled server's, at the same path (it serves its token
+    endpoint there), through ``CONFORMANCE_TOKEN_URL`` so that the xdist workers see it too."""
+    # on use: `conformance run --help` answers without importing the profile loader
+    from conformance.profile import ENV_TOKEN_URL, load_profile
+
+    settings = load_profile(played).oauth
+    if settings is None or not urlsplit(settings.token_url).scheme:
+        yield
+        return
+    previous = os.environ.get(ENV_TOKEN_URL)
+    os.environ[ENV_TOKEN_URL] = server + urlsplit(settings.token_url).path
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(ENV_TOKEN_URL, None)
+        else:
+            os.environ[ENV_TOKEN_URL] = previous
+
+
 def run(args: argparse.Namespace) -> int:
     """Check the target, start the bundled server if needed, run pytest, return its exit code."""
     # on use: `conformance run --help` answers without importing pytest and the contract
@@ -284,6 +308,8 @@ def run(args: argparse.Namespace) -> int:
                     )
                 )
                 print(f"conformance: bundled reference server started at {target}", flush=True)
+                if played is not None:
+                    stack.enter_context(_token_endpoint_of(target, played))
             profile = profile_from_options(
                 target=target,
                 cert=cert,
