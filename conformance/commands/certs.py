@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from conformance.commands import COMMANDS
-from conformance.errors import CertificateError, ConformanceError
+from conformance.errors import CertificateError
 from conformance.signing import (
     PSD2_ROLES,
     CertificateAuthority,
@@ -99,9 +99,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "certificate instead of writing any."
         ),
     )
-    parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="where to write (needed but with --lint)"
-    )
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--out", type=Path, metavar="DIR", help="where to write")
     qc = parser.add_mutually_exclusive_group()
     qc.add_argument(
         "--roles",
@@ -180,12 +179,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "else; the CA is --ca-cert/--ca-key, else DIR/ca.pem and DIR/ca.key (repeatable). "
         "Give the list to the bank, or to the reference server as --crl",
     )
-    parser.add_argument(
+    what.add_argument(
         "--lint",
         action="append",
-        default=[],
         metavar="FILE",
-        help="check a TPP's certificate (PEM, DER or PKCS#12 opened with "
+        help="instead of writing: check a TPP's certificate (PEM, DER or PKCS#12 opened with "
         f"${_LINT_PASSWORD_ENV}) as a bank will: the PSD2 QCStatement's encoding, the roles, the "
         "NCA's name and id, QcType, key usage, the organizationIdentifier format, the validity; "
         "one line per finding, exit code 1 on an error (repeatable)",
@@ -224,8 +222,6 @@ def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
     moment = now or dt.datetime.now(dt.UTC)
     if args.lint:
         return lint(args.lint, args.lint_as, now=moment)
-    if args.out is None:
-        raise ConformanceError("certs needs --out DIR (or --lint FILE)")
     if args.revoke:
         return revoke(args, now=moment)
     new_ca = args.ca_cert is None

@@ -163,9 +163,11 @@ def test_cli_lint_prints_one_line_per_finding_and_fails_on_an_error(
     assert "error: QcType web, used for signing requests" in capsys.readouterr().out
 
 
-def test_cli_needs_out_or_lint() -> None:
-    with pytest.raises(Exception, match="needs --out"):
+def test_cli_needs_out_or_lint(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
         run_cli()
+    assert exited.value.code == 2
+    assert "one of the arguments --out --lint is required" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------- revocation
