@@ -418,7 +418,9 @@ class TargetClient:
         refused: list[Exchange] = []  # answers that refused the access token as expired
         waited = 0.0
         sent_headers = _request_headers(headers, has_body=bool(body))
-        token = self._bearer(sent_headers)
+        # every request the TPP signs; the PSU's own steps (the SCA pages) and the reference
+        # server's controls go unsigned and carry no token either
+        token = self._bearer(sent_headers) if chosen_auth is not None else None
         while True:
             self.pacer.wait()
             try:
