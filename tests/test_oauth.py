@@ -246,3 +246,29 @@ def test_play_points_an_absolute_token_url_at_the_bundled_server(
     path.write_text(PROFILE, "utf-8")  # a path is on the base URL's host already
     with _token_endpoint_of("http://127.0.0.1:5", str(path)):
         assert "CONFORMANCE_TOKEN_URL" not in os.environ
+
+
+@pytest.mark.slow
+def test_a_client_secret_and_the_tokens_leave_no_trace_in_a_played_run(tmp_path: Path) -> None:
+    """``auth = "client_secret"`` through ``--play``: the secret, read from the environment by
+    the suite and by the server playing the bank, appears in no report and no log."""
+    secret = "cl1ent-Sekret-9"
+    profile = tmp_path / "secret.toml"
+    profile.write_text(
+        PROFILE.replace('auth = "private_key_jwt"', 'auth = "client_secret"')
+        + f'client_secret_env = "{SECRET_ENV}"\n',
+        encoding="utf-8",
+    )
+    reports = tmp_path / "reports"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--play", str(profile), "--reports",
+         str(reports), "-n", "0", "--", "-k", "E9 or E12"],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, SECRET_ENV: secret},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    texts = done.stdout + done.stderr
+    texts += "".join(p.read_text("utf-8", "replace") for p in reports.rglob("*") if p.is_file())
+    assert "POST /oauth2/token 200" in (reports / "reference-server.log").read_text("utf-8")
+    assert secret not in texts
+    assert not re.search(r"Bearer [\w-]{8}", texts)
