@@ -55,7 +55,7 @@ def timed_run(label: str, folder: Path, delay: float, numprocesses: str | None) 
     """One ``conformance run`` against a fresh server, through the proxy when ``delay`` > 0."""
     identity = write_run_identity(folder / "identity")
     with (
-        bundled_reference_server(trust=identity.trusted) as url,
+        bundled_reference_server(trust=identity.trusted, crl=identity.crl) as url,
         latency_proxy(url, delay) as proxy,
     ):
         target = proxy.url if delay > 0 else url

@@ -397,7 +397,7 @@ def measure_round(
     """A fresh server with a fresh run CA; the suite against it; then the floor against it."""
     identity = write_run_identity(workdir / "identity")
     log = workdir / "reference-server.log"
-    with bundled_reference_server(trust=identity.trusted, log_path=log) as url:
+    with bundled_reference_server(trust=identity.trusted, log_path=log, crl=identity.crl) as url:
         suite, recorded = run_suite(
             url, identity, workdir, log, numprocesses=numprocesses, pytest_args=pytest_args
         )

@@ -67,7 +67,8 @@ class Exchange:
     the (lowercase) names of the headers the scenario set itself, as opposed to the defaults and
     what the signer added: a replay repeats those even when ``call`` would make them afresh.
     ``retries`` are the throttled answers (429/503 with Retry-After) the client waited out
-    before this one.
+    before this one; ``token_refreshes`` an answer that refused the access token as expired,
+    after which the request went again with a fresh one.
     """
 
     method: str
@@ -84,6 +85,9 @@ class Exchange:
     caller_headers: frozenset[str] = frozenset()
     #: Earlier answers to the same request that asked to retry (429/503 with Retry-After).
     retries: tuple[Exchange, ...] = ()
+    #: An earlier answer that refused the access token as expired (``[oauth]``): the request
+    #: was sent again with a fresh token, and both answers are shown.
+    token_refreshes: tuple[Exchange, ...] = ()
     #: What a replay needs to sign as the run did: ``profile``, ``cert``, ``key`` file paths.
     replay_with: tuple[tuple[str, str], ...] = ()
     #: The profile's static headers (lower case) the client added: the replay's profile sends
@@ -161,6 +165,18 @@ class Exchange:
                 for retry in self.retries
             )
             lines += ["", f"(answered after {len(self.retries)} throttled attempt(s): {waits})"]
+        for refused in self.token_refreshes:
+            lines += [
+                "",
+                "(sent again with a fresh access token: the first answer refused the token as "
+                "expired)",
+                f"<<< HTTP {refused.status} {httpx.codes.get_reason_phrase(refused.status)} "
+                f"({refused.elapsed * 1000:.1f} ms), the first answer",
+            ]
+            lines += [
+                f"{name}: {_shown_value(name, value)}" for name, value in refused.response_headers
+            ]
+            lines += ["", _shown_body(refused.response_body)]
         return "\n".join(lines)
 
     def reproduce_command(

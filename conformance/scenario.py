@@ -17,6 +17,7 @@ __all__ = [
     "ACTIONS",
     "BODY_SCHEMA_ERROR",
     "BODY_SCHEMA_RESPONSE",
+    "CERTIFICATE_RULES",
     "DEFAULT_SEED",
     "KINDS",
     "LEVELS",
@@ -36,18 +37,31 @@ __all__ = [
 #: The scenario kinds: each is a generation module of ``generate`` and a runner of ``runners``
 #: of the same name.
 KINDS = ("positive", "constraint", "header", "auth", "rule", "flow", "version", "robustness")
+#: The security group's rules on certificates as banks and supervisors check them beyond spec 5:
+#: revocation, the certificate's type, the QWAC's roles, the pairing of QWAC and seal.
+CERTIFICATE_RULES = frozenset(
+    {
+        "AUTH-revoked-certificate",
+        "AUTH-seal-is-qwac",
+        "AUTH-qwac-missing-role",
+        "AUTH-qwac-other-organisation",
+    }
+)
 #: The rules of the security group (README "Security"): what a bank's security review asks and
 #: the spec does not state, graded should.
-SECURITY_RULES = frozenset(
-    {
-        "AUTH-other-tpp",
-        "AUTH-other-psu",
-        "AUTH-replay",
-        "AUTH-date-far-past",
-        "AUTH-date-far-future",
-        "AUTH-expired-certificate",
-        "AUTH-certificate-other-ca",
-    }
+SECURITY_RULES = (
+    frozenset(
+        {
+            "AUTH-other-tpp",
+            "AUTH-other-psu",
+            "AUTH-replay",
+            "AUTH-date-far-past",
+            "AUTH-date-far-future",
+            "AUTH-expired-certificate",
+            "AUTH-certificate-other-ca",
+        }
+    )
+    | CERTIFICATE_RULES
 )
 #: ``must``: the spec states it; ``should``: inferred from a convention where the spec is silent.
 LEVELS = ("must", "should")

@@ -24,10 +24,12 @@ if TYPE_CHECKING:
     from cryptography import x509
 
     from conformance.contract import Contract, Operation
+    from conformance.signing.revocation import RevocationLists
     from reference_server.model.bank_style import BankStyle
     from reference_server.model.clock import Clock
     from reference_server.model.replay import SignatureMemory
     from reference_server.model.store import Store
+    from reference_server.model.tokens import TokenIssuer
 
 __all__ = [
     "ApiError",
@@ -74,6 +76,10 @@ class ServerState(Protocol):
     #: Whether a TPP reaches only its own payments, baskets and consents (``ownership``; off
     #: with ``--shared-sandbox``).
     ownership_checks: bool
+    #: The serials the CAs have revoked (``--crl``); empty: nothing is revoked.
+    revocation: RevocationLists
+    #: The access tokens and authorisation codes issued (``[oauth]`` of ``--profile``).
+    tokens: TokenIssuer
 
     def faulty(self, name: str) -> bool:
         """Whether the deliberate fault ``name`` is switched on."""
@@ -153,6 +159,9 @@ class Request:
     headers: Headers
     body: bytes = b""
     client: tuple[str, int] = ("127.0.0.1", 0)
+    #: The certificate the client showed in the TLS handshake (DER; the QWAC of mutual TLS),
+    #: None over plain HTTP or without one.
+    client_certificate: bytes | None = None
 
     @property
     def request_id(self) -> str | None:

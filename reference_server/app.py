@@ -23,6 +23,7 @@ from urllib.parse import unquote
 from cryptography import x509
 
 from conformance.contract import load_contract
+from conformance.signing.revocation import RevocationLists
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
 from reference_server.faults import FAULTS, check_names
 from reference_server.model.bank_style import BankStyle, contract_route, inbound_path, outbound_text
@@ -30,7 +31,8 @@ from reference_server.model.clock import Clock
 from reference_server.model.readings import READINGS, check_readings
 from reference_server.model.replay import SignatureMemory
 from reference_server.model.store import Store
-from reference_server.pipeline import auth, errors, validation
+from reference_server.model.tokens import TokenIssuer
+from reference_server.pipeline import auth, certificates, errors, tokens, validation
 from reference_server.pipeline.routing import Router
 from reference_server.resources import MODULES
 from reference_server.services import existing_data
@@ -105,6 +107,8 @@ class Application:
         shared_sandbox: bool = False,
         replay_protection: bool = True,
         permissive: bool | Iterable[str] = False,
+        revocation: RevocationLists | None = None,
+        token_lifetime: float = 3600.0,
     ) -> None:
         self.contract: Contract = load_contract() if contract is None else contract
         #: The bank a profile describes (``--profile``); the bundled server's defaults without.
@@ -132,6 +136,10 @@ class Application:
             if isinstance(trust_ca, x509.Certificate)
             else tuple(trust_ca)
         )
+        #: The serials the CAs have revoked (``--crl``).
+        self.revocation = revocation or RevocationLists.of(())
+        #: The bank's OAuth server's tokens (``[oauth]``), each valid ``token_lifetime`` seconds.
+        self.tokens = TokenIssuer(token_lifetime)
         self.logger = logger
         self.modules = _load_modules(modules)
         handlers: dict[str, Handler] = {}
@@ -282,7 +290,9 @@ class Application:
             hook(self)
         handler = self.handlers.get(operation.id)
         try:
+            tokens.check_bearer(self, request)
             identity = auth.authenticate(self, request, operation)
+            certificates.check(self, request, operation, identity)
         except ApiError as refused:
             raise self._with_body_problems(refused, request, operation) from None
         query = validation.parse_query(self, operation, request.query)

@@ -24,6 +24,7 @@ from cryptography import x509
 
 from conformance.errors import ConformanceError
 from conformance.profile import load_profile
+from conformance.signing.revocation import RevocationLists, load_crls
 from reference_server.app import Application, Throttle
 from reference_server.faults import FAULTS, UnknownFaultError
 from reference_server.model.bank_style import BankStyle, style_of
@@ -63,6 +64,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CA.pem",
         help="accept only signing certificates issued by this CA (spec 5 part 1); repeatable, "
         "and a PEM file may hold several CA certificates: a certificate of any of them is accepted",
+    )
+    parser.add_argument(
+        "--crl",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="refuse a signing or TLS client certificate this revocation list revokes (PEM or "
+        "DER, as `conformance certs` writes ca.crl; repeatable); a list of a --trust CA must "
+        "carry its signature",
     )
     parser.add_argument(
         "--fault",
@@ -140,6 +151,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reference type), read by the suite's own loader",
     )
     parser.add_argument(
+        "--oauth-lifetime",
+        type=_positive_int,
+        default=3600,
+        metavar="SECONDS",
+        help="with a --profile that has [oauth]: how long an access token of the server's token "
+        "endpoint is valid (default 3600)",
+    )
+    parser.add_argument(
         "--exchange-log",
         type=Path,
         metavar="FILE",
@@ -202,6 +221,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         tls = _tls(args)
         trust = [ca for path in args.trust for ca in _load_cas(path)]
+        revocation = RevocationLists.of(
+            (crl for path in args.crl for crl in load_crls(path)), trust
+        )
         store = _open_store(args.data)
         bank = _bank_style(args.profile)
         app = Application(
@@ -215,6 +237,8 @@ def run(args: argparse.Namespace) -> int:
             shared_sandbox=args.shared_sandbox,
             replay_protection=not args.allow_replay,
             permissive=args.permissive,
+            revocation=revocation,
+            token_lifetime=args.oauth_lifetime,
         )
     except (UnknownFaultError, OSError, ValueError, ConformanceError) as error:
         print(f"reference server: {error}", file=sys.stderr)

@@ -64,6 +64,8 @@ def test_the_reference_server_plays_the_bank_and_the_suite_passes(
     for value in loaded.headers.values():  # the secrets the profile reads from the environment
         if value.startswith(ENV_PREFIX):
             monkeypatch.setenv(value.removeprefix(ENV_PREFIX), "round-trip-secret")
+    if loaded.oauth is not None and loaded.oauth.client_secret_env:
+        monkeypatch.setenv(loaded.oauth.client_secret_env, "round-trip-secret")
     reports = tmp_path / "reports"
     with bundled_reference_server(
         server_args=["--profile", str(profile)], log_path=tmp_path / "server.log"
@@ -89,3 +91,7 @@ def test_the_reference_server_plays_the_bank_and_the_suite_passes(
     texts = "".join(p.read_text("utf-8", "replace") for p in reports.rglob("*") if p.is_file())
     assert "round-trip-secret" not in texts  # the gateway key is masked in every report
     assert not re.search(r"PRIVATE KEY", texts)
+    if loaded.oauth is not None:  # tokens fetched from the bank's endpoint, masked everywhere
+        log = (tmp_path / "server.log").read_text("utf-8")
+        assert f"POST {loaded.oauth.token_url} 200" in log
+        assert "Authorization: ***" in texts and not re.search(r"Bearer [\w-]{8}", texts)

@@ -7,12 +7,16 @@ from __future__ import annotations
 import http.server
 import threading
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
-from conformance.bankside.preflight import base_url_candidates, preflight
+from conformance.bankside.preflight import base_url_candidates, certificate_warnings, preflight
 from conformance.errors import TargetError
-from conformance.profile import TargetProfile
+from conformance.profile import TargetProfile, TlsSettings
+from conformance.signing import generate_ca, generate_qwac, generate_tpp_identity, write_identity
 
 HTML = ("text/html", b"<!DOCTYPE html><html><body>Error</body></html>")
 JSON = ("application/json", b"[]")
@@ -113,3 +117,29 @@ def test_the_candidates_shorten_the_path_one_segment_at_a_time() -> None:
         "https://bank.example",
     ]
     assert base_url_candidates("https://bank.example") == []
+
+
+def test_certificates_that_end_within_30_days_are_one_warning_each(tmp_path: Path) -> None:
+    now = datetime.now(UTC)
+    ca = generate_ca()
+    soon = generate_tpp_identity(ca, not_before=now - timedelta(days=350), valid_days=360)
+    files = write_identity(soon, tmp_path / "seal")
+    qwac = generate_qwac(ca, not_before=now - timedelta(days=400), valid_days=390)
+    tls = write_identity(qwac, tmp_path / "qwac", stem="qwac")
+    base = TargetProfile(
+        name="probe",
+        base_url="http://127.0.0.1:1",
+        certificate=files["certificate"],
+        key=files["key"],
+        tls=TlsSettings(certificate=tls["certificate"], key=tls["key"]),
+    )
+    warnings = certificate_warnings(base, now=now)
+    assert len(warnings) == 2
+    assert warnings[0].startswith("the signing certificate tpp.pem expires on ")
+    assert "(in 9 days)" in warnings[0] or "(in 10 days)" in warnings[0]
+    assert warnings[1].startswith("the TLS client certificate (QWAC) qwac.pem expired on ")
+    fresh = write_identity(generate_tpp_identity(ca), tmp_path / "fresh")
+    assert (
+        certificate_warnings(replace(base, certificate=fresh["certificate"], tls=TlsSettings()))
+        == []
+    )

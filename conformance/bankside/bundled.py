@@ -33,6 +33,7 @@ __all__ = [
     "ReplayServer",
     "bundled_reference_server",
     "identity_folder",
+    "tls_trust_anchor_arguments",
     "trust_anchor_arguments",
     "write_run_identity",
     "write_tls_identity",
@@ -94,18 +95,22 @@ def bundled_reference_server(
     start_timeout: float = _SERVER_START_TIMEOUT,
     tls: BundledTls | None = None,
     server_args: Sequence[str] = (),
+    crl: Path | None = None,
 ) -> Iterator[str]:
     """Start ``python -m reference_server --port 0``; yield its base URL; stop it on exit.
 
     The URL comes from the first line the server prints (``reference server listening on
     http://127.0.0.1:PORT``). Its log (stderr, one line per request) goes to ``log_path`` or
     nowhere. ``trust`` is the CA (or CAs) whose signing certificates it accepts, no other
-    (``--trust``). With ``tls`` it serves HTTPS and requires a client certificate (mutual TLS).
+    (``--trust``), and ``crl`` the revocation list it consults (``--crl``). With ``tls`` it
+    serves HTTPS and requires a client certificate (mutual TLS).
     A server that exits or stays silent is a :class:`ConformanceError` naming the log.
     """
     command = [sys.executable, "-m", "reference_server", "--host", "127.0.0.1", "--port", "0"]
     for ca in (trust,) if isinstance(trust, Path) else trust or ():
         command += ["--trust", str(ca)]
+    if crl is not None:
+        command += ["--crl", str(crl)]
     for fault in faults:
         command += ["--fault", fault]
     if tls is not None:
@@ -174,22 +179,29 @@ def _wait_for_url(
 
 
 def write_run_identity(directory: Path) -> BundledIdentity:
-    """A CA and a TPP identity it issued, and a second CA with a non-ASCII name, written to
-    ``directory`` for one run.
+    """A CA and a TPP identity it issued, a second CA with a non-ASCII name, and a certificate
+    the first CA has revoked with the CA's revocation list, written to ``directory`` for one run.
 
     The bundled server is started trusting only these two CAs (``--trust``, :attr:`trusted`)
     and the suite signs with the identity and mints its negative-case certificates from the
     first CA (the runners' trust anchor), so that "a certificate of another CA is refused"
     (spec 5 item 1) can be judged. The second (:data:`UTF8_CA_NAME`) issues the certificate of
     the RFC 2047 scenario: its keyId ``CA=`` is not ASCII, so the Signature header must be
-    MIME-encoded (spec 5 item 3). Fresh CAs per run: nothing secret outlives the directory.
+    MIME-encoded (spec 5 item 3). The revoked certificate (``revoked/``) is the one the
+    revocation scenarios sign with; the server gets the list (``ca.crl``) as ``--crl``. Fresh CAs
+    per run: nothing secret outlives the directory.
     """
     # on use, not at import: the pytest plugin imports this module in every pytest process
     from conformance.signing import generate_ca, generate_tpp_identity, write_identity
+    from conformance.signing.revocation import write_crl
 
     ca = generate_ca()
     tpp = generate_tpp_identity(ca)
     written = write_identity(tpp, directory, ca=ca)
+    revoked = generate_tpp_identity(ca, key=tpp.private_key)
+    revoked_files = write_identity(revoked, Path(directory) / "revoked")
+    crl = Path(directory) / "ca.crl"
+    write_crl(ca, crl, [revoked.certificate.serial_number])
     utf8_ca = generate_ca(UTF8_CA_NAME)
     utf8 = write_identity(
         generate_tpp_identity(utf8_ca, key=tpp.private_key), Path(directory) / "utf8", ca=utf8_ca
@@ -201,6 +213,9 @@ def write_run_identity(directory: Path) -> BundledIdentity:
         ca_key=written["ca_key"],
         utf8_ca_certificate=utf8["ca_certificate"],
         utf8_ca_key=utf8["ca_key"],
+        revoked_certificate=revoked_files["certificate"],
+        revoked_key=revoked_files["key"],
+        crl=crl,
     )
 
 
@@ -231,6 +246,7 @@ def write_tls_identity(directory: Path) -> BundledTls:
         client_ca=client["ca_certificate"],
         client_certificate=client["certificate"],
         client_key=client["key"],
+        client_ca_key=client["ca_key"],
     )
 
 
@@ -244,6 +260,9 @@ class BundledTls:
     client_ca: Path
     client_certificate: Path
     client_key: Path
+    #: The client CA's key: the suite mints QWACs from it for the checks of the TLS client
+    #: certificate (``--tls-trust-anchor``).
+    client_ca_key: Path
 
     def server_arguments(self) -> list[str]:
         """The reference server's options: HTTPS, a client certificate of the client CA."""
@@ -267,6 +286,11 @@ class BundledIdentity:
     ca_key: Path
     utf8_ca_certificate: Path
     utf8_ca_key: Path
+    #: A certificate of the first CA that the CA has revoked, with its key, and the CA's
+    #: revocation list naming it (the server's ``--crl``).
+    revoked_certificate: Path
+    revoked_key: Path
+    crl: Path
 
     @property
     def trusted(self) -> tuple[Path, Path]:
@@ -275,9 +299,10 @@ class BundledIdentity:
 
 
 def trust_anchor_arguments(identity: BundledIdentity) -> list[str]:
-    """The plugin's ``--trust-anchor*`` options for the CAs of ``identity``: what a bundled run
-    gives pytest, and what a run against a server trusting the same CAs needs for the same
-    verdicts (the suite benchmark passes them)."""
+    """The plugin's ``--trust-anchor*`` options for the CAs of ``identity`` and its
+    ``--revoked-cert``/``--revoked-key``: what a bundled run gives pytest, and what a run
+    against a server trusting the same CAs (with their ``--crl``) needs for the same verdicts
+    (the suite benchmark passes them)."""
     return [
         "--trust-anchor",
         str(identity.ca_certificate),
@@ -287,6 +312,21 @@ def trust_anchor_arguments(identity: BundledIdentity) -> list[str]:
         str(identity.utf8_ca_certificate),
         "--trust-anchor-utf8-key",
         str(identity.utf8_ca_key),
+        "--revoked-cert",
+        str(identity.revoked_certificate),
+        "--revoked-key",
+        str(identity.revoked_key),
+    ]
+
+
+def tls_trust_anchor_arguments(tls: BundledTls) -> list[str]:
+    """The plugin's ``--tls-trust-anchor*`` options for the client CA of ``tls``: the suite
+    mints the QWACs of the TLS client certificate checks from it."""
+    return [
+        "--tls-trust-anchor",
+        str(tls.client_ca),
+        "--tls-trust-anchor-key",
+        str(tls.client_ca_key),
     ]
 
 

@@ -4,6 +4,7 @@ target it cannot talk to is a :class:`~conformance.errors.TargetError`.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import socket
@@ -20,11 +21,19 @@ from urllib.parse import urlsplit
 import httpx
 
 from conformance import __version__
+from conformance.bankside.oauth import TokenSource, says_token_expired
 from conformance.bankside.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, worker_share
-from conformance.bankside.tls import client_context
+from conformance.bankside.tls import client_context, client_context_as
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
-from conformance.signing import SignatureAuth, TppIdentity, default_identity, load_identity
+from conformance.profile import TlsSettings
+from conformance.signing import (
+    KeyIdStyle,
+    SignatureAuth,
+    TppIdentity,
+    default_identity,
+    load_identity,
+)
 
 if TYPE_CHECKING:
     from conformance.profile import TargetProfile
@@ -177,8 +186,10 @@ class TargetClient:
         proxy: str | None = None,
         pacer: Pacer | None = None,
         static_headers: Mapping[str, str] | None = None,
+        key_id_style: KeyIdStyle | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        self._key_id_style = key_id_style
         self.pacer = pacer or Pacer(None)
         #: The files a replay of this client's exchanges signs with (``Exchange.replay_with``).
         self.replay_with: tuple[tuple[str, str], ...] = ()
@@ -198,28 +209,66 @@ class TargetClient:
             self._auth, self._auth_name = None, ""
         if isinstance(verify, str | Path):
             verify = ssl.create_default_context(cafile=str(verify))
-        self._http = httpx.Client(
-            base_url=self.base_url + "/",
-            timeout=httpx.Timeout(timeout, connect=connect_timeout or timeout),
-            verify=verify,
-            transport=transport,
-            proxy=proxy,
-            http1=True,
-            http2=False,
-            follow_redirects=False,
-            limits=httpx.Limits(
+        #: What every ``httpx.Client`` of this client is made with (``over_tls_as`` makes more).
+        self._http_options: dict[str, Any] = {
+            "base_url": self.base_url + "/",
+            "timeout": httpx.Timeout(timeout, connect=connect_timeout or timeout),
+            "transport": transport,
+            "proxy": proxy,
+            "http1": True,
+            "http2": False,
+            "follow_redirects": False,
+            "limits": httpx.Limits(
                 max_connections=max_connections, max_keepalive_connections=max_connections
             ),
-            event_hooks={"request": [_mark_start], "response": [self._record]},
-        )
-        # Accept is a per-request default (so one request can go without it); the rest of
-        # httpx's client defaults stay, with a User-Agent that names the suite.
-        del self._http.headers["Accept"]
-        self._http.headers["User-Agent"] = _USER_AGENT
+            "event_hooks": {"request": [_mark_start], "response": [self._record]},
+        }
         #: The profile's ``[headers]`` (an API gateway's), on every request; a replay's profile
         #: sends them again, so its reproduction command does not repeat them.
         self._static = frozenset(name.lower() for name in static_headers or {})
-        self._http.headers.update(dict(static_headers or {}))
+        self._static_values = dict(static_headers or {})
+        self._http = self._new_http(verify)
+        #: The TLS settings of the profile (``over_tls_as`` keeps their CA trust), and the
+        #: clients that show another TLS client certificate, by identity.
+        self.tls_settings: TlsSettings | None = None
+        self._tls_variants: dict[TppIdentity, TargetClient] = {}
+        #: Where the bearer token of every request comes from (``[oauth]``); None: none is sent.
+        self.tokens: TokenSource | None = None
+        self._is_variant = False
+
+    def _bearer(self, headers: httpx.Headers) -> str | None:
+        """Put the current access token on ``headers`` (unless the caller set Authorization
+        itself, or removed it); the token, None when none was put."""
+        if self.tokens is None or "authorization" in headers:
+            return None
+        token = self.tokens.token()
+        headers["Authorization"] = f"Bearer {token}"
+        return token
+
+    def _new_http(self, verify: bool | ssl.SSLContext) -> httpx.Client:
+        http = httpx.Client(verify=verify, **self._http_options)
+        # Accept is a per-request default (so one request can go without it); the rest of
+        # httpx's client defaults stay, with a User-Agent that names the suite.
+        del http.headers["Accept"]
+        http.headers["User-Agent"] = _USER_AGENT
+        http.headers.update(self._static_values)
+        return http
+
+    def over_tls_as(self, identity: TppIdentity) -> TargetClient:
+        """This client showing ``identity`` as its TLS client certificate (another QWAC) in the
+        handshake: it signs as this one does, and its exchanges are recorded with this one's.
+        Made once per identity; closed with this client."""
+        with self._lock:
+            variant = self._tls_variants.get(identity)
+            if variant is None:
+                variant = copy.copy(self)
+                variant._http = self._new_http(
+                    client_context_as(self.tls_settings or TlsSettings(), identity)
+                )
+                variant._tls_variants = {}
+                variant._is_variant = True
+                self._tls_variants[identity] = variant
+        return variant
 
     def make_signer(
         self,
@@ -238,6 +287,8 @@ class TargetClient:
         chosen = identity if identity is not None else self.identity()
         options.setdefault("digest_algorithm", self._digest_algorithm)
         options.setdefault("on_signed", self.on_signed)
+        if self._key_id_style is not None:
+            options.setdefault("key_id_style", self._key_id_style)
         factory = signer if signer is not None else SignatureAuth
         return factory(chosen.signing_credentials(), **options)
 
@@ -275,7 +326,20 @@ class TargetClient:
             proxy=profile.connection.proxy,
             pacer=Pacer(worker_share(profile.connection.rate_limit, _worker_count())),
             static_headers=profile.static_headers(),
+            key_id_style=profile.key_id,
         )
+        client.tls_settings = profile.tls
+        if profile.oauth is not None:
+            client.tokens = TokenSource(
+                profile.oauth,
+                profile.base_url,
+                verify=client_context(profile.tls),
+                identity=client.identity() if sign else identity,
+                timeout=profile.connection.timeout,
+                transport=transport,
+                proxy=profile.connection.proxy,
+            )
+            client._static |= {"authorization"}  # a replay's profile fetches its own token
         files = {"profile": profile.source}
         if identity is not None and profile.certificate is not None:
             files.update(cert=profile.certificate, key=profile.key)
@@ -368,7 +432,12 @@ class TargetClient:
         slot: list[Exchange] = []
         url = self.base_url + "/" + path.lstrip("/")
         throttled: list[Exchange] = []
+        refused: list[Exchange] = []  # answers that refused the access token as expired
         waited = 0.0
+        sent_headers = _request_headers(headers, has_body=bool(body))
+        # every request the TPP signs; the PSU's own steps (the SCA pages) and the reference
+        # server's controls go unsigned and carry no token either
+        token = self._bearer(sent_headers) if chosen_auth is not None else None
         while True:
             self.pacer.wait()
             try:
@@ -377,7 +446,7 @@ class TargetClient:
                     path.lstrip("/"),
                     params=_query(params),
                     content=body,
-                    headers=_request_headers(headers, has_body=bool(body)),
+                    headers=sent_headers,
                     auth=chosen_auth,
                     extensions={
                         _SLOT: slot,
@@ -388,6 +457,14 @@ class TargetClient:
             except httpx.HTTPError as error:
                 raise target_error(error, url, self.timeout) from error
             answer = slot[-1]
+            if token is not None and not refused and _refuses_token(answer):
+                # the token expired under the request: once more with a fresh one (both answers
+                # stay with the exchange, ``token_refreshes``)
+                assert self.tokens is not None
+                refused.append(answer)
+                token = self.tokens.refresh(token)
+                sent_headers["Authorization"] = f"Bearer {token}"
+                continue
             if answer.status not in RETRYABLE_STATUSES:
                 break
             delay = self.retry.delay(
@@ -398,9 +475,9 @@ class TargetClient:
             throttled.append(answer)
             waited += delay
             time.sleep(delay)
-        if throttled:
-            # the record keeps every attempt; the final one carries the throttled ones with it
-            final = replace(answer, retries=tuple(throttled))
+        if throttled or refused:
+            # the record keeps every attempt; the final one carries the earlier ones with it
+            final = replace(answer, retries=tuple(throttled), token_refreshes=tuple(refused))
             with self._lock:
                 for index in range(len(self._exchanges) - 1, -1, -1):
                     if self._exchanges[index] is answer:
@@ -452,12 +529,28 @@ class TargetClient:
 
     def close(self) -> None:
         self._http.close()
+        for variant in self._tls_variants.values():
+            variant.close()
+        if self.tokens is not None and not self._is_variant:
+            self.tokens.close()
 
     def __enter__(self) -> TargetClient:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _refuses_token(answer: Exchange) -> bool:
+    """Whether the answer says the access token expired (RFC 6750, or a TOKEN_* code)."""
+    if answer.status != 401:
+        return False
+    try:
+        document = json.loads(answer.response_body) if answer.response_body else None
+    except ValueError:
+        document = None
+    code = document.get("code") if isinstance(document, dict) else None
+    return says_token_expired(answer.status, answer.response_header("www-authenticate"), code)
 
 
 def _worker_count() -> int:

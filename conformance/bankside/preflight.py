@@ -10,13 +10,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from conformance.errors import TargetError
+from conformance.errors import ConformanceError, TargetError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from conformance.exchange import Exchange
     from conformance.profile import TargetProfile
 
-__all__ = ["TARGET_OPTIONS", "PreflightDone", "base_url_candidates", "preflight"]
+__all__ = [
+    "TARGET_OPTIONS",
+    "PreflightDone",
+    "base_url_candidates",
+    "certificate_warnings",
+    "preflight",
+]
 
 #: Operations whose GET has no path parameter: the probe asks one of them for a JSON answer.
 _PROBE_OPERATIONS = ("AL", "E9")
@@ -31,7 +39,8 @@ def preflight(profile: TargetProfile) -> float | None:
     run's concurrency), or None when no probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
-    the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), then
+    the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), fetches
+    an access token when the profile names a token endpoint (``[oauth]``), then
     sends a signed GET of each supported operation without path parameters (the account list,
     the sandbox customer list). Their paths name no resource, so they exist wherever the
     interface is: a 404 on every one of them means the base URL (or the profile's ``[paths]``)
@@ -47,6 +56,8 @@ def preflight(profile: TargetProfile) -> float | None:
     operations = load_contract().operations
     with TargetClient.from_profile(profile) as client:
         client.check_reachable()
+        if client.tokens is not None:  # [oauth]: the first token before the run starts
+            client.tokens.token()
         first_error: TargetError | None = None
         not_found: list[Exchange] = []
         probes = [operations[op] for op in _PROBE_OPERATIONS]
@@ -124,6 +135,33 @@ def _wrong_base_path(
         f"{cause}; give the part before /v1 as --target (or base_url in the profile), and check "
         "the profile's [paths]"
     )
+
+
+def certificate_warnings(profile: TargetProfile, *, now: datetime | None = None) -> list[str]:
+    """One line for each of the TPP's own certificates (the signing one, the QWAC of mutual
+    TLS) that has ended or ends within 30 days: a warning before the run, not an error (the run
+    itself tells whether the bank still takes it). A certificate that cannot be read is left to
+    the client, which says why."""
+    # on use, not at import: the pytest plugin imports this module in every pytest process
+    from conformance.signing import load_certificate
+    from conformance.signing.lint import expiry_warning
+
+    warnings = []
+    for what, path, tls in (
+        ("signing certificate", profile.certificate, False),
+        ("TLS client certificate (QWAC)", profile.tls.certificate, True),
+    ):
+        if path is None:
+            continue
+        try:
+            password = profile.tls.password() if tls else profile.key_password
+            certificate = load_certificate(path, password=password)
+        except ConformanceError:
+            continue
+        warning = expiry_warning(certificate, f"{what} {path.name}", now=now)
+        if warning is not None:
+            warnings.append(warning)
+    return warnings
 
 
 #: The options that name a target and how to reach it (keywords of ``profile_from_options``).

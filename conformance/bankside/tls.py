@@ -13,7 +13,9 @@ import os
 import ssl
 import tempfile
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -23,7 +25,10 @@ from conformance.errors import CertificateError
 from conformance.profile.tls_settings import TlsSettings
 from conformance.signing.keyfiles import TLS_KEY_PASSWORD_ENV
 
-__all__ = ["client_context"]
+if TYPE_CHECKING:
+    from conformance.signing import TppIdentity
+
+__all__ = ["client_context", "client_context_as"]
 
 _PKCS12_SUFFIXES = (".p12", ".pfx")
 
@@ -53,6 +58,35 @@ def client_context(
     if settings.certificate is not None:
         _load_client_certificate(context, settings, settings.password(environ))
     return context
+
+
+def client_context_as(settings: TlsSettings, identity: TppIdentity) -> ssl.SSLContext:
+    """The context of ``settings`` (its CA trust), showing ``identity`` as the TLS client
+    certificate instead of the profile's: another QWAC, for the checks a bank makes of it."""
+    base = client_context(replace(settings, certificate=None, key=None, password_env=None))
+    context = ssl.create_default_context() if base is True else base
+    assert isinstance(context, ssl.SSLContext)
+    pem = identity.private_key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ) + identity.certificate.public_bytes(serialization.Encoding.PEM)
+    _load_pem_chain(context, pem, "the minted TLS client certificate")
+    return context
+
+
+def _load_pem_chain(context: ssl.SSLContext, pem: bytes, what: str) -> None:
+    """Load a key and certificate chain held in memory: ``ssl`` reads them only from a file, so
+    they go to a private temporary file (mode 0600) that is removed once loaded."""
+    descriptor, name = tempfile.mkstemp(suffix=".pem")
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(pem)
+        context.load_cert_chain(name)
+    except ssl.SSLError as error:
+        raise CertificateError(f"{what} cannot be used ({_reason(error)})") from None
+    finally:
+        os.unlink(name)
 
 
 def _load_client_certificate(
@@ -113,17 +147,7 @@ def _load_pkcs12(context: ssl.SSLContext, path: Path, password: str | None, vari
     pem += bundle.cert.certificate.public_bytes(serialization.Encoding.PEM)
     for extra in bundle.additional_certs:
         pem += extra.certificate.public_bytes(serialization.Encoding.PEM)
-    descriptor, name = tempfile.mkstemp(suffix=".pem")  # mode 0600
-    try:
-        with os.fdopen(descriptor, "wb") as stream:
-            stream.write(pem)
-        context.load_cert_chain(name)
-    except ssl.SSLError as error:
-        raise CertificateError(
-            f"the TLS client certificate {path} cannot be used ({_reason(error)})"
-        ) from None
-    finally:
-        os.unlink(name)
+    _load_pem_chain(context, pem, f"the TLS client certificate {path}")
 
 
 def _reason(error: BaseException) -> str:

@@ -1,12 +1,15 @@
 """``conformance certs``: write a test CA and a TPP signing certificate with PSD2 roles (spec 5),
 including the variants the negative scenarios need (role sets, expired, chosen serial), and beside
-it a QWAC-style TLS client certificate for mutual TLS from the same CA.
+it a QWAC-style TLS client certificate for mutual TLS from the same CA and the CA's revocation
+list; revoke a certificate (``--revoke``), or check a TPP's own certificate the way a bank will
+(``--lint``).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 from pathlib import Path
 
 from conformance.commands import COMMANDS
@@ -19,8 +22,17 @@ from conformance.signing import (
     generate_server_certificate,
     generate_tpp_identity,
     load_ca,
+    load_certificate,
+    verify_chain,
     write_identity,
 )
+from conformance.signing.lint import kind_of, lint_certificate
+from conformance.signing.revocation import write_crl
+
+#: The environment variable whose value opens a PKCS#12 file given to ``--lint``.
+_LINT_PASSWORD_ENV = "CONFORMANCE_KEY_PASSWORD"
+#: The CA's revocation list, beside ca.pem.
+CRL_NAME = "ca.crl"
 
 #: An expired certificate ended this long before now, so clock skew cannot make it valid again.
 _EXPIRED_MARGIN = dt.timedelta(days=1)
@@ -82,10 +94,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "print the keyId the Signature header will name (spec 5). Beside it, from the same "
             "CA, a QWAC-style TLS client certificate for mutual TLS (qwac.pem, qwac.key, "
             "qwac.p12: QcType web, the same roles, extended key usage clientAuth); give it as "
-            "--tls-cert or the profile's tls_certificate."
+            "--tls-cert or the profile's tls_certificate. A new CA comes with its (empty) "
+            "revocation list, ca.crl; --revoke adds to it. --lint checks a TPP's own "
+            "certificate instead of writing any."
         ),
     )
-    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="where to write")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--out", type=Path, metavar="DIR", help="where to write")
     qc = parser.add_mutually_exclusive_group()
     qc.add_argument(
         "--roles",
@@ -154,6 +169,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "addresses (server.pem, server.key), from the same CA: what `conformance proxy "
         "--server-cert` serves HTTPS to the app with (the app trusts ca.pem)",
     )
+    parser.add_argument(
+        "--revoke",
+        action="append",
+        default=[],
+        metavar="SERIAL|FILE",
+        help="revoke this certificate (a hexadecimal serial, or the certificate file) in the "
+        "CA's revocation list DIR/ca.crl, keeping what it revoked before, and write nothing "
+        "else; the CA is --ca-cert/--ca-key, else DIR/ca.pem and DIR/ca.key (repeatable). "
+        "Give the list to the bank, or to the reference server as --crl",
+    )
+    what.add_argument(
+        "--lint",
+        action="append",
+        metavar="FILE",
+        help="instead of writing: check a TPP's certificate (PEM, DER or PKCS#12 opened with "
+        f"${_LINT_PASSWORD_ENV}) as a bank will: the PSD2 QCStatement's encoding, the roles, the "
+        "NCA's name and id, QcType, key usage, the organizationIdentifier format, the validity; "
+        "one line per finding, exit code 1 on an error (repeatable)",
+    )
+    parser.add_argument(
+        "--lint-as",
+        choices=("seal", "qwac"),
+        help="with --lint: judge the certificate as the signing seal or as the TLS client's QWAC "
+        "(default: what it says it is)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -178,8 +218,13 @@ def _describe_roles(roles: frozenset[str] | None) -> str:
 
 
 def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
-    """Generate and write the files; ``now`` is injectable for tests."""
+    """Generate and write the files, revoke, or lint; ``now`` is injectable for tests."""
     moment = now or dt.datetime.now(dt.UTC)
+    if args.lint:
+        return lint(args.lint, args.lint_as, now=moment)
+    if args.revoke:
+        return revoke(args, now=moment)
+    new_ca = args.ca_cert is None
     ca = _certificate_authority(args)
     not_before = not_after = None
     if args.expired:
@@ -202,6 +247,10 @@ def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
     written = write_identity(identity, args.out, ca=ca, p12_password=args.p12_password)
     for name, path in written.items():
         print(f"wrote {_LABELS.get(name, name)}: {path}")
+    if new_ca:
+        crl = args.out / CRL_NAME
+        write_crl(ca, crl, now=moment)
+        print(f"wrote CA revocation list (none revoked): {crl}")
     if not args.no_qwac:
         qwac = generate_qwac(
             ca,
@@ -213,6 +262,7 @@ def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
             not_before=not_before,
             not_after=not_after,
             valid_days=args.days,
+            now=moment,
         )
         tls = write_identity(qwac, args.out, p12_password=args.p12_password, stem="qwac")
         for name in ("certificate", "key", "pkcs12"):
@@ -234,3 +284,63 @@ def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
     )
     print(f"keyId: {identity.key_id}")
     return 0
+
+
+def _revoked_serial(text: str, ca: CertificateAuthority) -> tuple[int, str]:
+    """The serial ``--revoke`` names (a certificate file of ``ca``, or hexadecimal) and how it
+    was named."""
+    path = Path(text)
+    if path.is_file():
+        certificate = load_certificate(path)
+        problem = verify_chain(certificate, ca.certificate, now=certificate.not_valid_before_utc)
+        if problem is not None:
+            raise CertificateError(
+                f"{path} is not a certificate of the CA whose list is written: {problem}"
+            )
+        return certificate.serial_number, str(path)
+    try:
+        return parse_serial(text), "serial"
+    except argparse.ArgumentTypeError:
+        raise CertificateError(
+            f"--revoke {text!r} is neither a certificate file nor a hexadecimal serial"
+        ) from None
+
+
+def revoke(args: argparse.Namespace, *, now: dt.datetime) -> int:
+    """``--revoke``: the CA's list with these serials added, written to DIR/ca.crl."""
+    if args.ca_cert is None and args.ca_key is None:
+        args.ca_cert, args.ca_key = args.out / "ca.pem", args.out / "ca.key"
+        if not args.ca_cert.is_file() or not args.ca_key.is_file():
+            raise CertificateError(
+                f"--revoke needs the CA: --ca-cert and --ca-key, or ca.pem and ca.key in {args.out}"
+            )
+    ca = _certificate_authority(args)
+    named = [_revoked_serial(text, ca) for text in args.revoke]
+    crl = args.out / CRL_NAME
+    revoked = write_crl(ca, crl, (serial for serial, _ in named), now=now)
+    for serial, source in named:
+        print(f"revoked {serial:X}" + ("" if source == "serial" else f" ({source})"))
+    print(f"wrote CA revocation list ({len(revoked)} revoked): {crl}")
+    return 0
+
+
+_KIND_NAMES = {"seal": "signing certificate (QSealC)", "qwac": "TLS client certificate (QWAC)"}
+
+
+def lint(files: list[str], kind: str | None, *, now: dt.datetime) -> int:
+    """``--lint``: each file's findings, one line each; 1 when any is an error."""
+    password = os.environ.get(_LINT_PASSWORD_ENV) or None
+    errors = 0
+    for text in files:
+        certificate = load_certificate(Path(text), password=password)
+        chosen = kind or kind_of(certificate)
+        subject = certificate.subject.rfc4514_string()
+        print(f"{text}: judged as a {_KIND_NAMES[chosen]}, subject {subject}")
+        findings = lint_certificate(certificate, kind=chosen, now=now)  # type: ignore[arg-type]
+        for finding in findings:
+            print(f"  {finding.line()}")
+        found = sum(1 for finding in findings if finding.level == "error")
+        warned = sum(1 for finding in findings if finding.level == "warning")
+        print(f"  {found} error{'s' * (found != 1)}, {warned} warning{'s' * (warned != 1)}")
+        errors += found
+    return 1 if errors else 0

@@ -10,9 +10,10 @@ import importlib.util
 import os
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
+from urllib.parse import urlsplit
 
 from conformance.bankside.bundled import (
     BundledIdentity,
@@ -20,12 +21,13 @@ from conformance.bankside.bundled import (
     ReplayServer,
     bundled_reference_server,
     identity_folder,
+    tls_trust_anchor_arguments,
     trust_anchor_arguments,
     write_run_identity,
     write_tls_identity,
 )
 from conformance.bankside.concurrency import choose_workers
-from conformance.bankside.preflight import PreflightDone, preflight
+from conformance.bankside.preflight import PreflightDone, certificate_warnings, preflight
 from conformance.commands import COMMANDS
 from conformance.commands.usage import (
     add_list_faults,
@@ -201,6 +203,7 @@ def pytest_arguments(
     reports: Path,
     numprocesses: str | None,
     trust_anchor: BundledIdentity | None = None,
+    tls_trust_anchor: BundledTls | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
@@ -222,6 +225,8 @@ def pytest_arguments(
             args += [flag, value]
     if trust_anchor is not None:
         args += trust_anchor_arguments(trust_anchor)
+    if tls_trust_anchor is not None:
+        args += tls_trust_anchor_arguments(tls_trust_anchor)
     args += ["--seed", str(seed), "--reports", str(reports)]
     if strict:
         args.append("--conformance-strict")
@@ -244,6 +249,29 @@ def _absolute(path: str | None) -> str | None:
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     """SIGTERM ends a run like Ctrl-C does, so that the bundled server is stopped too."""
     raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _token_endpoint_of(server: str, played: str) -> Iterator[None]:
+    """While ``--play`` runs: a profile's token endpoint on another host (an absolute
+    ``[oauth] token_url``) is the bundled server's, at the same path (it serves its token
+    endpoint there), through ``CONFORMANCE_TOKEN_URL`` so that the xdist workers see it too."""
+    # on use: `conformance run --help` answers without importing the profile loader
+    from conformance.profile import ENV_TOKEN_URL, load_profile
+
+    settings = load_profile(played).oauth
+    if settings is None or not urlsplit(settings.token_url).scheme:
+        yield
+        return
+    previous = os.environ.get(ENV_TOKEN_URL)
+    os.environ[ENV_TOKEN_URL] = server + urlsplit(settings.token_url).path
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(ENV_TOKEN_URL, None)
+        else:
+            os.environ[ENV_TOKEN_URL] = previous
 
 
 def run(args: argparse.Namespace) -> int:
@@ -325,6 +353,7 @@ def run(args: argparse.Namespace) -> int:
                     bundled_reference_server(
                         faults=args.fault,
                         trust=None if identity is None else identity.trusted,
+                        crl=None if identity is None else identity.crl,
                         log_path=reports / "reference-server.log",
                         tls=bundled_tls,
                         server_args=(
@@ -341,6 +370,8 @@ def run(args: argparse.Namespace) -> int:
                     profile=None if played is None else Path(played),
                     tls=bundled_tls,
                 )
+                if played is not None:
+                    stack.enter_context(_token_endpoint_of(target, played))
             profile = profile_from_options(
                 target=target,
                 cert=cert,
@@ -351,6 +382,8 @@ def run(args: argparse.Namespace) -> int:
                 tls_ca=tls["tls_ca"],
             )
             round_trip = preflight(profile)
+            for warning in certificate_warnings(profile):
+                print(f"conformance: warning: {warning}", flush=True)
             numprocesses = args.numprocesses
             if numprocesses is None and _has("xdist"):
                 numprocesses = choose_workers(round_trip, profile.connection.rate_limit)
@@ -372,6 +405,7 @@ def run(args: argparse.Namespace) -> int:
                 reports=reports,
                 numprocesses=numprocesses,
                 trust_anchor=identity,
+                tls_trust_anchor=bundled_tls,
                 extra=args.pytest_args,
             )
             checked = PreflightDone.naming(

@@ -137,7 +137,7 @@ def run_command(
     if play is not None:
         command += ["--play", play]
     if fault is not None:
-        command += ["--fault", fault]
+        command += ["--fault", fault, *FAULTS[fault].run_options]  # e.g. --tls for a QWAC check
     return [*command, "--", "-q", *pytest_args]
 
 

@@ -316,6 +316,82 @@ def _ownership(op: Operation, context: Context) -> Iterator[Scenario]:
         )
 
 
+# --- certificates as banks and supervisors check them (security group) -------------------------
+
+_REVOCATION_ASSUMPTION = (
+    "Spec 5 item 1 asks for the TPP's signing certificate and states no revocation check. A bank "
+    "relies on eIDAS certificates (PSD2 RTS Art. 34) and consults their status (the CA's "
+    "revocation list or OCSP): a certificate its CA has revoked should be refused (security, "
+    "graded should)."
+)
+_SEAL_TYPE_ASSUMPTION = (
+    'Spec 5 speaks only of "the TPP certificate". Under ETSI TS 119 495 a TPP signs with its '
+    "sealing certificate (QcType eseal, EN 319 412-5) and authenticates TLS with its QWAC (QcType "
+    "web): a request signed with a QWAC-type certificate should be refused (security, graded "
+    "should)."
+)
+_QWAC_ROLE_ASSUMPTION = (
+    "Spec 5 names no PSD2 roles and no TLS client certificate. The QWAC a TPP shows in the TLS "
+    "handshake carries its roles as the seal does (ETSI TS 119 495): a QWAC without the role the "
+    "operation needs should be refused as the signing certificate is (security, graded should)."
+)
+_PAIRING_ASSUMPTION = (
+    "Spec 5 speaks of one TPP certificate. A TPP's QWAC and its sealing certificate name the same "
+    "organisation (organizationIdentifier, ETSI TS 119 495): a connection made with one TPP's "
+    "QWAC carrying requests sealed by another should be refused (security, graded should)."
+)
+
+
+def _certificate_checks(op: Operation, context: Context) -> Iterator[Scenario]:
+    """Revocation, the certificate's type, the QWAC's roles and the pairing of QWAC and seal:
+    what a bank and its supervisor check beyond spec 5 (``scenario.CERTIFICATE_RULES``)."""
+    yield _security(
+        op,
+        context,
+        "revoked-certificate",
+        spec="spec 5 item 1",
+        title="a request signed with a certificate its CA has revoked is refused (400/401/403)",
+        statuses=AUTH_REJECTION_STATUSES,
+        assumptions=(_REVOCATION_ASSUMPTION, _STATUS_ASSUMPTION),
+        outcome="rejected",
+    )
+    yield _security(
+        op,
+        context,
+        "seal-is-qwac",
+        spec="spec 5 item 1",
+        title="a request signed with a QWAC-type certificate (QcType web) is refused (400/401/403)",
+        statuses=AUTH_REJECTION_STATUSES,
+        assumptions=(_SEAL_TYPE_ASSUMPTION, _STATUS_ASSUMPTION),
+        outcome="rejected",
+    )
+    role = ROLE_OF_FAMILY.get(op.family)
+    if role is not None:
+        yield _security(
+            op,
+            context,
+            "qwac-missing-role",
+            spec="spec 5 item 1",
+            title=f"a request over a TLS connection whose client certificate (QWAC) lacks the "
+            f"PSD2 role {role} is refused (400/401/403)",
+            statuses=AUTH_REJECTION_STATUSES,
+            assumptions=(_QWAC_ROLE_ASSUMPTION, _STATUS_ASSUMPTION),
+            outcome="rejected",
+            role=role,
+        )
+    yield _security(
+        op,
+        context,
+        "qwac-other-organisation",
+        spec="spec 5 item 1",
+        title="a request over a TLS connection whose client certificate (QWAC) names another "
+        "organisation than the signing certificate is refused (400/401/403)",
+        statuses=AUTH_REJECTION_STATUSES,
+        assumptions=(_PAIRING_ASSUMPTION, _STATUS_ASSUMPTION),
+        outcome="rejected",
+    )
+
+
 def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
     ok: Expectation = success(op)
     variant = base_variant(op, context)
@@ -392,4 +468,5 @@ def generate(context: Context) -> Iterator[Scenario]:
         yield from _stale_date(op, context)
         yield from _replay(op, context)
         yield from _ownership(op, context)
+        yield from _certificate_checks(op, context)
         yield from _accepted(op, context)

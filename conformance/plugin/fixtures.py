@@ -18,6 +18,7 @@ from conformance.errors import ConformanceError
 from conformance.plugin.options import (
     SEED,
     profile_from_config,
+    revoked_identity_from_options,
     strict_run,
     trust_anchor_from_options,
     uses_bundled_server,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from conformance.profile import TargetProfile
     from conformance.runners import Runner
     from conformance.runners.context import RunContext
-    from conformance.signing import CertificateAuthority
+    from conformance.signing import CertificateAuthority, TppIdentity
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +53,9 @@ def conformance_bundled_server(
     log_path = Path(config.getoption("reports")) / f"reference-server-{worker}.log"
     try:
         identity = write_run_identity(tmp_path_factory.mktemp("identity"))
-        with bundled_reference_server(trust=identity.trusted, log_path=log_path) as url:
+        with bundled_reference_server(
+            trust=identity.trusted, log_path=log_path, crl=identity.crl
+        ) as url:
             yield url, identity
     except ConformanceError as error:
         pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
@@ -171,6 +174,7 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
     utf8_trust_anchor: CertificateAuthority | None = request.getfixturevalue(
         "conformance_utf8_trust_anchor"
     )
+    revoked, tls_anchor = _certificate_options(request, profile)
     contract = load_contract()
     sca = sca_step_for(profile, client)
     data = DataFactory(
@@ -190,7 +194,30 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
         strict=strict_run(request.config),
         trust_anchor=trust_anchor,
         utf8_trust_anchor=utf8_trust_anchor,
+        revoked_identity=revoked,
+        tls_trust_anchor=tls_anchor,
     )
+
+
+def _certificate_options(
+    request: pytest.FixtureRequest, profile: TargetProfile
+) -> tuple[TppIdentity | None, CertificateAuthority | None]:
+    """The revoked certificate (``--revoked-cert``, else the bundled server's when the run signs
+    with its identity) and the CA of the TLS client certificates (``--tls-trust-anchor``)."""
+    # on use, not at import: the plugin loads in every pytest process (start-up time)
+    from conformance.signing import load_identity
+
+    try:
+        revoked = revoked_identity_from_options(request.config)
+        bundled = request.getfixturevalue("conformance_bundled_server")
+        if revoked is None and bundled is not None:
+            _, identity = bundled
+            if profile.certificate == identity.certificate:
+                revoked = load_identity(identity.revoked_certificate, identity.revoked_key)
+        tls_anchor = trust_anchor_from_options(request.config, "tls_trust_anchor")
+    except ConformanceError as error:
+        pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+    return revoked, tls_anchor
 
 
 def _shared_data_seed(config: pytest.Config, seed: int) -> int:

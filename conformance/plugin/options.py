@@ -16,7 +16,7 @@ from conformance.suite import SUITE_DIR
 
 if TYPE_CHECKING:
     from conformance.profile import TargetProfile
-    from conformance.signing import CertificateAuthority
+    from conformance.signing import CertificateAuthority, TppIdentity
 
 
 SEED = pytest.StashKey[int]()
@@ -67,6 +67,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--trust-anchor-utf8-key", metavar="KEY", help="private key of --trust-anchor-utf8"
+    )
+    group.addoption(
+        "--revoked-cert",
+        metavar="CERT",
+        help="a signing certificate its CA has revoked (the target holds the CA's revocation "
+        "list); the revocation scenarios sign with it (the profile's [negative_certificates] "
+        "revoked goes first)",
+    )
+    group.addoption("--revoked-key", metavar="KEY", help="private key of --revoked-cert")
+    group.addoption(
+        "--tls-trust-anchor",
+        metavar="CA.pem",
+        help="the CA the target accepts TLS client certificates (QWACs) from; with its key, the "
+        "checks of the TLS client certificate mint QWACs from it",
+    )
+    group.addoption(
+        "--tls-trust-anchor-key", metavar="KEY", help="private key of --tls-trust-anchor"
     )
     group.addoption(
         "--seed",
@@ -146,6 +163,19 @@ def trust_anchor_from_options(
         flag = "--" + option.replace("_", "-")
         raise ConformanceError(f"{flag} and {flag}-key go together")
     return load_ca(ca, key)
+
+
+def revoked_identity_from_options(config: pytest.Config) -> TppIdentity | None:
+    """The certificate of ``--revoked-cert`` with its ``--revoked-key``."""
+    # on use, not at import: the plugin loads in every pytest process (start-up time)
+    from conformance.signing import load_identity
+
+    certificate, key = config.getoption("revoked_cert"), config.getoption("revoked_key")
+    if certificate is None:
+        if key is not None:
+            raise ConformanceError("--revoked-key needs --revoked-cert")
+        return None
+    return load_identity(certificate, key)
 
 
 def uses_bundled_server(config: pytest.Config) -> bool:

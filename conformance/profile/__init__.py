@@ -15,9 +15,12 @@ from conformance.profile.model import (
     SecondIdentity,
     TargetProfile,
 )
+from conformance.profile.negative_certificates import NegativeCertificate, NegativeCertificates
+from conformance.profile.oauth import OAuthSettings
 from conformance.profile.options import (
     ENV_PROFILE,
     ENV_TARGET,
+    ENV_TOKEN_URL,
     PERMISSIVE_PROFILE,
     REFERENCE_PROFILE,
     profile_from_options,
@@ -40,6 +43,7 @@ __all__ = [
     "ENV_PREFIX",
     "ENV_PROFILE",
     "ENV_TARGET",
+    "ENV_TOKEN_URL",
     "PAYMENT_SERVICE",
     "PERIODIC_SERVICE",
     "PERMISSIVE_PROFILE",
@@ -50,6 +54,9 @@ __all__ = [
     "CorporatePsu",
     "Hooks",
     "MaskSettings",
+    "NegativeCertificate",
+    "NegativeCertificates",
+    "OAuthSettings",
     "PaymentAccounts",
     "PreparedStates",
     "PrivatePsu",

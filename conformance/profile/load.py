@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from conformance.contract import load_contract
 from conformance.contract.identifiers import is_valid_bban
 from conformance.errors import ProfileError
+from conformance.profile import negative_certificates, oauth
 from conformance.profile.bank import (
     check_static_header,
     read_product_ids,
@@ -49,6 +50,7 @@ from conformance.profile.paths import check_op_id, check_redirect_uri, read_path
 from conformance.profile.templates import read_templates
 from conformance.profile.tls_settings import CA_TRUST_MODES, CaTrust, TlsSettings
 from conformance.profile.toml_table import Table, read_toml
+from conformance.signing import KeyIdStyle
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -84,6 +86,7 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         query_names=_read_query(top, known_ops),
         production=_read_production(top.table("production")),
         sca=_read_sca(top.table("sca")),
+        oauth=oauth.read(top.table("oauth")),
         payment_accounts=_read_payment_accounts(top.table("payments")),
         prepared=_read_prepared(top.table("prepared"), products),
         hooks=_read_hooks(top.table("hooks"), source),
@@ -95,12 +98,16 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         base_url=base_url,
         certificate=_file_path(top, "certificate", source),
         second_identity=_read_second_identity(top, source),
+        negative_certificates=negative_certificates.read(
+            top.table("negative_certificates"), source
+        ),
         key=_file_path(top, "key", source),
         key_password=top.optional_str("key_password"),
         tls=_read_tls(top, source, ca_trust),
         psu_ip_address=psu_ip_address,
         psu_user_agent=psu_user_agent,
         kid_reference_type=top.get("kid_reference_type", str, "KID"),
+        key_id=_read_key_id(top.table("key_id")),
         required_headers=read_required_headers(top, known_ops),
         product_ids=read_product_ids(top, known_ops),
         connection=connection,
@@ -120,6 +127,8 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         source=source,
     )
     _check_key_pairs(top, profile)
+    if profile.sca.approach == "oauth" and profile.oauth is None:
+        raise top.error("sca.approach", 'is "oauth": the [oauth] table says how to get the token')
     top.finish()
     return profile
 
@@ -455,6 +464,23 @@ def _read_mask(table: Table) -> MaskSettings:
     )
     table.finish()
     return mask
+
+
+#: ``[key_id] serial``: the case of the keyId's hexadecimal serial.
+KEY_ID_SERIALS = ("lower", "upper")
+#: ``[key_id] issuer``: the order of the keyId's DN (RFC 4514: most specific RDN first).
+KEY_ID_ISSUERS = ("rfc4514", "reversed")
+
+
+def _read_key_id(table: Table) -> KeyIdStyle:
+    """``[key_id]``: ``serial`` (lower, upper), ``issuer`` (rfc4514, reversed), ``url_encoded``."""
+    style = KeyIdStyle(
+        upper_serial=_choice(table, "serial", KEY_ID_SERIALS, "lower") == "upper",
+        reversed_issuer=_choice(table, "issuer", KEY_ID_ISSUERS, "rfc4514") == "reversed",
+        url_encoded=table.get("url_encoded", bool, False),
+    )
+    table.finish()
+    return style
 
 
 def _read_x_accept_fix(table: Table) -> str:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.errors import ProfileError
 from conformance.profile.bank import ENV_PREFIX, Waiver
+from conformance.profile.negative_certificates import NegativeCertificates
+from conformance.profile.oauth import OAuthSettings
 from conformance.profile.parts import (
     CorporatePsu,
     Hooks,
@@ -29,6 +31,7 @@ from conformance.profile.parts import (
 )
 from conformance.profile.paths import DEFAULT_REDIRECT_URI, PAYMENT_SERVICE, PERIODIC_SERVICE
 from conformance.profile.tls_settings import TlsSettings
+from conformance.signing import KeyIdStyle
 
 if TYPE_CHECKING:
     from conformance.contract import Operation
@@ -119,6 +122,12 @@ class TargetProfile:
     #: ``tls_key``, ``tls_key_password_env``).
     tls: TlsSettings = field(default_factory=TlsSettings)
     second_identity: SecondIdentity = field(default_factory=SecondIdentity)
+    #: ``[negative_certificates]``: ready-made certificates for the negative scenarios of
+    #: spec 5 item 1 (expired, without role, another CA, revoked, QWACs), so they need no CA key.
+    negative_certificates: NegativeCertificates = field(default_factory=NegativeCertificates)
+    #: ``[oauth]``: the token endpoint the run fetches its bearer tokens from (spec 5 item 8:
+    #: "Access token or OAuth flow: not shown."); None: no token is sent.
+    oauth: OAuthSettings | None = None
     connection: ConnectionSettings = field(default_factory=ConnectionSettings)
     mask: MaskSettings = field(default_factory=MaskSettings)
     #: Scenarios reported ``waived`` with a reason, never run and never passed.
@@ -158,6 +167,9 @@ class TargetProfile:
     #: ``[psu] ip_address``, ``user_agent``: the PSU-IP-Address and PSU-User-Agent values sent.
     psu_ip_address: str | None = None
     psu_user_agent: str | None = None
+    #: ``[key_id]``: how the signer writes the keyId (spec 5 item 2 fixes neither the case of the
+    #: hexadecimal serial nor how the DN is written), for a bank that compares it as text.
+    key_id: KeyIdStyle = field(default_factory=KeyIdStyle)
     #: The ``referenceType`` of a KID in the structured remittance array (spec 2.7 leaves the
     #: value open: "KID", or ISO 20022's "SCOR" as several banks' own samples have it).
     kid_reference_type: str = "KID"
@@ -192,11 +204,13 @@ class TargetProfile:
 
     @property
     def secret_headers(self) -> frozenset[str]:
-        """The ``[headers]`` whose values come from the environment (lower case): secrets,
-        masked in every report."""
-        return frozenset(
+        """The ``[headers]`` whose values come from the environment (lower case), and
+        Authorization when the run sends bearer tokens (``[oauth]``): secrets, masked in every
+        report."""
+        named = frozenset(
             name.lower() for name, value in self.headers.items() if value.startswith(ENV_PREFIX)
         )
+        return named | {"authorization"} if self.oauth is not None else named
 
     def required_for(self, operation: Operation) -> tuple[str, ...]:
         """The headers ``operation`` requires at this bank: the profile's set, else the

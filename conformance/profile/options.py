@@ -27,6 +27,7 @@ __all__ = [
     "ENV_TLS_CERT",
     "ENV_TLS_KEY",
     "ENV_TLS_KEY_PASSWORD",
+    "ENV_TOKEN_URL",
     "PERMISSIVE_PROFILE",
     "REFERENCE_PROFILE",
     "profile_from_options",
@@ -49,6 +50,9 @@ ENV_KEY_PASSWORD = KEY_PASSWORD_ENV
 ENV_TLS_KEY_PASSWORD = TLS_KEY_PASSWORD_ENV
 ENV_TLS_CERT = "CONFORMANCE_TLS_CERT"
 ENV_TLS_KEY = "CONFORMANCE_TLS_KEY"
+#: The token endpoint over the profile's ``[oauth] token_url`` (``conformance run --play`` points
+#: it at the bundled server's).
+ENV_TOKEN_URL = "CONFORMANCE_TOKEN_URL"
 
 PathArgument = str | os.PathLike[str] | None
 
@@ -95,6 +99,12 @@ def profile_from_options(
     password = env.get(ENV_KEY_PASSWORD)
     if password:
         merged = dataclasses.replace(merged, key_password=password)
+    token_url = env.get(ENV_TOKEN_URL)
+    if token_url and merged.oauth is not None:
+        token_url = check_base_url(token_url, ENV_TOKEN_URL)
+        merged = dataclasses.replace(
+            merged, oauth=dataclasses.replace(merged.oauth, token_url=token_url)
+        )
     return merged
 
 

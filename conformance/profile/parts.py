@@ -36,8 +36,10 @@ SCA_MODES: tuple[ScaMode, ...] = get_args(ScaMode)
 ScaStart = Literal["authorisation", "creation", "psu-context"]
 SCA_STARTS: tuple[ScaStart, ...] = get_args(ScaStart)
 #: How the PSU authenticates: sent to ``scaRedirect`` (spec 5 item 6), or in the bank's app while
-#: the TPP polls ``scaStatus`` (decoupled, as BankID often is; not what spec 5 item 6 states).
-ScaApproach = Literal["redirect", "decoupled"]
+#: the TPP polls ``scaStatus`` (decoupled, as BankID often is; not what spec 5 item 6 states), or
+#: to the bank's OAuth 2.0 authorisation server that ``_links.scaOAuth`` describes (the TPP then
+#: exchanges the code for a token; Berlin Group's OAuth SCA approach, not spec 5 item 6 either).
+ScaApproach = Literal["redirect", "decoupled", "oauth"]
 SCA_APPROACHES: tuple[ScaApproach, ...] = get_args(ScaApproach)
 
 
@@ -102,6 +104,11 @@ class ScaSettings:
     @property
     def decoupled(self) -> bool:
         return self.approach == "decoupled"
+
+    @property
+    def oauth(self) -> bool:
+        """The PSU authorises at the bank's OAuth server (``_links.scaOAuth``)."""
+        return self.approach == "oauth"
 
     @property
     def starts_at_creation(self) -> bool:

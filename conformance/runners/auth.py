@@ -13,6 +13,13 @@ accepted at all). A CA the target does not trust can only be told apart from "an
 trust anchor is declared; otherwise that case is not applicable. The RFC 2047 case needs a
 trusted issuer named outside ASCII: the run's own, or ``RunContext.utf8_trust_anchor`` (the
 bundled run declares one); when the declared anchors are all named in ASCII it is not applicable.
+
+A certificate the profile names ready-made (``[negative_certificates]``: expired, no_role,
+other_ca, revoked, qwac_no_role, qwac_other_organisation) goes before any the suite could mint,
+so a TPP holding a trust service provider's test certificates needs no CA key. The checks of the
+TLS client certificate (the QWAC) send over a connection that shows another QWAC
+(``TargetClient.over_tls_as``), minted from ``RunContext.tls_trust_anchor`` when no ready-made
+one is named; without mutual TLS in the run they are not applicable.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from cryptography.x509.oid import NameOID
 
 from conformance.bankside.client import DEFAULT_AUTH
 from conformance.checks import (
@@ -53,11 +61,13 @@ from conformance.signing import (
     WrongKeySigner,
     default_ca,
     generate_ca,
+    generate_qwac,
     generate_tpp_identity,
     load_identity,
 )
 
 if TYPE_CHECKING:
+    from conformance.bankside.client import TargetClient
     from conformance.bankside.request import OperationRequest
     from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
@@ -114,6 +124,10 @@ def run(scenario: Scenario, ctx: RunContext) -> None:
         raise ValueError(f"auth scenario {scenario.id} has an unknown case {case!r}") from None
     base = base_request(ctx, scenario.operation, scenario.variant, seed)
     request, auth = prepare(scenario, ctx, base)
+    if isinstance(auth, _OverTls):
+        via = _Via(ctx, ctx.client.over_tls_as(auth.qwac))
+        judge(request.send(via, auth=auth.auth), scenario, ctx)
+        return
     judge(request.send(ctx, auth=auth), scenario, ctx)
 
 
@@ -135,6 +149,13 @@ def _send_as(scenario: Scenario, ctx: RunContext, seed: int, identity: TppIdenti
         judge(request.send(second), scenario, ctx)
     finally:
         ctx.exchanges.extend(second.client.take_exchanges())
+
+
+class _Via:
+    """The run context's contract and profile with another client (``Target`` of a request)."""
+
+    def __init__(self, ctx: RunContext, client: TargetClient) -> None:
+        self.contract, self.profile, self.client = ctx.contract, ctx.profile, client
 
 
 #: Headers httpx makes for each request itself; the replay gives it the rest as they were.
@@ -268,19 +289,162 @@ def _signer(
 
 
 def _expired(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
-    identity = _expired_identity(_issuer(ctx, "an expired certificate"), _key(ctx))
+    identity = _ready_made(ctx, "expired") or _expired_identity(
+        _issuer(ctx, "an expired certificate"), _key(ctx)
+    )
     return request, _signer(ctx, request, identity=identity)
 
 
 def _missing_role(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
-    role = str(scenario.param("role", ""))
-    if role not in PSD2_ROLES:
-        raise ValueError(f"auth scenario {scenario.id} names no PSD2 role to leave out")
-    identity = _identity_without(_issuer(ctx, f"a certificate without {role}"), role, _key(ctx))
+    role = _role_left_out(scenario)
+    identity = _ready_made(ctx, "no_role", without=role) or _identity_without(
+        _issuer(ctx, f"a certificate without {role}"), role, _key(ctx)
+    )
     return request, _signer(ctx, request, identity=identity)
 
 
+def _role_left_out(scenario: Scenario) -> str:
+    role = str(scenario.param("role", ""))
+    if role not in PSD2_ROLES:
+        raise ValueError(f"auth scenario {scenario.id} names no PSD2 role to leave out")
+    return role
+
+
+# --- ready-made certificates ([negative_certificates]) ---------------------------------------
+
+
+def _ready_made(ctx: RunContext, name: str, *, without: str | None = None) -> TppIdentity | None:
+    """The profile's ready-made certificate ``name`` with its key, None when it names none. With
+    ``without``, a certificate that carries that role anyway makes the scenario not applicable
+    (it could not show what the scenario asks)."""
+    settings = ctx.profile.negative_certificates
+    entry = settings.get(name)
+    if entry is None:
+        return None
+    identity = _load_ready_made(entry.certificate, entry.key, settings.password())
+    if without is not None and identity.roles is not None and without in identity.roles:
+        raise NotApplicable(
+            f"the profile's [negative_certificates] {name} certificate carries {without}, so it "
+            f"cannot show a certificate without it"
+        )
+    return identity
+
+
+@functools.cache
+def _load_ready_made(certificate: Path, key: Path | None, password: str | None) -> TppIdentity:
+    """A ready-made certificate, read once per worker."""
+    return load_identity(certificate, key, password=password)
+
+
+# --- certificates as banks and supervisors check them (security group) -----------------------
+
+
+def _revoked(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    """Signed with a certificate its CA has revoked: the profile's, else the run's (the bundled
+    run revokes one and gives the server the list; ``--revoked-cert``)."""
+    identity = _ready_made(ctx, "revoked") or ctx.revoked_identity
+    if identity is None:
+        raise NotApplicable(
+            "the scenario needs a signing certificate whose CA has revoked it, with its key: name "
+            "one in the profile's [negative_certificates] revoked (conformance certs --revoke "
+            "revokes one of a CA of yours)"
+        )
+    return request, _signer(ctx, request, identity=identity)
+
+
+def _seal_is_qwac(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    """Signed with a QWAC-type certificate (QcType web): minted by the CA the target trusts for
+    signing certificates when the run holds its key (so the type is all that is wrong), else the
+    run's own QWAC (the profile's tls_certificate)."""
+    if ctx.trust_anchor is not None or ctx.profile.certificate is None:
+        anchor = _issuer(ctx, "a QWAC-type certificate")
+        return request, _signer(ctx, request, identity=_web_type_identity(anchor, _key(ctx)))
+    tls = ctx.profile.tls
+    if tls.certificate is None:
+        raise NotApplicable(
+            "the scenario signs with a QWAC-type certificate: the run's own QWAC "
+            "(tls_certificate) or one minted from a CA the target trusts (--trust-anchor)"
+        )
+    identity = _load_ready_made(tls.certificate, tls.key, tls.password())
+    return request, _signer(ctx, request, identity=identity)
+
+
+@functools.cache
+def _web_type_identity(ca: CertificateAuthority, key: Any) -> TppIdentity:
+    return generate_qwac(ca, key=key)
+
+
+def _qwac_missing_role(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    role = _role_left_out(scenario)
+    qwac = _ready_made(ctx, "qwac_no_role", without=role) or _minted_qwac(
+        ctx, f"a QWAC without {role}", roles=tuple(name for name in PSD2_ROLES if name != role)
+    )
+    return request, _OverTls(qwac)
+
+
+def _qwac_other_organisation(
+    scenario: Scenario, ctx: RunContext, request: OperationRequest
+) -> Prepared:
+    qwac = _ready_made(ctx, "qwac_other_organisation") or _minted_qwac(
+        ctx, "a QWAC of another organisation", organisation=OTHER_TPP_ORGANISATION
+    )
+    return request, _OverTls(qwac)
+
+
+def _minted_qwac(
+    ctx: RunContext,
+    what: str,
+    *,
+    roles: tuple[str, ...] = PSD2_ROLES,
+    organisation: str | None = None,
+) -> TppIdentity:
+    """A QWAC from the CA the target accepts TLS client certificates from."""
+    if ctx.profile.tls.certificate is None:
+        raise NotApplicable(
+            "the run shows no TLS client certificate (no mutual TLS: tls_certificate, "
+            "--tls-cert, or conformance run --tls), so the target's checks of it cannot be seen"
+        )
+    anchor = ctx.tls_trust_anchor
+    if anchor is None:
+        raise NotApplicable(
+            f"the scenario needs {what} the target accepts in the TLS handshake: name one in the "
+            "profile's [negative_certificates], or give the CA of its QWACs with its key "
+            "(--tls-trust-anchor, --tls-trust-anchor-key)"
+        )
+    own = _own_organisation(ctx)
+    return _qwac(anchor, _key(ctx), roles, organisation or own)
+
+
+def _own_organisation(ctx: RunContext) -> str:
+    return _organisation(ctx.client.identity())
+
+
+def _organisation(identity: TppIdentity) -> str:
+    """The organizationIdentifier a certificate names (the suite's default when none)."""
+    found = identity.certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_IDENTIFIER)
+    return str(found[0].value) if found else "PSDNO-FSA-123456789"
+
+
+@functools.cache
+def _qwac(
+    ca: CertificateAuthority, key: Any, roles: tuple[str, ...], organisation: str
+) -> TppIdentity:
+    return generate_qwac(ca, roles=roles, organisation_id=organisation, key=key)
+
+
+class _OverTls:
+    """A prepared case's "auth" that says: send signed by ``auth`` (the run's signer unless
+    given), over a connection showing this QWAC (see :func:`run`)."""
+
+    def __init__(self, qwac: TppIdentity, auth: Any = DEFAULT_AUTH) -> None:
+        self.qwac = qwac
+        self.auth = auth
+
+
 def _other_ca(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Prepared:
+    ready = _ready_made(ctx, "other_ca")
+    if ready is not None:
+        return request, _signer(ctx, request, identity=ready)
     if ctx.trust_anchor is None:
         raise NotApplicable(
             "a certificate from an untrusted CA can only be judged against a target that "
@@ -353,7 +517,15 @@ def _other_tpp(scenario: Scenario, ctx: RunContext, request: OperationRequest) -
     else:
         what = "a second TPP's certificate (or one named by the profile's second_certificate)"
         identity = _second_tpp(_issuer(ctx, what), _key(ctx))
-    return request, _signer(ctx, request, identity=identity)
+    signer = _signer(ctx, request, identity=identity)
+    if ctx.profile.tls.certificate is not None and ctx.tls_trust_anchor is not None:
+        # over mutual TLS the second TPP shows a QWAC of its own: a bank that pairs QWAC and
+        # seal would otherwise refuse it for the pairing before its ownership check is reached
+        organisation = _organisation(identity)
+        return request, _OverTls(
+            _qwac(ctx.tls_trust_anchor, _key(ctx), PSD2_ROLES, organisation), signer
+        )
+    return request, signer
 
 
 @functools.cache
@@ -400,6 +572,10 @@ CASES: Mapping[str, Case] = MappingProxyType(
         "other-psu": _other_psu,
         "date-far-past": _stale_date(-1),
         "date-far-future": _stale_date(+1),
+        "revoked-certificate": _revoked,
+        "seal-is-qwac": _seal_is_qwac,
+        "qwac-missing-role": _qwac_missing_role,
+        "qwac-other-organisation": _qwac_other_organisation,
     }
 )
 

@@ -44,6 +44,12 @@ class RunContext:
     ``utf8_trust_anchor`` is a second CA the target trusts (beside ``trust_anchor``), whose name
     has a character outside ASCII, with its key: the RFC 2047 scenario signs with a certificate
     it issues, so that the keyId ``CA=`` and the Signature header are not ASCII (spec 5 item 3).
+
+    ``revoked_identity`` is a signing certificate its CA has revoked, with its key (the bundled
+    run's, or ``--revoked-cert``): the revocation scenarios sign with it unless the profile names
+    one (``[negative_certificates] revoked``). ``tls_trust_anchor`` is the CA the target accepts
+    TLS client certificates from, with its key (the bundled ``--tls`` run's client CA, or
+    ``--tls-trust-anchor``): the checks of the QWAC mint theirs from it.
     """
 
     contract: Contract
@@ -56,6 +62,8 @@ class RunContext:
     strict: bool = False
     trust_anchor: CertificateAuthority | None = None
     utf8_trust_anchor: CertificateAuthority | None = None
+    revoked_identity: TppIdentity | None = None
+    tls_trust_anchor: CertificateAuthority | None = None
     _unsupported: dict[str, str | None] = field(default_factory=dict, init=False, repr=False)
     _identities: dict[str, RunContext] = field(default_factory=dict, init=False, repr=False)
 

@@ -213,6 +213,7 @@ def generate_tpp_identity(
     not_after: dt.datetime | None = None,
     serial: int | None = None,
     qc_statement: bool = True,
+    qc_type: str | None = "eseal",
     now: dt.datetime | None = None,
     valid_days: int = 365,
     key: rsa.RSAPrivateKey | None = None,
@@ -221,7 +222,10 @@ def generate_tpp_identity(
 
     keyUsage is digitalSignature and nonRepudiation; the PSD2 QCStatement carries ``roles``
     (any subset of :data:`PSD2_ROLES`, the empty set included) unless ``qc_statement`` is
-    false, in which case the certificate has no qcStatements extension at all. Give
+    false, in which case the certificate has no qcStatements extension at all; before it come
+    QcCompliance and the QcType ``qc_type`` (``eseal``: a QSealC, as ETSI TS 119 495 makes a
+    signing certificate; ``web`` makes the QWAC-type certificate a bank must not accept for
+    signing; None leaves both out). Give
     ``not_before``/``not_after`` for a chosen validity (in the past for an expired
     certificate); a missing end is ``valid_days`` from the other, or from ``now``. ``key``
     reuses an existing key, for several certificates over one key pair.
@@ -250,7 +254,7 @@ def generate_tpp_identity(
         )
     )
     if qc_statement:
-        value = encode_psd2_qc_statements(role_list, nca_name, nca_id)
+        value = encode_psd2_qc_statements(role_list, nca_name, nca_id, qc_type=qc_type)
         builder = builder.add_extension(
             x509.UnrecognizedExtension(QC_STATEMENTS_OID, value), critical=False
         )

@@ -197,6 +197,26 @@ def _load_pkcs12(path: Path, password: bytes | None) -> TppIdentity:
     )
 
 
+def load_certificate(
+    path: str | os.PathLike[str], *, password: str | bytes | None = None
+) -> x509.Certificate:
+    """The (first) certificate of a PEM or DER file, or of a PKCS#12 file (``password`` opens
+    it), without its key: what a certificate check needs."""
+    file = Path(path)
+    if file.suffix.lower() in _PKCS12_SUFFIXES:
+        data = _read_bytes(file, "PKCS#12")
+        try:
+            bundle = pkcs12.load_pkcs12(data, _password_bytes(password))
+        except (ValueError, TypeError, UnsupportedAlgorithm):
+            raise CertificateError(
+                f"{file} cannot be opened: the password is wrong or missing, or it is not PKCS#12"
+            ) from None
+        if bundle.cert is None:
+            raise CertificateError(f"the PKCS#12 file {file} holds no certificate")
+        return bundle.cert.certificate
+    return _load_certificates(_read_bytes(file, "certificate"), file)[0]
+
+
 def load_ca(
     cert_path: str | os.PathLike[str],
     key_path: str | os.PathLike[str],

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from urllib.parse import quote, unquote
 
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
@@ -189,7 +190,7 @@ def issuer_matches(dn_text: str, issuer: x509.Name) -> bool:
     values ignoring case and runs of whitespace, and the RDNs either in RFC 4514 order (most
     specific first) or in certificate order (``C=..,O=..,CN=..``, as OpenSSL prints them).
     """
-    return keys_match(dn_text_key(dn_text), _name_key(issuer))
+    return issuer_text_matches(dn_text, _name_key(issuer))
 
 
 _NameKey = tuple[frozenset[tuple[str, str | bytes]], ...]
@@ -211,6 +212,50 @@ def dn_text_key(dn_text: str) -> _NameKey | None:
 
 def keys_match(key: _NameKey | None, wanted: _NameKey) -> bool:
     return key is not None and (key == wanted or key[::-1] == wanted)
+
+
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def issuer_text_matches(dn_text: str, wanted: _NameKey) -> bool:
+    """Whether a keyId ``CA=`` text names the issuer whose key is ``wanted``: as written, or,
+    when it holds percent escapes, URL-decoded (Berlin Group's own example writes
+    ``CA=CN=D-TRUST%20CA%202-1%202015,...``). The order of the RDNs may be either way round
+    (:func:`keys_match`)."""
+    if keys_match(dn_text_key(dn_text), wanted):
+        return True
+    return bool(_PERCENT_ESCAPE.search(dn_text)) and keys_match(
+        dn_text_key(unquote(dn_text)), wanted
+    )
+
+
+@dataclass(frozen=True)
+class KeyIdStyle:
+    """How the signer writes the keyId of spec 5 item 2 (``SN=<serial_hex>,CA=<full CA
+    distinguished name>``), for a bank that compares keyIds as text rather than as values.
+
+    The spec fixes neither the case of the hexadecimal serial nor the way the DN is written.
+    The default is lower-case hex and the RFC 4514 string of the issuer (most specific RDN
+    first). ``upper_serial`` writes ``SN=9FA1``; ``reversed_issuer`` writes the RDNs in the
+    certificate's order (``C=..,O=..,CN=..``, as OpenSSL prints them); ``url_encoded``
+    percent-encodes the DN but for its separators (``CN=D-TRUST%20CA%202-1%202015,O=...``), as
+    Berlin Group's example does.
+    """
+
+    upper_serial: bool = False
+    reversed_issuer: bool = False
+    url_encoded: bool = False
+
+    def render(self, certificate: x509.Certificate) -> str:
+        """The keyId for ``certificate`` in this style."""
+        serial = format(certificate.serial_number, "X" if self.upper_serial else "x")
+        issuer = certificate.issuer
+        if self.reversed_issuer:
+            issuer = x509.Name(list(reversed(issuer.rdns)))
+        text = issuer.rfc4514_string()
+        if self.url_encoded:
+            text = quote(text, safe="=,+")
+        return f"SN={serial},CA={text}"
 
 
 _PEM_ARMOUR = re.compile(r"-----(?:BEGIN|END) CERTIFICATE-----")

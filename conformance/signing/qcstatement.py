@@ -216,3 +216,86 @@ def read_psd2_roles(certificate: x509.Certificate) -> frozenset[str] | None:
     """The PSD2 roles of ``certificate``; None when it has no PSD2 QCStatement at all."""
     statement = read_psd2_statement(certificate)
     return None if statement is None else statement.roles
+
+
+#: The QcType names by OID (ETSI EN 319 412-5).
+_QC_TYPE_BY_OID = {oid: name for name, oid in QC_TYPES.items()}
+
+
+@dataclass(frozen=True)
+class QcStatements:
+    """What a qcStatements extension says, as a bank reads it: QcCompliance (ETSI EN 319 412-5
+    esi4-qcStatement-1), the QcTypes (``esign``, ``eseal``, ``web``, else the dotted OID) and
+    the PSD2 statement of ETSI TS 119 495; ``statement_ids`` every statementId in order."""
+
+    compliance: bool
+    types: frozenset[str]
+    psd2: Psd2Statement | None
+    statement_ids: tuple[str, ...]
+
+    @property
+    def web(self) -> bool:
+        """A QWAC's QcType: the certificate authenticates a web site or a TLS client."""
+        return "web" in self.types
+
+    @property
+    def seal(self) -> bool:
+        """A QSealC's QcType: the certificate seals (signs) on behalf of a legal person."""
+        return "eseal" in self.types
+
+
+def decode_qc_statements(extension_value: bytes) -> QcStatements:
+    """Every QCStatement of a qcStatements extension value; malformed DER or a PSD2 statement
+    of the wrong shape raise :class:`CertificateError`."""
+    try:
+        compliance = False
+        types: set[str] = set()
+        ids: list[str] = []
+        for index, element in enumerate(decode_sequence(extension_value, "QCStatements")):
+            parts = decode_sequence(element, f"QCStatement {index}")
+            if not parts:
+                raise DerError(f"QCStatement {index} has no statementId")
+            statement = decode_oid(parts[0], f"the statementId of QCStatement {index}")
+            ids.append(statement)
+            if statement == QC_COMPLIANCE_OID:
+                compliance = True
+            elif statement == QC_TYPE_OID:
+                if len(parts) != 2:
+                    raise DerError("the QcType statement must hold one SEQUENCE OF QcType OIDs")
+                for position, kind in enumerate(decode_sequence(parts[1], "QcType")):
+                    oid = decode_oid(kind, f"QcType {position}")
+                    types.add(_QC_TYPE_BY_OID.get(oid, oid))
+        psd2 = _decode_psd2_statement(extension_value)
+    except DerError as error:
+        raise CertificateError(f"the qcStatements extension is malformed: {error}") from None
+    return QcStatements(compliance, frozenset(types), psd2, tuple(ids))
+
+
+def read_qc_statements(certificate: x509.Certificate) -> QcStatements | None:
+    """The QCStatements of ``certificate``; None when it has no qcStatements extension."""
+    return _qc_statements(certificate)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _qc_statements(certificate: x509.Certificate) -> QcStatements | None:
+    """:func:`read_qc_statements`, cached per certificate for the same reason as
+    :func:`_psd2_statement` (a server reads the QcType on every request): a pure function of
+    the certificate's DER, an immutable value; a malformed extension raises every time."""
+    try:
+        extension = certificate.extensions.get_extension_for_oid(QC_STATEMENTS_OID)
+    except x509.ExtensionNotFound:
+        return None
+    except ValueError as error:
+        raise CertificateError(f"the certificate's extensions cannot be parsed: {error}") from None
+    value = extension.value
+    if not isinstance(value, x509.UnrecognizedExtension):
+        raise CertificateError(
+            "the qcStatements extension cannot be read: this cryptography version parses it itself"
+        )
+    return decode_qc_statements(value.value)
+
+
+def read_qc_types(certificate: x509.Certificate) -> frozenset[str]:
+    """The QcTypes of ``certificate`` (``eseal``, ``web``, ...); empty when it states none."""
+    statements = read_qc_statements(certificate)
+    return frozenset() if statements is None else statements.types

@@ -26,7 +26,7 @@ from conformance.signing.canonical import (
     signing_string_of,
     wire_text,
 )
-from conformance.signing.keyid import SignatureParameters
+from conformance.signing.keyid import KeyIdStyle, SignatureParameters
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,9 @@ class SignatureAuth(httpx.Auth):
     6. :meth:`outgoing` gives the request that is sent; ``on_signed(request, signing_string)``
        lets the client record the signing string for its report.
 
-    ``clock`` returns an aware ``datetime`` (a naive one is taken as UTC).
+    ``clock`` returns an aware ``datetime`` (a naive one is taken as UTC). ``key_id_style``
+    writes the keyId another way than :attr:`SigningCredentials.key_id` (upper-case serial, a
+    reversed or URL-encoded DN: :class:`~conformance.signing.keyid.KeyIdStyle`).
     """
 
     requires_request_body = True
@@ -148,6 +150,7 @@ class SignatureAuth(httpx.Auth):
         signed_headers: Sequence[str] = DEFAULT_SIGNED_HEADERS,
         on_signed: OnSigned | None = None,
         digest_empty_body: bool = False,
+        key_id_style: KeyIdStyle | None = None,
     ) -> None:
         name = digest_algorithm.upper()
         if name not in DIGEST_ALGORITHMS:
@@ -162,7 +165,11 @@ class SignatureAuth(httpx.Auth):
         self.on_signed = on_signed
         self.digest_empty_body = digest_empty_body
         # The hot path reads these per request: derive them once.
-        self._key_id = credentials.key_id
+        self._key_id = (
+            credentials.key_id
+            if key_id_style is None
+            else key_id_style.render(credentials.certificate)
+        )
         self._certificate_b64 = credentials.certificate_b64
         self._private_key = credentials.private_key
         self._digest = DIGEST_ALGORITHMS[name]

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from conformance.signing.certificates import (
@@ -76,12 +77,15 @@ def generate_qwac(
     not_before: dt.datetime | None = None,
     not_after: dt.datetime | None = None,
     valid_days: int = 365,
+    now: dt.datetime | None = None,
+    key: rsa.RSAPrivateKey | None = None,
 ) -> TppIdentity:
     """An RSA-2048 QWAC-style TLS client certificate issued by ``ca`` (keyUsage
     digitalSignature and keyEncipherment, extendedKeyUsage clientAuth, QcCompliance, QcType web
-    and the PSD2 QCStatement with ``roles``). Past dates make an expired one."""
-    start, end = validity(not_before, not_after, None, valid_days)
-    key = new_key()
+    and the PSD2 QCStatement with ``roles``). Past dates make an expired one; ``key`` reuses an
+    existing key."""
+    start, end = validity(not_before, not_after, now, valid_days)
+    key = new_key() if key is None else key
     statements = encode_psd2_qc_statements(roles, nca_name, nca_id, qc_type="web")
     certificate = (
         _builder(ca, tpp_subject(common_name, organisation_id), key.public_key(), start, end)

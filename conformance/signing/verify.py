@@ -29,8 +29,7 @@ from conformance.signing.canonical import (
 from conformance.signing.keyid import (
     SignatureParameters,
     SigningCertificate,
-    dn_text_key,
-    keys_match,
+    issuer_text_matches,
     parse_signature_header,
     parsed_key_id,
     signing_certificate,
@@ -171,7 +170,7 @@ def _key_id_names_the_certificate(signed: _Signed) -> _Problem | None:
             f"keyId serial {serial:x} is not the certificate serial "
             f"{facts.serial:x} (spec 5.2 keyId SN=<serial_hex>)",
         )
-    if not keys_match(dn_text_key(issuer_text), facts.issuer_key):
+    if not issuer_text_matches(issuer_text, facts.issuer_key):
         return _Problem(
             VerificationFailure.KEYID_MISMATCH,
             f"keyId CA {issuer_text!r} is not the certificate issuer "

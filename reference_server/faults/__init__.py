@@ -5,8 +5,8 @@ selfcheck``) runs the suite against the server started with ``--fault NAME`` and
 exactly the scenarios of that rule fail. The table is data: name → the rule (spec part) it breaks,
 for people, what the server then does wrong, and which scenarios must then fail, for the
 self-check (:meth:`Fault.breaks`). A fault is switched on at start-up and checked where the rule
-is enforced with ``if call.app.faulty("name"): ...``. The rows live by side: ``core`` and
-``payments``.
+is enforced with ``if call.app.faulty("name"): ...``. The rows live by side: ``core``,
+``payments`` and ``certificates``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
+from reference_server.faults.certificates import CERTIFICATE_FAULTS
 from reference_server.faults.core import CORE_FAULTS
 from reference_server.faults.model import Fault, UnknownFaultError
 from reference_server.faults.payments import PAYMENT_FAULTS
@@ -32,7 +33,7 @@ def _merge(*groups: Iterable[Fault]) -> Mapping[str, Fault]:
 
 
 #: Every fault, by name (immutable).
-FAULTS: Mapping[str, Fault] = _merge(CORE_FAULTS, PAYMENT_FAULTS)
+FAULTS: Mapping[str, Fault] = _merge(CORE_FAULTS, PAYMENT_FAULTS, CERTIFICATE_FAULTS)
 
 
 def check_names(names: Iterable[str]) -> frozenset[str]:

@@ -31,6 +31,9 @@ class Fault:
       fails at default strictness (the self-check runs it without ``--strict``); ``should`` when
       it breaks only our reading (the security group, a reading the spec leaves open), so that
       only ``--strict`` makes its run fail (the self-check runs it with ``--strict``).
+    - ``run_options``: options of ``conformance run`` its scenarios need to be judged at all
+      (``--tls``: the checks of the TLS client certificate need mutual TLS); the self-check
+      runs the fault with them.
     """
 
     name: str
@@ -41,6 +44,7 @@ class Fault:
     fields: tuple[str, ...] = ()
     scenarios: tuple[str, ...] = ()
     level: str = "must"
+    run_options: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.level not in ("must", "should"):

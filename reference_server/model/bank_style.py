@@ -19,7 +19,11 @@ Played:
   in PDNG, consents aged past 90 and 180 days, a consent on a closed account, a basket whose
   payment was cancelled), under the profile's ids;
 - ``[prepared] basket_status_path``: the bank's read of a basket's status (GET);
-- ``rate_limit``: beyond it a contract request is answered 429 with ``Retry-After``.
+- ``rate_limit``: beyond it a contract request is answered 429 with ``Retry-After``;
+- ``[oauth]``: a token endpoint at the path of ``token_url`` issues client-credentials tokens to
+  the profile's client (authenticated as ``auth`` says), and every contract request needs one as
+  ``Authorization: Bearer`` (``pipeline/tokens.py``); ``[sca] approach = "oauth"``: answers carry
+  ``scaOAuth`` (the authorisation server's metadata) and no ``scaRedirect``.
 
 Without a profile the server is the bundled one (assumptions.md, "Bank styles").
 """
@@ -31,6 +35,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from cryptography import x509
 from cryptography.x509.oid import NameOID
@@ -48,6 +53,7 @@ __all__ = [
     "BankRoute",
     "BankStyle",
     "ExistingData",
+    "OAuthStyle",
     "certificate_owner_of",
     "contract_route",
     "existing_data_of",
@@ -167,6 +173,34 @@ def _profile_tpp(profile: TargetProfile, owner: Callable[[x509.Certificate], str
 
 
 @dataclass(frozen=True)
+class OAuthStyle:
+    """The bank's OAuth 2.0 server (``[oauth]``): where its token endpoint is, the one client it
+    knows and how that client authenticates (its secret read from the server's environment)."""
+
+    token_path: str
+    client_id: str
+    auth: str
+    scope: frozenset[str] = frozenset()
+    client_secret: str | None = field(default=None, repr=False)
+
+
+def oauth_style_of(
+    profile: TargetProfile, environ: Mapping[str, str] | None = None
+) -> OAuthStyle | None:
+    settings = profile.oauth
+    if settings is None:
+        return None
+    path = urlsplit(settings.token_url).path or "/"
+    return OAuthStyle(
+        token_path=path,
+        client_id=settings.client_id,
+        auth=settings.auth,
+        scope=frozenset((settings.scope or "").split()),
+        client_secret=settings.client_secret(environ),
+    )
+
+
+@dataclass(frozen=True)
 class BankStyle:
     """What differs from the bundled server's defaults."""
 
@@ -197,6 +231,10 @@ class BankStyle:
     sca_decoupled: bool = False
     #: ``[prepared] basket_status_path``: where the bank reads a basket's status (GET).
     basket_status_path: str | None = None
+    #: ``[oauth]``: the token endpoint and its client; every contract request needs a token.
+    oauth: OAuthStyle | None = None
+    #: ``[sca] approach = "oauth"``: answers carry ``scaOAuth`` and no ``scaRedirect``.
+    sca_oauth: bool = False
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -216,6 +254,8 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         sca_at_creation=profile.sca.start == "creation",  # psu-context: the bundled way
         sca_decoupled=profile.sca.decoupled,
         basket_status_path=profile.prepared.basket_status_path,
+        oauth=oauth_style_of(profile, environ),
+        sca_oauth=profile.sca.oauth,
     )
 
 

@@ -181,7 +181,9 @@ def authorise_basket(call: Call) -> Response:
         # Spec 5 item 6 and spec 7's E2 row: "401 (body has `_links.scaRedirect`)".
         raise sca_flow.sca_required_error(authorisation)
     shown = ScaStatus.RECEIVED if app.faulty("sca-start-not-started") else None
-    document = sca_flow.sca_status_document(authorisation, shown, decoupled=app.bank.sca_decoupled)
+    document = sca_flow.sca_status_document(
+        authorisation, shown, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
+    )
     return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 
@@ -199,7 +201,9 @@ def show_basket(call: Call) -> Response:
         for payment in payments_of_basket(store, basket)
     ]
     document["authorisations"] = [
-        sca_flow.sca_status_document(authorisation, decoupled=call.app.bank.sca_decoupled)
+        sca_flow.sca_status_document(
+            authorisation, decoupled=call.app.bank.sca_decoupled, oauth=call.app.bank.sca_oauth
+        )
         for authorisation in store.children(AUTHORISATIONS, basket.id)
     ]
     return Response.json(200, document)

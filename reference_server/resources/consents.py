@@ -154,7 +154,9 @@ def authorise_consent(call: Call) -> Response:
         authorisation = sca_flow.start(app, call, SubjectKind.CONSENT, consent.id)
     if authorisation.customer_id is None:
         raise sca_flow.unknown_psu_error(authorisation)
-    document = sca_flow.sca_status_document(authorisation, decoupled=app.bank.sca_decoupled)
+    document = sca_flow.sca_status_document(
+        authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
+    )
     return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 

@@ -255,7 +255,11 @@ def create_payment(call: Call) -> Response:
         by_401 = app.permissive("sca-by-401")
         if call.auth.psu_context is not None or app.bank.sca_at_creation or by_401:
             authorisation = sca_flow.start(app, call, SubjectKind.PAYMENT, payment.id)
-            links.update(sca_flow.redirect_links(authorisation, decoupled=app.bank.sca_decoupled))
+            links.update(
+                sca_flow.redirect_links(
+                    authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
+                )
+            )
     document: dict[str, Any] = {
         "paymentId": payment.id,
         "transactionStatus": payment.status,
@@ -368,7 +372,9 @@ def authorise_payment(call: Call) -> Response:
         authorisation = sca_flow.start(app, call, SubjectKind.PAYMENT, payment.id)
     if authorisation.customer_id is None:
         raise sca_flow.unknown_psu_error(authorisation)
-    document = sca_flow.sca_status_document(authorisation, decoupled=app.bank.sca_decoupled)
+    document = sca_flow.sca_status_document(
+        authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
+    )
     return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 

@@ -13,6 +13,13 @@ other hosts (``loopback_only=False``) so that a TPP can run the flow against a s
   shows the page again with the error PSU_CREDENTIALS_INVALID and changes nothing.
 - ``GET /sca/{authorisationId}/status``: the SCA status record (spec 2.5) as JSON; it is the
   ``self`` link of the record E2, PA and CA answer with (the contract has no such operation).
+- ``GET /sca/{authorisationId}/oauth-authorization-server``: with the OAuth SCA approach
+  (``--profile`` ``[sca] approach = "oauth"``), the metadata (RFC 8414) ``scaOAuth`` points at:
+  the authorisation endpoint is the page above, the token endpoint the profile's. The page then
+  takes an authorisation request (RFC 6749 4.1.1: ``response_type=code``, ``client_id``,
+  ``redirect_uri``, ``state``, PKCE's ``code_challenge``), carries it through its form, and sends
+  the PSU back with ``code`` and ``state`` (``error=access_denied`` when cancelled) instead of
+  ``authorisationId`` and ``scaStatus``.
 """
 
 from __future__ import annotations
@@ -153,15 +160,45 @@ def _outcomes(authorisation: Authorisation) -> str:
     )
 
 
+#: The parameters of an OAuth authorisation request (RFC 6749 4.1.1, RFC 7636 4.3) the page
+#: carries through its form.
+_OAUTH_PARAMETERS = (
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "state",
+    "scope",
+    "code_challenge",
+    "code_challenge_method",
+)
+
+
+def _oauth_request(call: Call, fields: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The OAuth authorisation request the PSU arrived with (empty without one)."""
+    given = fields if fields is not None else {k: str(v) for k, v in call.query.items()}
+    if given.get("response_type") != "code" or call.app.bank.oauth is None:
+        return {}
+    return {name: given[name] for name in _OAUTH_PARAMETERS if name in given}
+
+
 def _page(
-    call: Call, authorisation: Authorisation, *, error: str | None = None, status: int = 200
+    call: Call,
+    authorisation: Authorisation,
+    *,
+    error: str | None = None,
+    status: int = 200,
+    oauth: Mapping[str, str] | None = None,
 ) -> Response:
     action = f"{SCA_PREFIX}/{html.escape(authorisation.id)}"
     problem = f'<p class="error" id="error">{html.escape(error)}</p>' if error else ""
+    carried = "".join(
+        f'<input type="hidden" name="{html.escape(name)}" value="{html.escape(value)}">'
+        for name, value in (oauth if oauth is not None else _oauth_request(call)).items()
+    )
     if authorisation.status in ScaStatus.OPEN:
         form = (
             f"{_who(call, authorisation)}{_outcomes(authorisation)}"
-            f'<form method="post" action="{action}">'
+            f'<form method="post" action="{action}">{carried}'
             '<p><label>Customer number <input name="customerNumber" autocomplete="off" '
             "autofocus></label></p>"
             f'<p><button name="action" value="{APPROVE}">Approve</button> '
@@ -224,11 +261,19 @@ def submit_sca(call: Call) -> Response:
             call, authorisation, error="SCA_INVALID: this authorisation has ended", status=409
         )
     fields = _form_fields(call)
+    oauth = _oauth_request(call, fields)
     action = fields.get("action", "").strip().lower()
     if action not in (APPROVE, CANCEL):
         return _page(
-            call, authorisation, error="FORMAT_ERROR: choose approve or cancel", status=400
+            call,
+            authorisation,
+            error="FORMAT_ERROR: choose approve or cancel",
+            status=400,
+            oauth=oauth,
         )
+    refused = _oauth_problem(call, authorisation, oauth)
+    if refused is not None:
+        return _page(call, authorisation, error=refused, status=400, oauth=oauth)
     store = call.app.store
     customer = None
     if action == APPROVE:
@@ -242,10 +287,13 @@ def submit_sca(call: Call) -> Response:
                 authorisation,
                 error="PSU_CREDENTIALS_INVALID: the customer number is not the one of the PSU "
                 "this authorisation was started for",
+                oauth=oauth,
             )
     finished = sca_flow.complete(
         call.app, authorisation, approved=action == APPROVE, customer=customer
     )
+    if oauth:
+        return Response.redirect(_oauth_answer(call, finished, oauth, action == APPROVE), 303)
     location = sca_flow.final_redirect(finished)
     stranded = finished.subject_kind == SubjectKind.BASKET and call.app.faulty("sca-no-return")
     if location is None or stranded:
@@ -263,7 +311,61 @@ def sca_status(call: Call) -> Response:
             f"no authorisation {call.path_params['authorisationId']!r}",
         )
     return Response.json(
-        200, sca_flow.sca_status_document(authorisation, decoupled=call.app.bank.sca_decoupled)
+        200,
+        sca_flow.sca_status_document(
+            authorisation, decoupled=call.app.bank.sca_decoupled, oauth=call.app.bank.sca_oauth
+        ),
+    )
+
+
+def _oauth_problem(
+    call: Call, authorisation: Authorisation, oauth: Mapping[str, str]
+) -> str | None:
+    """Why the OAuth authorisation request cannot be answered (None: it can): the bank's own
+    client, back to the TPP-Redirect-URI the authorisation was started with."""
+    style = call.app.bank.oauth
+    if not oauth or style is None:
+        return None
+    if oauth.get("client_id") != style.client_id:
+        return "invalid_request: unknown client_id"
+    if not oauth.get("redirect_uri") or oauth["redirect_uri"] != authorisation.redirect_uri:
+        return "invalid_request: redirect_uri is not the TPP-Redirect-URI of the authorisation"
+    if "code_challenge" in oauth and oauth.get("code_challenge_method", "plain") != "S256":
+        return "invalid_request: code_challenge_method must be S256"
+    return None
+
+
+def _oauth_answer(
+    call: Call, authorisation: Authorisation, oauth: Mapping[str, str], approved: bool
+) -> str:
+    """Where the PSU goes back: the redirect_uri with ``code`` (approved) or
+    ``error=access_denied``, and the ``state`` it came with (RFC 6749 4.1.2)."""
+    state = {"state": oauth["state"]} if "state" in oauth else {}
+    if not approved:
+        return sca_flow.oauth_redirect(oauth["redirect_uri"], error="access_denied", **state)
+    code = call.app.tokens.code(
+        oauth["client_id"], oauth["redirect_uri"], oauth.get("code_challenge"), authorisation.id
+    )
+    return sca_flow.oauth_redirect(oauth["redirect_uri"], code=code, **state)
+
+
+def oauth_metadata(call: Call) -> Response:
+    """``GET /sca/{authorisationId}/oauth-authorization-server``: the metadata of the
+    authorisation server ``scaOAuth`` names (RFC 8414; paths on this server)."""
+    authorisation = _authorisation(call)
+    style = call.app.bank.oauth
+    if authorisation is None or style is None or not call.app.bank.sca_oauth:
+        raise ApiError(404, "RESOURCE_UNKNOWN", "no OAuth authorisation server here")
+    return Response.json(
+        200,
+        {
+            "issuer": f"{SCA_PREFIX}/{authorisation.id}",
+            "authorization_endpoint": f"{SCA_PREFIX}/{authorisation.id}",
+            "token_endpoint": style.token_path,
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "client_credentials"],
+            "code_challenge_methods_supported": ["S256"],
+        },
     )
 
 
@@ -271,4 +373,10 @@ ROUTES = (
     Route("GET", f"{SCA_PREFIX}/{{authorisationId}}", sca_page, loopback_only=False),
     Route("POST", f"{SCA_PREFIX}/{{authorisationId}}", submit_sca, loopback_only=False),
     Route("GET", f"{SCA_PREFIX}/{{authorisationId}}/status", sca_status, loopback_only=False),
+    Route(
+        "GET",
+        f"{SCA_PREFIX}/{{authorisationId}}/{sca_flow.OAUTH_METADATA}",
+        oauth_metadata,
+        loopback_only=False,
+    ),
 )

@@ -43,10 +43,12 @@ if TYPE_CHECKING:
     from reference_server.api import ServerState
 
 __all__ = [
+    "OAUTH_METADATA",
     "SCA_PREFIX",
     "complete",
     "consent_accounts",
     "final_redirect",
+    "oauth_redirect",
     "psu_key",
     "redirect_links",
     "sca_required_error",
@@ -69,26 +71,49 @@ def _link(href: str, *verbs: str) -> dict[str, Any]:
     return {"href": href, "verbs": list(verbs)}
 
 
-def redirect_links(authorisation: Authorisation, *, decoupled: bool = False) -> dict[str, Any]:
+def redirect_links(
+    authorisation: Authorisation, *, decoupled: bool = False, oauth: bool = False
+) -> dict[str, Any]:
     """``scaRedirect`` (the page, GET) and ``scaStatus`` (its status, GET). A bank with
     decoupled SCA (``--profile`` ``[sca] approach``) sends nobody to a page: only ``scaStatus``
-    (the page stays, playing the bank's app)."""
+    (the page stays, playing the bank's app). A bank with the OAuth SCA approach gives
+    ``scaOAuth`` instead of ``scaRedirect``: its authorisation server's metadata (RFC 8414),
+    whose authorisation endpoint is the same page."""
     page = f"{SCA_PREFIX}/{authorisation.id}"
     links = {"scaRedirect": _link(page, "GET"), "scaStatus": _link(f"{page}/status", "GET")}
-    if decoupled:
+    if decoupled or oauth:
         del links["scaRedirect"]
+    if oauth:
+        links["scaOAuth"] = _link(f"{page}/{OAUTH_METADATA}", "GET")
     return links
 
 
+#: The last segment of an authorisation's OAuth server metadata (``scaOAuth``).
+OAUTH_METADATA = "oauth-authorization-server"
+
+
+def oauth_redirect(redirect_uri: str, **values: str) -> str:
+    """``redirect_uri`` with the authorisation response's ``values`` (RFC 6749 4.1.2: ``code``
+    and ``state``, or ``error`` and ``state``) added to its query."""
+    parts = urlsplit(redirect_uri)
+    extra = urlencode(values)
+    query = f"{parts.query}&{extra}" if parts.query else extra
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+
+
 def sca_status_document(
-    authorisation: Authorisation, status: str | None = None, *, decoupled: bool = False
+    authorisation: Authorisation,
+    status: str | None = None,
+    *,
+    decoupled: bool = False,
+    oauth: bool = False,
 ) -> dict[str, Any]:
     """The SCA status record (spec 2.5): ``scaStatus`` and ``_links`` with ``self`` (GET).
 
     The contract has no operation reading an authorisation, so ``self`` points at the
     reference-server route ``/sca/{authorisationId}/status`` (assumption).
     """
-    links = redirect_links(authorisation, decoupled=decoupled)
+    links = redirect_links(authorisation, decoupled=decoupled, oauth=oauth)
     links["self"] = links["scaStatus"]
     return {
         "authorisationId": authorisation.id,

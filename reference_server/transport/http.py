@@ -233,6 +233,10 @@ class RequestHandler(BaseHTTPRequestHandler):
         self._reader = _DeadlineReader(self.connection, self.server.read_timeout)
         self.rfile = io.BufferedReader(self._reader)
         self.server.connections.add(self._reader)
+        #: The TLS client certificate of this connection (DER), read once: the QWAC of mutual
+        #: TLS, which the request checks compare with the signing certificate.
+        peer = getattr(self.connection, "getpeercert", None)
+        self._client_certificate: bytes | None = peer(binary_form=True) if peer else None
 
     def finish(self) -> None:
         self.server.connections.discard(self._reader)
@@ -297,6 +301,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             headers=headers,
             body=body,
             client=(str(self.client_address[0]), int(self.client_address[1])),
+            client_certificate=self._client_certificate,
         )
         response = self.server.app.dispatch(request)
         self._write(response, request_id, started, body)

@@ -324,7 +324,7 @@ def test_qc_statements_extension_is_non_critical_and_holds_the_encoding(
     assert extension.critical is False
     assert isinstance(extension.value, x509.UnrecognizedExtension)
     assert extension.value.value == encode_psd2_qc_statements(
-        PSD2_ROLES, "Finanstilsynet", "NO-FSA"
+        PSD2_ROLES, "Finanstilsynet", "NO-FSA", qc_type="eseal"
     )
 
 

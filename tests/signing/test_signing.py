@@ -29,6 +29,7 @@ from conformance.signing import (
     IncompleteHeadersSigner,
     KeyIdIssuerMismatchSigner,
     KeyIdSerialMismatchSigner,
+    KeyIdStyle,
     MalformedSignatureError,
     NoDigestSigner,
     NoSignatureSigner,
@@ -678,6 +679,36 @@ def test_key_id_in_other_formatting_of_the_same_serial_and_name_is_accepted() ->
     _with_parameters(headers, key_id=key_id)
     verification = verify_request(method, target, headers, body, now=FIXED_NOW)
     assert verification.ok, verification.detail
+
+
+@pytest.mark.parametrize(
+    ("style", "wanted"),
+    [
+        (KeyIdStyle(), "SN=c0ffee15,CA=CN=Conformance Test CA,2.5.4.97=PSDNO-FSA-987654321,"),
+        (KeyIdStyle(upper_serial=True), "SN=C0FFEE15,CA=CN=Conformance Test CA,"),
+        (KeyIdStyle(reversed_issuer=True), "SN=c0ffee15,CA=C=NO,O=Conformance Test Bank AS,"),
+        (KeyIdStyle(url_encoded=True), "SN=c0ffee15,CA=CN=Conformance%20Test%20CA,2.5.4.97="),
+        (
+            KeyIdStyle(upper_serial=True, reversed_issuer=True, url_encoded=True),
+            "SN=C0FFEE15,CA=C=NO,O=Conformance%20Test%20Bank%20AS,",
+        ),
+    ],
+)
+def test_the_signer_writes_the_key_id_in_the_profiles_style_and_it_verifies(
+    style: KeyIdStyle, wanted: str
+) -> None:
+    request = _send(SignatureAuth(_credentials(), clock=_clock, key_id_style=style))
+    parameters = _signature_parameters(_parts(request)[2])
+    assert parameters.key_id.startswith(wanted)
+    verification = verify_httpx_request(request, now=FIXED_NOW)
+    assert verification.ok, verification.detail
+
+
+def test_a_url_encoded_key_id_naming_another_ca_is_still_refused() -> None:
+    method, target, headers, body = _parts(_signed())
+    _with_parameters(headers, key_id="SN=c0ffee15,CA=CN=Another%20CA,O=Elsewhere")
+    verification = verify_request(method, target, headers, body, now=FIXED_NOW)
+    assert verification.failure is VerificationFailure.KEYID_MISMATCH
 
 
 def test_missing_algorithm_parameter_is_accepted_as_the_draft_allows() -> None:

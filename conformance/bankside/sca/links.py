@@ -22,8 +22,9 @@ __all__ = ["require_sca_link", "sca_blocked", "sca_failure", "sca_link"]
 
 
 def sca_link(document: object, settings: ScaSettings) -> str | None:
-    """The link an answer gives the SCA step: ``scaRedirect`` (redirect), else ``scaStatus``
-    (decoupled: the link polled; an SCA status record's ``self`` too), None when it has none."""
+    """The link an answer gives the SCA step: ``scaRedirect`` (redirect), ``scaStatus``
+    (decoupled: the link polled; an SCA status record's ``self`` too), or ``scaOAuth`` (the
+    OAuth approach: the authorisation server's metadata), None when it has none."""
     if not isinstance(document, Mapping):
         return None
     links = document.get("_links")
@@ -32,7 +33,9 @@ def sca_link(document: object, settings: ScaSettings) -> str | None:
     # An SCA status record's own ``self`` is the authorisation; a payment's is the payment.
     record = "scaStatus" in document
     names = ("scaStatus", "self") if record else ("scaStatus",)
-    for name in names if settings.decoupled else ("scaRedirect",):
+    if not settings.decoupled:
+        names = ("scaOAuth",) if settings.oauth else ("scaRedirect",)
+    for name in names:
         link = links.get(name)
         href = link.get("href") if isinstance(link, Mapping) else None
         if isinstance(href, str) and href:
@@ -48,11 +51,19 @@ def require_sca_link(
     With a redirect that is spec 5 item 6's ``_links.scaRedirect``; with decoupled SCA the
     ``scaStatus`` link the TPP polls (the profile's choice, not the spec's).
     """
-    if not settings.decoupled:
+    if not settings.decoupled and not settings.oauth:
         return check_sca_redirect(exchange, spec=spec)
     link = sca_link(check_json_body(exchange, spec=spec), settings)
     if link is not None:
         return link
+    if settings.oauth:
+        raise ConformanceFailure(
+            "the answer has no _links.scaOAuth link to the bank's OAuth authorisation server",
+            spec=spec,
+            sent=exchange,
+            expected="the OAuth SCA approach ([sca] approach): the answer carries "
+            "_links.scaOAuth (the authorisation server's metadata)",
+        )
     raise ConformanceFailure(
         "the answer has no _links.scaStatus link to follow the decoupled SCA",
         spec=spec,
