@@ -42,6 +42,7 @@ NOT_JUDGED = {
     "berlin-group-naming": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "decoupled-bankid": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "gateway-bank": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
+    "oauth-token-bank": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "prepared-states": frozenset(),
     "production-like": NEEDS_PREPARED_STATES,
 }

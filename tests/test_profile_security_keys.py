@@ -31,7 +31,7 @@ def test_key_id_style_is_read_and_reaches_the_signer(tmp_path: Path) -> None:
         signer = client.make_signer()
     serial = format(default_identity().certificate.serial_number, "X")
     # certificate order (O before CN), spaces percent-encoded
-    wanted = f"SN={serial},CA=O=PSD2%20Conformance%20Suite,CN=Conformance%20Test%20CA"
+    wanted = f"SN={serial},CA=O=PSD2%20Conformance%20Suite,CN=Conformance%20Generated%20Test%20CA"
     assert signer.key_id == wanted  # type: ignore[attr-defined]
 
 

@@ -18,14 +18,29 @@ def _number(text: str) -> int:
 
 
 def test_the_stated_scenario_count_is_what_the_contract_generates() -> None:
-    stated = re.search(r"the contract generates \*\*([\d,]+) scenarios\*\*", README)
+    stated = re.search(
+        r"the contract generates \*\*([\d,]+) scenarios\*\* \(([\d,]+) must, ([\d,]+) should",
+        README,
+    )
     assert stated, "the README states the scenario count in its Figures paragraph"
-    assert _number(stated.group(1)) == len(generate_scenarios(load_contract()))
+    scenarios = generate_scenarios(load_contract())
+    assert _number(stated.group(1)) == len(scenarios)
+    assert _number(stated.group(2)) == sum(1 for s in scenarios if s.level == "must")
+    assert _number(stated.group(3)) == sum(1 for s in scenarios if s.level == "should")
 
 
-def test_the_bundled_runs_judged_count_is_one_less_than_the_scenarios() -> None:
-    """One scenario is not applicable to the bundled server (a bulk basket: spec 1 has no bulk
-    product); the README says it judges the rest."""
-    judged = re.search(r"the bundled run judges ([\d,]+) of them", README)
+def test_the_bundled_runs_judged_count_is_the_scenarios_it_can_judge() -> None:
+    """Not applicable to the bundled server (no mutual TLS by default): a bulk basket (spec 1
+    has no bulk product) and the checks of the TLS client certificate; the README says it judges
+    the rest."""
+    judged = re.search(
+        r"the bundled run judges\s+([\d,]+) of them and passes them all, with ([\d,]+) "
+        r"not\s+applicable",
+        README,
+    )
     assert judged
-    assert _number(judged.group(1)) == len(generate_scenarios(load_contract())) - 1
+    scenarios = generate_scenarios(load_contract())
+    # without mutual TLS the checks of the TLS client certificate (the QWAC) cannot be judged
+    qwac = sum(1 for s in scenarios if s.rule.startswith("AUTH-qwac-"))
+    assert _number(judged.group(2)) == 1 + qwac
+    assert _number(judged.group(1)) == len(scenarios) - 1 - qwac

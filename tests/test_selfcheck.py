@@ -453,6 +453,10 @@ def test_every_fault_is_graded_and_the_should_ones_are_the_readings() -> None:
         "server-error-on-oversized-body",
         "server-error-on-wrong-content-type",
         "trace-not-implemented",
+        "revoked-certificate-accepted",
+        "qwac-signing-accepted",
+        "qwac-roles-unchecked",
+        "qwac-seal-pairing-unchecked",
     }
 
 
