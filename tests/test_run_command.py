@@ -188,17 +188,27 @@ def test_faults_need_the_bundled_server() -> None:
         run_command.run(parse("--target", "http://127.0.0.1:9", "--fault", "x"))
 
 
-def test_the_exit_code_is_pytests(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_exit_code_is_pytests(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     seen: dict[str, Any] = {}
 
     def fake_main(args: list[str], plugins: list[object]) -> int:
         seen["args"], seen["plugins"] = args, plugins
         return 5
 
-    monkeypatch.setattr(run_command, "preflight", lambda profile: None)
+    # six answers, the first a cold start: the target is 25 ms away
+    samples = (0.4, 0.025, 0.024, 0.026, 0.025, 0.025)
+    monkeypatch.setattr(run_command, "preflight", lambda profile, count=1: samples[:count])
+    monkeypatch.setattr(run_command, "is_loopback", lambda url: False)
     monkeypatch.setattr(pytest, "main", fake_main)
     args = parse("--target", "https://bank.example", "--seed", "9", "--reports", str(tmp_path))
     assert run_command.run(args) == 5
+    # the choice, printed: one worker per CPU, the round trips overlapped in each
+    choice = next(line for line in capsys.readouterr().out.splitlines() if "in flight" in line)
+    assert choice.startswith("conformance: ")
+    assert "25 ms away" in choice
+    assert seen["args"][seen["args"].index("--conformance-threads") + 1] == "10"
     assert seen["args"][seen["args"].index("--seed") + 1] == "9"
     assert seen["args"][seen["args"].index("--target") + 1] == "https://bank.example"
     # The target was preflighted here: the plugin is told so, for exactly these options.

@@ -19,10 +19,11 @@ __all__ = ["TARGET_OPTIONS", "PreflightDone", "preflight"]
 _PROBE_OPERATIONS = ("AL", "E9")
 
 
-def preflight(profile: TargetProfile) -> float | None:
+def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
     """Fail fast on what would make every scenario fail: certificate, connection, non-JSON; the
-    fastest answer's seconds (the round trip to the target, for the run's concurrency), or None
-    when no probe was answered.
+    answer times of the probe that answered JSON (seconds; the round trip to the target, for the
+    run's concurrency): the probe itself and ``samples - 1`` more of the same request, empty when
+    no probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
     the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), then
@@ -30,7 +31,9 @@ def preflight(profile: TargetProfile) -> float | None:
     the sandbox customer list) until one answers JSON: every answer of the interface is JSON
     (spec 7), so when none does the base URL points at something else. One JSON answer is
     enough: a target whose error answers alone are not JSON (the account list without a consent
-    is an error) breaks spec 7, and that is for the scenarios to judge, not the probe.
+    is an error) breaks spec 7, and that is for the scenarios to judge, not the probe. The first
+    answer time may include a cold start (:func:`conformance.bankside.concurrency.round_trip`
+    leaves it out).
     """
     # on use, not at import: the pytest plugin imports this module in every pytest process
     from conformance.bankside.client import TargetClient
@@ -42,21 +45,23 @@ def preflight(profile: TargetProfile) -> float | None:
         first_error: TargetError | None = None
         probes = (operations[op] for op in _PROBE_OPERATIONS)
         for probe in (op for op in probes if profile.supports(op)):
-            exchange = client.get(profile.render_path(probe))
-            if not exchange.response_body:
-                return exchange.elapsed
-            try:
-                exchange.json()
-            except TargetError as error:
-                first_error = first_error or error
-            else:  # on the connection check_reachable opened: a round trip, no handshake
-                return exchange.elapsed
+            path = profile.render_path(probe)
+            exchange = client.get(path)
+            if exchange.response_body:
+                try:
+                    exchange.json()
+                except TargetError as error:
+                    first_error = first_error or error
+                    continue
+            # on the connection check_reachable opened: round trips, no handshake
+            more = (client.get(path).elapsed for _ in range(samples - 1))
+            return (exchange.elapsed, *more)
         if first_error is not None:
             raise TargetError(
                 f"{first_error.message}; is {profile.base_url} the base URL of the interface "
                 "(the part before /v1)?"
             )
-    return None
+    return ()
 
 
 #: The options that name a target and how to reach it (keywords of ``profile_from_options``).

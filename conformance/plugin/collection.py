@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 SCENARIO_MARKER = "conformance"
 
 FACTS = pytest.StashKey[ScenarioFacts]()
+#: The scenario of a scenario item (for the runs made ahead, ``conformance.plugin.prefetch``).
+SCENARIO = pytest.StashKey["Scenario"]()
 
 
 # --- hook specification -------------------------------------------------------------------------
@@ -135,6 +137,7 @@ def pytest_pycollect_makeitem(
             item.add_marker(mark)
         facts = ScenarioFacts.of(scenario)
         item.stash[FACTS] = facts
+        item.stash[SCENARIO] = scenario
         item.user_properties.extend(facts.properties())
         items.append(item)
     return items

@@ -19,6 +19,7 @@ from conformance.plugin.options import (
     is_worker,
     names_scenarios,
     profile_from_config,
+    scenario_threads,
     strict_run,
     target_options,
     trust_anchor_from_options,
@@ -67,6 +68,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SEED] = seed
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistSeed(), "conformance-xdist-seed")
+    threads = scenario_threads(config)
+    if threads > 1:
+        # on use, not at import: the plugin loads in every pytest process (start-up time)
+        from conformance.plugin.prefetch import Prefetcher
+
+        config.pluginmanager.register(Prefetcher(threads), "conformance-prefetch")
     if workerinput is None:
         collector = ComplianceCollector(
             reports=Path(config.getoption("reports")),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from conformance.bankside.client import TargetClient
@@ -38,6 +39,11 @@ class RunContext:
     ``utf8_trust_anchor`` is a second CA the target trusts (beside ``trust_anchor``), whose name
     has a character outside ASCII, with its key: the RFC 2047 scenario signs with a certificate
     it issues, so that the keyId ``CA=`` and the Signature header are not ASCII (spec 5 item 3).
+
+    ``pool`` runs upcoming scenarios in threads ahead of their pytest items (``--threads``,
+    :mod:`conformance.runners.pool`); None runs each in its item, one at a time. A scenario run
+    in the pool gets a context of its own (:meth:`for_scenario`): the same client, data factory
+    and SCA step, its own ``exchanges``.
     """
 
     contract: Contract
@@ -50,7 +56,24 @@ class RunContext:
     strict: bool = False
     trust_anchor: CertificateAuthority | None = None
     utf8_trust_anchor: CertificateAuthority | None = None
+    #: A :class:`conformance.runners.pool.ScenarioPool` (typed loosely: that module builds on
+    #: this one).
+    pool: Any = None
     _unsupported: dict[str, str | None] = field(default_factory=dict, init=False, repr=False)
+
+    def for_scenario(self) -> RunContext:
+        """A context for one scenario run beside others: everything shared but ``exchanges``."""
+        own = dataclasses.replace(self, exchanges=[], pool=None)
+        own._unsupported = self._unsupported
+        return own
+
+    def runs(self, scenario: Scenario) -> bool:
+        """Whether the suite's test runs ``scenario``: its operation is supported and the
+        profile does not waive it (else the test reports it not applicable or waived)."""
+        return (
+            self.unsupported_reason(scenario.operation) is None
+            and self.profile.waiver_for(scenario.id) is None
+        )
 
     def unsupported_reason(self, op_id: str) -> str | None:
         """``profile.unsupported_reason(op_id)``, remembered: the profile is frozen and every

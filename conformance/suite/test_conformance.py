@@ -22,6 +22,7 @@ from conformance.report.verdicts import (
 )
 from conformance.runners import Runner
 from conformance.runners.context import RunContext
+from conformance.runners.pool import run_in_turn
 from conformance.scenario import Scenario
 
 pytestmark = pytest.mark.conformance
@@ -42,7 +43,7 @@ def test_scenario(
     ctx.exchanges.clear()
     judged: list[Exchange] = []
     try:
-        conformance_runner(scenario, ctx)
+        run_in_turn(scenario, ctx, conformance_runner)  # or the run the worker's pool made ahead
     except NotApplicable as verdict:
         pytest.skip(NOT_APPLICABLE_PREFIX + verdict.reason)
     except SetUpFailure as refused:
