@@ -220,7 +220,6 @@ def test_the_exit_code_is_pytests(
 # --- the bundled server --------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_the_bundled_server_starts_answers_and_stops(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     with bundled_reference_server(log_path=log) as url:
@@ -231,7 +230,6 @@ def test_the_bundled_server_starts_answers_and_stops(tmp_path: Path) -> None:
     assert log.is_file()
 
 
-@pytest.mark.slow
 def test_a_server_that_cannot_start_is_one_clear_error(tmp_path: Path) -> None:
     with (
         pytest.raises(ConformanceError, match="stopped at start"),
@@ -262,7 +260,6 @@ def started_url(output: str) -> str:
     raise AssertionError(output)
 
 
-@pytest.mark.slow
 def test_a_run_against_the_reference_server_writes_every_report(tmp_path: Path) -> None:
     reports = tmp_path / "reports"
     process = conformance_run(
@@ -289,7 +286,6 @@ def test_a_run_against_the_reference_server_writes_every_report(tmp_path: Path) 
             assert "PRIVATE KEY" not in path.read_text(encoding="utf-8", errors="replace"), path
 
 
-@pytest.mark.slow
 def test_a_tls_run_serves_https_with_mutual_tls_and_gives_the_plain_verdicts(
     tmp_path: Path,
 ) -> None:
@@ -324,7 +320,6 @@ def test_tls_needs_the_bundled_server() -> None:
         run_command.run(parse("--target", "http://127.0.0.1:9", "--tls"))
 
 
-@pytest.mark.slow
 def test_the_bundled_run_judges_the_rfc2047_signature_scenarios(tmp_path: Path) -> None:
     """Spec 5 item 3: the run's UTF-8-named CA makes them applicable, and the server passes."""
     reports = tmp_path / "reports"
@@ -339,7 +334,6 @@ def test_the_bundled_run_judges_the_rfc2047_signature_scenarios(tmp_path: Path) 
     assert set(verdicts.values()) == {"passed"}, verdicts
 
 
-@pytest.mark.slow
 def test_ctrl_c_stops_the_bundled_server(tmp_path: Path) -> None:
     process = conformance_run("--reports", str(tmp_path), "--", "-n", "0", cwd=tmp_path)
     assert process.stdout is not None
@@ -377,7 +371,6 @@ def test_reports_that_cannot_be_written_stop_the_run_before_it_starts(
     assert made.is_dir() and list(made.iterdir()) == []  # created, and the probe file is gone
 
 
-@pytest.mark.slow
 def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
     """A target keeps what a run created: the second run (a new random seed by default) passes
     where the same seed again fails in its set-up (the account exists already)."""
@@ -411,7 +404,6 @@ def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
         assert "## Blocked (set-up refused" in markdown and refused in markdown
 
 
-@pytest.mark.slow
 def test_a_real_targets_secrets_are_masked_in_every_report(tmp_path: Path) -> None:
     """A profile that is not the reference server's masks secrets by default: the consent ids
     the server handed out (read from its log) appear in no report file, masked or not."""
@@ -439,7 +431,6 @@ def test_a_real_targets_secrets_are_masked_in_every_report(tmp_path: Path) -> No
         assert not any(consent in text for text in texts), consent
 
 
-@pytest.mark.slow
 def test_a_target_that_throttles_one_request_in_40_gives_the_unthrottled_verdicts(
     tmp_path: Path,
 ) -> None:
@@ -456,7 +447,7 @@ def test_a_target_that_throttles_one_request_in_40_gives_the_unthrottled_verdict
                 [sys.executable, "-c", DRIVER, "run", "--target", running.url, "--profile",
                  str(ROOT / "profiles" / "reference-server.toml"), "--seed", "5",
                  "--reports", str(tmp_path / str(every)), "-n", "0", "--",
-                 "-k", "E16 or E1 or PS"],
+                 "-m", "E16 or E1 or PS"],
                 capture_output=True, text=True, timeout=600, check=False,
             )  # fmt: skip
         finally:
@@ -469,7 +460,6 @@ def test_a_target_that_throttles_one_request_in_40_gives_the_unthrottled_verdict
     assert verdicts[0] == verdicts[1] and len(verdicts[0]) > 100
 
 
-@pytest.mark.slow
 def test_a_waived_scenario_is_reported_waived_with_its_reason(tmp_path: Path) -> None:
     """A waiver of the profile: not run, not passed, its reason in the reports."""
     from reference_server.app import Application
@@ -502,7 +492,6 @@ def test_a_waived_scenario_is_reported_waived_with_its_reason(tmp_path: Path) ->
     assert "## Waived by the profile" in markdown
 
 
-@pytest.mark.slow
 def test_play_runs_the_bundled_server_as_a_profiles_bank(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

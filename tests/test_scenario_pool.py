@@ -144,7 +144,6 @@ def _run(suite: pytest.Pytester, threads: int) -> tuple[dict[str, str], list[str
     return outcomes, lines, int((suite.path / "in_flight.txt").read_text())
 
 
-@pytest.mark.slow
 def test_runs_made_ahead_overlap_and_each_item_reports_its_own(suite: pytest.Pytester) -> None:
     alone, alone_lines, alone_most = _run(suite, 1)
     ahead, ahead_lines, ahead_most = _run(suite, 4)

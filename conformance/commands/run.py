@@ -103,6 +103,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "round trips (at most 16), within the profile's rate_limit",
     )
     parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a smoke run: one positive and one negative scenario per operation, in one "
+        "process (a first contact, a CI pre-check; seconds against the bundled server); its "
+        "verdict says it is a smoke run, never a conformance verdict",
+    )
+    parser.add_argument(
         "--seed",
         metavar="N",
         help=f"seed of the generated data ('random' draws one); default {DEFAULT_SEED} for "
@@ -186,6 +193,7 @@ def pytest_arguments(
     reports: Path,
     numprocesses: str | None,
     threads: int = 1,
+    smoke: bool = False,
     trust_anchor: BundledIdentity | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
@@ -218,6 +226,8 @@ def pytest_arguments(
         args += ["-n", str(numprocesses)]
     if threads != 1:
         args += ["--conformance-threads", str(threads)]
+    if smoke:
+        args.append("--conformance-smoke")
     extra = list(extra)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -234,10 +244,15 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _concurrency(args: argparse.Namespace, chosen: Concurrency, *, manual_sca: bool) -> Concurrency:
+def _concurrency(
+    args: argparse.Namespace, chosen: Concurrency, *, manual_sca: bool, smoke: bool = False
+) -> Concurrency:
     """The harness's choice with the user's ``-n`` and ``--threads`` over it; one scenario at a
-    time when a person completes the SCA redirects (``[sca] mode = "manual"``)."""
+    time when a person completes the SCA redirects (``[sca] mode = "manual"``); one process
+    for a smoke run (starting workers would cost more than its few scenarios)."""
     workers, threads, reason = chosen.workers, chosen.threads, chosen.reason
+    if smoke:
+        workers, reason = 0, f"{reason}; a smoke run: one process"
     if not _has("xdist"):
         workers, reason = 0, f"{reason}; pytest-xdist is not installed"
     given = args.numprocesses or _given_to_pytest(args.pytest_args)
@@ -369,6 +384,7 @@ def run(args: argparse.Namespace) -> int:
                     rate_limit=profile.connection.rate_limit,
                 ),
                 manual_sca=profile.sca.mode == "manual",
+                smoke=args.smoke,
             )
             print(concurrency.line(), flush=True)
             numprocesses = args.numprocesses
@@ -385,6 +401,7 @@ def run(args: argparse.Namespace) -> int:
                 reports=reports,
                 numprocesses=numprocesses,
                 threads=concurrency.threads,
+                smoke=args.smoke,
                 trust_anchor=identity,
                 extra=args.pytest_args,
             )

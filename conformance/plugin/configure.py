@@ -48,6 +48,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{SCENARIO_MARKER}: the test is parametrised by the generated conformance scenarios",
     )
+    config.addinivalue_line(
+        "markers", "smoke: one positive and one negative scenario per operation (--smoke)"
+    )
     for level in LEVELS:
         config.addinivalue_line("markers", f"{level}: scenarios of {level}-level requirements")
     for kind in KINDS:

@@ -82,6 +82,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="should-level failures fail the run (without it they are reported only)",
     )
     group.addoption(
+        "--conformance-smoke",
+        action="store_true",
+        default=False,
+        help="a smoke run: one positive and one negative scenario per operation (a first "
+        "contact, a CI pre-check); its verdict says so",
+    )
+    group.addoption(
         "--conformance-threads",
         metavar="N",
         type=int,

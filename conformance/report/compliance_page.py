@@ -29,6 +29,7 @@ from conformance.report.verdicts import (
 from conformance.scenario import SECURITY_RULES
 
 __all__ = [
+    "SMOKE_SELECTION",
     "Section",
     "blocked_causes_of",
     "outline",
@@ -75,6 +76,11 @@ def blocked_causes_of(scenarios: Sequence[Mapping[str, Any]]) -> list[tuple[str,
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
+#: The selection a smoke run names (``conformance run --smoke``), in compliance.json's
+#: ``run.selection["smoke"]``; its verdict says it is one.
+SMOKE_SELECTION = "one positive and one negative scenario per operation"
+
+
 def overall_verdict(document: Mapping[str, Any]) -> str:
     """One sentence: conformant or not at must level, with the counts behind it."""
     totals = document["totals"]
@@ -91,6 +97,14 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
     else:
         head = "CONFORMANT at must level: no must failure"
     scope = "" if complete else " (a partial run: a selection of the scenarios)"
+    if "smoke" in document["run"].get("selection", {}):  # never a conformance verdict
+        if failed:
+            head = f"SMOKE RUN FAILED: {failed} must failure(s)"
+        elif errors or blocked:
+            head = f"SMOKE RUN INCOMPLETE: {blocked} scenario(s) blocked, {errors} error(s)"
+        else:
+            head = "SMOKE RUN PASSED: no must failure"
+        scope = f" ({SMOKE_SELECTION}: not a conformance verdict; run without --smoke for one)"
     return (
         f"{head}{scope}. {judged} scenarios judged: {totals['passed']} passed, {failed} failed, "
         f"{totals['failed_should']} with should findings; {totals['not_applicable']} not "
