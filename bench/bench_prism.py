@@ -8,7 +8,9 @@ throughput, while it checks far more (every signature, every header format, the 
 
 In one invocation, both servers are started on this machine and sent the same request: one
 signed E9 GET (``/v1/sandbox/customers``: Date, X-Request-ID, Signature,
-TPP-Signature-Certificate, built and signed once, :func:`bench.bench_server.to_raw`), from 4
+TPP-Signature-Certificate, built and signed once, :func:`bench.bench_server.to_raw`; the
+reference server's sandbox filled first, so that it lists customers as Prism lists its
+example's), from 4
 client processes on keep-alive connections, closed loop (:mod:`bench.load`), in rounds that
 alternate between the servers (``BENCH_PRISM_ROUNDS``, default 5, of ``BENCH_PRISM_SECONDS``,
 default 2 s, after a warm-up). Every answer must be 200: a server answering an error is not
@@ -88,13 +90,17 @@ def prism_mock(timeout: float = 300.0) -> Iterator[ServerProcess]:
             os.killpg(process.pid, 9)
 
 
-def signed_e9(url: str) -> RawRequest:
-    """The signed E9 GET both servers get, checked once against ``url`` (200)."""
+def signed_e9(url: str, *, fill: bool = False) -> tuple[RawRequest, int]:
+    """The signed E9 GET both servers get, checked once against ``url`` (200), and the size of
+    its answer; with ``fill``, the sandbox is filled first (SDF: customers and their accounts),
+    so that the answer lists customers, as Prism's lists its example's."""
     signer = _Signer(url, default_identity())
     try:
+        if fill:
+            signer.send(signer.sign("POST", "/v1/sandbox/data-fill"), 201)
         request = signer.sign("GET", _E9, headers={"Accept": "application/json"})
-        signer.send(request, 200)
-        return RawRequest("E9 GET sandbox customers", to_raw(request), 200)
+        answer = signer.send(request, 200)
+        return RawRequest("E9 GET sandbox customers", to_raw(request), 200), len(answer.content)
     finally:
         signer.close()
 
@@ -135,6 +141,9 @@ def _checked(measured: LoadRound, name: str) -> LoadRound:
 
 
 def main() -> None:
+    if shutil.which("npx") is None:
+        print("prism: skipped, npx (Node.js) is not on the PATH")
+        return
     rounds = int(os.environ.get("BENCH_PRISM_ROUNDS", "5"))
     seconds = float(os.environ.get("BENCH_PRISM_SECONDS", "2"))
     print(f"load average before: {' '.join(f'{v:.1f}' for v in os.getloadavg())}", flush=True)
@@ -142,8 +151,9 @@ def main() -> None:
         server_process("reference server", reference_command()) as reference,
         prism_mock() as prism,
     ):
-        targets = [(reference.name, reference, signed_e9(reference.url))]
-        targets.append((prism.name, prism, signed_e9(prism.url)))
+        ours, our_size = signed_e9(reference.url, fill=True)
+        theirs, their_size = signed_e9(prism.url)
+        targets = [(reference.name, reference, ours), (prism.name, prism, theirs)]
         results: dict[str, list[LoadRound]] = {name: [] for name, _, _ in targets}
         pools = {name: LoadPool([request], WORKERS) for name, _, request in targets}
         try:
@@ -159,8 +169,9 @@ def main() -> None:
     print(f"load average after: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
     ours, theirs = (Figures(name, tuple(found)) for name, found in results.items())
     print(
-        f"{WORKERS} client processes, keep-alive, the same signed E9 GET; {rounds} rounds x "
-        f"{seconds:g} s per server, alternating (medians, range of rounds)"
+        f"{WORKERS} client processes, keep-alive, the same signed E9 GET (answers of "
+        f"{our_size} and {their_size} bytes); {rounds} rounds x {seconds:g} s per server, "
+        "alternating (medians, range of rounds)"
     )
     print(ours.row())
     print(theirs.row())

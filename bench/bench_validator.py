@@ -134,9 +134,8 @@ def main() -> None:
     try:
         import jsonschema_rs  # noqa: F401
     except ImportError:
-        raise SystemExit(
-            "validator: jsonschema-rs is not installed (pip install jsonschema-rs)"
-        ) from None
+        print("validator: skipped, jsonschema-rs is not installed (pip install jsonschema-rs)")
+        return
     repeat = int(os.environ.get("BENCH_VALIDATOR_REPEAT", "5"))
     contract = load_contract()
     with tempfile.TemporaryDirectory(prefix="bench-validator-") as folder:

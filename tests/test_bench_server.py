@@ -176,7 +176,9 @@ def test_bench_main_selects_modules_by_short_or_full_name() -> None:
         assert select([name], available) == ["bench.bench_server"]
     assert select(["signing", "server"], available) == ["bench.bench_signing", "bench.bench_server"]
     with pytest.raises(
-        ValueError, match="no benchmark 'nope'; known: bundled, fuzz, hostile, latency, maketest, prism, server"
+        ValueError,
+        match="no benchmark 'nope'; known: bundled, fuzz, hostile, latency, maketest, prism, "
+        "server, signing, suite, validator",
     ):
         select(["nope"], available)
 

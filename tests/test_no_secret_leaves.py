@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -39,6 +40,7 @@ def _secrets(certs: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # several whole runs: make test-slow
 def test_no_key_or_password_appears_in_any_report_log_or_message(tmp_path: Path) -> None:
     made = _conformance(
         "certs", "--out", "certs", "--p12-password", PASSWORD, cwd=tmp_path, password=""

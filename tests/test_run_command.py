@@ -286,6 +286,7 @@ def test_a_run_against_the_reference_server_writes_every_report(tmp_path: Path) 
             assert "PRIVATE KEY" not in path.read_text(encoding="utf-8", errors="replace"), path
 
 
+@pytest.mark.slow  # several whole runs: make test-slow
 def test_a_tls_run_serves_https_with_mutual_tls_and_gives_the_plain_verdicts(
     tmp_path: Path,
 ) -> None:
@@ -371,6 +372,7 @@ def test_reports_that_cannot_be_written_stop_the_run_before_it_starts(
     assert made.is_dir() and list(made.iterdir()) == []  # created, and the probe file is gone
 
 
+@pytest.mark.slow  # several whole runs: make test-slow
 def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
     """A target keeps what a run created: the second run (a new random seed by default) passes
     where the same seed again fails in its set-up (the account exists already)."""
@@ -431,6 +433,7 @@ def test_a_real_targets_secrets_are_masked_in_every_report(tmp_path: Path) -> No
         assert not any(consent in text for text in texts), consent
 
 
+@pytest.mark.slow  # several whole runs: make test-slow
 def test_a_target_that_throttles_one_request_in_40_gives_the_unthrottled_verdicts(
     tmp_path: Path,
 ) -> None:
@@ -492,6 +495,7 @@ def test_a_waived_scenario_is_reported_waived_with_its_reason(tmp_path: Path) ->
     assert "## Waived by the profile" in markdown
 
 
+@pytest.mark.slow  # several whole runs: make test-slow
 def test_play_runs_the_bundled_server_as_a_profiles_bank(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

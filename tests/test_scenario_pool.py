@@ -67,7 +67,7 @@ def answer(request):
     with LOCK:
         IN_FLIGHT["now"] += 1
         IN_FLIGHT["most"] = max(IN_FLIGHT["most"], IN_FLIGHT["now"])
-    time.sleep(0.15)
+    time.sleep(0.05)
     with LOCK:
         IN_FLIGHT["now"] -= 1
     return httpx.Response(200, json={"path": request.url.path})
@@ -132,7 +132,7 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
 def _run(suite: pytest.Pytester, threads: int) -> tuple[dict[str, str], list[str], int]:
     exchanges = suite.path / "exchanges.txt"
     exchanges.unlink(missing_ok=True)
-    result = suite.runpytest_subprocess(
+    result = suite.runpytest(
         "-p", "no:cacheprovider", "-rA", "-q", "--conformance-threads", str(threads)
     )
     outcomes = {

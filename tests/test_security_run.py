@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conformance.bankside.bundled import bundled_reference_server
 
 SELECTION = "other-tpp or other-psu"
@@ -26,6 +28,7 @@ def _run(url: str, reports: Path) -> dict[str, object]:
     return document
 
 
+@pytest.mark.slow  # several whole runs: make test-slow
 def test_a_shared_sandbox_fails_exactly_the_ownership_scenarios(tmp_path: Path) -> None:
     with bundled_reference_server(log_path=tmp_path / "checked.log") as url:
         checked = _run(url, tmp_path / "checked")

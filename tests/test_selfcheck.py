@@ -414,6 +414,7 @@ def test_each_run_is_conformance_run_strict_with_the_fault(tmp_path: Path) -> No
     assert "--fault" not in command.run_command(None, tmp_path, "0", [])
 
 
+@pytest.mark.slow  # several whole runs: make test-slow
 def test_a_real_selfcheck_of_two_faults_on_a_few_scenarios(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
