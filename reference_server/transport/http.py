@@ -148,6 +148,11 @@ class _Connections:
         with self._lock:
             self._open.pop(id(reader), None)
 
+    def waiting(self) -> int:
+        """How many open connections wait for a request (none of its bytes has come)."""
+        with self._lock:
+            return sum(1 for reader in self._open.values() if reader.deadline is None)
+
     def close_idle(self) -> bool:
         """Close the longest open connection that waits for a request; False when none does."""
         with self._lock:
