@@ -23,6 +23,7 @@ __all__ = [
     "ERRORS_SHOWN",
     "ERROR_BODY_READING",
     "ERROR_BODY_SCHEMA",
+    "ERROR_FIELDS_READING",
     "JSON_QUOTE",
     "PAYMENT_ERROR_BODY_SCHEMA",
     "ConformanceFailure",
