@@ -203,6 +203,7 @@ def verdicts() -> list[ScenarioVerdict]:
                     "must",
                     "`tppMessages[0].code` is 'SIGNATURE_INVALID', not ...",
                     "spec 7",
+                    quotes=("7-codes",),
                     cause=shared,
                 ),
             ),
@@ -259,9 +260,26 @@ def test_causes_group_findings_across_operations_and_scenarios() -> None:
     assert must.exchange.startswith(">>> POST http://bank.test/v1/payments/x")
     assert must.exchange.endswith('{"code": "SIGNATURE_INVALID"}')
     assert must.reproduce.startswith("conformance call POST")
+    assert must.quote.startswith('spec 7: "Codes allowed in `tppMessages[].code` of payment')
     (should,) = causes_of(verdicts(), "should")
     assert should.scenarios == ("E1-date-far-past-rejected",)
     assert should.reading == ERROR_BODY_READING and should.quote == ""
+
+
+def test_a_should_cause_names_each_reading_of_its_findings_once() -> None:
+    basket = "a basket's error body carries payment-style tppMessages"
+    findings = [
+        (scenario, Finding("should", "`tppMessages[0].code` is 'X'", "spec 7", reading, cause="c"))
+        for scenario, reading in (("E1-a", basket), ("PA-b", ERROR_BODY_READING), ("E1-c", basket))
+    ]
+    listed = [
+        ScenarioVerdict(
+            facts(scenario, scenario[:2], "ERR-6"), FAILED_SHOULD, "x", findings=(finding,)
+        )
+        for scenario, finding in findings
+    ]
+    (should,) = causes_of(listed, "should")
+    assert should.reading == f"{basket}; {ERROR_BODY_READING}"
 
 
 def test_compliance_documents_show_one_entry_per_cause() -> None:
@@ -275,6 +293,7 @@ def test_compliance_documents_show_one_entry_per_cause() -> None:
     assert ">>> POST http://bank.test/v1/payments/x" in failures
     assert "<details><summary>2 scenario(s)</summary>" in failures
     assert "should findings: 1 cause in 1 scenario" in markdown
+    assert '- The spec says: spec 7: "Codes allowed in `tppMessages[].code`' in failures
     page = render_html(built)
     assert "<h3>Cause 1: `tppMessages[0].code` is &#x27;SIGNATURE_INVALID&#x27;" in page
 
@@ -285,6 +304,9 @@ def test_the_terminal_block_names_place_example_and_scenarios() -> None:
     assert lines[0] == (
         "CAUSE 1 (cause-00000001, must): `tppMessages[0].code` is 'SIGNATURE_INVALID', not ..."
     )
+    assert lines[2] == "  spec: spec 7"  # the quote names its spec part once, on its own line
+    assert lines[3].startswith('  the spec says: spec 7: "Codes allowed in `tppMessages[].code`')
+    assert lines[3].count("spec 7") == 1
     assert "  example: E16-auth-a-rejected" in lines
     assert "    <<< HTTP 401 Unauthorized (1.0 ms)" in lines
     assert lines[-1] == "  2 scenarios: E16-auth-a-rejected, PC-ERR-6-rejected"
