@@ -22,6 +22,8 @@ import pytest
 
 from conformance.checks import ERRORS_SHOWN
 from conformance.report.junit import SHOULD_SUITE
+from conformance.selfcheck import ScenarioRef, expected_failures
+from reference_server.faults import FAULTS
 from reference_server.faults.payments import PAYMENT_OPERATIONS
 
 FAULT = "tpp-message-code-outside-list"
@@ -61,6 +63,9 @@ def test_a_rule_broken_everywhere_is_one_cause(tmp_path: Path) -> None:
     (should,) = [c for c in document["causes"] if c["level"] == "should"]
     assert set(should["operations"]) == set(PAYMENT_OPERATIONS) and should["reading"]
     assert not set(should["scenarios"]) & failed
+    # the two tiers together are exactly the scenarios the fault's row names (the self-check)
+    refs = [ScenarioRef(s["id"], s["rule"], s["operation"]) for s in document["scenarios"]]
+    assert failed | set(should["scenarios"]) == expected_failures(FAULTS[FAULT], refs)
     summary = f"must failures: 1 cause in {len(failed)} scenarios"
     assert summary in done.stdout
     assert f"CAUSE 1 ({cause['id']}, must): `tppMessages[0].code` is '" in done.stdout
