@@ -457,13 +457,14 @@ def _cause_blocks(
     blocks: list[Block] = []
     for number, cause in enumerate(causes, start=1):
         example = cause["example"]
-        spec = cause["spec"] + (f': "{cause["quote"]}"' if cause["quote"] else "")
         text = [
             f"Cause {cause['id']} ({cause['level']}), {cause['count']} scenario(s)",
             "Operations: " + ", ".join(_name(document, op) for op in cause["operations"]),
             "Requirements: " + ", ".join(cause["rules"]),
-            f"Spec: {spec}",
+            f"Spec: {cause['spec']}",
         ]
+        if cause["quote"]:  # each quote names its own spec part (``causes.spec_quote``)
+            text.append(f"The spec says: {cause['quote']}")
         if cause["reading"]:
             text.append(f"Our reading: {cause['reading']}")
         text.append(f"Example: {example['scenario']}")
