@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.bankside.client import TargetClient
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 from conformance.commands.export_examples import example_directory
 from conformance.commands.run import add_tls_arguments
 from conformance.errors import ConformanceError
@@ -33,7 +33,7 @@ default header (X-Request-ID, Accept, Content-Type), -H 'Name;' sends an empty v
 whenever the exchange happened, whatever the HTTP status."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "call",
         help=COMMANDS["call"],
