@@ -398,8 +398,8 @@ def test_ctrl_c_stops_the_bundled_server(tmp_path: Path) -> None:
     assert url is not None
     time.sleep(1.0)
     process.send_signal(signal.SIGINT)
-    process.communicate(timeout=60)
-    assert process.returncode != 0
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode != 0, output[-3000:]
     assert refuses(url)
 
 
