@@ -323,9 +323,9 @@ def _check(round_: LoadRound, name: str) -> LoadRound:
 
 def floor_request(signed: RawRequest) -> RawRequest:
     """The floor row's request: ``signed``'s headers (certificate, Signature, ...) on the unsigned
-    reference-server-only ``GET /_control/clock`` (ARCHITECTURE.md), so that ``http.server`` parses
-    the same header block as in the other rows while the server does no spec 5, contract or store
-    work: what the reference server costs before its first check."""
+    reference-server-only ``GET /_control/clock`` (``resources/control.py``), so that
+    ``http.server`` parses the same header block as in the other rows while the server does no
+    spec 5, contract or store work: what the reference server costs before its first check."""
     head, _, _ = signed.data.partition(b"\r\n\r\n")
     _, _, headers = head.partition(b"\r\n")
     kept = [line for line in headers.split(b"\r\n") if not line.lower().startswith(b"content-")]

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +131,71 @@ def _timed(checks: list[Callable[[Any], bool]], pairs: list[Pair], repeat: int) 
     return best
 
 
+@dataclass
+class _Verdicts:
+    """How the verdicts of the compiled checks and of jsonschema-rs (uri unchecked, and checked)
+    compare with jsonschema's on the recorded instances, with the first instances that differ
+    in jsonschema-rs."""
+
+    valid: int = 0
+    differ_compiled: int = 0
+    differ_rust: int = 0
+    differ_uri: int = 0
+    examples: list[str] = field(default_factory=list)
+
+
+def _compare(
+    pairs: list[Pair],
+    reference: list[Callable[[Any], bool]],
+    compiled: list[Callable[[Any], bool]],
+    rust: list[Callable[[Any], bool]],
+    rust_uri: list[Callable[[Any], bool]],
+) -> _Verdicts:
+    verdicts = _Verdicts()
+    for schema, instance in pairs:
+        expected = reference[schema](instance)
+        verdicts.valid += expected
+        if compiled[schema](instance) is not expected:
+            verdicts.differ_compiled += 1
+        if rust[schema](instance) is not expected:
+            verdicts.differ_rust += 1
+            if len(verdicts.examples) < 3:
+                verdicts.examples.append(json.dumps(instance)[:200])
+        if rust_uri[schema](instance) is not expected:
+            verdicts.differ_uri += 1
+    return verdicts
+
+
+def _edges(contract: Contract) -> tuple[list[str], int]:
+    """The edge instances where jsonschema-rs differs from jsonschema (in words), and how many
+    the compiled checks get wrong."""
+    edges = []
+    differ_compiled = 0
+    for schema, instance in EDGES:
+        expected = contract.validator(schema).is_valid(instance)
+        if contract.checker(schema)(instance) is not expected:
+            differ_compiled += 1
+        if rust_validators(contract, [schema], uri=False)[0](instance) is not expected:
+            edges.append(f"{schema['pattern']} on {instance!r}: jsonschema says {expected}")
+    return edges, differ_compiled
+
+
+def _decision(compiled_seconds: float, rust_seconds: float, differ_rust: int) -> str:
+    """jsonschema-rs replaces the compiler only when it is as fast and gives equal verdicts."""
+    faster = rust_seconds <= compiled_seconds
+    equal = differ_rust == 0
+    if faster and equal:
+        return "jsonschema-rs would replace the compiler"
+    return "the compiler stays: jsonschema-rs is " + " and ".join(
+        part
+        for part, applies in (
+            (f"{rust_seconds / compiled_seconds:.2f}x its time", not faster),
+            (f"different on {differ_rust} instance(s)", not equal),
+        )
+        if applies
+    )
+
+
 def main() -> None:
     try:
         import jsonschema_rs  # noqa: F401
@@ -151,46 +217,29 @@ def main() -> None:
     rust_build_seconds = time.perf_counter() - started
     rust_uri = rust_validators(contract, schemas, uri=True)
     reference = [contract.validator(schema).is_valid for schema in schemas]
-    valid = differ_compiled = differ_rust = differ_uri = 0
-    examples: list[str] = []
-    for schema, instance in pairs:
-        expected = reference[schema](instance)
-        valid += expected
-        if compiled[schema](instance) is not expected:
-            differ_compiled += 1
-        if rust[schema](instance) is not expected:
-            differ_rust += 1
-            if len(examples) < 3:
-                examples.append(json.dumps(instance)[:200])
-        if rust_uri[schema](instance) is not expected:
-            differ_uri += 1
-    edges = []
-    for schema, instance in EDGES:
-        expected = contract.validator(schema).is_valid(instance)
-        if contract.checker(schema)(instance) is not expected:
-            differ_compiled += 1
-        if rust_validators(contract, [schema], uri=False)[0](instance) is not expected:
-            edges.append(f"{schema['pattern']} on {instance!r}: jsonschema says {expected}")
+    verdicts = _compare(pairs, reference, compiled, rust, rust_uri)
+    edges, edges_compiled = _edges(contract)
+    verdicts.differ_compiled += edges_compiled
     compiled_seconds = _timed(compiled, pairs, repeat)
     rust_seconds = _timed(rust, pairs, repeat)
     count = len(pairs)
     print(
-        f"{count} instances ({valid} valid by jsonschema) over {len(schemas)} schemas, from "
-        f"{len(records)} recorded exchanges of a bundled run"
+        f"{count} instances ({verdicts.valid} valid by jsonschema) over {len(schemas)} schemas, "
+        f"from {len(records)} recorded exchanges of a bundled run"
     )
     print(
         f"compiled checks   {compiled_seconds * 1e3:8.1f} ms  "
         f"{compiled_seconds / count * 1e6:6.2f} us/instance  "
         f"(built in {compile_seconds * 1e3:.0f} ms); verdicts differing from "
-        f"jsonschema: {differ_compiled}"
+        f"jsonschema: {verdicts.differ_compiled}"
     )
     print(
         f"jsonschema-rs     {rust_seconds * 1e3:8.1f} ms  "
         f"{rust_seconds / count * 1e6:6.2f} us/instance  "
         f"(built in {rust_build_seconds * 1e3:.0f} ms); verdicts differing from "
-        f"jsonschema: {differ_rust} (with uri checked too: {differ_uri})"
+        f"jsonschema: {verdicts.differ_rust} (with uri checked too: {verdicts.differ_uri})"
     )
-    for example in examples:
+    for example in verdicts.examples:
         print(f"  differs: {example}")
     print(
         f"edge instances (no run sends them): jsonschema-rs differs on {len(edges)} of "
@@ -198,22 +247,7 @@ def main() -> None:
     )
     for edge in edges:
         print(f"  differs: {edge}")
-    faster = rust_seconds <= compiled_seconds
-    differ_rust += len(edges)
-    equal = differ_rust == 0
-    decision = (
-        "jsonschema-rs would replace the compiler"
-        if faster and equal
-        else "the compiler stays: jsonschema-rs is "
-        + " and ".join(
-            part
-            for part, applies in (
-                (f"{rust_seconds / compiled_seconds:.2f}x its time", not faster),
-                (f"different on {differ_rust} instance(s)", not equal),
-            )
-            if applies
-        )
-    )
+    decision = _decision(compiled_seconds, rust_seconds, verdicts.differ_rust + len(edges))
     print(
         f"validator: jsonschema-rs takes {rust_seconds / compiled_seconds:.2f}x the compiled "
         f"checks' time (best of {repeat}); {decision}"

@@ -211,10 +211,28 @@ class Exchange:
         """
         words: list[str] = [program, "call", self.method, self.path]
         words += ["--target", target or self.target]
+        words += self._identity_words(profile, cert, key)
+        fresh_signature = self.signer == STANDARD_SIGNER
+        if fresh_signature:
+            digest = self.request_header("digest") or ""
+            if digest.upper().startswith("SHA-512="):
+                words += ["--digest", "sha-512"]
+        else:
+            words.append("--no-sign")
+        quoted = [shlex.quote(word) for word in words]
+        quoted += self._header_words(fresh_signature, mask_identities)
+        quoted += self._body_words(data_file)
+        return " ".join(quoted)
+
+    def _identity_words(
+        self, profile: str | Path | None, cert: str | Path | None, key: str | Path | None
+    ) -> list[str]:
+        """``--profile``, ``--cert``, ``--key`` (given, else the run's) and the run's TLS files."""
         recorded = dict(self.replay_with)
         profile = profile if profile is not None else recorded.get("profile")
         cert = cert if cert is not None else recorded.get("cert")
         key = key if key is not None else recorded.get("key")
+        words: list[str] = []
         if profile is not None:
             words += ["--profile", str(profile)]
         if cert is not None:
@@ -224,30 +242,31 @@ class Exchange:
         for name in ("tls-cert", "tls-key", "tls-ca"):  # TLS: client certificate, server CA
             if recorded.get(name):
                 words += [f"--{name}", recorded[name]]
-        fresh_signature = self.signer == STANDARD_SIGNER
-        if fresh_signature:
-            digest = self.request_header("digest") or ""
-            if digest.upper().startswith("SHA-512="):
-                words += ["--digest", "sha-512"]
-        else:
-            words.append("--no-sign")
-        quoted = [shlex.quote(word) for word in words]
+        return words
+
+    def _header_words(self, fresh_signature: bool, mask_identities: bool) -> list[str]:
+        """The ``-H`` arguments, quoted; an identity number as ``$PSU_IDENTITY`` when masked."""
+        quoted: list[str] = []
         for name, value in self._replayed_headers(fresh_signature):
             if value is not None and mask_identities and name.lower() in _IDENTITY_HEADERS:
                 quoted += ["-H", f'"{name}: ${{{_ENV_PSU_IDENTITY}}}"']
             else:
                 quoted += ["-H", shlex.quote(_header_argument(name, value))]
+        return quoted
+
+    def _body_words(self, data_file: str | Path | None) -> list[str]:
+        """``--data FILE`` when given, else the body as sent in ``--data-json``, quoted."""
         if data_file is not None:
-            quoted += ["--data", shlex.quote(str(data_file))]
-        elif self.request_body:
-            try:
-                text = self.request_body.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ValueError(
-                    "the request body is not UTF-8: pass data_file and write request_body there"
-                ) from None
-            quoted += ["--data-json", shlex.quote(text)]
-        return " ".join(quoted)
+            return ["--data", shlex.quote(str(data_file))]
+        if not self.request_body:
+            return []
+        try:
+            text = self.request_body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(
+                "the request body is not UTF-8: pass data_file and write request_body there"
+            ) from None
+        return ["--data-json", shlex.quote(text)]
 
     def _replayed_headers(self, fresh_signature: bool) -> list[tuple[str, str | None]]:
         """The -H arguments: headers as sent minus what ``call`` adds itself, plus removals."""

@@ -6,6 +6,29 @@ HTTP plumbing (``reference_server.transport.http``) builds a :class:`Request`; t
 :class:`Call` in which everything the contract can check has already been checked. A handler
 signals a refusal by raising :class:`ApiError`; the application renders it in the spec 7 form
 (with ``tppMessages`` for payment operations, spec 2.6).
+
+A :class:`Call` holds ``app`` (the server as a :class:`ServerState`: store, clock, contract,
+``faulty(name)``, ``permissive(name)``, logger, trust and revocation, tokens, ``reset()``; the
+``Application`` satisfies it, so handlers never import ``app.py``), ``request`` (the
+:class:`Request`: method, path, query, case-insensitive immutable :class:`Headers`, the body's
+bytes, the client address and the DER of a TLS client certificate), ``operation`` (the
+contract's; None on the routes outside it), ``path_params`` (percent-decoded), ``query``
+(converted to the schema's types; absent parameters stay absent), ``body`` (the parsed JSON,
+already valid against the request schema and the cross-field rules; None without a body) and
+``auth`` (:class:`AuthContext`: certificate, roles, the PSU's headers RFC 2047-decoded, and the
+sandbox customer the PSU is); ``call.header(name)`` reads a header, decoded.
+
+A handler answers with ``Response.json(status, document, headers=())``, ``Response.empty()``,
+``Response.html(status, text)`` or ``Response.redirect(location)``; the transport adds
+Content-Length, X-Request-ID and Content-Type. A refusal is raised, never returned::
+
+    raise ApiError(400, "FORMAT_ERROR", "creditorName is too long", path="creditorName")
+    raise ApiError(400, "RESOURCE_BLOCKED", "...", tpp_code="BAD_REQUEST")  # tppMessages' own code
+    raise ApiError(400, "FORMAT_ERROR", messages=[TppMessage("FORMAT_ERROR", "...", "a/b")])
+
+The application renders it (``pipeline.errors``): ``{id, system, status, code, message}`` (and
+``_links`` when given), with ``tppMessages`` for the payment and basket families; any other
+exception is logged and answered 500 ``SYSTEM_ERROR`` without a traceback.
 """
 
 from __future__ import annotations

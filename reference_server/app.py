@@ -5,6 +5,20 @@
 spec 4.2), validate parameters and body (the contract's schemas, then the cross-field checks of
 ``conformance.contract.crossfield``), call the handler, and turn every refusal into the spec 7 error
 body. Tests can call it directly without HTTP.
+
+The pipeline of a contract operation, in order:
+
+1. the routes outside the contract (``pipeline.routing``: ``/_control/...``, ``/sca/...``), then
+   the contract's router; no match is 405 with ``Allow`` where another method matches, 403
+   ``PRODUCT_INVALID`` / 404 ``PRODUCT_UNKNOWN`` for a payment path whose product another
+   operation takes / none takes, else 404 ``RESOURCE_UNKNOWN``;
+2. the resource modules' ``on_request`` hooks (the batch catches up with the clock);
+3. the bearer token of a profile's ``[oauth]`` (``pipeline.tokens``), then ``pipeline.auth``
+   (headers, Digest, Signature, certificate, roles, PSU: its docstring lists the order) and
+   ``pipeline.certificates`` (revocation, a QWAC-type seal, the QWAC's roles and organisation);
+4. ``pipeline.validation``: parameters, body (415, malformed JSON, schema), then the cross-field
+   rules, every violation listed in ``tppMessages``;
+5. the handler; an :class:`~reference_server.api.ApiError` is rendered by ``pipeline.errors``.
 """
 
 from __future__ import annotations

@@ -220,29 +220,44 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         tls = _tls(args)
-        trust = [ca for path in args.trust for ca in _load_cas(path)]
-        revocation = RevocationLists.of(
-            (crl for path in args.crl for crl in load_crls(path)), trust
-        )
-        store = _open_store(args.data)
-        bank = _bank_style(args.profile)
-        app = Application(
-            store=store,
-            faults=args.fault,
-            trust_ca=trust,
-            throttle=Throttle(
-                args.throttle_every, args.retry_after, rate=bank.rate_limit if bank else 0.0
-            ),
-            bank=bank,
-            shared_sandbox=args.shared_sandbox,
-            replay_protection=not args.allow_replay,
-            permissive=args.permissive,
-            revocation=revocation,
-            token_lifetime=args.oauth_lifetime,
-        )
+        app = _application(args)
     except (UnknownFaultError, OSError, ValueError, ConformanceError) as error:
         print(f"reference server: {error}", file=sys.stderr)
         return 2
+    server = _server(args, app, tls)
+    if server is None:
+        return 2
+    _serve(server, app)
+    return 0
+
+
+def _application(args: argparse.Namespace) -> Application:
+    """The application the options describe: trust, revocation, store, bank, faults, readings."""
+    trust = [ca for path in args.trust for ca in _load_cas(path)]
+    revocation = RevocationLists.of((crl for path in args.crl for crl in load_crls(path)), trust)
+    store = _open_store(args.data)
+    bank = _bank_style(args.profile)
+    return Application(
+        store=store,
+        faults=args.fault,
+        trust_ca=trust,
+        throttle=Throttle(
+            args.throttle_every, args.retry_after, rate=bank.rate_limit if bank else 0.0
+        ),
+        bank=bank,
+        shared_sandbox=args.shared_sandbox,
+        replay_protection=not args.allow_replay,
+        permissive=args.permissive,
+        revocation=revocation,
+        token_lifetime=args.oauth_lifetime,
+    )
+
+
+def _server(
+    args: argparse.Namespace, app: Application, tls: ssl.SSLContext | None
+) -> ReferenceServer | None:
+    """The listening server with its exchange log; None (the application closed, the reason
+    printed) when it cannot listen or write the log."""
     try:
         server = ReferenceServer(
             (args.host, args.port), app, tls=tls, max_connections=args.max_connections
@@ -252,8 +267,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"reference server: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr
         )
-        return 2
-
+        return None
     if args.exchange_log is not None:
         try:
             server.exchange_log = ExchangeLog(args.exchange_log, server.url)
@@ -261,7 +275,12 @@ def run(args: argparse.Namespace) -> int:
             server.server_close()
             app.close()
             print(f"reference server: cannot write {args.exchange_log}: {error}", file=sys.stderr)
-            return 2
+            return None
+    return server
+
+
+def _serve(server: ReferenceServer, app: Application) -> None:
+    """Serve until SIGINT or SIGTERM, then close the server, the application and the log."""
 
     def stop(signum: int, frame: FrameType | None) -> None:
         threading.Thread(target=server.shutdown, name="shutdown", daemon=True).start()
@@ -281,7 +300,6 @@ def run(args: argparse.Namespace) -> int:
             server.exchange_log.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return 0
 
 
 #: The log line: ``2026-03-01 10:00:00,123 INFO reference_server.http: POST /v1/... 201 1.2ms``.

@@ -335,18 +335,29 @@ class Fuzzer:
         valid = rng.random() < self.keep
         if not valid and rng.random() < 0.5:
             return rng.choice(ODD)
-        for keyword in ("anyOf", "oneOf"):
-            if keyword in schema:
-                merged = {k: v for k, v in schema.items() if k != keyword}
-                branch = self.contract.resolve(rng.choice(schema[keyword]))
-                return self.value({**merged, **branch}, depth + 1)
-        if "allOf" in schema:
-            return self.value(self._merged(schema), depth + 1)
+        composed = self._composition(schema)
+        if composed is not None:
+            return self.value(composed, depth + 1)
         if "const" in schema:
             return schema["const"] if valid else rng.choice(ODD)
         if "enum" in schema:
             chosen = rng.choice(schema["enum"])
             return chosen if valid else str(chosen).lower() + "x"
+        return self._typed(schema, depth, valid)
+
+    def _composition(self, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """One branch of an ``anyOf``/``oneOf`` merged with the rest, or ``allOf`` merged."""
+        for keyword in ("anyOf", "oneOf"):
+            if keyword in schema:
+                merged = {k: v for k, v in schema.items() if k != keyword}
+                branch = self.contract.resolve(self.rng.choice(schema[keyword]))
+                return {**merged, **branch}
+        if "allOf" in schema:
+            return self._merged(schema)
+        return None
+
+    def _typed(self, schema: dict[str, Any], depth: int, valid: bool) -> Any:
+        rng = self.rng
         kind = schema.get("type")
         if isinstance(kind, list):
             kind = rng.choice(kind)

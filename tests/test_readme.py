@@ -1,6 +1,7 @@
-"""The README's figures hold: the scenario count it states once (its "Figures" paragraph) is the
-number ``generate_scenarios`` makes of the contract, and no other count of scenarios contradicts
-it."""
+"""The README's figures hold: the counts it states once (its "Figures" paragraph) are what the
+code makes: the scenarios ``generate_scenarios`` makes of the contract, the bundled run's judged
+and not applicable ones, the reference server's faults by grade and the example profiles; and the
+operation count of "The contract" is the contract's."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from pathlib import Path
 
 from conformance.contract import load_contract
 from conformance.generate import generate_scenarios
+from reference_server.faults import FAULTS
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def _number(text: str) -> int:
@@ -44,3 +47,28 @@ def test_the_bundled_runs_judged_count_is_the_scenarios_it_can_judge() -> None:
     qwac = sum(1 for s in scenarios if s.rule.startswith("AUTH-qwac-"))
     assert _number(judged.group(2)) == 1 + qwac
     assert _number(judged.group(1)) == len(scenarios) - 1 - qwac
+
+
+def test_the_stated_fault_count_is_the_fault_table() -> None:
+    stated = re.search(
+        r"\*\*([\d,]+) deliberate faults\*\* \(([\d,]+) graded must, ([\d,]+) should\)", README
+    )
+    assert stated, "the README states the fault count in its Figures paragraph"
+    assert _number(stated.group(1)) == len(FAULTS)
+    assert _number(stated.group(2)) == sum(1 for f in FAULTS.values() if f.level == "must")
+    assert _number(stated.group(3)) == sum(1 for f in FAULTS.values() if f.level == "should")
+
+
+def test_the_stated_example_profile_count_is_the_examples_folder() -> None:
+    stated = re.search(r"\*\*([\d,]+) example profiles\*\*", README)
+    assert stated, "the README states the example profile count in its Figures paragraph"
+    examples = sorted((ROOT / "profiles" / "examples").glob("*.toml"))
+    assert _number(stated.group(1)) == len(examples)
+    for example in examples:  # and its table names each of them
+        assert f"| `{example.name}` |" in README
+
+
+def test_the_stated_operation_count_is_the_contracts() -> None:
+    stated = re.search(r"([\d,]+) operations: E1–E18", README)
+    assert stated
+    assert _number(stated.group(1)) == len(load_contract().operations)

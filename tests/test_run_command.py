@@ -32,8 +32,11 @@ from conformance.suite import SUITE_DIR
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Runs ``conformance run`` through the command's own ``register`` (as conformance.cli does).
+# Ctrl-C interrupts the run as in a terminal, even when the tests themselves were started where
+# SIGINT is ignored (a background job of a shell without job control), which a child inherits.
 DRIVER = """
-import argparse, sys
+import argparse, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from conformance.commands import run
 from conformance.errors import ConformanceError
 parser = argparse.ArgumentParser(prog="conformance")
@@ -398,8 +401,8 @@ def test_ctrl_c_stops_the_bundled_server(tmp_path: Path) -> None:
     assert url is not None
     time.sleep(1.0)
     process.send_signal(signal.SIGINT)
-    process.communicate(timeout=60)
-    assert process.returncode != 0
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode != 0, output[-3000:]
     assert refuses(url)
 
 

@@ -110,36 +110,44 @@ def target_error(error: httpx.HTTPError, url: str, timeout: float | None = None)
     if isinstance(error, httpx.TimeoutException):
         return TargetError(f"the target at {url} did not answer{within}")
     for cause in _causes(error):
-        if isinstance(cause, ssl.SSLCertVerificationError):
-            return TargetError(
-                f"the TLS certificate of the target at {url} is not trusted "
-                f"({cause.verify_message}); name its CA with --tls-ca or ca_certificate in the "
-                "profile"
-            )
-        if isinstance(cause, ssl.SSLError):
-            refused = _CLIENT_CERTIFICATE_ALERTS.get(str(cause.reason))
-            if refused is not None:
-                return TargetError(
-                    f"the target at {url} {refused} ({cause.reason}); the TLS client certificate "
-                    "is the profile's tls_certificate or --tls-cert"
-                )
-            return TargetError(
-                f"the TLS handshake with the target at {url} failed ({cause.reason})"
-            )
-        if isinstance(cause, socket.gaierror):
-            host = urlsplit(url).hostname
-            return TargetError(
-                f"the host name {host} of the target at {url} cannot be resolved; check the host "
-                "in --target (or base_url in the profile)"
-            )
-        if isinstance(cause, ConnectionRefusedError):
-            return TargetError(f"the target at {url} refused the connection (is it running?)")
+        message = _cause_message(cause, url)
+        if message is not None:
+            return TargetError(message)
     hint = _https_hint(error, url)
     if isinstance(error, httpx.RemoteProtocolError):
         return TargetError(f"the target at {url} did not answer with valid HTTP ({error}){hint}")
     if isinstance(error, httpx.ConnectError):
         return TargetError(f"cannot connect to the target at {url} ({error}){hint}")
     return TargetError(f"the exchange with the target at {url} failed ({error}){hint}")
+
+
+def _cause_message(cause: BaseException, url: str) -> str | None:
+    """The sentence for one cause in an error's chain that names what went wrong (an untrusted or
+    refused TLS certificate, a failed handshake, an unknown host, a refused connection), else
+    None."""
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        return (
+            f"the TLS certificate of the target at {url} is not trusted "
+            f"({cause.verify_message}); name its CA with --tls-ca or ca_certificate in the "
+            "profile"
+        )
+    if isinstance(cause, ssl.SSLError):
+        refused = _CLIENT_CERTIFICATE_ALERTS.get(str(cause.reason))
+        if refused is not None:
+            return (
+                f"the target at {url} {refused} ({cause.reason}); the TLS client certificate "
+                "is the profile's tls_certificate or --tls-cert"
+            )
+        return f"the TLS handshake with the target at {url} failed ({cause.reason})"
+    if isinstance(cause, socket.gaierror):
+        host = urlsplit(url).hostname
+        return (
+            f"the host name {host} of the target at {url} cannot be resolved; check the host "
+            "in --target (or base_url in the profile)"
+        )
+    if isinstance(cause, ConnectionRefusedError):
+        return f"the target at {url} refused the connection (is it running?)"
+    return None
 
 
 def _https_hint(error: httpx.HTTPError, url: str) -> str:
@@ -420,15 +428,7 @@ class TargetClient:
         ``headers`` override them, and a ``None`` value removes one. ``auth`` replaces the signer
         for this request (None: unsigned).
         """
-        if json is not None and content is not None:
-            raise ValueError("give json or content, not both")
-        body: bytes | None
-        if json is not None:
-            body = _json_bytes(json)
-        elif isinstance(content, str):
-            body = content.encode("utf-8")
-        else:
-            body = content
+        body = _body_bytes(json, content)
         chosen_auth = self._auth if isinstance(auth, _DefaultAuth) else auth
         signer = (
             self._auth_name
@@ -484,14 +484,18 @@ class TargetClient:
         if throttled or refused:
             # the record keeps every attempt; the final one carries the earlier ones with it
             final = replace(answer, retries=tuple(throttled), token_refreshes=tuple(refused))
-            with self._lock:
-                record = self._record_list()
-                for index in range(len(record) - 1, -1, -1):
-                    if record[index] is answer:
-                        record[index] = final
-                        break
+            self._replace_recorded(answer, final)
             answer = final
         return answer
+
+    def _replace_recorded(self, answer: Exchange, final: Exchange) -> None:
+        """``final`` in the record where ``answer`` was (the latest such entry)."""
+        with self._lock:
+            record = self._record_list()
+            for index in range(len(record) - 1, -1, -1):
+                if record[index] is answer:
+                    record[index] = final
+                    break
 
     def get(self, path: str, **kwargs: Any) -> Exchange:
         return self.request("GET", path, **kwargs)
@@ -590,6 +594,17 @@ def _mark_start(request: httpx.Request) -> None:
     """Request hook (after signing): the clock for ``Exchange.elapsed`` starts here. httpx's own
     ``Response.elapsed`` is not set for responses that arrive already read (MockTransport)."""
     request.extensions[_STARTED] = time.perf_counter()
+
+
+def _body_bytes(json: Any, content: bytes | str | None) -> bytes | None:
+    """The body to send: ``json`` serialised, or ``content`` as is (a string as UTF-8)."""
+    if json is not None and content is not None:
+        raise ValueError("give json or content, not both")
+    if json is not None:
+        return _json_bytes(json)
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    return content
 
 
 def _json_bytes(value: Any) -> bytes:

@@ -1,6 +1,13 @@
 """The sub-commands of ``conformance``: one module each, named after the command."""
 
-__all__ = ["COMMANDS"]
+import argparse
+from typing import TypeAlias
+
+__all__ = ["COMMANDS", "Subparsers"]
+
+#: What each command's ``register(subparsers)`` adds its parser to: argparse's private action
+#: class, generic only to the type checker (so the alias is a string at run time).
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 #: Sub-commands and their one-line help, in the order ``--help`` lists them. A command's module
 #: is ``conformance.commands.<name>`` (``-`` read as ``_``).

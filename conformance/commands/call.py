@@ -5,18 +5,17 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.bankside.client import TargetClient
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 from conformance.commands.export_examples import example_directory
 from conformance.commands.run import add_tls_arguments
 from conformance.errors import ConformanceError
@@ -34,7 +33,7 @@ default header (X-Request-ID, Accept, Content-Type), -H 'Name;' sends an empty v
 whenever the exchange happened, whatever the HTTP status."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "call",
         help=COMMANDS["call"],
@@ -165,37 +164,45 @@ def fresh_dates(body: Any, today: date) -> Any:
     """``body`` with its future dates moved the same whole number of years ahead, so that the
     earliest lies after ``today`` (an example written a while ago stays valid; whole years keep
     the day of the month a periodic payment's rules look at)."""
-    found: list[date] = []
-
-    def collect(node: Any) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in _FUTURE_DATES and isinstance(value, str):
-                    with contextlib.suppress(ValueError):
-                        found.append(date.fromisoformat(value))
-                collect(value)
-        elif isinstance(node, list):
-            for item in node:
-                collect(item)
-
-    collect(body)
+    found = list(_future_dates(body))
     if not found or min(found) > today:
         return body
-    years = today.year - min(found).year + 1
+    return _moved(body, today.year - min(found).year + 1)
 
-    def move(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {
-                key: _plus_years(value, years)
-                if key in _FUTURE_DATES and isinstance(value, str)
-                else move(value)
-                for key, value in node.items()
-            }
-        if isinstance(node, list):
-            return [move(item) for item in node]
-        return node
 
-    return move(body)
+def _future_dates(node: Any) -> Iterator[date]:
+    """The dates of the fields that must lie ahead, wherever they are in ``node``."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in _FUTURE_DATES and isinstance(value, str):
+                day = _date_or_none(value)
+                if day is not None:
+                    yield day
+            yield from _future_dates(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _future_dates(item)
+
+
+def _date_or_none(value: str) -> date | None:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _moved(node: Any, years: int) -> Any:
+    """``node`` with the fields that must lie ahead ``years`` later."""
+    if isinstance(node, dict):
+        return {
+            key: _plus_years(value, years)
+            if key in _FUTURE_DATES and isinstance(value, str)
+            else _moved(value, years)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_moved(item, years) for item in node]
+    return node
 
 
 def _plus_years(value: str, years: int) -> str:

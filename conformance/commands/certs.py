@@ -12,7 +12,7 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 from conformance.errors import CertificateError
 from conformance.signing import (
     PSD2_ROLES,
@@ -84,7 +84,7 @@ def _positive_days(text: str) -> int:
     return value
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "certs",
         help=COMMANDS["certs"],

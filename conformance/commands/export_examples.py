@@ -22,7 +22,7 @@ from typing import Any
 
 from conformance._data import data_directory
 from conformance.bankside.request import Psu, standard_headers
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 from conformance.contract import Contract, load_contract
 from conformance.profile import TargetProfile
 from conformance.runners.operations import parts_of
@@ -71,7 +71,7 @@ def example_operations(contract: Contract) -> list[str]:
     return list(contract.operations)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "export-examples",
         help=COMMANDS["export-examples"],

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 from conformance.contract import load_contract
 from conformance.contract.openapi import render_openapi
 from conformance.errors import ConformanceError
@@ -14,7 +14,7 @@ from conformance.errors import ConformanceError
 OUTPUT_NAME = "openapi.json"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "export-openapi",
         help=COMMANDS["export-openapi"],

@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 from conformance.errors import ConformanceError
 
 __all__ = ["register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     # on use: the judge imports the contract and the report writers
     from conformance.traffic.options import add_judge_arguments
 

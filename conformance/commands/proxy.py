@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 from conformance.errors import ConformanceError
 
 __all__ = ["register"]
@@ -31,7 +31,7 @@ def _positive(text: str) -> float:
     return value
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     # on use: the judge imports the contract and the report writers
     from conformance.traffic.options import add_judge_arguments
 

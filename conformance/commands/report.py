@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 from conformance.errors import ConformanceError
 from conformance.report.allure_files import allure3_config
 
@@ -39,7 +39,7 @@ _CONFIG = "allurerc.json"
 _VERSION = re.compile(r"(\d+)\.\d+")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "report",
         help=COMMANDS["report"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib.util
 import os
 import signal
@@ -13,6 +14,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from conformance.bankside.bundled import (
@@ -28,7 +30,7 @@ from conformance.bankside.bundled import (
 )
 from conformance.bankside.concurrency import Concurrency, choose_concurrency, is_loopback
 from conformance.bankside.preflight import PreflightDone, certificate_warnings, preflight
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 from conformance.commands.usage import (
     add_list_faults,
     check_faults,
@@ -41,6 +43,9 @@ from conformance.errors import ConformanceError
 from conformance.report import writable_reports
 from conformance.scenario import DEFAULT_SEED, run_seed
 from conformance.suite import SUITE_DIR
+
+if TYPE_CHECKING:
+    from conformance.profile import TargetProfile
 
 __all__ = [
     "add_arguments",
@@ -66,7 +71,7 @@ are reported but count only with --strict)."""
 # --- the command --------------------------------------------------------------------------------
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "run",
         help=COMMANDS["run"],
@@ -247,15 +252,7 @@ def pytest_arguments(
     # would import them and every scenario item would pass through their fixtures and hooks.
     args = [str(SUITE_DIR), "-p", "conformance.plugin", "-p", "no:cacheprovider"]
     args += [*_UNUSED_PLUGINS, "--assert=plain"]
-    for flag, value in (
-        ("--target", target),
-        ("--profile", profile),
-        ("--cert", cert),
-        ("--key", key),
-        *(("--" + name.replace("_", "-"), value) for name, value in (tls or {}).items()),
-    ):
-        if value is not None:
-            args += [flag, value]
+    args += _target_arguments(target, profile, cert, key, tls)
     if trust_anchor is not None:
         args += trust_anchor_arguments(trust_anchor)
     if tls_trust_anchor is not None:
@@ -263,9 +260,7 @@ def pytest_arguments(
     args += ["--seed", str(seed), "--reports", str(reports)]
     if strict:
         args.append("--conformance-strict")
-    args += ["--junitxml", str(reports / "junit.xml")]
-    if _has("allure_pytest"):
-        args += ["--alluredir", str(reports / "allure-results"), "--clean-alluredir"]
+    args += _report_arguments(reports)
     if numprocesses is not None and _has("xdist"):
         args += ["-n", str(numprocesses)]
     if threads != 1:
@@ -276,6 +271,36 @@ def pytest_arguments(
     if extra[:1] == ["--"]:
         extra = extra[1:]
     return args + extra
+
+
+def _target_arguments(
+    target: str | None,
+    profile: str | None,
+    cert: str | None,
+    key: str | None,
+    tls: dict[str, str | None] | None,
+) -> list[str]:
+    """The target, the profile and the identity's files, each given one."""
+    args: list[str] = []
+    for flag, value in (
+        ("--target", target),
+        ("--profile", profile),
+        ("--cert", cert),
+        ("--key", key),
+        *(("--" + name.replace("_", "-"), value) for name, value in (tls or {}).items()),
+    ):
+        if value is not None:
+            args += [flag, value]
+    return args
+
+
+def _report_arguments(reports: Path) -> list[str]:
+    """Where pytest's own reports go: JUnit, and Allure's results when allure-pytest is
+    installed."""
+    args = ["--junitxml", str(reports / "junit.xml")]
+    if _has("allure_pytest"):
+        args += ["--alluredir", str(reports / "allure-results"), "--clean-alluredir"]
+    return args
 
 
 def _absolute(path: str | None) -> str | None:
@@ -364,13 +389,7 @@ def run(args: argparse.Namespace) -> int:
     # on use: `conformance run --help` answers without importing pytest and the contract
     import pytest
 
-    from conformance.profile import (
-        ENV_PROFILE,
-        ENV_TARGET,
-        PERMISSIVE_PROFILE,
-        REFERENCE_PROFILE,
-        profile_from_options,
-    )
+    from conformance.profile import ENV_PROFILE, ENV_TARGET, profile_from_options
 
     if args.list_faults:
         print(fault_table())
@@ -384,112 +403,44 @@ def run(args: argparse.Namespace) -> int:
     )
     seed = run_seed(args.seed, bundled=bundled)
     reports = writable_reports(Path(args.reports).resolve())
-    if args.fault and not bundled:
-        raise ConformanceError("--fault switches on faults of the bundled reference server only")
-    if args.play and not bundled:
-        raise ConformanceError(
-            "--play starts the bundled reference server as that profile's bank; for a target "
-            "give --profile"
-        )
-    if args.permissive and not bundled:
-        raise ConformanceError(
-            "--permissive starts the bundled reference server playing the permissive reading; "
-            "for a target, start it with `conformance serve --permissive` and give --target"
-        )
-    if args.tls and not bundled:
-        raise ConformanceError(
-            "--tls serves the bundled reference server over mutual TLS; for a target give "
-            "--tls-cert (and the profile's ca_certificate or --tls-ca)"
-        )
+    _check_bundled_only(args, bundled)
     previous = signal.getsignal(signal.SIGTERM)
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         with contextlib.ExitStack() as stack:
-            target, profile_path = args.target, _absolute(args.profile)
-            cert, key = _absolute(args.cert), _absolute(args.key)
-            tls = {
-                name: _absolute(getattr(args, name)) for name in ("tls_cert", "tls_key", "tls_ca")
-            }
-            identity: BundledIdentity | None = None
-            bundled_tls: BundledTls | None = None
-            replay: ReplayServer | None = None
+            setup = _RunSetup(
+                target=args.target,
+                profile_path=_absolute(args.profile),
+                cert=_absolute(args.cert),
+                key=_absolute(args.key),
+                tls={
+                    name: _absolute(getattr(args, name))
+                    for name in ("tls_cert", "tls_key", "tls_ca")
+                },
+            )
             if bundled:
-                played = _absolute(args.play)
-                default = PERMISSIVE_PROFILE if args.permissive else REFERENCE_PROFILE
-                profile_path = played or str(default)
-                # The run's identities stay with its reports (reports/identity/, git-ignored):
-                # the replay commands in the reports name them.
-                folder = identity_folder(reports)
-                if cert is None:
-                    identity = write_run_identity(folder)
-                    cert, key = str(identity.certificate), str(identity.key)
-                if args.tls:
-                    bundled_tls = write_tls_identity(folder / "tls")
-                    tls = {
-                        "tls_cert": tls["tls_cert"] or str(bundled_tls.client_certificate),
-                        "tls_key": tls["tls_key"]
-                        if tls["tls_cert"]
-                        else str(bundled_tls.client_key),
-                        "tls_ca": tls["tls_ca"] or str(bundled_tls.server_ca),
-                    }
-                target = stack.enter_context(
-                    bundled_reference_server(
-                        faults=args.fault,
-                        trust=None if identity is None else identity.trusted,
-                        crl=None if identity is None else identity.crl,
-                        log_path=reports / "reference-server.log",
-                        tls=bundled_tls,
-                        server_args=(
-                            *(() if played is None else ("--profile", played)),
-                            *(("--permissive",) if args.permissive else ()),
-                        ),
-                    )
-                )
-                print(f"conformance: bundled reference server started at {target}", flush=True)
-                replay = ReplayServer(
-                    url=target,
-                    trust=() if identity is None else identity.trusted,
-                    faults=tuple(args.fault),
-                    profile=None if played is None else Path(played),
-                    tls=bundled_tls,
-                )
-                if played is not None:
-                    stack.enter_context(_token_endpoint_of(target, played))
+                _start_bundled(args, stack, reports, setup)
+            tls = setup.tls
             profile = profile_from_options(
-                target=target,
-                cert=cert,
-                key=key,
-                profile=profile_path,
+                target=setup.target,
+                cert=setup.cert,
+                key=setup.key,
+                profile=setup.profile_path,
                 tls_cert=tls["tls_cert"],
                 tls_key=tls["tls_key"],
                 tls_ca=tls["tls_ca"],
             )
-            loopback = not bundled and is_loopback(profile.base_url)
-            samples = preflight(profile, 1 if bundled or loopback else PREFLIGHT_SAMPLES)
-            for warning in certificate_warnings(profile):
-                print(f"conformance: warning: {warning}", flush=True)
-            concurrency = _concurrency(
-                args,
-                choose_concurrency(
-                    bundled=bundled,
-                    loopback=loopback,
-                    samples=samples,
-                    rate_limit=profile.connection.rate_limit,
-                ),
-                manual_sca=profile.sca.mode == "manual",
-                smoke=args.smoke,
-            )
-            print(concurrency.line(), flush=True)
+            concurrency = _chosen_concurrency(args, profile, bundled=bundled)
             numprocesses = args.numprocesses
             if numprocesses is None and _has("xdist"):
                 numprocesses = concurrency.numprocesses
             pytest_args = pytest_arguments(
-                target=target,
-                profile=profile_path,
-                cert=cert,
-                key=key,
+                target=setup.target,
+                profile=setup.profile_path,
+                cert=setup.cert,
+                key=setup.key,
                 seed=seed,
                 tls=tls,
                 strict=args.strict,
@@ -497,17 +448,138 @@ def run(args: argparse.Namespace) -> int:
                 numprocesses=numprocesses,
                 threads=concurrency.threads,
                 smoke=args.smoke,
-                trust_anchor=identity,
-                tls_trust_anchor=bundled_tls,
+                trust_anchor=setup.identity,
+                tls_trust_anchor=setup.bundled_tls,
                 extra=args.pytest_args,
             )
             checked = PreflightDone.naming(
-                target=target, profile=profile_path, cert=cert, key=key, **tls
+                target=setup.target,
+                profile=setup.profile_path,
+                cert=setup.cert,
+                key=setup.key,
+                **tls,
             )
             # The plugin ends the output: where the reports are, then the verdict (the last
             # line); nothing is printed after it, and nothing at all of reports not written.
+            replay = setup.replay
             plugins: list[object] = [checked] if replay is None else [checked, replay]
             return int(pytest.main(pytest_args, plugins=plugins))
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _check_bundled_only(args: argparse.Namespace, bundled: bool) -> None:
+    """The options that start or shape the bundled reference server are refused with a target."""
+    if bundled:
+        return
+    if args.fault:
+        raise ConformanceError("--fault switches on faults of the bundled reference server only")
+    if args.play:
+        raise ConformanceError(
+            "--play starts the bundled reference server as that profile's bank; for a target "
+            "give --profile"
+        )
+    if args.permissive:
+        raise ConformanceError(
+            "--permissive starts the bundled reference server playing the permissive reading; "
+            "for a target, start it with `conformance serve --permissive` and give --target"
+        )
+    if args.tls:
+        raise ConformanceError(
+            "--tls serves the bundled reference server over mutual TLS; for a target give "
+            "--tls-cert (and the profile's ca_certificate or --tls-ca)"
+        )
+
+
+@dataclasses.dataclass
+class _RunSetup:
+    """What the run talks to and signs with: the target, the profile, the signing and TLS files
+    (absolute paths); for a bundled run also the identities made for it and the server its
+    replays need."""
+
+    target: str | None
+    profile_path: str | None
+    cert: str | None
+    key: str | None
+    tls: dict[str, str | None]
+    identity: BundledIdentity | None = None
+    bundled_tls: BundledTls | None = None
+    replay: ReplayServer | None = None
+
+
+def _start_bundled(
+    args: argparse.Namespace, stack: contextlib.ExitStack, reports: Path, setup: _RunSetup
+) -> None:
+    """Start the bundled reference server for the run (stopped when ``stack`` closes), with the
+    run's identities, and point ``setup`` at it."""
+    # on use: `conformance run --help` answers without importing the profile loader
+    from conformance.profile import PERMISSIVE_PROFILE, REFERENCE_PROFILE
+
+    played = _absolute(args.play)
+    default = PERMISSIVE_PROFILE if args.permissive else REFERENCE_PROFILE
+    setup.profile_path = played or str(default)
+    # The run's identities stay with its reports (reports/identity/, git-ignored): the replay
+    # commands in the reports name them.
+    folder = identity_folder(reports)
+    identity: BundledIdentity | None = None
+    if setup.cert is None:
+        identity = write_run_identity(folder)
+        setup.cert, setup.key = str(identity.certificate), str(identity.key)
+    bundled_tls: BundledTls | None = None
+    if args.tls:
+        bundled_tls = write_tls_identity(folder / "tls")
+        tls = setup.tls
+        setup.tls = {
+            "tls_cert": tls["tls_cert"] or str(bundled_tls.client_certificate),
+            "tls_key": tls["tls_key"] if tls["tls_cert"] else str(bundled_tls.client_key),
+            "tls_ca": tls["tls_ca"] or str(bundled_tls.server_ca),
+        }
+    target = stack.enter_context(
+        bundled_reference_server(
+            faults=args.fault,
+            trust=None if identity is None else identity.trusted,
+            crl=None if identity is None else identity.crl,
+            log_path=reports / "reference-server.log",
+            tls=bundled_tls,
+            server_args=(
+                *(() if played is None else ("--profile", played)),
+                *(("--permissive",) if args.permissive else ()),
+            ),
+        )
+    )
+    print(f"conformance: bundled reference server started at {target}", flush=True)
+    setup.target, setup.identity, setup.bundled_tls = target, identity, bundled_tls
+    setup.replay = ReplayServer(
+        url=target,
+        trust=() if identity is None else identity.trusted,
+        faults=tuple(args.fault),
+        profile=None if played is None else Path(played),
+        tls=bundled_tls,
+    )
+    if played is not None:
+        stack.enter_context(_token_endpoint_of(target, played))
+
+
+def _chosen_concurrency(
+    args: argparse.Namespace, profile: TargetProfile, *, bundled: bool
+) -> Concurrency:
+    """The preflight (its answer times, the certificates' warnings), then the workers and the
+    scenarios in flight for where the target is, printed in one line."""
+    loopback = not bundled and is_loopback(profile.base_url)
+    samples = preflight(profile, 1 if bundled or loopback else PREFLIGHT_SAMPLES)
+    for warning in certificate_warnings(profile):
+        print(f"conformance: warning: {warning}", flush=True)
+    concurrency = _concurrency(
+        args,
+        choose_concurrency(
+            bundled=bundled,
+            loopback=loopback,
+            samples=samples,
+            rate_limit=profile.connection.rate_limit,
+        ),
+        manual_sca=profile.sca.mode == "manual",
+        smoke=args.smoke,
+    )
+    print(concurrency.line(), flush=True)
+    return concurrency

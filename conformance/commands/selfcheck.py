@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 from conformance.commands.usage import (
     add_list_faults,
     check_faults,
@@ -53,7 +53,7 @@ _FAITHFUL_DIR = "faithful"
 _LOG_TAIL = 8
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "selfcheck",
         help=COMMANDS["selfcheck"],

@@ -4,14 +4,12 @@
 
 from __future__ import annotations
 
-import argparse
-
-from conformance.commands import COMMANDS
+from conformance.commands import COMMANDS, Subparsers
 
 __all__ = ["register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     # on use: `conformance --help` lists this command without loading the server
     from reference_server.cli import add_arguments, run
 

@@ -1,5 +1,13 @@
 """The contract of ``schemas/`` as one checked, read-only object (:func:`load_contract`), with its
 cached validators and compiled checks.
+
+``loader`` reads and checks every file (a bad one is a ``ContractError`` naming the file and the
+JSON pointer), ``model`` holds the values (``Operation``, ``Rule``, ...), ``router`` matches a
+method and path, ``validators`` and ``compiled`` judge bodies (``compiled``: the same verdicts as
+``jsonschema``, for less work), ``fixes`` the ``x-accept-fix`` variants, ``crossfield`` the spec
+2.7 rules both sides enforce, ``identifiers`` Norwegian account and identity numbers,
+``annotations`` the reading and quotes a schema records for an error's place, ``openapi`` the
+export. One of the two kernels the reference server may import.
 """
 
 from __future__ import annotations

@@ -24,22 +24,36 @@ def reading_at(schema: Any, error: ValidationError) -> str:
     ``x-assumed`` at or above it, or its keyword in the ``x-readings`` of its schema (or of a
     schema that composes it: ``allOf``, ``anyOf``, ``oneOf``, an inlined ``$ref``)."""
     node = schema
-    keyword = error.validator
     readings: list[Mapping[str, Any]] = []
     for part in list(error.absolute_schema_path)[:-1]:
         if isinstance(node, Mapping):
             assumed = node.get("x-assumed")
             if isinstance(assumed, str) and assumed:
                 return assumed
-            if isinstance(node.get("x-readings"), Mapping):
-                readings.append(node["x-readings"])
-            if part in _MEMBER_KEYWORDS:
-                readings = []
+            readings = _readings_below(node, part, readings)
             node = node.get(part) if isinstance(part, str) else None
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
         else:
             return ""
+    return _reading_of(node, error.validator, readings)
+
+
+def _readings_below(
+    node: Mapping[str, Any], part: Any, readings: list[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """The ``x-readings`` tables that reach below ``node`` through ``part``: those gathered so
+    far and ``node``'s own, none through a keyword that judges members or items."""
+    if part in _MEMBER_KEYWORDS:
+        return []
+    if isinstance(node.get("x-readings"), Mapping):
+        return [*readings, node["x-readings"]]
+    return readings
+
+
+def _reading_of(node: Any, keyword: Any, readings: list[Mapping[str, Any]]) -> str:
+    """The reading for ``keyword`` at the error's schema ``node``: its own, else the innermost
+    composing schema's."""
     if isinstance(node, Mapping):
         found = _node_reading(node, keyword)
         if found:

@@ -379,19 +379,14 @@ class CheckCompiler:
         )
         if not any(keyword in schema for keyword in keywords):
             return None
-        properties = {name: self._node(sub) for name, sub in schema.get("properties", {}).items()}
-        patterns = tuple(
-            (re.compile(pattern), self._node(sub))
-            for pattern, sub in schema.get("patternProperties", {}).items()
-        )
-        additional = (
-            self._node(schema["additionalProperties"]) if "additionalProperties" in schema else None
-        )
+        return _all([self._object_shape(schema), self._object_members(schema)])
+
+    def _object_shape(self, schema: Mapping[str, Any]) -> Check:
+        """The object's keys as a whole: required, how many, and the keys others require."""
         required = tuple(schema.get("required", ()))
         dependent = tuple(
             (name, tuple(needed)) for name, needed in schema.get("dependentRequired", {}).items()
         )
-        names = self._node(schema["propertyNames"]) if "propertyNames" in schema else None
         fewest = schema.get("minProperties")
         most = schema.get("maxProperties")
 
@@ -406,6 +401,24 @@ class CheckCompiler:
             for name, needed in dependent:
                 if name in document and any(other not in document for other in needed):
                     return False
+            return True
+
+        return check
+
+    def _object_members(self, schema: Mapping[str, Any]) -> Check:
+        """Each member: its declared schema, the patterns its name matches, else the additional
+        schema; and its name."""
+        properties = {name: self._node(sub) for name, sub in schema.get("properties", {}).items()}
+        patterns = tuple(
+            (re.compile(pattern), self._node(sub))
+            for pattern, sub in schema.get("patternProperties", {}).items()
+        )
+        additional = (
+            self._node(schema["additionalProperties"]) if "additionalProperties" in schema else None
+        )
+        names = self._node(schema["propertyNames"]) if "propertyNames" in schema else None
+
+        def check(document: dict[Any, Any]) -> bool:
             for name, value in document.items():
                 declared = properties.get(name)
                 if declared is not None and not declared(value):
@@ -433,14 +446,15 @@ class CheckCompiler:
         keywords = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")
         if not any(keyword in schema for keyword in keywords):
             return None
+        parts = (self._array_items(schema), self._array_whole(schema))
+        return _all([part for part in parts if part is not None])
+
+    def _array_items(self, schema: Mapping[str, Any]) -> Check:
+        """How many items, and each item against its schema: by position, then the rest."""
         prefix = tuple(self._node(sub) for sub in self._list(schema.get("prefixItems", [])))
         rest = self._node(schema["items"]) if "items" in schema else None
         fewest = schema.get("minItems")
         most = schema.get("maxItems")
-        unique = self._unique() if schema.get("uniqueItems") else None
-        contains = self._node(schema["contains"]) if "contains" in schema else None
-        least = schema.get("minContains", 1)
-        at_most = schema.get("maxContains")
 
         def check(items: list[Any]) -> bool:
             if fewest is not None and len(items) < fewest:
@@ -454,6 +468,20 @@ class CheckCompiler:
                 for item in items[len(prefix) :]:
                     if not rest(item):
                         return False
+            return True
+
+        return check
+
+    def _array_whole(self, schema: Mapping[str, Any]) -> Check | None:
+        """The items together: unique, and how many match ``contains`` (None: neither)."""
+        unique = self._unique() if schema.get("uniqueItems") else None
+        contains = self._node(schema["contains"]) if "contains" in schema else None
+        if unique is None and contains is None:
+            return None
+        least = schema.get("minContains", 1)
+        at_most = schema.get("maxContains")
+
+        def check(items: list[Any]) -> bool:
             if unique is not None and not unique(items):
                 return False
             if contains is not None:

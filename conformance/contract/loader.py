@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
@@ -328,6 +328,17 @@ def _check_operation(
 ) -> None:
     if doc["id"] != file.stem:
         raise fail(root, file, "/id", f"id {doc['id']!r} differs from the file name {file.stem!r}")
+    _check_path_parameters(root, file, doc)
+    _check_header_lists(root, file, doc, headers)
+    if str(doc["successStatus"]) not in doc["responses"]:
+        raise fail(
+            root, file, "/successStatus", f"{doc['successStatus']} has no entry in responses"
+        )
+
+
+def _check_path_parameters(root: Path, file: Path, doc: dict[str, Any]) -> None:
+    """Each placeholder of the path once and declared; each parameter declared once, a path
+    parameter naming a placeholder."""
     placeholders = _PLACEHOLDER.findall(doc["path"])
     if len(set(placeholders)) != len(placeholders):
         raise fail(root, file, "/path", "a placeholder appears twice")
@@ -346,6 +357,12 @@ def _check_operation(
             raise fail(
                 root, file, "/parameters", f"path parameter {name} of {doc['path']} is not declared"
             )
+
+
+def _check_header_lists(
+    root: Path, file: Path, doc: dict[str, Any], headers: Mapping[str, Any]
+) -> None:
+    """A header is required or optional, not both, and defined in ``types/headers.json``."""
     both = set(doc["headers"]["required"]) & set(doc["headers"]["optional"])
     if both:
         raise fail(
@@ -360,10 +377,6 @@ def _check_operation(
                     ("headers", kind, index),
                     f"header {name} is not in types/headers.json",
                 )
-    if str(doc["successStatus"]) not in doc["responses"]:
-        raise fail(
-            root, file, "/successStatus", f"{doc['successStatus']} has no entry in responses"
-        )
 
 
 def _load_operations(
@@ -481,18 +494,7 @@ def _rule(root: Path, file: Path, index: int, row: Any, context: _RuleContext) -
     def bad(field: str, message: str) -> ContractError:
         return fail(root, file, (*at, field) if field else at, message)
 
-    if not isinstance(row, dict):
-        raise bad("", "a rule row is an object")
-    missing = [name for name in _RULE_FIELDS if name not in row]
-    if missing:
-        raise bad("", f"rule row lacks {', '.join(missing)}")
-    extra = sorted(
-        k
-        for k in row
-        if k not in _RULE_FIELDS and k not in _RULE_OPTIONAL and not k.startswith("x-")
-    )
-    if extra:
-        raise bad(extra[0], f"unknown field {extra[0]!r} (expected {', '.join(_RULE_FIELDS)})")
+    _check_rule_fields(row, bad)
     if not isinstance(row["id"], str) or prefix_of(row["id"], context.parts) is None:
         raise bad("id", f"id {row['id']!r} has no prefix listed in spec-parts.json")
     if not isinstance(row["spec"], str) or not _SPEC_PART.match(row["spec"]):
@@ -505,11 +507,57 @@ def _rule(root: Path, file: Path, index: int, row: Any, context: _RuleContext) -
             raise fail(
                 root, file, (*at, "operations", position), f"unknown operation {operation_id!r}"
             )
+    _check_rule_steps(row, bad)
+    statuses = _rule_statuses(row, bad)
+    quotes = _rule_quotes(row, bad, context.quotes)
+    readings = _rule_readings(row, bad)
+    return Rule(
+        id=row["id"],
+        spec=row["spec"],
+        operations=tuple(operations),
+        precondition=row["precondition"],
+        action=row["action"],
+        expected_status=statuses,
+        expected_code=row["expectedCode"],
+        stated=row["stated"],
+        check=row["check"],
+        quotes=quotes,
+        reading=row.get("reading", ""),
+        readings=MappingProxyType(dict(readings)),
+    )
+
+
+#: ``bad(field, message)``: the error of one field of a rule row (no field: the row).
+_Bad = Callable[[str, str], ContractError]
+
+
+def _check_rule_fields(row: Any, bad: _Bad) -> None:
+    """A rule row is an object with every field of ``_RULE_FIELDS`` and no unknown one."""
+    if not isinstance(row, dict):
+        raise bad("", "a rule row is an object")
+    missing = [name for name in _RULE_FIELDS if name not in row]
+    if missing:
+        raise bad("", f"rule row lacks {', '.join(missing)}")
+    extra = sorted(
+        k
+        for k in row
+        if k not in _RULE_FIELDS and k not in _RULE_OPTIONAL and not k.startswith("x-")
+    )
+    if extra:
+        raise bad(extra[0], f"unknown field {extra[0]!r} (expected {', '.join(_RULE_FIELDS)})")
+
+
+def _check_rule_steps(row: Mapping[str, Any], bad: _Bad) -> None:
+    """The action and check are named; the precondition is text or null."""
     for field in ("action", "check"):
         if not isinstance(row[field], str) or not row[field].strip():
             raise bad(field, "a non-empty string")
     if row["precondition"] is not None and not isinstance(row["precondition"], str):
         raise bad("precondition", "a string or null")
+
+
+def _rule_statuses(row: Mapping[str, Any], bad: _Bad) -> tuple[int, ...]:
+    """The answer due: its statuses, its code (or null) and what the spec states of it."""
     status = row["expectedStatus"]
     statuses = status if isinstance(status, list) else [status]
     if not statuses or not all(type(s) is int and 100 <= s <= 599 for s in statuses):
@@ -521,29 +569,21 @@ def _rule(root: Path, file: Path, index: int, row: Any, context: _RuleContext) -
         raise bad("expectedCode", "an error code such as FORMAT_ERROR, or null")
     if row["stated"] not in CHOSEN_OF_STATED:
         raise bad("stated", f"{row['stated']!r} is not one of {', '.join(CHOSEN_OF_STATED)}")
-    quotes = _rule_quotes(row, bad, context.quotes)
+    return tuple(statuses)
+
+
+def _rule_readings(row: Mapping[str, Any], bad: _Bad) -> Mapping[str, str]:
+    """``readings``: one of the row's operations → the reading it rests on there."""
     readings = row.get("readings", {})
     if not isinstance(readings, dict) or not all(
-        op in operations and isinstance(text, str) and text.strip() for op, text in readings.items()
+        op in row["operations"] and isinstance(text, str) and text.strip()
+        for op, text in readings.items()
     ):
         raise bad("readings", "an object: one of the row's operations → the reading it rests on")
-    return Rule(
-        id=row["id"],
-        spec=row["spec"],
-        operations=tuple(operations),
-        precondition=row["precondition"],
-        action=row["action"],
-        expected_status=tuple(statuses),
-        expected_code=row["expectedCode"],
-        stated=row["stated"],
-        check=row["check"],
-        quotes=quotes,
-        reading=row.get("reading", ""),
-        readings=MappingProxyType(dict(readings)),
-    )
+    return readings
 
 
-def _rule_quotes(row: Mapping[str, Any], bad: Any, known: Mapping[str, Quote]) -> tuple[str, ...]:
+def _rule_quotes(row: Mapping[str, Any], bad: _Bad, known: Mapping[str, Quote]) -> tuple[str, ...]:
     """A row stated by the spec names its quotes; a row resting on a reading names the reading."""
     quotes = row.get("quotes", [])
     if not isinstance(quotes, list) or not all(isinstance(label, str) for label in quotes):

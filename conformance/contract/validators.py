@@ -49,19 +49,30 @@ def _inline(node: Any, base: str, seen: tuple[str, ...], lookup: Lookup) -> Any:
         if key == "$id":
             continue  # every reference below is absolute or inlined: no base is needed
         if key == "$ref" and isinstance(value, str):
-            uri = urljoin(base, value)
-            if uri in seen or "allOf" in node:
-                result["$ref"] = uri
-            else:
-                target = _inline(lookup(uri), urldefrag(uri).url, (*seen, uri), lookup)
-                result["allOf"] = [target]
-        elif key in _DATA_KEYWORDS or key.startswith("x-"):
-            result[key] = value
-        elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            result[key] = {name: _inline(sub, base, seen, lookup) for name, sub in value.items()}
+            ref_key, ref_value = _inline_ref(node, urljoin(base, value), seen, lookup)
+            result[ref_key] = ref_value
         else:
-            result[key] = _inline(value, base, seen, lookup)
+            result[key] = _inline_value(key, value, base, seen, lookup)
     return result
+
+
+def _inline_ref(
+    node: Mapping[str, Any], uri: str, seen: tuple[str, ...], lookup: Lookup
+) -> tuple[str, Any]:
+    """A ``$ref`` kept (absolute) where it recurs or sits beside ``allOf``, else its target
+    inlined as the one member of ``allOf``."""
+    if uri in seen or "allOf" in node:
+        return "$ref", uri
+    return "allOf", [_inline(lookup(uri), urldefrag(uri).url, (*seen, uri), lookup)]
+
+
+def _inline_value(key: str, value: Any, base: str, seen: tuple[str, ...], lookup: Lookup) -> Any:
+    """Any other keyword's value: data as it is, subschemas inlined."""
+    if key in _DATA_KEYWORDS or key.startswith("x-"):
+        return value
+    if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+        return {name: _inline(sub, base, seen, lookup) for name, sub in value.items()}
+    return _inline(value, base, seen, lookup)
 
 
 _STOCK_ENUM = Draft202012Validator.VALIDATORS["enum"]

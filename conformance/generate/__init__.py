@@ -1,5 +1,12 @@
 """Scenario generation: the contract in, every scenario out, sorted by id; pure and deterministic
 (one module per scenario kind), plus the pytest markers of a scenario.
+
+The kinds (:data:`FAMILIES`): ``positive``, ``constraint``, ``header``, ``auth``, ``rule``,
+``flow``, ``version``, ``robustness``; ``smoke`` picks a smoke run's scenarios. Beside them
+``mutations`` walks a schema for the one change a scenario makes, ``breaking_values`` computes the
+value that breaks one constraint, ``variants`` names the base requests, and ``factories`` makes
+valid bodies (set-up data uses them too). No network, no clock, no global randomness: what keeps
+scenario ids stable across runs and workers.
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ pytest reads hooks and fixtures from this module's names, so it re-exports those
 :mod:`~conformance.plugin.options` (command-line options), :mod:`~conformance.plugin.configure`
 (seed, markers, xdist, header, preflight), :mod:`~conformance.plugin.collection` (one item per
 scenario), :mod:`~conformance.plugin.fixtures` (the run's client, profile and context) and
-:mod:`~conformance.plugin.verdicts` (outcomes as the suite's verdicts).
+:mod:`~conformance.plugin.verdicts` (outcomes as the suite's verdicts; the overall verdict is
+the last line of the terminal). :mod:`~conformance.plugin.timings` records which operation each
+exchange called and its answer time; :mod:`~conformance.plugin.prefetch` hands the scenarios of
+the items a process runs next to its pool (``--threads``).
 """
 
 from conformance.plugin.collection import (

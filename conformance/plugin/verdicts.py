@@ -50,7 +50,7 @@ from conformance.report.verdicts import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from conformance.report.collector import ComplianceCollector
 
 
 #: The ``pytest_report_teststatus`` category of a tolerated should-level failure: pytest's
@@ -227,6 +227,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     document: dict[str, Any] | None = None
     if collector.written:
         document = json.loads(collector.written[0].read_text(encoding="utf-8"))
+    _write_findings(terminalreporter, config, document)
+    _write_not_judged(terminalreporter, collector.verdicts.values())
+    _write_run_end(terminalreporter, config, collector)
+
+
+def _write_findings(
+    terminalreporter: Any, config: pytest.Config, document: dict[str, Any] | None
+) -> None:
+    """The must failures and the should findings, one entry per cause (by scenario when the
+    run wrote no compliance document)."""
     causes = list((document or {}).get("causes", ()))
     must = [cause for cause in causes if cause["level"] == "must"]
     if must:
@@ -250,21 +260,33 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             "(should findings are reported, not counted: --conformance-strict, or conformance "
             "run --strict, makes them fail the run)"
         )
-    blocked = blocked_causes(collector.verdicts.values())
+
+
+def _write_not_judged(terminalreporter: Any, verdicts: Iterable[ScenarioVerdict]) -> None:
+    """The scenarios not judged: blocked by their set-up, not applicable, waived; each group by
+    its cause or reason, with how many scenarios it covers."""
+    listed = list(verdicts)
+    blocked = blocked_causes(listed)
     if blocked:
         terminalreporter.section("set-up blocked (not judged)", sep="-", yellow=True)
         for cause, count in blocked:
             terminalreporter.line(f"BLOCKED {count} scenario(s): {cause}")
-    not_applicable = blocked_causes(collector.verdicts.values(), NOT_APPLICABLE)
+    not_applicable = blocked_causes(listed, NOT_APPLICABLE)
     if not_applicable:
         terminalreporter.section("not applicable (each with its reason)", sep="-")
         for reason, count in not_applicable:
             terminalreporter.line(f"NOT APPLICABLE {count} scenario(s): {reason}")
-    waived = blocked_causes(collector.verdicts.values(), WAIVED)
+    waived = blocked_causes(listed, WAIVED)
     if waived:
         terminalreporter.section("waived by the profile (not run, not passed)", sep="-")
         for reason, count in waived:
             terminalreporter.line(f"WAIVED {count} scenario(s): {reason}")
+
+
+def _write_run_end(
+    terminalreporter: Any, config: pytest.Config, collector: ComplianceCollector
+) -> None:
+    """The seed, the server the replay commands need, and where the reports are."""
     terminalreporter.write_sep("-", "conformance", bold=True)
     seed = config.stash[SEED]
     terminalreporter.line(f"seed {seed} (reproduce with --seed {seed})")

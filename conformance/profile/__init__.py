@@ -3,7 +3,11 @@
 
 ``model`` holds the value (:class:`TargetProfile` and its nested settings), ``load`` reads the
 file, ``options`` puts the environment and the command line on top; ``bank``, ``paths``,
-``parts``, ``templates`` and ``tls_settings`` read and hold the tables of their own.
+``parts``, ``templates`` and ``tls_settings`` read and hold the tables of their own; ``oauth``
+the token endpoint, ``negative_certificates`` the ready-made negative certificates, and
+``toml_table`` the typed getters every reader uses (an unknown key refused). The package sits
+below the bank side so that the reference server reads the same file through the same loader
+to play that bank.
 """
 
 from conformance.profile.bank import ENV_PREFIX, Waiver

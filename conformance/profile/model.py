@@ -232,7 +232,7 @@ class TargetProfile:
         """Why the target does not offer ``operation`` (one sentence), or None when it does.
 
         A scenario of an operation the target does not offer is "not applicable", never passed
-        (DESIGN.md, Verdicts); the reason is what the report shows.
+        (README, "Verdicts and reports"); the reason is what the report shows.
         """
         op_id = operation.id
         if self.supported_operations is not None and op_id not in self.supported_operations:

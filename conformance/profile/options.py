@@ -1,7 +1,6 @@
 """The profile a command runs with: ``--profile`` (or the bundled reference server's), then the
-environment variables that stand in for the command-line flags, then the flags on top
-(DESIGN.md: "CLI flags / environment variables"; a flag wins over its variable, a variable over
-the file).
+environment variables that stand in for the command-line flags, then the flags on top (a flag
+wins over its variable, a variable over the file).
 """
 
 from __future__ import annotations

@@ -1,5 +1,14 @@
 """What a run leaves for people: verdicts, the compliance matrix, Allure labels and attachments,
 masking; and the check that the reports directory is writable.
+
+``verdicts`` holds the verdict words and findings of a scenario; ``causes`` groups the failures
+by cause (one entry per cause, its quote from ``spec_quote``); ``collector`` gathers the verdicts
+on the controller and writes the compliance document, which ``compliance`` builds and writes
+(``write_compliance``: ``compliance.json``, ``.md`` and ``.html``) and ``compliance_page``
+renders from one outline, with ``pictures`` (bars per operation, the grid operations × kinds)
+and ``timings`` (answer times, p50 and p95); ``junit`` adds the should suite to ``junit.xml``;
+``allure`` labels and attaches per scenario and ``allure_files`` writes the run-level files;
+``masking.scrub`` is what every report text goes through; ``compare`` tells two runs apart.
 """
 
 from __future__ import annotations

@@ -272,159 +272,186 @@ def _counts(counts: Mapping[str, int]) -> tuple[str, ...]:
 def outline(document: Mapping[str, Any]) -> list[Section]:
     """The page, part by part, in the order a compliance officer reads it."""
     scenarios: list[Mapping[str, Any]] = document["scenarios"]
-    sections = [Section("Verdict", (overall_verdict(document),))]
     not_judged = document.get("not_judged") or ()
-    if not_judged:
-        sections.append(_not_judged_section(document, not_judged))
-    sections.append(Section("Run", _run_facts(document)))
+    parts: list[Section | None] = [
+        Section("Verdict", (overall_verdict(document),)),
+        _not_judged_section(document, not_judged) if not_judged else None,
+        Section("Run", _run_facts(document)),
+        _must_section(document),
+        _should_section(document),
+        _security_section(document),
+        _blocked_section(scenarios),
+        *(_listed_section(document, title, verdict) for title, verdict in _LISTED_VERDICTS),
+        Section("Totals", header=_HEADINGS, rows=(_counts(document["totals"]),)),
+        _by_operation(document),
+        _grid(document),
+        _findings_section(document),
+        _scenarios_section(scenarios),
+        _assumptions_section(document["assumptions"]),
+    ]
+    return [section for section in parts if section is not None]
+
+
+def _must_section(document: Mapping[str, Any]) -> Section:
+    """The must failures: one entry per cause, then a row for each failure without one."""
     causes = [c for c in document.get("causes", ()) if c["level"] == "must"]
-    failures = _listed(scenarios, FAILED)
+    failures = _listed(document["scenarios"], FAILED)
     uncaused = [s for s in failures if not any(f.get("cause") for f in s.get("findings", ()))]
-    sections.append(
-        Section(
-            "Must failures (the spec states it, the target broke it)",
-            (causes_summary(causes, "must"),) if failures else ("None.",),
-            _FAILURE_HEADER if uncaused else (),
-            tuple(_failure_row(document, s) for s in uncaused),
-            frozenset({0, 6}),
-            folded=frozenset({6}),
-            blocks=_cause_blocks(document, causes),
-        )
+    return Section(
+        "Must failures (the spec states it, the target broke it)",
+        (causes_summary(causes, "must"),) if failures else ("None.",),
+        _FAILURE_HEADER if uncaused else (),
+        tuple(_failure_row(document, s) for s in uncaused),
+        frozenset({0, 6}),
+        folded=frozenset({6}),
+        blocks=_cause_blocks(document, causes),
     )
+
+
+def _should_section(document: Mapping[str, Any]) -> Section:
+    """The should findings: one entry per cause, then a row for each scenario without one."""
     should_causes = [c for c in document.get("causes", ()) if c["level"] == "should"]
     should_only = [
         s
-        for s in _listed(scenarios, FAILED_SHOULD)
+        for s in _listed(document["scenarios"], FAILED_SHOULD)
         if not any(f.get("cause") and f["level"] == "should" for f in s.get("findings", ()))
     ]
-    sections.append(
-        Section(
-            "Should findings (what rests on our reading of the spec, named)",
-            (causes_summary(should_causes, "should"),)
-            if should_causes or should_only
-            else ("None.",),
-            ("scenario", "operation", "finding", "spec", "our reading") if should_only else (),
-            tuple(
-                (s["id"], _name(document, s["operation"]), s["reason"], s["spec"], s["reading"])
-                for s in should_only
-            ),
-            frozenset({0}),
-            blocks=_cause_blocks(document, should_causes),
-        )
+    return Section(
+        "Should findings (what rests on our reading of the spec, named)",
+        (causes_summary(should_causes, "should"),) if should_causes or should_only else ("None.",),
+        ("scenario", "operation", "finding", "spec", "our reading") if should_only else (),
+        tuple(
+            (s["id"], _name(document, s["operation"]), s["reason"], s["spec"], s["reading"])
+            for s in should_only
+        ),
+        frozenset({0}),
+        blocks=_cause_blocks(document, should_causes),
     )
-    security = [s for s in scenarios if s["rule"] in SECURITY_RULES]
-    if security:
-        judged = [s for s in security if s["verdict"] in (PASSED, FAILED, FAILED_SHOULD)]
-        broken = [s for s in judged if s["verdict"] != PASSED]
-        sections.append(
-            Section(
-                "Security (should: what a security review asks and the spec does not state)",
-                (
-                    f"{len(judged) - len(broken)} of {len(judged)} judged security scenarios "
-                    f"held; {len(security) - len(judged)} not judged here.",
-                ),
-                ("scenario", "operation", "verdict", "why"),
-                tuple(
-                    (s["id"], _name(document, s["operation"]), s["verdict"], s["reason"])
-                    for s in broken
-                ),
-                frozenset({0}),
-            )
-        )
+
+
+def _security_section(document: Mapping[str, Any]) -> Section | None:
+    """How many judged security scenarios held, and each that did not (None: no such
+    scenario)."""
+    security = [s for s in document["scenarios"] if s["rule"] in SECURITY_RULES]
+    if not security:
+        return None
+    judged = [s for s in security if s["verdict"] in (PASSED, FAILED, FAILED_SHOULD)]
+    broken = [s for s in judged if s["verdict"] != PASSED]
+    return Section(
+        "Security (should: what a security review asks and the spec does not state)",
+        (
+            f"{len(judged) - len(broken)} of {len(judged)} judged security scenarios "
+            f"held; {len(security) - len(judged)} not judged here.",
+        ),
+        ("scenario", "operation", "verdict", "why"),
+        tuple(
+            (s["id"], _name(document, s["operation"]), s["verdict"], s["reason"]) for s in broken
+        ),
+        frozenset({0}),
+    )
+
+
+def _blocked_section(scenarios: Sequence[Mapping[str, Any]]) -> Section | None:
+    """The set-up causes that blocked scenarios, with how many each (None: nothing blocked)."""
     causes = blocked_causes_of(scenarios)
-    if causes:
-        sections.append(
-            Section(
-                "Blocked (set-up refused: not judged)",
-                header=("scenarios", "cause"),
-                rows=tuple((str(count), cause) for cause, count in causes),
-            )
-        )
-    for title, verdict in (
-        ("Errors (not judged)", ERROR),
-        ("Waived by the profile (not run, not passed)", WAIVED),
-        ("Not applicable", NOT_APPLICABLE),
-    ):
-        listed = _listed(scenarios, verdict)
-        if listed:
-            sections.append(
-                Section(
-                    title,
-                    header=("scenario", "operation", "why"),
-                    rows=tuple(
-                        (s["id"], _name(document, s["operation"]), s["reason"]) for s in listed
-                    ),
-                    code=frozenset({0}),
-                )
-            )
-    sections.append(Section("Totals", header=_HEADINGS, rows=(_counts(document["totals"]),)))
-    sections.append(_by_operation(document))
-    sections.append(_grid(document))
-    found = [(s, finding) for s in scenarios for finding in s.get("findings", ())]
-    if found:
-        sections.append(
-            Section(
-                "Findings (must: the spec states it, quoted; should: it rests on our reading, "
-                "named)",
-                header=("scenario", "tier", "finding", "spec", "quoted, or our reading", "cause"),
-                rows=tuple(
-                    (
-                        s["id"],
-                        f["level"],
-                        f["title"],
-                        f["spec"],
-                        f["reading"] or _quoted(document, s, f),
-                        f.get("cause", ""),
-                    )
-                    for s, f in found
-                ),
-                code=frozenset({0}),
-            )
-        )
-    sections.append(
-        Section(
-            "Scenarios",
-            header=(
-                "scenario",
-                "operation",
-                "rule",
-                "spec",
-                "level",
-                "kind",
-                "verdict",
-                _ASSUMPTION_HEADING,
-            ),
-            rows=tuple(
-                (
-                    s["id"],
-                    s["operation"],
-                    s["rule"],
-                    s["spec"],
-                    s["level"],
-                    s["kind"],
-                    s["verdict"],
-                    ", ".join(s["assumptions"]),
-                )
-                for s in scenarios
-            ),
-            code=frozenset({0}),
-            assumption_column=7,
-        )
+    if not causes:
+        return None
+    return Section(
+        "Blocked (set-up refused: not judged)",
+        header=("scenarios", "cause"),
+        rows=tuple((str(count), cause) for cause, count in causes),
     )
-    assumptions = document["assumptions"]
-    if assumptions:
-        sections.append(
-            Section(
-                "Assumptions the verdicts rest on",
-                tuple(
-                    f"{a['id']} ({', '.join(a['operations'])}"
-                    + (f"; {a['topic']}" if a["topic"] else "")
-                    + f"; {a['scenarios']} scenarios): {a['text']}"
-                    for a in assumptions
-                ),
+
+
+#: The verdicts listed with their reasons after the findings: title, verdict.
+_LISTED_VERDICTS = (
+    ("Errors (not judged)", ERROR),
+    ("Waived by the profile (not run, not passed)", WAIVED),
+    ("Not applicable", NOT_APPLICABLE),
+)
+
+
+def _listed_section(document: Mapping[str, Any], title: str, verdict: str) -> Section | None:
+    """Each scenario of ``verdict`` with its reason (None: there is none)."""
+    listed = _listed(document["scenarios"], verdict)
+    if not listed:
+        return None
+    return Section(
+        title,
+        header=("scenario", "operation", "why"),
+        rows=tuple((s["id"], _name(document, s["operation"]), s["reason"]) for s in listed),
+        code=frozenset({0}),
+    )
+
+
+def _findings_section(document: Mapping[str, Any]) -> Section | None:
+    """Every finding with its tier, and its quote (must) or reading (should)."""
+    found = [(s, finding) for s in document["scenarios"] for finding in s.get("findings", ())]
+    if not found:
+        return None
+    return Section(
+        "Findings (must: the spec states it, quoted; should: it rests on our reading, named)",
+        header=("scenario", "tier", "finding", "spec", "quoted, or our reading", "cause"),
+        rows=tuple(
+            (
+                s["id"],
+                f["level"],
+                f["title"],
+                f["spec"],
+                f["reading"] or _quoted(document, s, f),
+                f.get("cause", ""),
             )
-        )
-    return sections
+            for s, f in found
+        ),
+        code=frozenset({0}),
+    )
+
+
+def _scenarios_section(scenarios: Sequence[Mapping[str, Any]]) -> Section:
+    """Every scenario with its verdict and the assumptions it rests on."""
+    return Section(
+        "Scenarios",
+        header=(
+            "scenario",
+            "operation",
+            "rule",
+            "spec",
+            "level",
+            "kind",
+            "verdict",
+            _ASSUMPTION_HEADING,
+        ),
+        rows=tuple(
+            (
+                s["id"],
+                s["operation"],
+                s["rule"],
+                s["spec"],
+                s["level"],
+                s["kind"],
+                s["verdict"],
+                ", ".join(s["assumptions"]),
+            )
+            for s in scenarios
+        ),
+        code=frozenset({0}),
+        assumption_column=7,
+    )
+
+
+def _assumptions_section(assumptions: Sequence[Mapping[str, Any]]) -> Section | None:
+    """The assumptions the verdicts rest on, each with its operations and scenario count."""
+    if not assumptions:
+        return None
+    return Section(
+        "Assumptions the verdicts rest on",
+        tuple(
+            f"{a['id']} ({', '.join(a['operations'])}"
+            + (f"; {a['topic']}" if a["topic"] else "")
+            + f"; {a['scenarios']} scenarios): {a['text']}"
+            for a in assumptions
+        ),
+    )
 
 
 def _not_judged_section(

@@ -1,5 +1,5 @@
 """Runners: one per scenario kind, each turning a :class:`~conformance.scenario.Scenario` into
-requests to the target and a verdict (ARCHITECTURE.md).
+requests to the target and a verdict (ARCHITECTURE.md, "One scenario").
 
 The plugin calls :func:`run_scenario` once per test item with a :class:`RunContext` built once
 per worker (one client, one data factory, one SCA step). A runner either returns (the target

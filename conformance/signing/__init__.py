@@ -1,7 +1,13 @@
 """Spec 5: request signing (draft-cavage-http-signatures-10 as the PSD2 framework profiles it),
 its verification, and the test certificates with the PSD2 QCStatement.
 
-The public names of the package; each lives in one module by topic (ARCHITECTURE.md).
+The public names of the package; each lives in one module by topic: ``signer`` and
+``canonical`` (the Signature and Digest), ``verify`` (which check failed, and the signing string
+it rebuilt), ``keyid`` (the keyId and its renderings), ``certificates``, ``tls_certificates``,
+``qcstatement`` and ``der`` (test certificates with the PSD2 QCStatement), ``keyfiles`` (PEM and
+PKCS#12), ``revocation`` (the CAs' revocation lists), ``lint`` (a TPP's certificate checked as a
+bank will) and ``broken_signers`` (the deliberately wrong signers of the auth scenarios). One of
+the two kernels the reference server may import.
 """
 
 from conformance.signing.broken_signers import (

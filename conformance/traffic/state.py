@@ -337,41 +337,62 @@ class TrafficState:
             signature = exchange.request_header("Signature")
             if signature:
                 state.signatures.add(signature)
-        payment_id = values.get("payment-id", "")
-        if (
-            operation.id in ("E16", "E17", "E18")
-            and status == 201
-            and isinstance(document, Mapping)
-        ):
+        if operation.id in ("E16", "E17", "E18"):
+            self._learn_created(operation.id, status, document)
+        elif operation.id in ("PS", "PC"):
+            self._learn_payment(operation.id, status, document, values.get("payment-id", ""))
+        elif operation.id == "E1":
+            self._learn_basket(status, document, body)
+        elif operation.id in ("PA", "E2"):
+            self._learn_authorisation(operation.id, status, document, values)
+
+    def _learn_created(self, operation_id: str, status: int, document: Any) -> None:
+        """A payment created (E16, E17, E18): its status as the creation answered it."""
+        if status == 201 and isinstance(document, Mapping):
             pid = document.get("paymentId")
             if isinstance(pid, str):
-                state.payments[pid] = _Payment(
-                    periodic=operation.id == "E17",
+                self._state.payments[pid] = _Payment(
+                    periodic=operation_id == "E17",
                     status=_status(document),
                 )
-        elif operation.id == "PS" and status == 200 and isinstance(document, Mapping):
-            payment = state.payments.get(payment_id)
+
+    def _learn_payment(self, operation_id: str, status: int, document: Any, pid: str) -> None:
+        """A payment's status read (PS), or a cancellation tried (PC: the status is unknown)."""
+        payments = self._state.payments
+        if operation_id == "PS" and status == 200 and isinstance(document, Mapping):
+            payment = payments.get(pid)
             if payment is not None:
                 payment.status = _status(document)
-        elif operation.id == "PC" and payment_id in state.payments:
-            state.payments[payment_id].status = None
-        elif operation.id == "E1" and status == 201 and isinstance(document, Mapping):
+        elif operation_id == "PC" and pid in payments:
+            payments[pid].status = None
+
+    def _learn_basket(self, status: int, document: Any, body: Any) -> None:
+        """A basket created (E1): the payments it holds, as the request named them."""
+        if status == 201 and isinstance(document, Mapping):
             ids = body.get("paymentIds") if isinstance(body, Mapping) else None
             basket = document.get("basketId")
             if isinstance(basket, str) and isinstance(ids, list):
-                state.baskets[basket] = tuple(str(pid) for pid in ids)
-        elif operation.id in ("PA", "E2") and status in (201, 401):
-            subject = (
-                (payment_id,)
-                if operation.id == "PA"
-                else state.baskets.get(values.get("basketId", ""), ())
-            )
-            for pid in subject:
-                if pid in state.payments:
-                    state.payments[pid].status = None
-            if isinstance(document, Mapping):
-                for path in _link_paths(document):
-                    state.links[path] = _Authorisation(tuple(subject))
+                self._state.baskets[basket] = tuple(str(pid) for pid in ids)
+
+    def _learn_authorisation(
+        self, operation_id: str, status: int, document: Any, values: Mapping[str, str]
+    ) -> None:
+        """An authorisation started (PA for a payment, E2 for a basket's): the statuses of its
+        payments are unknown from now on, and its SCA links lead back to them."""
+        if status not in (201, 401):
+            return
+        state = self._state
+        subject = (
+            (values.get("payment-id", ""),)
+            if operation_id == "PA"
+            else state.baskets.get(values.get("basketId", ""), ())
+        )
+        for pid in subject:
+            if pid in state.payments:
+                state.payments[pid].status = None
+        if isinstance(document, Mapping):
+            for path in _link_paths(document):
+                state.links[path] = _Authorisation(tuple(subject))
 
     # --- outside the contract: SCA pages and status links, the reference server's controls ----
 

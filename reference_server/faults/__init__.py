@@ -1,4 +1,4 @@
-"""The registry of deliberate faults (ARCHITECTURE.md "Faults").
+"""The registry of deliberate faults.
 
 Each fault breaks exactly one rule of the spec on purpose; the self-check (``conformance
 selfcheck``) runs the suite against the server started with ``--fault NAME`` and requires that
@@ -6,7 +6,12 @@ exactly the scenarios of that rule fail. The table is data: name → the rule (s
 for people, what the server then does wrong, and which scenarios must then fail, for the
 self-check (:meth:`Fault.breaks`). A fault is switched on at start-up and checked where the rule
 is enforced with ``if call.app.faulty("name"): ...``. The rows live by side: ``core``,
-``payments`` and ``certificates``.
+``payments`` and ``certificates``; ``model`` holds :class:`Fault` (its grade, the scenarios it
+breaks, the ``run_options`` its self-check run needs, such as ``--tls``).
+
+``faulty()`` raises for a name the table does not know, and a test reads every ``faulty("...")``
+literal of the server against the table, so a misspelt check cannot silently never fire.
+``python -m reference_server --list-faults`` prints the table.
 """
 
 from __future__ import annotations

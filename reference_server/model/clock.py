@@ -3,7 +3,11 @@
 Everything time-dependent reads this clock and nothing else: the sandbox date rules (spec 4.3
 E5/E7, spec 8), the simulated batch runs (spec 3, five a day) and consent age (spec 8). Moving the
 clock forward is how a test reaches "tomorrow" or "91 days later" without waiting. The clock is in
-UTC; dates are UTC dates.
+UTC; dates are UTC dates (``pipeline.validation.now_at_bank`` gives the same moment in the bank's
+zone, Europe/Oslo, for the sandbox date rules).
+
+``Clock.now()``, ``today()``, ``advance(delta)``, ``set(moment)``, ``reset()``; the batch runs at
+:data:`BATCH_RUN_TIMES`, and :func:`batch_runs_between` lists those in ``(start, end]``.
 """
 
 from __future__ import annotations

@@ -6,8 +6,15 @@ commits before the handler returns). One connection guarded by one re-entrant lo
 threads take turns, which is plenty for a sandbox and keeps every read consistent.
 
 Records are frozen dataclasses that know how to turn themselves into a JSON document and back
-(:class:`Record`); a :class:`Table` names the kind and the record type. Nothing outside this
+(:class:`Record`; most derive both from their fields with ``records.DocRecord``); a
+:class:`Table` names the kind (unique across the server) and the record type. Nothing outside this
 module sees a row or a cursor.
+
+``store.add(TABLE, record)`` inserts (a duplicate id raises), ``put`` replaces or inserts keeping
+the insertion order, ``get``, ``all`` and ``children(TABLE, parent_id)`` read (insertion order),
+``find(TABLE, field, value)`` matches a top-level field of the document (indexed), ``delete``
+removes; ``next_number(name, start)`` is a persistent counter and ``with store.atomic():`` makes
+several writes one commit (re-entrant).
 """
 
 from __future__ import annotations

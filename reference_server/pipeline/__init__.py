@@ -2,7 +2,8 @@
 authentication of the TPP and PSU (``auth``, spec 4.2 and 5), the checks of the TPP's
 certificates banks make beyond spec 5 (``certificates``: revocation, type, the QWAC's roles and
 its pairing with the seal), validation against the contract (``validation``), the spec 7 error
-bodies (``errors``) and object-level ownership (``ownership``).
+bodies (``errors``), object-level ownership (``ownership``) and the bearer token of a profile's
+``[oauth]`` (``tokens``).
 
 The modules are independent of one another; each builds on ``reference_server.api`` and the
 model. The application (``reference_server.app``) runs them in order; services and handlers use

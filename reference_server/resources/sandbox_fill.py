@@ -152,53 +152,13 @@ def build_fill(today: date) -> FillSet:
     corp_agreement = data.Agreement(
         fill_id("agreement/corporation"), "Nordmann Consulting AS (corporate)", owner=corp.id
     )
-
-    def account(
-        key: str, owner: data.Customer, name: str, kind: str, credit: int, balance: int
-    ) -> data.Account:
-        bban = _bban(key)
-        return data.Account(
-            fill_id(f"account/{key}"),
-            owner.id,
-            owner.customer_number,
-            name,
-            bban,
-            bban_to_iban(bban),
-            "NOK",
-            "Brukskonto" if kind == "CACC" else "Sparekonto",
-            kind,
-            credit,
-            (_nok(balance, "closingBooked"), _nok(balance, "expected")),
-        )
-
-    kari_account = account("kari", kari, "Kari sin brukskonto", "CACC", 0, 25_000)
-    ola_account = account("ola", ola, "Ola sin sparekonto", "SVGS", 0, 100_000)
-    corp_account = account("corporation", corp, "Driftskonto", "CACC", 50_000, 1_500_000)
-
-    def engagement(
-        key: str,
-        agreement: data.Agreement,
-        psu: data.Customer,
-        target: data.Account,
-        roles: tuple[str, ...],
-        limit: int,
-    ) -> data.Engagement:
-        return data.Engagement(
-            fill_id(f"engagement/{key}"),
-            agreement.id,
-            psu.id,
-            psu.id,
-            target.id,
-            roles,
-            limit,
-            limit,
-            target.name,
-        )
-
+    kari_account = _account("kari", kari, "Kari sin brukskonto", "CACC", 0, 25_000)
+    ola_account = _account("ola", ola, "Ola sin sparekonto", "SVGS", 0, 100_000)
+    corp_account = _account("corporation", corp, "Driftskonto", "CACC", 50_000, 1_500_000)
     engagements = (
-        engagement("kari", kari_agreement, kari, kari_account, PRIVATE_ROLES, PRIVATE_LIMIT),
-        engagement("ola", ola_agreement, ola, ola_account, PRIVATE_ROLES, PRIVATE_LIMIT),
-        engagement(
+        _engagement("kari", kari_agreement, kari, kari_account, PRIVATE_ROLES, PRIVATE_LIMIT),
+        _engagement("ola", ola_agreement, ola, ola_account, PRIVATE_ROLES, PRIVATE_LIMIT),
+        _engagement(
             "ola-corporation",
             corp_agreement,
             ola,
@@ -207,7 +167,75 @@ def build_fill(today: date) -> FillSet:
             100_000,
         ),
     )
-    transactions = (
+    card = _card(kari, kari_account)
+    return FillSet(
+        customers=(kari, ola, corp),
+        agreements=(kari_agreement, ola_agreement, corp_agreement),
+        accounts=(kari_account, ola_account, corp_account),
+        engagements=engagements,
+        transactions=_transactions(
+            today, (kari, ola, corp), (kari_account, ola_account, corp_account)
+        ),
+        card_accounts=(card,),
+        card_transactions=(
+            _card_transaction("kari-1", card, today, 3, 459, "Narvesen", invoiced=True),
+            _card_transaction("kari-2", card, today, 12, 1_299, "Elkjøp", invoiced=True),
+            _card_transaction("kari-3", card, today, 1, 189, "Vinmonopolet", invoiced=False),
+        ),
+    )
+
+
+def _account(
+    key: str, owner: data.Customer, name: str, kind: str, credit: int, balance: int
+) -> data.Account:
+    """A NOK account of the set: a current account (CACC) or a savings account."""
+    bban = _bban(key)
+    return data.Account(
+        id=fill_id(f"account/{key}"),
+        customer_id=owner.id,
+        customer_number=owner.customer_number,
+        name=name,
+        bban=bban,
+        iban=bban_to_iban(bban),
+        currency="NOK",
+        product="Brukskonto" if kind == "CACC" else "Sparekonto",
+        cash_account_type=kind,
+        credit_line=credit,
+        balances=(_nok(balance, "closingBooked"), _nok(balance, "expected")),
+    )
+
+
+def _engagement(
+    key: str,
+    agreement: data.Agreement,
+    psu: data.Customer,
+    target: data.Account,
+    roles: tuple[str, ...],
+    limit: int,
+) -> data.Engagement:
+    """``psu`` engaged on ``target`` in ``agreement`` with ``roles``, one limit for both."""
+    return data.Engagement(
+        id=fill_id(f"engagement/{key}"),
+        agreement_id=agreement.id,
+        customer=psu.id,
+        customer_id=psu.id,
+        account_id=target.id,
+        roles=roles,
+        register_limit=limit,
+        approval_limit=limit,
+        name=target.name,
+    )
+
+
+def _transactions(
+    today: date,
+    customers: tuple[data.Customer, data.Customer, data.Customer],
+    accounts: tuple[data.Account, data.Account, data.Account],
+) -> tuple[data.AccountTransaction, ...]:
+    """The booked transactions of the three accounts (Kari's, Ola's, the corporation's)."""
+    kari, ola, corp = customers
+    kari_account, ola_account, corp_account = accounts
+    return (
         _transaction("kari-1", kari_account, kari.name, today, 2, 349, "Rema 1000", "Dagligvarer"),
         _transaction(
             "kari-2", kari_account, kari.name, today, 9, 12_500, "Boligutleie AS", "Husleie"
@@ -249,34 +277,24 @@ def build_fill(today: date) -> FillSet:
             "PMNT-ICDT-SALA",
         ),
     )
-    card = data.CardAccount(
-        fill_id("card-account/kari"),
-        kari.id,
-        "492500******1234",
-        "NOK",
-        50_000,
-        "NOK",
-        "9000000001",
-        "1",
-        kari_account.bban,
-        "2029-12",
-        "Kari Nordmann",
-        "Visa Classic",
-        "enabled",
-    )
-    card_transactions = (
-        _card_transaction("kari-1", card, today, 3, 459, "Narvesen", invoiced=True),
-        _card_transaction("kari-2", card, today, 12, 1_299, "Elkjøp", invoiced=True),
-        _card_transaction("kari-3", card, today, 1, 189, "Vinmonopolet", invoiced=False),
-    )
-    return FillSet(
-        customers=(kari, ola, corp),
-        agreements=(kari_agreement, ola_agreement, corp_agreement),
-        accounts=(kari_account, ola_account, corp_account),
-        engagements=engagements,
-        transactions=transactions,
-        card_accounts=(card,),
-        card_transactions=card_transactions,
+
+
+def _card(owner: data.Customer, account: data.Account) -> data.CardAccount:
+    """Kari's Visa card account, settled from her current account."""
+    return data.CardAccount(
+        id=fill_id("card-account/kari"),
+        customer_id=owner.id,
+        masked_pan="492500******1234",
+        currency="NOK",
+        credit_limit=50_000,
+        credit_limit_currency="NOK",
+        card_id="9000000001",
+        card_id_vno="1",
+        account_number=account.bban,
+        expiry="2029-12",
+        name="Kari Nordmann",
+        product="Visa Classic",
+        status="enabled",
     )
 
 

@@ -77,22 +77,20 @@ def consent_for(call: Call, account_id: str | None, *, any_psu: bool = False) ->
     """The valid consent the request uses (see the module docstring), covering ``account_id``
     when one is given. Raises 401 CONSENT_UNKNOWN / CONSENT_INVALID / CONSENT_EXPIRED and 403
     CONSENT_INVALID (the consent does not cover the account)."""
-    app = call.app
-    store = app.store
+    consent = _used_consent(call, account_id, any_psu)
+    _check_usable(call.app, consent, account_id)
+    return consent
+
+
+def _used_consent(call: Call, account_id: str | None, any_psu: bool) -> Consent:
+    """The consent Consent-ID names, else the PSU's newest valid one (covering ``account_id``),
+    else with ``any_psu`` any valid one covering it; 401 CONSENT_UNKNOWN when there is none."""
+    store = call.app.store
     consent_id = call.header("Consent-ID")
     psu_id = call.auth.psu_id or call.header("PSU-ID")
     if consent_id:
-        consent = store.get(CONSENTS, consent_id)
-        if consent is None or not ownership.owned(call, consent.tpp_id):
-            raise ApiError(401, "CONSENT_UNKNOWN", f"no consent {consent_id!r}", path="Consent-ID")
-        if not ownership.same_psu(call, consent.customer_id):
-            raise ApiError(
-                401,
-                "CONSENT_INVALID",
-                f"consent {consent_id!r} was given by another PSU",
-                path="Consent-ID",
-            )
-    elif psu_id:
+        return _named_consent(call, consent_id)
+    if psu_id:
         consents = store.find(CONSENTS, "psuKey", psu_id)
         mine = [consent for consent in consents if ownership.owned(call, consent.tpp_id)]
         consent = _newest_valid(mine, account_id)
@@ -103,17 +101,37 @@ def consent_for(call: Call, account_id: str | None, *, any_psu: bool = False) ->
                 "the PSU has no valid consent"
                 + (f" covering account {account_id}" if account_id else ""),
             )
-    elif any_psu and account_id is not None:
+        return consent
+    if any_psu and account_id is not None:
         consent = _newest_valid(store.all(CONSENTS), account_id)
         if consent is None:
             raise ApiError(401, "CONSENT_UNKNOWN", f"no valid consent covers account {account_id}")
-    else:
+        return consent
+    raise ApiError(
+        401,
+        "CONSENT_UNKNOWN",
+        "name the consent with Consent-ID, or the PSU with PSU-ID",
+        path="Consent-ID",
+    )
+
+
+def _named_consent(call: Call, consent_id: str) -> Consent:
+    """The consent of Consent-ID, if this TPP made it and this PSU gave it."""
+    consent = call.app.store.get(CONSENTS, consent_id)
+    if consent is None or not ownership.owned(call, consent.tpp_id):
+        raise ApiError(401, "CONSENT_UNKNOWN", f"no consent {consent_id!r}", path="Consent-ID")
+    if not ownership.same_psu(call, consent.customer_id):
         raise ApiError(
             401,
-            "CONSENT_UNKNOWN",
-            "name the consent with Consent-ID, or the PSU with PSU-ID",
+            "CONSENT_INVALID",
+            f"consent {consent_id!r} was given by another PSU",
             path="Consent-ID",
         )
+    return consent
+
+
+def _check_usable(app: ServerState, consent: Consent, account_id: str | None) -> None:
+    """The consent is valid now (not expired, spec 8) and covers ``account_id``."""
     status = effective_status(app, consent)
     if status == ConsentStatus.EXPIRED:
         raise ApiError(
@@ -128,7 +146,6 @@ def consent_for(call: Call, account_id: str | None, *, any_psu: bool = False) ->
         raise ApiError(
             403, "CONSENT_INVALID", f"consent {consent.id} does not cover account {account_id}"
         )
-    return consent
 
 
 def check_unattended_access(call: Call, consent: Consent) -> None:

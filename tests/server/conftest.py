@@ -1,6 +1,16 @@
 """Fixtures of the reference server tests: one server per session (port 0, in a thread), a cheap
 per-test reset, a signed client whose every answer is checked against the contract, and the
-server's logged exceptions re-raised in the test that caused them."""
+server's logged exceptions re-raised in the test that caused them.
+
+``server`` (session-scoped, the modules of ``CORE_MODULES``), ``app`` (its application, reset
+before each test: store emptied, clock back to real time), ``client`` (a signed ``httpx.Client``:
+a fresh X-Request-ID and a Digest on every request, every answer validated against the schema of
+its operation and status, the server's self-check of its bodies), ``client_factory`` (other
+signers and identities), ``faulty_server(*faults)`` (a separate server with faults on) and
+``make_client(url, contract, ...)``. Outside these fixtures
+``reference_server.transport.http.start`` runs a server on port 0 in a thread (``server.url``,
+``server.app``, ``server.stop()``).
+"""
 
 from __future__ import annotations
 

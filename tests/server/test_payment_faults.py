@@ -1,4 +1,4 @@
-"""Each payment-side fault changes exactly the behaviour it names (ARCHITECTURE.md "Faults"): the
+"""Each payment-side fault changes exactly the behaviour it names (``reference_server/faults``): the
 same steps against the faithful server and against one started with the fault give the answer
 the rule demands and the wrong one.
 
