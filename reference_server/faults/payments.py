@@ -32,7 +32,7 @@ __all__ = [
 
 #: The operations whose error bodies carry ``tppMessages`` (spec 2.6; the payment and basket
 #: families).
-PAYMENT_OPERATIONS = ("E1", "E2", "E16", "E17", "E18", "PS", "PC", "PA")
+PAYMENT_OPERATIONS = ("E1", "E2", "E16", "E17", "E18", "PS", "PC", "PA", "BR", "BS")
 
 #: The faults of the payment side (payments, baskets, transaction details).
 PAYMENT_FAULTS: tuple[Fault, ...] = (
@@ -43,6 +43,18 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         # Only a basket whose payments differ in status tells the best case from the worst: the
         # new basket (all RCVD) and the one whose SCA was cancelled (all RJCT) cannot.
         scenarios=("E1-basket-with-cancelled-payment-is-worst-case",),
+        level="must",
+    ),
+    Fault(
+        "basket-read-status-stale",
+        "spec 2.4 basket status (read with BS after a payment changed)",
+        "reads a basket's status (BR, BS) as it was when the basket was made (RCVD), not as the "
+        "worst case of its payments now",
+        # Only a basket whose payment changed after it was made tells the two apart.
+        scenarios=(
+            "E1-basket-with-cancelled-payment-is-worst-case",
+            "E1-basket-with-rejected-payment-is-worst-case",
+        ),
         level="must",
     ),
     Fault(

@@ -194,3 +194,26 @@ def test_start_after_the_basket_was_authorised_is_blocked(world: World, psu: sup
 
 def test_control_read_of_an_unknown_basket_is_404(world: World) -> None:
     assert world.browser.get("/_control/signing-baskets/nope").status_code == 404
+
+
+def test_basket_reads_follow_the_worst_case(world: World, psu: support.Psu) -> None:
+    first, second = world.payment(psu), world.payment(psu)
+    basket_id = world.basket_id([first, second], psu)
+    read = world.read_basket(basket_id, psu)
+    assert read.status_code == 200, read.text
+    document = read.json()
+    assert document["basketId"] == basket_id and document["payments"] == [first, second]
+    assert document["transactionStatus"] == "RCVD"
+    assert document["_links"]["status"]["href"] == f"/v1/signing-baskets/{basket_id}/status"
+    world.cancel(first)
+    status = world.read_basket(basket_id, psu, "status")
+    assert status.status_code == 200 and status.json() == {"transactionStatus": "RJCT"}
+
+
+def test_basket_reads_refuse_another_psu_and_unknown_ones(world: World, psu: support.Psu) -> None:
+    basket_id = world.basket_id([world.payment(psu)], psu)
+    other = world.new_psu("Ola Nordmann")
+    for what in ("", "status"):
+        assert world.read_basket(basket_id, other, what).status_code == 404
+        answer = world.read_basket("nope", psu, what)
+        assert answer.status_code == 404 and answer.json()["code"] == "RESOURCE_UNKNOWN"

@@ -73,6 +73,7 @@ def test_every_payment_fault_is_registered_with_its_rule() -> None:
         "past-execution-date-accepted", "periodic-end-before-start-accepted", "long-iban-accepted",
         "amount-precision-unchecked", "fee-indicator-false",
         "day-of-execution-unchecked", "tpp-message-code-outside-list",
+        "basket-read-status-stale",
     }  # fmt: skip
     for name in names:
         assert FAULTS[name].rule.startswith("spec ")
@@ -107,6 +108,21 @@ def test_basket_best_case(world: World, faulty: Callable[[str], World]) -> None:
         return w.basket_status(basket_id)
 
     assert compare(world, faulty, "basket-best-case", scenario) == ("RJCT", "RCVD")
+
+
+def test_basket_read_status_stale(world: World, faulty: Callable[[str], World]) -> None:
+    def scenario(w: World) -> tuple[str, str]:
+        psu = w.new_psu()
+        payment_id = w.payment(psu)
+        basket_id = w.basket_id([payment_id, w.payment(psu)], psu)
+        w.cancel(payment_id)
+        read = w.read_basket(basket_id, psu, "status").json()["transactionStatus"]
+        return w.basket_status(basket_id), read  # the control shows the truth either way
+
+    assert compare(world, faulty, "basket-read-status-stale", scenario) == (
+        ("RJCT", "RJCT"),
+        ("RJCT", "RCVD"),
+    )
 
 
 def test_allow_periodic_in_basket(world: World, faulty: Callable[[str], World]) -> None:

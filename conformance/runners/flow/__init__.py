@@ -15,6 +15,7 @@ from conformance.runners.flow.consents import (
 )
 from conformance.runners.flow.payments import (
     basket_authorisation_started,
+    basket_read,
     basket_sca_cancelled,
     basket_sca_completed,
     basket_worst_case,
@@ -97,5 +98,6 @@ FLOWS: Mapping[str, Flow] = MappingProxyType(
         "consent-transaction-details": consent_transaction_details,
         "consent-needs-register-and-view": consent_needs_register_and_view,
         "data-fill": data_fill,
+        "basket-read": basket_read,
     }
 )

@@ -1,6 +1,6 @@
 """Payments and signing baskets (spec 2.7, spec 4.3; contract families ``payments`` and
-``baskets``): the parts of E1, E2, E16, E17, E18, PS, PC and PA, and the typed requests the
-runners build of them.
+``baskets``): the parts of E1, E2, E16, E17, E18, PS, PC and PA, of the basket reads BR and BS,
+and the typed requests the runners build of them.
 
 Base request variants: the product variants of E1, E16 and E18, one variant per frequency of E17
 (``periodic-monthly``), ``minimal``, and for PS, PC and PA the payment product itself.
@@ -30,13 +30,14 @@ from conformance.runners.operations.parts import (
 
 if TYPE_CHECKING:
     from conformance.bankside.request import Psu, Target
-    from conformance.bankside.setup_data import Payment
+    from conformance.bankside.setup_data import Basket, Payment
     from conformance.runners.context import RunContext
 
 __all__ = [
     "FAMILIES",
     "OPERATIONS",
     "basket_authorisation_request",
+    "basket_read_request",
     "basket_request",
     "payment_request",
 ]
@@ -65,6 +66,11 @@ def basket_request(ctx: Target, psu: Psu, payment_ids: Iterable[str]) -> Operati
 def basket_authorisation_request(ctx: Target, psu: Psu, basket_id: str) -> OperationRequest:
     """E2: start the authorisation of the basket ``basket_id``."""
     return OperationRequest.build(ctx, "E2", psu=psu, path_values={"basketId": basket_id})
+
+
+def basket_read_request(ctx: Target, op_id: str, psu: Psu, basket_id: str) -> OperationRequest:
+    """BR or BS: read the basket ``basket_id`` (its details, or its status alone)."""
+    return OperationRequest.build(ctx, op_id, psu=psu, path_values={"basketId": basket_id})
 
 
 def payment_request(ctx: Target, op_id: str, payment: Payment) -> OperationRequest:
@@ -216,6 +222,20 @@ def _basket_authorisation(ctx: RunContext, variant: str, seed: int) -> Operation
     return basket_authorisation_request(ctx, basket.psu, basket.basket_id)
 
 
+def _basket_read(op_id: str) -> Builder:
+    """BR, BS: the worker's basket of one NDCT payment (a read changes nothing: one serves)."""
+
+    def build(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+        def make() -> Basket:
+            basket_seed = ctx.data.seed_for("basket")
+            return ctx.data.basket(basket_seed, [ctx.data.payment(basket_seed, "E16")])
+
+        basket = ctx.data.shared("basket:read", make)
+        return basket_read_request(ctx, op_id, basket.psu, basket.basket_id)
+
+    return build
+
+
 def _payment_subresource(op_id: str) -> Builder:
     """PS, PC, PA: a payment of the variant's product (NDCT by E16, NCBCT by E18): fresh for
     PC and PA, which change it when they succeed; the worker's own for PS, which only reads."""
@@ -267,5 +287,7 @@ OPERATIONS: Mapping[str, OperationParts] = MappingProxyType(
         "PS": OperationParts(_payment_subresource("PS"), NO_BODY),
         "PC": OperationParts(_payment_subresource("PC"), NO_BODY),
         "PA": OperationParts(_payment_subresource("PA"), NO_BODY),
+        "BR": OperationParts(_basket_read("BR"), NO_BODY),
+        "BS": OperationParts(_basket_read("BS"), NO_BODY),
     }
 )
