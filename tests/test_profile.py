@@ -250,7 +250,7 @@ def test_unknown_operation_ids_are_rejected(tmp_path: Path, text: str, expected:
         ('base_url = "http://h"\n[paths]\nE15 = { method = "FETCH" }\n', r"must be one of GET"),
         (
             'base_url = "http://h"\n[paths]\nE17 = { periodic = "/v1/p/{payment-product}" }\n',
-            r"only for PS, PC and PA",
+            r"only for PS, PC, PA and PCA",
         ),
         (
             'base_url = "http://h"\n[paths]\nPC = { periodic = "/v1/periodic/{payment-id}" }\n',

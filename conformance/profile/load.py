@@ -25,6 +25,7 @@ from conformance.profile.bank import (
     read_required_headers,
     read_waivers,
 )
+from conformance.profile.lifecycle import read_lifecycle
 from conformance.profile.model import (
     DEFAULT_TIMEOUT,
     DEFAULT_X_ACCEPT_FIX,
@@ -72,7 +73,7 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
     connection = _read_connection(top, source)
     ca_trust = _choice(top, "ca_trust", CA_TRUST_MODES, "replace")
     products = _read_products(top)
-    supported, unsupported = _read_operations(top, known_ops)
+    supported, unsupported, optional = _read_operations(top, known_ops)
     path_choices = read_paths(top, known_ops)
     prepared, basket_status_path = _read_prepared(top.table("prepared"), products)
     psu = top.table("psu")
@@ -87,6 +88,7 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         query_names=_read_query(top, known_ops),
         production=_read_production(top.table("production")),
         sca=_read_sca(top.table("sca")),
+        lifecycle=read_lifecycle(top, optional),
         oauth=oauth.read(top.table("oauth")),
         payment_accounts=_read_payment_accounts(top.table("payments")),
         prepared=prepared,
@@ -272,15 +274,22 @@ def _read_products(top: Table) -> frozenset[str]:
 
 def _read_operations(
     top: Table, known_ops: Mapping[str, Operation]
-) -> tuple[frozenset[str] | None, frozenset[str] | None]:
-    """``[operations] supported`` or ``unsupported``: (supported, unsupported)."""
+) -> tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str]]:
+    """``[operations] supported`` or ``unsupported``, and ``optional`` (the contract's optional
+    operations the bank offers): (supported, unsupported, optional)."""
     operations = top.table("operations")
     supported = _op_ids(operations, "supported", known_ops)
     unsupported = _op_ids(operations, "unsupported", known_ops)
     if supported is not None and unsupported is not None:
         raise operations.error("supported", "and operations.unsupported cannot both be given")
+    optional = _op_ids(operations, "optional", known_ops) or frozenset()
+    for op_id in sorted(optional):
+        if not known_ops[op_id].optional:
+            raise operations.error(
+                "optional", f"names {op_id}, which is not an optional operation of the contract"
+            )
     operations.finish()
-    return supported, unsupported
+    return supported, unsupported, optional
 
 
 def _read_psus(psu: Table) -> tuple[PrivatePsu, CorporatePsu, PrivatePsu]:

@@ -32,7 +32,7 @@ __all__ = [
 
 #: The operations whose error bodies carry ``tppMessages`` (spec 2.6; the payment and basket
 #: families).
-PAYMENT_OPERATIONS = ("E1", "E2", "E16", "E17", "E18", "PS", "PC", "PA", "BR", "BS")
+PAYMENT_OPERATIONS = ("E1", "E2", "E16", "E17", "E18", "PS", "PC", "PA", "BR", "BS", "PCA")
 
 #: The faults of the payment side (payments, baskets, transaction details).
 PAYMENT_FAULTS: tuple[Fault, ...] = (
@@ -56,6 +56,29 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
             "E1-basket-with-rejected-payment-is-worst-case",
         ),
         level="must",
+    ),
+    Fault(
+        "cancellation-without-sca",
+        "spec 7 rule 6, read with the platform's cancellation of an authorised payment (PC, PCA)",
+        "cancels an authorised payment at once (204) although the bank asks such a cancellation "
+        'to be authorised ([cancellation] sca = "authorised"): no 202, nothing for PCA to start',
+        scenarios=(
+            *(
+                f"{product}-{slug}"
+                for product in ("E16", "E17", "E18")
+                for slug in (
+                    "authorised-payment-cancellation-needs-sca",
+                    "cancellation-sca-cancelled-payment-unchanged",
+                )
+            ),
+            # every PCA scenario that expects the start accepted
+            "PCA-norwegian-cross-border-credit-transfers-accepted",
+            "PCA-norwegian-domestic-credit-transfers-accepted",
+            "PCA-accept-fix-unknown-value-ignored",
+            "PCA-auth-rfc2047-signature-accepted",
+            "PCA-auth-rfc2047-signed-header-accepted",
+        ),
+        level="should",
     ),
     Fault(
         "no-basket-limit",

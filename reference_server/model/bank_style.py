@@ -20,6 +20,8 @@ Played:
   in PDNG, consents aged past 90 and 180 days, a consent on a closed account, a basket whose
   payment was cancelled), under the profile's ids;
 - ``rate_limit``: beyond it a contract request is answered 429 with ``Retry-After``;
+- ``[cancellation] sca = "never"``: an authorised payment is cancelled at once (204), as a
+  RCVD one is; by default its cancellation waits for its own SCA (PCA);
 - ``[oauth]``: a token endpoint at the path of ``token_url`` issues client-credentials tokens to
   the profile's client (authenticated as ``auth`` says), and every contract request needs one as
   ``Authorization: Bearer`` (``pipeline/tokens.py``); ``[sca] approach = "oauth"``: answers carry
@@ -233,6 +235,8 @@ class BankStyle:
     oauth: OAuthStyle | None = None
     #: ``[sca] approach = "oauth"``: answers carry ``scaOAuth`` and no ``scaRedirect``.
     sca_oauth: bool = False
+    #: ``[cancellation] sca``: cancelling an authorised payment needs its own SCA (PCA).
+    cancellation_sca: bool = True
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -253,6 +257,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         sca_decoupled=profile.sca.decoupled,
         oauth=oauth_style_of(profile, environ),
         sca_oauth=profile.sca.oauth,
+        cancellation_sca=profile.lifecycle.cancellation_needs_sca,
     )
 
 

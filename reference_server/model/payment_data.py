@@ -69,6 +69,9 @@ class Status:
     FINAL = frozenset({ACSC, RJCT, CANC})
     #: Statuses a payment can be cancelled from (spec 7 rule 6: not PDNG).
     CANCELLABLE = frozenset({RCVD, ACTC})
+    #: Cancellable statuses of an authorised payment: its cancellation needs SCA where the bank
+    #: asks for it (``[cancellation] sca``).
+    AUTHORISED = frozenset({ACTC})
 
 
 class ScaStatus:
@@ -116,6 +119,9 @@ class Payment(DocRecord):
     duplicate_key: str | None = None
     #: The TPP that created it (``ownership.tpp_of``); None: stored before owners were kept.
     tpp_id: str | None = None
+    #: PC asked to cancel it while it was authorised, and the bank wants that cancellation
+    #: authorised (PCA, then SCA) before the payment is cancelled.
+    cancellation_requested: bool = False
 
     @property
     def parent_id(self) -> str | None:
@@ -167,6 +173,8 @@ class SubjectKind:
     BASKET = "basket"
     PAYMENT = "payment"
     CONSENT = "consent"
+    #: The cancellation of an authorised payment (PCA): approved, the payment is cancelled.
+    CANCELLATION = "cancellation"
 
 
 @dataclass(frozen=True)

@@ -105,11 +105,10 @@ def _describe(call: Call, authorisation: Authorisation) -> str:
             f"<code>{html.escape(authorisation.subject_id)}</code>, valid until {valid_until}).</p>"
         )
     payments = sca_flow.subject_payments(store, authorisation)
-    what = (
-        "the payments of signing basket"
-        if authorisation.subject_kind == SubjectKind.BASKET
-        else "payment"
-    )
+    what = {
+        SubjectKind.BASKET: "the payments of signing basket",
+        SubjectKind.CANCELLATION: "the cancellation of payment",
+    }.get(authorisation.subject_kind, "payment")
     rows = "".join(
         "<tr>"
         f"<td>{html.escape(str(p.request.get('creditorName', '')))}</td>"
@@ -148,6 +147,9 @@ def _outcomes(authorisation: Authorisation) -> str:
     if authorisation.subject_kind == SubjectKind.CONSENT:
         approve = "the consent becomes valid: the TPP may read the accounts it names."
         cancel = "the consent is rejected: the TPP gets no access."
+    elif authorisation.subject_kind == SubjectKind.CANCELLATION:
+        approve = "the payment is Cancelled (CANC) and not executed."
+        cancel = "the payment stays as it is and goes to execution."
     else:
         approve = (
             "the payments still Received (RCVD) become Accepted, technical validation (ACTC) "

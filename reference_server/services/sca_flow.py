@@ -7,9 +7,10 @@ customer's ``customerNumber`` (spec 5 item 7) and approves or cancels; the flow 
 the TPP-Redirect-URI given when the authorisation started.
 
 Finishing moves everything the authorisation covers (spec 3): approved → the authorisation
-FINALISED, its payments still RCVD become ACTC, a consent becomes valid; cancelled → FAILED, the
-payments still RCVD become RJCT, a consent is rejected. Payments that moved meanwhile (cancelled by
-the TPP, say) are left as they are.
+FINALISED, its payments still RCVD become ACTC, a consent becomes valid, a payment whose
+cancellation was authorised (PCA) becomes CANC; cancelled → FAILED, the payments still RCVD become
+RJCT, a consent is rejected, a payment whose cancellation was not authorised stays as it was.
+Payments that moved meanwhile (cancelled by the TPP, say) are left as they are.
 """
 
 from __future__ import annotations
@@ -168,11 +169,12 @@ def sca_required_error(authorisation: Authorisation) -> ApiError:
 
 
 def subject_payments(store: Store, authorisation: Authorisation) -> list[Payment]:
-    """The payments an authorisation covers (none for a consent)."""
+    """The payments an authorisation covers (none for a consent; a cancellation's, the payment
+    it would cancel)."""
     if authorisation.subject_kind == SubjectKind.BASKET:
         basket = store.get(BASKETS, authorisation.subject_id)
         return payments_of_basket(store, basket) if basket is not None else []
-    if authorisation.subject_kind == SubjectKind.PAYMENT:
+    if authorisation.subject_kind in (SubjectKind.PAYMENT, SubjectKind.CANCELLATION):
         payment = store.get(PAYMENTS, authorisation.subject_id)
         return [payment] if payment is not None else []
     return []
@@ -218,6 +220,8 @@ def complete(
         status = ScaStatus.FINALISED if approved else ScaStatus.FAILED
         if authorisation.subject_kind == SubjectKind.CONSENT:
             status = _complete_consent(store, authorisation, approved, customer, moment)
+        elif authorisation.subject_kind == SubjectKind.CANCELLATION:
+            status = _complete_cancellation(store, authorisation, approved, moment)
         else:
             target = Status.ACTC if approved else Status.RJCT
             for payment in subject_payments(store, authorisation):
@@ -231,6 +235,21 @@ def complete(
         )
         store.put(AUTHORISATIONS, finished)
     return finished
+
+
+def _complete_cancellation(
+    store: Store, authorisation: Authorisation, approved: bool, moment: datetime
+) -> str:
+    """A cancellation's SCA: approved, the payment still waiting for it becomes CANC; cancelled,
+    the payment stays as it was (its cancellation may be authorised again)."""
+    payment = store.get(PAYMENTS, authorisation.subject_id)
+    if not approved:
+        return ScaStatus.FAILED
+    if payment is None or not payment.cancellation_requested:
+        return ScaStatus.FAILED
+    if payment.status in Status.AUTHORISED:
+        move(store, replace(payment, cancellation_requested=False), Status.CANC, moment)
+    return ScaStatus.FINALISED
 
 
 def _complete_consent(

@@ -73,7 +73,7 @@ def test_every_payment_fault_is_registered_with_its_rule() -> None:
         "past-execution-date-accepted", "periodic-end-before-start-accepted", "long-iban-accepted",
         "amount-precision-unchecked", "fee-indicator-false",
         "day-of-execution-unchecked", "tpp-message-code-outside-list",
-        "basket-read-status-stale",
+        "basket-read-status-stale", "cancellation-without-sca",
     }  # fmt: skip
     for name in names:
         assert FAULTS[name].rule.startswith("spec ")
@@ -122,6 +122,20 @@ def test_basket_read_status_stale(world: World, faulty: Callable[[str], World]) 
     assert compare(world, faulty, "basket-read-status-stale", scenario) == (
         ("RJCT", "RJCT"),
         ("RJCT", "RCVD"),
+    )
+
+
+def test_cancellation_without_sca(world: World, faulty: Callable[[str], World]) -> None:
+    def scenario(w: World) -> tuple[int, str]:
+        psu = w.new_psu()
+        payment_id = w.payment(psu)
+        started = w.authorise_payment(payment_id, psu)
+        w.approve(started.json()["_links"]["scaRedirect"]["href"], psu)
+        return w.cancel(payment_id).status_code, w.status(payment_id)
+
+    assert compare(world, faulty, "cancellation-without-sca", scenario) == (
+        (202, "ACTC"),
+        (204, "CANC"),
     )
 
 

@@ -1,5 +1,6 @@
 """Flow scenarios (spec 3, spec 2.4, spec 2.9 / 4.3 round trips, spec 8 consents): the runner
-and the table of flows, each a module of its topic (payments, sandbox, transactions, consents)."""
+and the table of flows, each a module of its topic (payments, cancellations, sandbox,
+transactions, consents)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from conformance.runners.flow.cancellations import (
+    payment_cancellation_sca,
+    payment_cancellation_sca_cancelled,
+)
 from conformance.runners.flow.consents import (
     consent_accounts,
     consent_needs_register_and_view,
@@ -99,5 +104,7 @@ FLOWS: Mapping[str, Flow] = MappingProxyType(
         "consent-needs-register-and-view": consent_needs_register_and_view,
         "data-fill": data_fill,
         "basket-read": basket_read,
+        "payment-cancellation-sca": payment_cancellation_sca,
+        "payment-cancellation-sca-cancelled": payment_cancellation_sca_cancelled,
     }
 )
