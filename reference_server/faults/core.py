@@ -286,6 +286,14 @@ CORE_FAULTS: tuple[Fault, ...] = (
         level="must",
     ),
     Fault(
+        "nok-redirect-ignored",
+        "spec 5 item 6, read with the platform's TPP-Nok-Redirect-URI (where a failed SCA returns)",
+        "sends the PSU of a failed SCA back to the TPP-Redirect-URI although the TPP sent a "
+        "TPP-Nok-Redirect-URI",
+        rules=("STATE-sca-failure-return",),
+        level="should",
+    ),
+    Fault(
         "redirect-preferred-false-refused",
         "spec 4.2 (TPP-Redirect-Preferred: false asks for biometric authentication)",
         "refuses a payment that sends the optional TPP-Redirect-Preferred: false",

@@ -182,7 +182,7 @@ class Authorisation(DocRecord):
     """One SCA by redirect (spec 5 item 6) for a basket (E2), a payment (PA, or implicitly at
     creation) or a consent (CA). ``customer_id`` is the sandbox customer expected at the SCA page
     (None: the PSU was not known and identifies there). ``redirect_uri`` is the TPP-Redirect-URI
-    the flow returns to."""
+    the flow returns to, ``nok_redirect_uri`` the TPP-Nok-Redirect-URI a failed one returns to."""
 
     id: str
     subject_kind: str
@@ -193,6 +193,9 @@ class Authorisation(DocRecord):
     redirect_uri: str | None
     created_at: str
     updated_at: str
+    #: TPP-Nok-Redirect-URI, where a failed SCA returns when the TPP asked (None: it returns to
+    #: ``redirect_uri``).
+    nok_redirect_uri: str | None = None
 
     @property
     def parent_id(self) -> str | None:

@@ -9,8 +9,10 @@ other hosts (``loopback_only=False``) so that a TPP can run the flow against a s
   a JSON object or query parameters with the same names are read too): finishes the authorisation
   (:func:`reference_server.services.sca_flow.complete`) and answers 303 to the TPP-Redirect-URI
   given when the authorisation started, with ``authorisationId`` and ``scaStatus`` added to its
-  query. A customerNumber that is unknown, or not the PSU the authorisation was started for,
-  shows the page again with the error PSU_CREDENTIALS_INVALID and changes nothing.
+  query (a cancelled one to the TPP-Nok-Redirect-URI, when it was given, and with
+  ``error=access_denied``). A customerNumber that is unknown, or not the PSU the authorisation
+  was started for, shows the page again with the error PSU_CREDENTIALS_INVALID and changes
+  nothing.
 - ``GET /sca/{authorisationId}/status``: the SCA status record (spec 2.5) as JSON; it is the
   ``self`` link of the record E2, PA and CA answer with (the contract has no such operation).
 - ``GET /sca/{authorisationId}/oauth-authorization-server``: with the OAuth SCA approach
@@ -296,7 +298,7 @@ def submit_sca(call: Call) -> Response:
     )
     if oauth:
         return Response.redirect(_oauth_answer(call, finished, oauth, action == APPROVE), 303)
-    location = sca_flow.final_redirect(finished)
+    location = sca_flow.final_redirect(finished, ignore_nok=call.app.faulty("nok-redirect-ignored"))
     stranded = finished.subject_kind == SubjectKind.BASKET and call.app.faulty("sca-no-return")
     if location is None or stranded:
         return _page(call, finished)

@@ -4,7 +4,8 @@ An authorisation is started for a signing basket (E2), a single payment (PA, or 
 creation when PSU-Context asks for single-SCA initiation, spec 4.2) or a consent (CA). The PSU is
 sent to ``/sca/{authorisationId}`` (the ``scaRedirect`` link), identifies there with the sandbox
 customer's ``customerNumber`` (spec 5 item 7) and approves or cancels; the flow then returns to
-the TPP-Redirect-URI given when the authorisation started.
+the TPP-Redirect-URI given when the authorisation started (a cancelled one to the
+TPP-Nok-Redirect-URI, when the TPP gave one, with ``error=access_denied``).
 
 Finishing moves everything the authorisation covers (spec 3): approved → the authorisation
 FINALISED, its payments still RCVD become ACTC, a consent becomes valid, a payment whose
@@ -136,6 +137,7 @@ def start(app: ServerState, call: Call, subject_kind: str, subject_id: str) -> A
         psu_key=psu_key(call),
         customer_id=customer_id,
         redirect_uri=call.header("TPP-Redirect-URI"),
+        nok_redirect_uri=call.header("TPP-Nok-Redirect-URI"),
         created_at=now,
         updated_at=now,
     )
@@ -283,11 +285,21 @@ def _complete_consent(
     return ScaStatus.FINALISED
 
 
-def final_redirect(authorisation: Authorisation) -> str | None:
-    """The TPP-Redirect-URI with ``authorisationId`` and ``scaStatus`` added to its query."""
-    if not authorisation.redirect_uri:
+def final_redirect(authorisation: Authorisation, *, ignore_nok: bool = False) -> str | None:
+    """Where the PSU goes back to: the TPP-Redirect-URI with ``authorisationId`` and
+    ``scaStatus`` added to its query; a failed SCA goes to the TPP-Nok-Redirect-URI when the TPP
+    sent one, with ``error=access_denied`` added as its marker (``ignore_nok``: the fault
+    ``nok-redirect-ignored``, which sends it to the TPP-Redirect-URI all the same)."""
+    failed = authorisation.status == ScaStatus.FAILED
+    base = authorisation.redirect_uri
+    if failed and authorisation.nok_redirect_uri and not ignore_nok:
+        base = authorisation.nok_redirect_uri
+    if not base:
         return None
-    parts = urlsplit(authorisation.redirect_uri)
-    extra = urlencode({"authorisationId": authorisation.id, "scaStatus": authorisation.status})
+    parts = urlsplit(base)
+    values = {"authorisationId": authorisation.id, "scaStatus": authorisation.status}
+    if failed:
+        values["error"] = "access_denied"
+    extra = urlencode(values)
     query = f"{parts.query}&{extra}" if parts.query else extra
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))

@@ -1,5 +1,5 @@
 """Flow scenarios (spec 3, spec 2.4, spec 2.9 / 4.3 round trips, spec 8 consents): the runner
-and the table of flows, each a module of its topic (payments, cancellations, sandbox,
+and the table of flows, each a module of its topic (payments, cancellations, redirects, sandbox,
 transactions, consents)."""
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from conformance.runners.flow.payments import (
     payment_sca_completed,
     payment_status_after_creation,
 )
+from conformance.runners.flow.redirects import sca_failure_return
 from conformance.runners.flow.sandbox import (
     data_fill,
     roundtrip_account,
@@ -106,5 +107,6 @@ FLOWS: Mapping[str, Flow] = MappingProxyType(
         "basket-read": basket_read,
         "payment-cancellation-sca": payment_cancellation_sca,
         "payment-cancellation-sca-cancelled": payment_cancellation_sca_cancelled,
+        "sca-failure-return": sca_failure_return,
     }
 )
