@@ -270,7 +270,11 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "gives the transactions of a sandbox account new ids in every listing (E3)",
         rules=("SB-booked-transaction-ids-stable",),
         # flows that read a listed id back, or compare pages of one list, meet it too
-        scenarios=("E11-created-transaction-reads-back", "E3-offset-and-limit-page-the-list"),
+        scenarios=(
+            "E11-created-transaction-reads-back",
+            "E3-offset-and-limit-page-the-list",
+            "E3-paging-walks-to-the-end",
+        ),
         level="must",
     ),
     Fault(

@@ -148,6 +148,14 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         level="must",
     ),
     Fault(
+        "paging-next-overlaps",
+        "spec 8 (links in pagination answers), read with NextGenPSD2's next link",
+        "starts the page _links.next leads to on the last transaction of the page before, so "
+        "a walk along next meets one transaction twice",
+        rules=("LIM-pagination-links-page-size-200", "STATE-paging-links-to-the-end"),
+        level="must",
+    ),
+    Fault(
         "no-regulatory-check",
         "spec 2.7, spec 8 (XF-ncbct-regulatory-reporting)",
         "accepts an NCBCT payment of NOK 100 000 or more without regulatory reporting",

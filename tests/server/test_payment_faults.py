@@ -73,7 +73,7 @@ def test_every_payment_fault_is_registered_with_its_rule() -> None:
         "past-execution-date-accepted", "periodic-end-before-start-accepted", "long-iban-accepted",
         "amount-precision-unchecked", "fee-indicator-false",
         "day-of-execution-unchecked", "tpp-message-code-outside-list",
-        "basket-read-status-stale", "cancellation-without-sca",
+        "basket-read-status-stale", "cancellation-without-sca", "paging-next-overlaps",
     }  # fmt: skip
     for name in names:
         assert FAULTS[name].rule.startswith("spec ")
@@ -241,6 +241,22 @@ def test_page_size_100(world: World, faulty: Callable[[str], World]) -> None:
         return len(answer.json()["transactions"]["booked"])
 
     assert compare(world, faulty, "page-size-100", scenario) == (200, 100)
+
+
+def test_paging_next_overlaps(world: World, faulty: Callable[[str], World]) -> None:
+    def scenario(w: World) -> str:
+        psu, consent_id, _ = consented_psu(w, transactions=201)
+        answer = w.client.get(
+            f"/v1/accounts/{psu.account['id']}/transactions",
+            params={"bookingStatus": "booked"},
+            headers={"Consent-ID": consent_id},
+        )
+        return str(answer.json()["transactions"]["_links"]["next"]["href"]).split("offset=")[1]
+
+    assert compare(world, faulty, "paging-next-overlaps", scenario) == (
+        "200&limit=200",
+        "199&limit=200",
+    )
 
 
 # -- faults in the pipeline (validation.check_body consults faults.payments) ---------------------

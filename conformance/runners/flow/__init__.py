@@ -1,6 +1,6 @@
 """Flow scenarios (spec 3, spec 2.4, spec 2.9 / 4.3 round trips, spec 8 consents): the runner
 and the table of flows, each a module of its topic (payments, cancellations, redirects, sandbox,
-transactions, consents)."""
+transactions, paging, consents)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,10 @@ from conformance.runners.flow.consents import (
     consent_needs_register_and_view,
     consent_transaction_details,
     consent_transactions,
+)
+from conformance.runners.flow.paging import (
+    page_account_transactions,
+    page_consented_transactions,
 )
 from conformance.runners.flow.payments import (
     basket_authorisation_started,
@@ -108,5 +112,7 @@ FLOWS: Mapping[str, Flow] = MappingProxyType(
         "payment-cancellation-sca": payment_cancellation_sca,
         "payment-cancellation-sca-cancelled": payment_cancellation_sca_cancelled,
         "sca-failure-return": sca_failure_return,
+        "paging-to-the-end": page_account_transactions,
+        "paging-links-to-the-end": page_consented_transactions,
     }
 )
