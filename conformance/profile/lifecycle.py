@@ -7,55 +7,20 @@ cancelling an authorised payment needs SCA (``[cancellation] sca``), where a fai
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal, get_args
 from urllib.parse import urlsplit
 
+from conformance.contract.releases import LATEST_RELEASE, OLDEST_RELEASE, Release
 from conformance.profile.toml_table import Table
 
-__all__ = [
-    "CANCELLATION_SCA",
-    "LATEST_RELEASE",
-    "OLDEST_RELEASE",
-    "CancellationSca",
-    "Lifecycle",
-    "Release",
-    "read_lifecycle",
-]
+__all__ = ["CANCELLATION_SCA", "CancellationSca", "Lifecycle", "read_lifecycle"]
 
 #: ``authorised``: cancelling a payment that was already authorised needs its own SCA (the
 #: platform's portals: DELETE answers 202 with a link, then the cancellation authorisation);
 #: ``never``: a cancellation is carried out at once.
 CancellationSca = Literal["authorised", "never"]
 CANCELLATION_SCA: tuple[CancellationSca, ...] = get_args(CancellationSca)
-
-_RELEASE = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
-
-
-@dataclass(frozen=True, order=True)
-class Release:
-    """A release of the interface, ``1.21.18``, compared part by part."""
-
-    parts: tuple[int, int, int]
-
-    @classmethod
-    def parse(cls, text: str) -> Release | None:
-        """The release ``text`` names, or None when it is not three dotted numbers."""
-        found = _RELEASE.match(text.strip())
-        if found is None:
-            return None
-        major, minor, patch = (int(part) for part in found.groups())
-        return cls((major, minor, patch))
-
-    def __str__(self) -> str:
-        return ".".join(str(part) for part in self.parts)
-
-
-#: Spec 9: "The release line shown is 1.22.0 dated 2026-01-29; earlier releases run down to
-#: 1.6.3."
-LATEST_RELEASE = Release((1, 22, 0))
-OLDEST_RELEASE = Release((1, 6, 3))
 
 
 @dataclass(frozen=True)

@@ -298,6 +298,14 @@ CORE_FAULTS: tuple[Fault, ...] = (
         level="should",
     ),
     Fault(
+        "sandbox-initialize-keeps-changes",
+        "spec 4.3 (sandbox data), read with the platform's sandbox reset (SI)",
+        "puts the default customers back on POST /v1/sandbox/initialize but keeps what was added "
+        "to their accounts since",
+        rules=("STATE-sandbox-reset",),
+        level="should",
+    ),
+    Fault(
         "redirect-preferred-false-refused",
         "spec 4.2 (TPP-Redirect-Preferred: false asks for biometric authentication)",
         "refuses a payment that sends the optional TPP-Redirect-Preferred: false",

@@ -22,6 +22,8 @@ Played:
 - ``rate_limit``: beyond it a contract request is answered 429 with ``Retry-After``;
 - ``[cancellation] sca = "never"``: an authorised payment is cancelled at once (204), as a
   RCVD one is; by default its cancellation waits for its own SCA (PCA);
+- ``release``: an older release has not what spec 9 dates later; played: NCBCT payments are
+  refused in a signing basket before 1.21.20 (400 PRODUCT_INVALID);
 - ``[oauth]``: a token endpoint at the path of ``token_url`` issues client-credentials tokens to
   the profile's client (authenticated as ``auth`` says), and every contract request needs one as
   ``Authorization: Bearer`` (``pipeline/tokens.py``); ``[sca] approach = "oauth"``: answers carry
@@ -44,6 +46,7 @@ from cryptography.x509.oid import NameOID
 
 from conformance.contract import load_contract
 from conformance.contract.crossfield import KID_REFERENCE_TYPES
+from conformance.contract.releases import Release
 from conformance.errors import ConformanceError
 from conformance.profile import PreparedStates
 from conformance.signing import default_identity, load_identity
@@ -237,6 +240,9 @@ class BankStyle:
     sca_oauth: bool = False
     #: ``[cancellation] sca``: cancelling an authorised payment needs its own SCA (PCA).
     cancellation_sca: bool = True
+    #: ``release``: the release the bank runs (None: the latest, 1.22.0); what spec 9 dates
+    #: later is not there (``schemas/releases.json``: NCBCT in signing baskets from 1.21.20).
+    release: Release | None = None
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -258,6 +264,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         oauth=oauth_style_of(profile, environ),
         sca_oauth=profile.sca.oauth,
         cancellation_sca=profile.lifecycle.cancellation_needs_sca,
+        release=profile.lifecycle.release,
     )
 
 

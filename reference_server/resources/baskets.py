@@ -20,10 +20,12 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
+from conformance.contract.releases import change
 from reference_server.api import ApiError, Call, Response, Route
 from reference_server.model.payment_data import (
     AUTHORISATIONS,
     BASKETS,
+    NCBCT,
     PAYMENTS,
     Basket,
     Payment,
@@ -98,7 +100,25 @@ def _payments(call: Call, store: Store, ids: list[str]) -> list[Payment]:
     return found
 
 
+def _check_release(call: Call, payments: list[Payment]) -> None:
+    """A bank on a release before NCBCT joined signing baskets (spec 9: "1.21.20 added signing
+    basket support for NCBCT") refuses an NCBCT payment in one: 400 PRODUCT_INVALID."""
+    release = call.app.bank.release
+    if release is None or release >= change(call.app.contract, "ncbct-baskets").release:
+        return
+    ncbct = [payment.id for payment in payments if payment.product == NCBCT]
+    if ncbct:
+        raise ApiError(
+            400,
+            "PRODUCT_INVALID",
+            f"release {release} has no signing basket support for NCBCT payments (spec 9: added "
+            f"in 1.21.20): {', '.join(ncbct)}",
+            path="paymentIds",
+        )
+
+
 def _check_joinable(call: Call, payments: list[Payment]) -> None:
+    _check_release(call, payments)
     periodic = [payment.id for payment in payments if payment.periodic]
     if periodic and not call.app.faulty("allow-periodic-in-basket"):
         raise ApiError(

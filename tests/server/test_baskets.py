@@ -8,7 +8,11 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.contract import Contract
+from conformance.contract.releases import Release
+from reference_server.app import Application
+from reference_server.model.bank_style import BankStyle
 from reference_server.model.payment_status import basket_status
+from reference_server.transport.http import start
 from server import payment_support as support
 from server.conftest import ErrorCapture
 from server.payment_support import World
@@ -217,3 +221,17 @@ def test_basket_reads_refuse_another_psu_and_unknown_ones(world: World, psu: sup
         assert world.read_basket(basket_id, other, what).status_code == 404
         answer = world.read_basket("nope", psu, what)
         assert answer.status_code == 404 and answer.json()["code"] == "RESOURCE_UNKNOWN"
+
+
+def test_a_bank_on_an_older_release_refuses_ncbct_in_a_basket(contract: Contract) -> None:
+    bank = BankStyle(release=Release.parse("1.21.18"))
+    running = start(Application(bank=bank))
+    try:
+        world = World(running.app, running.url, contract)
+        psu = world.new_psu()
+        refused = world.basket([world.payment(psu), world.payment(psu, "E18")], psu)
+        assert refused.status_code == 400 and refused.json()["code"] == "PRODUCT_INVALID"
+        assert world.basket([world.payment(psu), world.payment(psu)], psu).status_code == 201
+        world.close()
+    finally:
+        running.stop()

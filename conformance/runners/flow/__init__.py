@@ -45,6 +45,7 @@ from conformance.runners.flow.sandbox import (
     roundtrip_card_account,
     roundtrip_customer,
     roundtrip_engagement,
+    sandbox_reset,
 )
 from conformance.runners.flow.steps import Flow, require_batch
 from conformance.runners.flow.transactions import (
@@ -114,5 +115,6 @@ FLOWS: Mapping[str, Flow] = MappingProxyType(
         "sca-failure-return": sca_failure_return,
         "paging-to-the-end": page_account_transactions,
         "paging-links-to-the-end": page_consented_transactions,
+        "sandbox-reset": sandbox_reset,
     }
 )

@@ -15,6 +15,7 @@ from conformance.checks import (
     check_equal,
     check_sca_redirect,
 )
+from conformance.contract.releases import change
 from conformance.findings import at_should
 from conformance.runners.flow.steps import (
     NOT_ACCEPTED,
@@ -312,7 +313,12 @@ def basket_authorisation_started(scenario: Scenario, ctx: RunContext, seed: int)
 
 
 def _basket_sca(scenario: Scenario, ctx: RunContext, seed: int, *, approve: bool) -> None:
-    payments = [ctx.data.payment(seed, "E16"), ctx.data.payment(seed + 1, "E18")]
+    # an NCBCT payment beside the NDCT one, where the bank's release has NCBCT in baskets
+    gated = ctx.profile.lifecycle.released_after(change(ctx.contract, "ncbct-baskets").release)
+    payments = [
+        ctx.data.payment(seed, "E16"),
+        ctx.data.payment(seed + 1, "E16" if gated else "E18"),
+    ]
     basket = ctx.data.basket(seed, payments)
     request = basket_authorisation_request(ctx, basket.psu, basket.basket_id)
     started, link = start_authorisation(scenario, ctx, request)
