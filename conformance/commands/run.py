@@ -139,6 +139,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the reports are written (default: reports)",
     )
     parser.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="after the run, cancel the payments it left unauthorised and delete the consents it "
+        "made (where the contract has a consent deletion); what could not be is reported "
+        "(cleanup.json)",
+    )
+    parser.add_argument(
         "--fault",
         action="append",
         default=[],
@@ -202,6 +209,7 @@ def pytest_arguments(
     strict: bool,
     reports: Path,
     numprocesses: str | None,
+    cleanup: bool = False,
     trust_anchor: BundledIdentity | None = None,
     tls_trust_anchor: BundledTls | None = None,
     extra: Sequence[str] = (),
@@ -230,6 +238,8 @@ def pytest_arguments(
     args += ["--seed", str(seed), "--reports", str(reports)]
     if strict:
         args.append("--conformance-strict")
+    if cleanup:
+        args.append("--cleanup")
     args += ["--junitxml", str(reports / "junit.xml")]
     if _has("allure_pytest"):
         args += ["--alluredir", str(reports / "allure-results"), "--clean-alluredir"]
@@ -404,6 +414,7 @@ def run(args: argparse.Namespace) -> int:
                 strict=args.strict,
                 reports=reports,
                 numprocesses=numprocesses,
+                cleanup=args.cleanup,
                 trust_anchor=identity,
                 tls_trust_anchor=bundled_tls,
                 extra=args.pytest_args,

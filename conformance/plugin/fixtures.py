@@ -15,6 +15,7 @@ from conformance.bankside.bundled import (
     write_run_identity,
 )
 from conformance.errors import ConformanceError
+from conformance.plugin.cleanup import clean_up, cleanup_requested
 from conformance.plugin.options import (
     SEED,
     profile_from_config,
@@ -184,7 +185,7 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
         run_seed=_shared_data_seed(request.config, seed),
         sca=sca,
     )
-    return RunContext(
+    context = RunContext(
         contract=contract,
         profile=profile,
         client=client,
@@ -197,6 +198,9 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
         revoked_identity=revoked,
         tls_trust_anchor=tls_anchor,
     )
+    if cleanup_requested(request.config):  # after the worker's last scenario, server still up
+        request.addfinalizer(lambda: clean_up(request.config, context))
+    return context
 
 
 def _certificate_options(

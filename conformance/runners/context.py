@@ -93,6 +93,11 @@ class RunContext:
             weakref.finalize(self, client.close)
         return derived
 
+    def identity_contexts(self) -> tuple[RunContext, ...]:
+        """The contexts of the other identities this worker signed as (:meth:`as_identity`),
+        so that what they made can be cleaned up as them (``conformance run --cleanup``)."""
+        return tuple(self._identities.values())
+
     def unsupported_reason(self, op_id: str) -> str | None:
         """``profile.unsupported_reason(op_id)``, remembered: the profile is frozen and every
         scenario asks it for its operation and its steps."""
