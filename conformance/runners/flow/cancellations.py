@@ -103,7 +103,12 @@ def _require_authorisation_asked(
         )
     _judge_cancellation(scenario, ctx, cancelled)
     links = (json_document(cancelled) or {}).get("_links")
-    if not isinstance(links, Mapping) or not isinstance(links.get("startAuthorisation"), Mapping):
+    starts = [
+        name
+        for name, link in (links.items() if isinstance(links, Mapping) else ())
+        if name.startswith("startAuthorisation") and isinstance(link, Mapping)
+    ]  # NextGenPSD2 also names startAuthorisationWithPsuAuthentication and its kin
+    if not starts:
         raise fail(
             "the 202 answer to the cancellation carries no _links.startAuthorisation",
             scenario.spec,
