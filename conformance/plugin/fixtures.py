@@ -20,6 +20,7 @@ from conformance.plugin.options import (
     SEED,
     profile_from_config,
     revoked_identity_from_options,
+    scenario_threads,
     strict_run,
     trust_anchor_from_options,
     uses_bundled_server,
@@ -151,8 +152,9 @@ def conformance_client(conformance_profile: TargetProfile) -> Iterator[TargetCli
 
 
 @pytest.fixture(scope="session")
-def conformance_context(request: pytest.FixtureRequest) -> RunContext:
-    """What the runners need, built once per worker (client, data factory, SCA step).
+def conformance_context(request: pytest.FixtureRequest) -> Iterator[RunContext]:
+    """What the runners need, built once per worker (client, data factory, SCA step), with the
+    pool that runs upcoming scenarios ahead when ``--conformance-threads`` is above 1.
 
     Built from ``conformance_profile``, ``conformance_client``, ``conformance_seed``,
     ``conformance_trust_anchor`` and ``conformance_utf8_trust_anchor``, asked for here through
@@ -167,6 +169,7 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
     from conformance.bankside.setup_data import DataFactory
     from conformance.contract import load_contract
     from conformance.runners.context import RunContext
+    from conformance.runners.pool import ScenarioPool
 
     profile: TargetProfile = request.getfixturevalue("conformance_profile")
     client: TargetClient = request.getfixturevalue("conformance_client")
@@ -185,6 +188,8 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
         run_seed=_shared_data_seed(request.config, seed),
         sca=sca,
     )
+    threads = scenario_threads(request.config)
+    pool = ScenarioPool(threads) if threads > 1 else None
     context = RunContext(
         contract=contract,
         profile=profile,
@@ -197,10 +202,15 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
         utf8_trust_anchor=utf8_trust_anchor,
         revoked_identity=revoked,
         tls_trust_anchor=tls_anchor,
+        pool=pool,
     )
-    if cleanup_requested(request.config):  # after the worker's last scenario, server still up
-        request.addfinalizer(lambda: clean_up(request.config, context))
-    return context
+    try:
+        yield context
+    finally:
+        if pool is not None:
+            pool.close()
+        if cleanup_requested(request.config):  # after the worker's last scenario, server still up
+            clean_up(request.config, context)
 
 
 def _certificate_options(
