@@ -55,6 +55,8 @@ def test_every_rfc2047_scenario_passes_against_ownership_per_certificate(
     assert len(chosen) == len({s.operation for s in scenarios.values()})  # one per operation
     own = default_identity().certificate.serial_number
     for scenario in chosen:
+        if per_certificate.unsupported_reason(scenario.operation) is not None:
+            continue  # an optional operation (SI) the test's profile does not name
         per_certificate.exchanges.clear()
         run_scenario(scenario, per_certificate)
         signers = _signers(per_certificate)
