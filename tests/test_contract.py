@@ -688,8 +688,14 @@ API_OPERATIONS = {
     "SCU": ("POST", "/v1/sandbox/customers"),
     "SAG": ("POST", "/v1/sandbox/agreements"),
     "SDF": ("POST", "/v1/sandbox/data-fill"),
+    "BR": ("GET", "/v1/signing-baskets/{basketId}"),
+    "BS": ("GET", "/v1/signing-baskets/{basketId}/status"),
+    "PCA": ("POST", "/v1/payments/{payment-product}/{payment-id}/cancellation-authorisations"),
+    "SI": ("POST", "/v1/sandbox/initialize"),
 }
 REFERENCED = ("PS", "PC", "PA", "AL", "AT", "CC", "CS", "CA", "SA", "SCA", "SCU", "SAG", "SDF")
+#: Operations the spec neither shows nor names, which the platform's banks document (issue 23).
+PLATFORM = ("BR", "BS", "PCA", "SI")
 #: Spec 4.1 shows no method and path for these (the referenced ones whose path spec 4.1 names
 #: are PS, AT, SA, SCA, SCU and SAG).
 PATH_NOT_SHOWN = (
@@ -713,6 +719,7 @@ PATH_NOT_SHOWN = (
     "CS",
     "CA",
     "SDF",
+    *PLATFORM,
 )
 #: Spec 4.2 header table (and the content-negotiation headers of its first paragraph).
 SPEC_HEADERS = (

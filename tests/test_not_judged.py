@@ -48,10 +48,16 @@ def test_the_example_names_every_prepared_state_and_the_batch_hook() -> None:
     assert prepared.renewal_due_account_id and prepared.renewal_due_transaction_id
     assert prepared.closed_account_consent_id and prepared.closed_account_id
     assert prepared.changed_basket_id and len(prepared.changed_basket_payment_ids) == 2
-    assert prepared.basket_status_path == "/v1/signing-baskets/{basketId}/status"
+    assert "BS" not in profile.paths  # the basket status read is at the contract's path
     hook = Path(profile.hooks.batch[0])
     assert hook.is_absolute() and hook.is_file()  # resolved against the profile's folder
     assert profile.hooks.batch_timeout == 60
+
+
+def test_basket_status_path_is_the_basket_status_operations_path(tmp_path: Path) -> None:
+    text = "[prepared]\nbasket_status_path = '/v1/baskets/{basketId}/state'\n"
+    profile = load_profile(write(tmp_path, text))
+    assert profile.paths["BS"] == "/v1/baskets/{basketId}/state"
 
 
 def test_without_the_tables_nothing_is_prepared(tmp_path: Path) -> None:
@@ -67,8 +73,9 @@ def test_without_the_tables_nothing_is_prepared(tmp_path: Path) -> None:
         ("[prepared]\nrenewal_due_account_id = 'a'\n", "given without renewal_due_consent_id"),
         ("[prepared]\nchanged_basket_id = 'b'\n", "needs changed_basket_payment_ids"),
         (
-            "[prepared]\nchanged_basket_id = 'b'\nchanged_basket_payment_ids = ['p']\n",
-            "needs basket_status_path",
+            "[paths]\nBS = '/v1/baskets/{basketId}'\n[prepared]\n"
+            "basket_status_path = '/v1/signing-baskets/{basketId}/status'\n",
+            "they name the same operation",
         ),
         ("[prepared]\nbasket_status_path = '/v1/baskets/status'\n", "a path with {basketId}"),
         ("[prepared]\npending_payment_product = 'bulk'\n", "must be one of ndct, ncbct"),

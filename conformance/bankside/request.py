@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from conformance.scenario import Mutation
 
 __all__ = [
+    "NOK_REDIRECT_HEADER",
     "NO_BODY",
     "OperationRequest",
     "Psu",
@@ -99,6 +100,10 @@ class Psu:
         return headers
 
 
+#: Where a failed SCA is to return (Berlin Group; the platform's contracts list it): sent beside
+#: TPP-Redirect-URI when the profile names ``nok_redirect_uri``. Spec 4.2 does not name it.
+NOK_REDIRECT_HEADER = "TPP-Nok-Redirect-URI"
+
 #: The headers that say who the PSU is (replaced together by :meth:`OperationRequest.as_psu`).
 _PSU_IDENTITY_HEADERS = frozenset(
     {"psu-id", "x-psu-identity", "psu-context", "psu-corporate-id", "psu-ip-address"}
@@ -116,8 +121,9 @@ def standard_headers(
 ) -> dict[str, str]:
     """The headers a well-behaved TPP sends on ``operation`` (spec 4.2), signer's aside.
 
-    Required TPP headers get the profile's values (x-accept-fix of spec 9, TPP-Redirect-URI),
-    a fresh TPP-Session-ID; the PSU headers come from ``psu``, with the profile's PSU-IP-Address
+    Required TPP headers get the profile's values (x-accept-fix of spec 9, TPP-Redirect-URI,
+    and beside it TPP-Nok-Redirect-URI where the profile names ``nok_redirect_uri``), a fresh
+    TPP-Session-ID; the PSU headers come from ``psu``, with the profile's PSU-IP-Address
     and PSU-User-Agent where it names them (``[psu] ip_address``, ``user_agent``). An operation
     that requires PSU-ID without a PSU given is a programming error in the runner.
     """
@@ -129,6 +135,9 @@ def standard_headers(
         headers["TPP-Session-ID"] = str(uuid.uuid4())
     if "tpp-redirect-uri" in required:
         headers["TPP-Redirect-URI"] = profile.redirect_uri
+        nok = profile.lifecycle.nok_redirect_uri
+        if nok is not None:  # where a failed SCA is to return (not in spec 4.2: the platform's)
+            headers[NOK_REDIRECT_HEADER] = nok
     if psu is not None:
         headers.update(psu.headers(operation))
         if "PSU-IP-Address" in headers and profile.psu_ip_address is not None:

@@ -159,6 +159,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the reports are written (default: reports)",
     )
     parser.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="after the run, cancel the payments it left unauthorised and delete the consents it "
+        "made (where the contract has a consent deletion); what could not be is reported "
+        "(cleanup.json)",
+    )
+    parser.add_argument(
         "--fault",
         action="append",
         default=[],
@@ -240,6 +247,7 @@ def pytest_arguments(
     numprocesses: str | None,
     threads: int = 1,
     smoke: bool = False,
+    cleanup: bool = False,
     trust_anchor: BundledIdentity | None = None,
     tls_trust_anchor: BundledTls | None = None,
     extra: Sequence[str] = (),
@@ -260,6 +268,8 @@ def pytest_arguments(
     args += ["--seed", str(seed), "--reports", str(reports)]
     if strict:
         args.append("--conformance-strict")
+    if cleanup:
+        args.append("--cleanup")
     args += _report_arguments(reports)
     if numprocesses is not None and _has("xdist"):
         args += ["-n", str(numprocesses)]
@@ -448,6 +458,7 @@ def run(args: argparse.Namespace) -> int:
                 numprocesses=numprocesses,
                 threads=concurrency.threads,
                 smoke=args.smoke,
+                cleanup=args.cleanup,
                 trust_anchor=setup.identity,
                 tls_trust_anchor=setup.bundled_tls,
                 extra=args.pytest_args,

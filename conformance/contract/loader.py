@@ -320,6 +320,7 @@ def _build_operation(doc: dict[str, Any], file: Path) -> Operation:
         assumptions=tuple(Assumption(a["topic"], a["text"]) for a in doc["assumptions"]),
         source=f"operations/{file.name}",
         headers_quotes=tuple(headers.get("quotes", ())),
+        optional=bool(doc.get("optional", False)),
     )
 
 

@@ -155,6 +155,9 @@ class Operation:
     source: str = ""
     #: Labels of the quotes that show the operation's header set (its spec 4.2 row).
     headers_quotes: tuple[str, ...] = ()
+    #: An operation a bank may not offer at all (the platform's sandbox reset, SI): judged only
+    #: where the profile names it (``[operations] optional``), else not applicable.
+    optional: bool = False
 
     def __repr__(self) -> str:
         return f"<Operation {self.id} {self.method} {self.path}>"

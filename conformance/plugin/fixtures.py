@@ -15,6 +15,7 @@ from conformance.bankside.bundled import (
     write_run_identity,
 )
 from conformance.errors import ConformanceError
+from conformance.plugin.cleanup import clean_up, cleanup_requested
 from conformance.plugin.options import (
     SEED,
     profile_from_config,
@@ -189,24 +190,27 @@ def conformance_context(request: pytest.FixtureRequest) -> Iterator[RunContext]:
     )
     threads = scenario_threads(request.config)
     pool = ScenarioPool(threads) if threads > 1 else None
+    context = RunContext(
+        contract=contract,
+        profile=profile,
+        client=client,
+        seed=seed,
+        data=data,
+        sca=sca,
+        strict=strict_run(request.config),
+        trust_anchor=trust_anchor,
+        utf8_trust_anchor=utf8_trust_anchor,
+        revoked_identity=revoked,
+        tls_trust_anchor=tls_anchor,
+        pool=pool,
+    )
     try:
-        yield RunContext(
-            contract=contract,
-            profile=profile,
-            client=client,
-            seed=seed,
-            data=data,
-            sca=sca,
-            strict=strict_run(request.config),
-            trust_anchor=trust_anchor,
-            utf8_trust_anchor=utf8_trust_anchor,
-            revoked_identity=revoked,
-            tls_trust_anchor=tls_anchor,
-            pool=pool,
-        )
+        yield context
     finally:
         if pool is not None:
             pool.close()
+        if cleanup_requested(request.config):  # after the worker's last scenario, server still up
+            clean_up(request.config, context)
 
 
 def _certificate_options(

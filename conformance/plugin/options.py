@@ -119,6 +119,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="reports",
         help="directory of compliance.json and compliance.md (default: reports)",
     )
+    group.addoption(
+        "--cleanup",
+        action="store_true",
+        default=False,
+        help="after the run, cancel the payments it left unauthorised and delete the consents "
+        "it made (where the contract can delete one); what could not be is reported",
+    )
 
 
 def is_worker(config: pytest.Config) -> bool:

@@ -11,6 +11,7 @@ import pytest
 
 from conformance.checks import ConformanceFailure
 from conformance.findings import ShouldFindings
+from conformance.plugin.cleanup import cleanup_requested, note_creations, write_summary
 from conformance.plugin.collection import FACTS
 from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
 from conformance.plugin.timings import exchange_timings
@@ -180,6 +181,8 @@ def pytest_runtest_makereport(
         item.stash[_RETRIES] = _throttled_answers(item)
         context = getattr(item, "funcargs", {}).get("conformance_context")
         item.stash[_TIMINGS] = exchange_timings(context)
+        if cleanup_requested(item.config):
+            note_creations(item.config, context)
     if report.when == "teardown":
         retries = item.stash.get(_RETRIES, 0)
         report.user_properties = [
@@ -221,6 +224,8 @@ def pytest_report_teststatus(
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if cleanup_requested(config) and not is_worker(config):  # the workers' files are merged
+        write_summary(config, terminalreporter)
     collector = config.stash.get(COLLECTOR, None)
     if collector is None or not collector.verdicts:
         return

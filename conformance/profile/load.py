@@ -25,6 +25,7 @@ from conformance.profile.bank import (
     read_required_headers,
     read_waivers,
 )
+from conformance.profile.lifecycle import read_lifecycle
 from conformance.profile.model import (
     DEFAULT_TIMEOUT,
     DEFAULT_X_ACCEPT_FIX,
@@ -72,8 +73,9 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
     connection = _read_connection(top, source)
     ca_trust = _choice(top, "ca_trust", CA_TRUST_MODES, "replace")
     products = _read_products(top)
-    supported, unsupported = _read_operations(top, known_ops)
+    supported, unsupported, optional = _read_operations(top, known_ops)
     path_choices = read_paths(top, known_ops)
+    prepared, basket_status_path = _read_prepared(top.table("prepared"), products)
     psu = top.table("psu")
     private, corporate, second = _read_psus(psu)
     psu_ip_address = psu.optional_str("ip_address")
@@ -86,9 +88,10 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         query_names=_read_query(top, known_ops),
         production=_read_production(top.table("production")),
         sca=_read_sca(top.table("sca")),
+        lifecycle=read_lifecycle(top, optional),
         oauth=oauth.read(top.table("oauth")),
         payment_accounts=_read_payment_accounts(top.table("payments")),
-        prepared=_read_prepared(top.table("prepared"), products),
+        prepared=prepared,
         hooks=_read_hooks(top.table("hooks"), source),
         setup_templates=_read_setup(top.table("setup"), source, known_ops),
         mask=_read_mask(top.table("mask")),
@@ -118,7 +121,7 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         products=products,
         supported_operations=supported,
         unsupported_operations=unsupported or frozenset(),
-        paths=path_choices.paths,
+        paths=_with_basket_status(top, path_choices.paths, basket_status_path),
         methods=path_choices.methods,
         periodic_paths=path_choices.periodic,
         sandbox=top.get("sandbox", bool, True),
@@ -271,15 +274,22 @@ def _read_products(top: Table) -> frozenset[str]:
 
 def _read_operations(
     top: Table, known_ops: Mapping[str, Operation]
-) -> tuple[frozenset[str] | None, frozenset[str] | None]:
-    """``[operations] supported`` or ``unsupported``: (supported, unsupported)."""
+) -> tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str]]:
+    """``[operations] supported`` or ``unsupported``, and ``optional`` (the contract's optional
+    operations the bank offers): (supported, unsupported, optional)."""
     operations = top.table("operations")
     supported = _op_ids(operations, "supported", known_ops)
     unsupported = _op_ids(operations, "unsupported", known_ops)
     if supported is not None and unsupported is not None:
         raise operations.error("supported", "and operations.unsupported cannot both be given")
+    optional = _op_ids(operations, "optional", known_ops) or frozenset()
+    for op_id in sorted(optional):
+        if not known_ops[op_id].optional:
+            raise operations.error(
+                "optional", f"names {op_id}, which is not an optional operation of the contract"
+            )
     operations.finish()
-    return supported, unsupported
+    return supported, unsupported, optional
 
 
 def _read_psus(psu: Table) -> tuple[PrivatePsu, CorporatePsu, PrivatePsu]:
@@ -332,9 +342,10 @@ def _read_production(table: Table) -> ProductionData:
 _PENDING_PRODUCTS = ("ndct", "ncbct")
 
 
-def _read_prepared(table: Table, products: frozenset[str]) -> PreparedStates:
+def _read_prepared(table: Table, products: frozenset[str]) -> tuple[PreparedStates, str | None]:
     """``[prepared]``: the states the bank prepared (ids of its own), each checked for the keys
-    that go with it."""
+    that go with it; and ``basket_status_path``, the older name of ``[paths] BS`` (the basket
+    status read, an operation of the contract now)."""
     ids = {
         key: table.optional_str(key)
         for key in (
@@ -346,7 +357,6 @@ def _read_prepared(table: Table, products: frozenset[str]) -> PreparedStates:
             "closed_account_consent_id",
             "closed_account_id",
             "changed_basket_id",
-            "basket_status_path",
         )
     }
     product = _choice(table, "pending_payment_product", _PENDING_PRODUCTS, "ndct")
@@ -365,19 +375,33 @@ def _read_prepared(table: Table, products: frozenset[str]) -> PreparedStates:
         )
     if basket_payments and ids["changed_basket_id"] is None:
         raise table.error("changed_basket_payment_ids", "is given without changed_basket_id")
-    path = ids["basket_status_path"]
+    path = table.optional_str("basket_status_path")
     if path is not None and not (path.startswith("/") and "{basketId}" in path):
         raise table.error("basket_status_path", f"must be a path with {{basketId}}, not {path!r}")
-    if ids["changed_basket_id"] is not None and path is None:
-        raise table.error(
-            "changed_basket_id", "needs basket_status_path (where the bank reads a basket)"
-        )
     table.finish()
-    return PreparedStates(
+    prepared = PreparedStates(
         pending_payment_product=product,
         changed_basket_payment_ids=basket_payments,
         **ids,
     )
+    return prepared, path
+
+
+def _with_basket_status(
+    top: Table, paths: Mapping[str, str], basket_status_path: str | None
+) -> Mapping[str, str]:
+    """``[paths]`` with ``[prepared] basket_status_path`` as BS's path (the key is older than the
+    contract's basket status read, BS, and says the same); the two may not differ."""
+    if basket_status_path is None:
+        return paths
+    chosen = paths.get("BS")
+    if chosen is not None and chosen != basket_status_path:
+        raise top.error(
+            "prepared.basket_status_path",
+            f"is {basket_status_path!r} but [paths] BS is {chosen!r}: they name the same "
+            "operation (the basket status read), give one",
+        )
+    return MappingProxyType({**paths, "BS": basket_status_path})
 
 
 def _together(table: Table, values: Mapping[str, str | None], first: str, second: str) -> None:

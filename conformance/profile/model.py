@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.errors import ProfileError
 from conformance.profile.bank import ENV_PREFIX, Waiver
+from conformance.profile.lifecycle import Lifecycle
 from conformance.profile.negative_certificates import NegativeCertificates
 from conformance.profile.oauth import OAuthSettings
 from conformance.profile.parts import (
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from conformance.contract import Operation
 
 __all__ = [
+    "CANCELLATION_AUTHORISATION",
     "DEFAULT_TIMEOUT",
     "DEFAULT_X_ACCEPT_FIX",
     "PRODUCT_OPERATIONS",
@@ -54,6 +56,10 @@ PRODUCT_PARAMETER = "payment-product"
 PRODUCT_OPERATIONS: Mapping[str, str] = MappingProxyType(
     {"ndct": "E16", "periodic-ndct": "E17", "ncbct": "E18"}
 )
+
+#: The operation that starts a payment cancellation's own authorisation (issue 23: the
+#: platform's banks ask it for a payment already authorised; ``[cancellation] sca``).
+CANCELLATION_AUTHORISATION = "PCA"
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_X_ACCEPT_FIX = "amount-as-string"
@@ -160,6 +166,9 @@ class TargetProfile:
     #: ``[setup] templates``: per sandbox creation, an object merged into the suite's body.
     setup_templates: Mapping[str, Mapping[str, Any]] = field(default_factory=_empty)
     sca: ScaSettings = field(default_factory=ScaSettings)
+    #: ``[cancellation] sca``, ``nok_redirect_uri``, ``release``, ``[operations] optional``: the
+    #: bank's choices about its payments' lifecycle and the release it runs.
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
     x_accept_fix: str = DEFAULT_X_ACCEPT_FIX
     #: ``[headers]``: sent on every request (an API gateway's client id); a value
     #: ``env:NAME`` is read from the environment variable NAME when the run starts.
@@ -244,6 +253,16 @@ class TargetProfile:
                 return f"the profile's products do not include {product} ({op_id})"
         if not self.sandbox and operation.family == "sandbox":
             return f"{op_id} is a sandbox operation and the profile says sandbox = false"
+        if operation.optional and op_id not in self.lifecycle.optional_operations:
+            return (
+                f"{op_id} ({operation.name}) is an optional operation and the profile's "
+                "operations.optional does not name it"
+            )
+        if op_id == CANCELLATION_AUTHORISATION and not self.lifecycle.cancellation_needs_sca:
+            return (
+                f"{op_id} authorises a cancellation, and the profile says a cancellation needs "
+                'no SCA ([cancellation] sca = "never")'
+            )
         return None
 
     def supports(self, operation: Operation) -> bool:

@@ -130,11 +130,10 @@ class PreparedStates:
       ``renewal_due_account_id`` and ``renewal_due_transaction_id`` for AT and E8;
     - ``closed_account_consent_id``, ``closed_account_id``: a consent on an account since closed
       (spec 7 rule 8);
-    - ``basket_status_path``: where the bank reads a basket's status (GET, a path with
-      ``{basketId}``; the contract has no basket read), so that the run reads the status of a
-      basket whose payment it rejected or cancelled (spec 2.4); ``changed_basket_id``,
-      ``changed_basket_payment_ids``: a signing basket of the private PSU one of whose payments
-      the bank rejected or cancelled after the basket was made, used instead for that change.
+    - ``changed_basket_id``, ``changed_basket_payment_ids``: a signing basket of the private
+      PSU one of whose payments the bank rejected or cancelled after the basket was made, read
+      with the basket status operation (BS) instead of a basket the run changes itself
+      (spec 2.4). The key ``basket_status_path`` of this table is read as ``[paths] BS``.
     """
 
     pending_payment_id: str | None = None
@@ -147,7 +146,6 @@ class PreparedStates:
     closed_account_id: str | None = None
     changed_basket_id: str | None = None
     changed_basket_payment_ids: tuple[str, ...] = ()
-    basket_status_path: str | None = None
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ def check_path_override(table: Table, key: str, operation: Operation) -> str:
 
 
 #: The operations that name a payment by id, whose path may differ for a periodic payment.
-_PAYMENT_BY_ID = frozenset({"PS", "PC", "PA"})
+_PAYMENT_BY_ID = frozenset({"PS", "PC", "PA", "PCA"})
 #: A path value the suite adds beside a payment's product and id: its service, ``payments`` or
 #: ``periodic-payments`` (which template of ``[paths]`` is used; never sent itself).
 PAYMENT_SERVICE = "payment-service"
@@ -123,7 +123,8 @@ def read_paths(top: Table, known: Mapping[str, Operation]) -> PathChoices:
         if entry.peek("periodic") is not None:
             if op_id not in _PAYMENT_BY_ID:
                 raise entry.error(
-                    "periodic", "is only for PS, PC and PA (the operations naming a payment by id)"
+                    "periodic",
+                    "is only for PS, PC, PA and PCA (the operations naming a payment by id)",
                 )
             periodic[op_id] = check_path_override(entry, "periodic", operation)
         entry.finish()

@@ -31,9 +31,11 @@ __all__ = ["apply_template", "read_templates", "setup_operations"]
 def setup_operations(operations: Mapping[str, Operation]) -> frozenset[str]:
     """The creations a run makes its data with: the contract's sandbox operations that write
     (SCU, SA, SCA, SAG, SDF, E5, E6, E7, E15), read from the contract so that a new one needs
-    no list of its own."""
+    no list of its own; an optional one (the sandbox reset SI) makes no data of the run's."""
     return frozenset(
-        op.id for op in operations.values() if op.family == "sandbox" and op.method != "GET"
+        op.id
+        for op in operations.values()
+        if op.family == "sandbox" and op.method != "GET" and not op.optional
     )
 
 

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from conformance.checks import ConformanceFailure, NotApplicable
+from conformance.contract.releases import changes_after
 from conformance.findings import ShouldFindings, collecting_findings
 from conformance.runners import (
     auth,
@@ -52,11 +53,27 @@ RUNNERS: Mapping[str, Runner] = MappingProxyType(
 )
 
 
+def _require_release(scenario: Scenario, ctx: RunContext) -> None:
+    """NotApplicable when the scenario judges a change spec 9 dates after the profile's
+    ``release`` (``schemas/releases.json``), naming that release."""
+    release = ctx.profile.lifecycle.release
+    steps = (scenario.operation, *scenario.param("steps", ()))
+    later = changes_after(ctx.contract, release, scenario.id, scenario.rule, steps)
+    if later:
+        first = later[0]
+        said = " ".join(quote.text for quote in ctx.contract.quoted(first.quotes[:1]))
+        raise NotApplicable(
+            f"the scenario judges {first.change}, which release {first.release} added "
+            f'(spec 9: "{said}"), and the profile says the bank runs release {release}'
+        )
+
+
 def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
     """Run one scenario against the target; raise NotApplicable or ConformanceFailure.
 
     An operation the profile does not support (the scenario's own, or one of the steps a flow
-    names in ``params["steps"]``) makes it NotApplicable with the profile's reason.
+    names in ``params["steps"]``) makes it NotApplicable with the profile's reason, and so does
+    a change spec 9 dates after the profile's ``release`` (``schemas/releases.json``).
     A failure is reported under the scenario's requirement (rule id, spec part, level). Every
     exchange made meanwhile (set-up included) is appended to ``ctx.exchanges``.
     """
@@ -72,6 +89,7 @@ def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
             reason = ctx.unsupported_reason(op_id)
             if reason is not None:
                 raise NotApplicable(reason)
+        _require_release(scenario, ctx)
         with collecting_findings() as findings:
             try:
                 runner(scenario, ctx)

@@ -106,6 +106,11 @@ class RunContext:
             weakref.finalize(self, client.close)
         return derived
 
+    def identity_contexts(self) -> tuple[RunContext, ...]:
+        """The contexts of the other identities this worker signed as (:meth:`as_identity`),
+        so that what they made can be cleaned up as them (``conformance run --cleanup``)."""
+        return tuple(self._identities.values())
+
     def for_scenario(self) -> RunContext:
         """A context for one scenario run beside others: everything shared but ``exchanges``."""
         own = dataclasses.replace(self, exchanges=[], pool=None)

@@ -270,7 +270,11 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "gives the transactions of a sandbox account new ids in every listing (E3)",
         rules=("SB-booked-transaction-ids-stable",),
         # flows that read a listed id back, or compare pages of one list, meet it too
-        scenarios=("E11-created-transaction-reads-back", "E3-offset-and-limit-page-the-list"),
+        scenarios=(
+            "E11-created-transaction-reads-back",
+            "E3-offset-and-limit-page-the-list",
+            "E3-paging-walks-to-the-end",
+        ),
         level="must",
     ),
     Fault(
@@ -284,6 +288,22 @@ CORE_FAULTS: tuple[Fault, ...] = (
         ),
         scenarios=("E1-basket-with-rejected-payment-is-worst-case",),
         level="must",
+    ),
+    Fault(
+        "nok-redirect-ignored",
+        "spec 5 item 6, read with the platform's TPP-Nok-Redirect-URI (where a failed SCA returns)",
+        "sends the PSU of a failed SCA back to the TPP-Redirect-URI although the TPP sent a "
+        "TPP-Nok-Redirect-URI",
+        rules=("STATE-sca-failure-return",),
+        level="should",
+    ),
+    Fault(
+        "sandbox-initialize-keeps-changes",
+        "spec 4.3 (sandbox data), read with the platform's sandbox reset (SI)",
+        "puts the default customers back on POST /v1/sandbox/initialize but keeps what was added "
+        "to their accounts since",
+        rules=("STATE-sandbox-reset",),
+        level="should",
     ),
     Fault(
         "redirect-preferred-false-refused",

@@ -32,7 +32,7 @@ __all__ = [
 
 #: The operations whose error bodies carry ``tppMessages`` (spec 2.6; the payment and basket
 #: families).
-PAYMENT_OPERATIONS = ("E1", "E2", "E16", "E17", "E18", "PS", "PC", "PA")
+PAYMENT_OPERATIONS = ("E1", "E2", "E16", "E17", "E18", "PS", "PC", "PA", "BR", "BS", "PCA")
 
 #: The faults of the payment side (payments, baskets, transaction details).
 PAYMENT_FAULTS: tuple[Fault, ...] = (
@@ -44,6 +44,41 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         # new basket (all RCVD) and the one whose SCA was cancelled (all RJCT) cannot.
         scenarios=("E1-basket-with-cancelled-payment-is-worst-case",),
         level="must",
+    ),
+    Fault(
+        "basket-read-status-stale",
+        "spec 2.4 basket status (read with BS after a payment changed)",
+        "reads a basket's status (BR, BS) as it was when the basket was made (RCVD), not as the "
+        "worst case of its payments now",
+        # Only a basket whose payment changed after it was made tells the two apart.
+        scenarios=(
+            "E1-basket-with-cancelled-payment-is-worst-case",
+            "E1-basket-with-rejected-payment-is-worst-case",
+        ),
+        level="must",
+    ),
+    Fault(
+        "cancellation-without-sca",
+        "spec 7 rule 6, read with the platform's cancellation of an authorised payment (PC, PCA)",
+        "cancels an authorised payment at once (204) although the bank asks such a cancellation "
+        'to be authorised ([cancellation] sca = "authorised"): no 202, nothing for PCA to start',
+        scenarios=(
+            *(
+                f"{product}-{slug}"
+                for product in ("E16", "E17", "E18")
+                for slug in (
+                    "authorised-payment-cancellation-needs-sca",
+                    "cancellation-sca-cancelled-payment-unchanged",
+                )
+            ),
+            # every PCA scenario that expects the start accepted
+            "PCA-norwegian-cross-border-credit-transfers-accepted",
+            "PCA-norwegian-domestic-credit-transfers-accepted",
+            "PCA-accept-fix-unknown-value-ignored",
+            "PCA-auth-rfc2047-signature-accepted",
+            "PCA-auth-rfc2047-signed-header-accepted",
+        ),
+        level="should",
     ),
     Fault(
         "no-basket-limit",
@@ -110,6 +145,14 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "spec 8 (LIM-default-page-size-200, LIM-pagination-links-*)",
         "pages account transactions by 100 instead of 200 by default and in its links",
         rules=("LIM-default-page-size-200", "LIM-pagination-links-page-size-200"),
+        level="must",
+    ),
+    Fault(
+        "paging-next-overlaps",
+        "spec 8 (links in pagination answers), read with NextGenPSD2's next link",
+        "starts the page _links.next leads to on the last transaction of the page before, so "
+        "a walk along next meets one transaction twice",
+        rules=("LIM-pagination-links-page-size-200", "STATE-paging-links-to-the-end"),
         level="must",
     ),
     Fault(

@@ -13,13 +13,17 @@ Played:
   decoupled: answers carry ``scaStatus`` and no ``scaRedirect``, and the SCA page plays the
   bank's app where the PSU decides;
 - ``[paths]``: a request in the bank's method and path is routed as the contract's (links in
-  answers keep the contract's paths, which stay reachable as aliases);
+  answers keep the contract's paths, which stay reachable as aliases; ``[prepared]
+  basket_status_path`` is read as ``[paths] BS``, the basket status read);
 - ``sandbox = false``: the data a production-like bank holds already (its PSU, accounts, consent
   and transactions: ``existing_data``), and the states its ``[prepared]`` table names (a payment
   in PDNG, consents aged past 90 and 180 days, a consent on a closed account, a basket whose
   payment was cancelled), under the profile's ids;
-- ``[prepared] basket_status_path``: the bank's read of a basket's status (GET);
 - ``rate_limit``: beyond it a contract request is answered 429 with ``Retry-After``;
+- ``[cancellation] sca = "never"``: an authorised payment is cancelled at once (204), as a
+  RCVD one is; by default its cancellation waits for its own SCA (PCA);
+- ``release``: an older release has not what spec 9 dates later; played: NCBCT payments are
+  refused in a signing basket before 1.21.20 (400 PRODUCT_INVALID);
 - ``[oauth]``: a token endpoint at the path of ``token_url`` issues client-credentials tokens to
   the profile's client (authenticated as ``auth`` says), and every contract request needs one as
   ``Authorization: Bearer`` (``pipeline/tokens.py``); ``[sca] approach = "oauth"``: answers carry
@@ -42,6 +46,7 @@ from cryptography.x509.oid import NameOID
 
 from conformance.contract import load_contract
 from conformance.contract.crossfield import KID_REFERENCE_TYPES
+from conformance.contract.releases import Release
 from conformance.errors import ConformanceError
 from conformance.profile import PreparedStates
 from conformance.signing import default_identity, load_identity
@@ -229,12 +234,15 @@ class BankStyle:
     sca_at_creation: bool = False
     #: ``[sca] approach = "decoupled"``: answers carry ``scaStatus`` and no ``scaRedirect``.
     sca_decoupled: bool = False
-    #: ``[prepared] basket_status_path``: where the bank reads a basket's status (GET).
-    basket_status_path: str | None = None
     #: ``[oauth]``: the token endpoint and its client; every contract request needs a token.
     oauth: OAuthStyle | None = None
     #: ``[sca] approach = "oauth"``: answers carry ``scaOAuth`` and no ``scaRedirect``.
     sca_oauth: bool = False
+    #: ``[cancellation] sca``: cancelling an authorised payment needs its own SCA (PCA).
+    cancellation_sca: bool = True
+    #: ``release``: the release the bank runs (None: the latest, 1.22.0); what spec 9 dates
+    #: later is not there (``schemas/releases.json``: NCBCT in signing baskets from 1.21.20).
+    release: Release | None = None
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -253,9 +261,10 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         existing=existing_data_of(profile),
         sca_at_creation=profile.sca.start == "creation",  # psu-context: the bundled way
         sca_decoupled=profile.sca.decoupled,
-        basket_status_path=profile.prepared.basket_status_path,
         oauth=oauth_style_of(profile, environ),
         sca_oauth=profile.sca.oauth,
+        cancellation_sca=profile.lifecycle.cancellation_needs_sca,
+        release=profile.lifecycle.release,
     )
 
 

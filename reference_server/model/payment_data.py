@@ -69,6 +69,9 @@ class Status:
     FINAL = frozenset({ACSC, RJCT, CANC})
     #: Statuses a payment can be cancelled from (spec 7 rule 6: not PDNG).
     CANCELLABLE = frozenset({RCVD, ACTC})
+    #: Cancellable statuses of an authorised payment: its cancellation needs SCA where the bank
+    #: asks for it (``[cancellation] sca``).
+    AUTHORISED = frozenset({ACTC})
 
 
 class ScaStatus:
@@ -116,6 +119,9 @@ class Payment(DocRecord):
     duplicate_key: str | None = None
     #: The TPP that created it (``ownership.tpp_of``); None: stored before owners were kept.
     tpp_id: str | None = None
+    #: PC asked to cancel it while it was authorised, and the bank wants that cancellation
+    #: authorised (PCA, then SCA) before the payment is cancelled.
+    cancellation_requested: bool = False
 
     @property
     def parent_id(self) -> str | None:
@@ -167,6 +173,8 @@ class SubjectKind:
     BASKET = "basket"
     PAYMENT = "payment"
     CONSENT = "consent"
+    #: The cancellation of an authorised payment (PCA): approved, the payment is cancelled.
+    CANCELLATION = "cancellation"
 
 
 @dataclass(frozen=True)
@@ -174,7 +182,7 @@ class Authorisation(DocRecord):
     """One SCA by redirect (spec 5 item 6) for a basket (E2), a payment (PA, or implicitly at
     creation) or a consent (CA). ``customer_id`` is the sandbox customer expected at the SCA page
     (None: the PSU was not known and identifies there). ``redirect_uri`` is the TPP-Redirect-URI
-    the flow returns to."""
+    the flow returns to, ``nok_redirect_uri`` the TPP-Nok-Redirect-URI a failed one returns to."""
 
     id: str
     subject_kind: str
@@ -185,6 +193,9 @@ class Authorisation(DocRecord):
     redirect_uri: str | None
     created_at: str
     updated_at: str
+    #: TPP-Nok-Redirect-URI, where a failed SCA returns when the TPP asked (None: it returns to
+    #: ``redirect_uri``).
+    nok_redirect_uri: str | None = None
 
     @property
     def parent_id(self) -> str | None:

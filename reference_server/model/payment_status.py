@@ -9,6 +9,10 @@ Payment statuses (spec 3 lists them, "transitions: not shown"; the moves are cho
                                                  of that date moves it on)
     RCVD --SCA failed or cancelled by the PSU--> RJCT
     RCVD, ACTC --PC--> CANC                     (PDNG refuses, spec 7 rule 6)
+    ACTC --PC--> ACTC, cancellation requested --PCA, SCA approved--> CANC
+                                                (where the bank asks a cancellation of an
+                                                 authorised payment to be authorised; the batch
+                                                 holds such a payment back meanwhile)
 
 Periodic payments stop at ACTC: the batch does not advance them (spec 3). One batch run moves a
 payment one step, so the suite can stop at every status.
@@ -88,9 +92,11 @@ def batch_step(payment: Payment, run_day: date) -> str | None:
     """The status one batch run on ``run_day`` gives ``payment``, or None if it stays.
 
     ACTC goes to PDNG while its requested execution date lies after the run's day, else to ACSP;
-    PDNG goes to ACSP on or after that date; ACSP goes to ACSC. Periodic payments stay (spec 3).
+    PDNG goes to ACSP on or after that date; ACSP goes to ACSC. Periodic payments stay (spec 3),
+    and so does a payment whose cancellation waits for its SCA (PCA): the bank holds it back
+    until the PSU decides.
     """
-    if payment.periodic:
+    if payment.periodic or payment.cancellation_requested:
         return None
     due = payment.execution_date
     if payment.status == Status.ACTC:

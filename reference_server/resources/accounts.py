@@ -106,7 +106,9 @@ def _pagination(call: Call, offset: int, limit: int, total: int) -> dict[str, An
         "last": _page_link(call, last, limit),
     }
     if offset + limit < total:
-        links["next"] = _page_link(call, offset + limit, limit)
+        # the fault paging-next-overlaps starts the next page on this page's last item
+        overlap = 1 if call.app.faulty("paging-next-overlaps") else 0
+        links["next"] = _page_link(call, offset + limit - overlap, limit)
     if offset > 0:
         links["previous"] = _page_link(call, max(0, offset - limit), limit)
     return links

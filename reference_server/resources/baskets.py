@@ -1,4 +1,5 @@
-"""Signing baskets: creation (E1) and authorisation start (E2) — spec 2.4, 4.3 E1/E2, 7, 8.
+"""Signing baskets: creation (E1), authorisation start (E2) and the reads BR and BS — spec 2.4,
+4.3 E1/E2, 7, 8.
 
 A basket groups up to 10 payments (spec 8; the request schema's ``maxItems``) created earlier
 and not yet authorised, and one SCA authorises them all. Periodic payments cannot join (spec 7
@@ -6,9 +7,11 @@ rule 1: 400 REFERENCE_MIX_INVALID); neither can a payment that is no longer RCVD
 another basket (400 RESOURCE_BLOCKED). The basket's ``transactionStatus`` is computed on every
 read as the worst case of its payments (spec 2.4, :func:`payment_status.basket_status`).
 
-The contract has no operation reading a basket; ``GET /_control/signing-baskets/{basketId}`` (a
-reference-server route) serves it so that tests and TPP developers can watch the status, and a
-played bank's own read (``[prepared] basket_status_path`` of its profile) serves the basket alone.
+The spec shows the basket's fields (spec 2.4) but no operation reading it; the contract's BR
+(``GET /v1/signing-baskets/{basketId}``, the platform's "Get signing basket details") and BS
+(``.../status``) read it, for its own TPP and PSU only, as E2 finds it. ``GET
+/_control/signing-baskets/{basketId}`` (a reference-server route) shows more: each payment's
+status and the basket's authorisations, for tests and TPP developers.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
+from conformance.contract.releases import change
 from reference_server.api import ApiError, Call, Response, Route
-from reference_server.model.bank_style import BankStyle
 from reference_server.model.payment_data import (
     AUTHORISATIONS,
     BASKETS,
+    NCBCT,
     PAYMENTS,
     Basket,
     Payment,
@@ -39,9 +43,9 @@ __all__ = [
     "OPERATIONS",
     "ROUTES",
     "authorise_basket",
-    "bank_routes",
     "basket_document",
     "create_basket",
+    "read_basket",
     "read_basket_status",
     "show_basket",
 ]
@@ -96,7 +100,25 @@ def _payments(call: Call, store: Store, ids: list[str]) -> list[Payment]:
     return found
 
 
+def _check_release(call: Call, payments: list[Payment]) -> None:
+    """A bank on a release before NCBCT joined signing baskets (spec 9: "1.21.20 added signing
+    basket support for NCBCT") refuses an NCBCT payment in one: 400 PRODUCT_INVALID."""
+    release = call.app.bank.release
+    if release is None or release >= change(call.app.contract, "ncbct-baskets").release:
+        return
+    ncbct = [payment.id for payment in payments if payment.product == NCBCT]
+    if ncbct:
+        raise ApiError(
+            400,
+            "PRODUCT_INVALID",
+            f"release {release} has no signing basket support for NCBCT payments (spec 9: added "
+            f"in 1.21.20): {', '.join(ncbct)}",
+            path="paymentIds",
+        )
+
+
 def _check_joinable(call: Call, payments: list[Payment]) -> None:
+    _check_release(call, payments)
     periodic = [payment.id for payment in payments if payment.periodic]
     if periodic and not call.app.faulty("allow-periodic-in-basket"):
         raise ApiError(
@@ -139,6 +161,20 @@ def create_basket(call: Call) -> Response:
     )
 
 
+def _owned_basket(call: Call) -> Basket:
+    """The basket the path names, of the calling TPP and PSU; else 404 RESOURCE_UNKNOWN."""
+    store = call.app.store
+    basket_id = call.path_params["basketId"]
+    basket = store.get(BASKETS, basket_id)
+    if (
+        basket is None
+        or not ownership.owned(call, basket.tpp_id)
+        or not ownership.same_psu(call, _owner(store, basket))
+    ):
+        raise ApiError(404, "RESOURCE_UNKNOWN", f"no signing basket {basket_id!r}", path="basketId")
+    return basket
+
+
 def authorise_basket(call: Call) -> Response:
     """E2: start the basket's SCA (spec 4.3 E2, spec 7 E2 row).
 
@@ -148,17 +184,8 @@ def authorise_basket(call: Call) -> Response:
     """
     app = call.app
     store = app.store
-    basket_id = call.path_params["basketId"]
     with store.atomic():
-        basket = store.get(BASKETS, basket_id)
-        if (
-            basket is None
-            or not ownership.owned(call, basket.tpp_id)
-            or not ownership.same_psu(call, _owner(store, basket))
-        ):
-            raise ApiError(
-                404, "RESOURCE_UNKNOWN", f"no signing basket {basket_id!r}", path="basketId"
-            )
+        basket = _owned_basket(call)
         finalised = any(
             authorisation.status == ScaStatus.FINALISED
             for authorisation in store.children(AUTHORISATIONS, basket.id)
@@ -209,24 +236,37 @@ def show_basket(call: Call) -> Response:
     return Response.json(200, document)
 
 
+def _read_status(call: Call, basket: Basket) -> str:
+    """The basket's status as BR and BS read it: the worst case of its payments now (spec 2.4);
+    under the fault ``basket-read-status-stale`` the status it had when it was made (every
+    payment joins RCVD, so RCVD), as a bank that stored it at creation would answer."""
+    if call.app.faulty("basket-read-status-stale"):
+        return basket_status(["RCVD"])
+    return str(basket_document(call, basket)["transactionStatus"])
+
+
+def read_basket(call: Call) -> Response:
+    """BR: the signing basket (spec 2.4) with its payment ids and its status now (the platform's
+    "Get signing basket details"; NextGenPSD2's ``payments``)."""
+    basket = _owned_basket(call)
+    document = basket_document(call, basket)
+    document["transactionStatus"] = _read_status(call, basket)
+    document["payments"] = list(basket.payment_ids)
+    document["_links"]["self"] = {"href": basket_path(basket.id), "verbs": ["GET"]}
+    document["_links"]["status"] = {"href": f"{basket_path(basket.id)}/status", "verbs": ["GET"]}
+    return Response.json(200, document)
+
+
 def read_basket_status(call: Call) -> Response:
-    """The bank's own read of a basket's status (``[prepared] basket_status_path`` of a profile
-    the server plays; the contract has no basket read): the signing basket (spec 2.4), its
-    status computed now, or 404. A route of the played bank, outside the contract: its request
-    is not authenticated (reference_server/assumptions.md, "Bank styles")."""
-    basket = call.app.store.get(BASKETS, call.path_params["basketId"])
-    if basket is None:
-        raise ApiError(404, "RESOURCE_UNKNOWN", "no such signing basket", path="basketId")
-    return Response.json(200, basket_document(call, basket))
+    """BS: the basket's ``transactionStatus``, the worst case of its payments now (spec 2.4)."""
+    return Response.json(200, {"transactionStatus": _read_status(call, _owned_basket(call))})
 
 
-def bank_routes(bank: BankStyle) -> tuple[Route, ...]:
-    """The routes of the bank a profile describes: its basket status read, when it names one."""
-    if bank.basket_status_path is None:
-        return ()
-    return (Route("GET", bank.basket_status_path, read_basket_status, loopback_only=False),)
-
-
-OPERATIONS = {"E1": create_basket, "E2": authorise_basket}
+OPERATIONS = {
+    "E1": create_basket,
+    "E2": authorise_basket,
+    "BR": read_basket,
+    "BS": read_basket_status,
+}
 
 ROUTES = (Route("GET", "/_control/signing-baskets/{basketId}", show_basket),)

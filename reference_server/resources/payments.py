@@ -1,5 +1,6 @@
-"""Payments: creation (E16 NDCT, E17 periodic NDCT, E18 NCBCT), status (PS), cancellation (PC)
-and authorisation start (PA) — spec 2.6, 2.7, 3, 4.3 E16–E18, 7.
+"""Payments: creation (E16 NDCT, E17 periodic NDCT, E18 NCBCT), status (PS), cancellation (PC),
+authorisation start (PA) and cancellation authorisation start (PCA) — spec 2.6, 2.7, 3, 4.3
+E16–E18, 7.
 
 The pipeline has already checked headers, signature, the body schema and the cross-field rules of
 spec 2.7 (KID check digits, minor units, regulatory reporting, …) when a handler runs; what is left
@@ -14,6 +15,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
@@ -39,6 +41,7 @@ __all__ = [
     "EXECUTION_HORIZON",
     "NCBCT_FEE",
     "OPERATIONS",
+    "authorise_cancellation",
     "authorise_payment",
     "cancel_payment",
     "create_payment",
@@ -323,7 +326,12 @@ def payment_status(call: Call) -> Response:
 
 def cancel_payment(call: Call) -> Response:
     """PC: RCVD and ACTC payments become CANC (204); PDNG refuses (spec 7 rule 6, spec 3), as
-    does every status past it (400 CANCELLATION_INVALID)."""
+    does every status past it (400 CANCELLATION_INVALID).
+
+    An authorised payment (ACTC), at a bank that asks its cancellation to be authorised
+    (``[cancellation] sca``, the default, as the platform's banks do), is not cancelled yet:
+    202 with its status and ``_links.startAuthorisation`` (PCA); the payment stays as it is
+    until that SCA is approved (``sca_flow.complete``)."""
     app = call.app
     with app.store.atomic():
         payment = require_payment(call)
@@ -337,10 +345,51 @@ def cancel_payment(call: Call) -> Response:
                 else f"a payment in status {payment.status} can no longer be cancelled"
             )
             raise ApiError(400, "CANCELLATION_INVALID", reason, tpp_code="BAD_REQUEST")
+        needs_sca = app.bank.cancellation_sca and not app.faulty("cancellation-without-sca")
+        if needs_sca and payment.status in Status.AUTHORISED:
+            app.store.put(PAYMENTS, replace(payment, cancellation_requested=True))
+            path = payment_path(payment)
+            return Response.json(
+                202,
+                {
+                    "transactionStatus": payment.status,
+                    "_links": {
+                        "self": _link(path, "GET"),
+                        "status": _link(f"{path}/status", "GET"),
+                        "startAuthorisation": _link(f"{path}/cancellation-authorisations", "POST"),
+                    },
+                },
+            )
         move(app.store, payment, Status.CANC, app.clock.now())
     if app.permissive("unshown-success-statuses"):  # spec 4.1 names PC only
         return Response.json(200, {"transactionStatus": Status.CANC})
     return Response.empty(204)
+
+
+def authorise_cancellation(call: Call) -> Response:
+    """PCA: start the SCA of a cancellation PC asked for (the platform's cancellation
+    authorisation; NextGenPSD2). 400 RESOURCE_BLOCKED when no cancellation waits for its
+    authorisation (the payment was not cancelled with PC while authorised, or has moved past
+    cancelling); 401 with ``scaRedirect`` when the PSU is not a sandbox customer; else 201 with
+    the SCA status record (STARTED). Approved, the payment becomes CANC; cancelled, it stays."""
+    app = call.app
+    with app.store.atomic():
+        payment = require_payment(call)
+        if not payment.cancellation_requested or payment.status not in Status.AUTHORISED:
+            raise ApiError(
+                400,
+                "RESOURCE_BLOCKED",
+                f"payment {payment.id} ({payment.status}) has no cancellation waiting for its "
+                "authorisation: cancel it with DELETE first",
+                tpp_code="BAD_REQUEST",
+            )
+        authorisation = sca_flow.start(app, call, SubjectKind.CANCELLATION, payment.id)
+    if authorisation.customer_id is None:
+        raise sca_flow.unknown_psu_error(authorisation)
+    document = sca_flow.sca_status_document(
+        authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
+    )
+    return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 
 def authorise_payment(call: Call) -> Response:
@@ -385,4 +434,5 @@ OPERATIONS = {
     "PS": payment_status,
     "PC": cancel_payment,
     "PA": authorise_payment,
+    "PCA": authorise_cancellation,
 }

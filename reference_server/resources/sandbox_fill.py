@@ -1,4 +1,6 @@
-"""Sandbox data fill: SDF, POST /v1/sandbox/data-fill (spec 9, release 1.16.0).
+"""Sandbox data fill: SDF, POST /v1/sandbox/data-fill (spec 9, release 1.16.0), and the
+platform's sandbox reset SI, POST /v1/sandbox/initialize (optional), which puts the same set back
+as its default customers.
 
 Puts a fixed, documented data set in place so that a TPP can rely on it: the same ids, customer
 numbers, account numbers and national identity numbers on every server and every call. Calling it
@@ -22,8 +24,17 @@ from reference_server.model import sandbox_data as data
 from reference_server.model.store import Store
 from reference_server.pipeline.validation import now_at_bank
 from reference_server.services.private_engagement import PRIVATE_LIMIT, PRIVATE_ROLES
+from reference_server.views import sandbox_views as views
 
-__all__ = ["FILL_CUSTOMER_NUMBERS", "OPERATIONS", "FillSet", "build_fill", "data_fill", "fill_id"]
+__all__ = [
+    "FILL_CUSTOMER_NUMBERS",
+    "OPERATIONS",
+    "FillSet",
+    "build_fill",
+    "data_fill",
+    "fill_id",
+    "sandbox_initialize",
+]
 
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://psd2-conformance.invalid/sandbox-fill")
 
@@ -298,16 +309,17 @@ def _card(owner: data.Customer, account: data.Account) -> data.CardAccount:
     )
 
 
-def apply_fill(store: Store, fill: FillSet) -> None:
-    """Remove the set (and what hangs below its accounts, cards and agreements), then add it."""
+def apply_fill(store: Store, fill: FillSet, *, keep_added: bool = False) -> None:
+    """Remove the set (and what hangs below its accounts, cards and agreements), then add it;
+    ``keep_added`` (the fault ``sandbox-initialize-keeps-changes``) only puts the set back."""
     with store.atomic():
-        for account in fill.accounts:
+        for account in () if keep_added else fill.accounts:
             for item in store.children(data.ACCOUNT_TRANSACTIONS, account.id):
                 store.delete(data.ACCOUNT_TRANSACTIONS, item.id)
-        for card in fill.card_accounts:
+        for card in () if keep_added else fill.card_accounts:
             for card_item in store.children(data.CARD_TRANSACTIONS, card.id):
                 store.delete(data.CARD_TRANSACTIONS, card_item.id)
-        for agreement in fill.agreements:
+        for agreement in () if keep_added else fill.agreements:
             for engagement in store.children(data.ENGAGEMENTS, agreement.id):
                 store.delete(data.ENGAGEMENTS, engagement.id)
         groups: tuple[tuple[Any, tuple[Any, ...]], ...] = (
@@ -339,4 +351,16 @@ def data_fill(call: Call) -> Response:
     )
 
 
-OPERATIONS = {"SDF": data_fill}
+def sandbox_initialize(call: Call) -> Response:
+    """SI: POST /v1/sandbox/initialize (the platform's sandbox reset, optional) → 201 with the
+    default customers, as E9 lists them. The default customers are the data fill's: the set is
+    put back as new (what was added on its accounts, cards and agreements goes); other data stays,
+    since the run's parallel scenarios share this sandbox (assumptions.md, "Data fill").
+    The fault ``sandbox-initialize-keeps-changes`` puts the set back and keeps what was added."""
+    fill = build_fill(now_at_bank(call.app).date())
+    store = call.app.store
+    apply_fill(store, fill, keep_added=call.app.faulty("sandbox-initialize-keeps-changes"))
+    return Response.json(201, [views.customer(store, customer) for customer in fill.customers])
+
+
+OPERATIONS = {"SDF": data_fill, "SI": sandbox_initialize}

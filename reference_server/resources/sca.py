@@ -9,8 +9,10 @@ other hosts (``loopback_only=False``) so that a TPP can run the flow against a s
   a JSON object or query parameters with the same names are read too): finishes the authorisation
   (:func:`reference_server.services.sca_flow.complete`) and answers 303 to the TPP-Redirect-URI
   given when the authorisation started, with ``authorisationId`` and ``scaStatus`` added to its
-  query. A customerNumber that is unknown, or not the PSU the authorisation was started for,
-  shows the page again with the error PSU_CREDENTIALS_INVALID and changes nothing.
+  query (a cancelled one to the TPP-Nok-Redirect-URI, when it was given, and with
+  ``error=access_denied``). A customerNumber that is unknown, or not the PSU the authorisation
+  was started for, shows the page again with the error PSU_CREDENTIALS_INVALID and changes
+  nothing.
 - ``GET /sca/{authorisationId}/status``: the SCA status record (spec 2.5) as JSON; it is the
   ``self`` link of the record E2, PA and CA answer with (the contract has no such operation).
 - ``GET /sca/{authorisationId}/oauth-authorization-server``: with the OAuth SCA approach
@@ -105,11 +107,10 @@ def _describe(call: Call, authorisation: Authorisation) -> str:
             f"<code>{html.escape(authorisation.subject_id)}</code>, valid until {valid_until}).</p>"
         )
     payments = sca_flow.subject_payments(store, authorisation)
-    what = (
-        "the payments of signing basket"
-        if authorisation.subject_kind == SubjectKind.BASKET
-        else "payment"
-    )
+    what = {
+        SubjectKind.BASKET: "the payments of signing basket",
+        SubjectKind.CANCELLATION: "the cancellation of payment",
+    }.get(authorisation.subject_kind, "payment")
     rows = "".join(
         "<tr>"
         f"<td>{html.escape(str(p.request.get('creditorName', '')))}</td>"
@@ -148,6 +149,9 @@ def _outcomes(authorisation: Authorisation) -> str:
     if authorisation.subject_kind == SubjectKind.CONSENT:
         approve = "the consent becomes valid: the TPP may read the accounts it names."
         cancel = "the consent is rejected: the TPP gets no access."
+    elif authorisation.subject_kind == SubjectKind.CANCELLATION:
+        approve = "the payment is Cancelled (CANC) and not executed."
+        cancel = "the payment stays as it is and goes to execution."
     else:
         approve = (
             "the payments still Received (RCVD) become Accepted, technical validation (ACTC) "
@@ -294,7 +298,7 @@ def submit_sca(call: Call) -> Response:
     )
     if oauth:
         return Response.redirect(_oauth_answer(call, finished, oauth, action == APPROVE), 303)
-    location = sca_flow.final_redirect(finished)
+    location = sca_flow.final_redirect(finished, ignore_nok=call.app.faulty("nok-redirect-ignored"))
     stranded = finished.subject_kind == SubjectKind.BASKET and call.app.faulty("sca-no-return")
     if location is None or stranded:
         return _page(call, finished)

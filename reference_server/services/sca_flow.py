@@ -4,12 +4,14 @@ An authorisation is started for a signing basket (E2), a single payment (PA, or 
 creation when PSU-Context asks for single-SCA initiation, spec 4.2) or a consent (CA). The PSU is
 sent to ``/sca/{authorisationId}`` (the ``scaRedirect`` link), identifies there with the sandbox
 customer's ``customerNumber`` (spec 5 item 7) and approves or cancels; the flow then returns to
-the TPP-Redirect-URI given when the authorisation started.
+the TPP-Redirect-URI given when the authorisation started (a cancelled one to the
+TPP-Nok-Redirect-URI, when the TPP gave one, with ``error=access_denied``).
 
 Finishing moves everything the authorisation covers (spec 3): approved → the authorisation
-FINALISED, its payments still RCVD become ACTC, a consent becomes valid; cancelled → FAILED, the
-payments still RCVD become RJCT, a consent is rejected. Payments that moved meanwhile (cancelled by
-the TPP, say) are left as they are.
+FINALISED, its payments still RCVD become ACTC, a consent becomes valid, a payment whose
+cancellation was authorised (PCA) becomes CANC; cancelled → FAILED, the payments still RCVD become
+RJCT, a consent is rejected, a payment whose cancellation was not authorised stays as it was.
+Payments that moved meanwhile (cancelled by the TPP, say) are left as they are.
 """
 
 from __future__ import annotations
@@ -135,6 +137,7 @@ def start(app: ServerState, call: Call, subject_kind: str, subject_id: str) -> A
         psu_key=psu_key(call),
         customer_id=customer_id,
         redirect_uri=call.header("TPP-Redirect-URI"),
+        nok_redirect_uri=call.header("TPP-Nok-Redirect-URI"),
         created_at=now,
         updated_at=now,
     )
@@ -168,11 +171,12 @@ def sca_required_error(authorisation: Authorisation) -> ApiError:
 
 
 def subject_payments(store: Store, authorisation: Authorisation) -> list[Payment]:
-    """The payments an authorisation covers (none for a consent)."""
+    """The payments an authorisation covers (none for a consent; a cancellation's, the payment
+    it would cancel)."""
     if authorisation.subject_kind == SubjectKind.BASKET:
         basket = store.get(BASKETS, authorisation.subject_id)
         return payments_of_basket(store, basket) if basket is not None else []
-    if authorisation.subject_kind == SubjectKind.PAYMENT:
+    if authorisation.subject_kind in (SubjectKind.PAYMENT, SubjectKind.CANCELLATION):
         payment = store.get(PAYMENTS, authorisation.subject_id)
         return [payment] if payment is not None else []
     return []
@@ -218,6 +222,8 @@ def complete(
         status = ScaStatus.FINALISED if approved else ScaStatus.FAILED
         if authorisation.subject_kind == SubjectKind.CONSENT:
             status = _complete_consent(store, authorisation, approved, customer, moment)
+        elif authorisation.subject_kind == SubjectKind.CANCELLATION:
+            status = _complete_cancellation(store, authorisation, approved, moment)
         else:
             target = Status.ACTC if approved else Status.RJCT
             for payment in subject_payments(store, authorisation):
@@ -231,6 +237,21 @@ def complete(
         )
         store.put(AUTHORISATIONS, finished)
     return finished
+
+
+def _complete_cancellation(
+    store: Store, authorisation: Authorisation, approved: bool, moment: datetime
+) -> str:
+    """A cancellation's SCA: approved, the payment still waiting for it becomes CANC; cancelled,
+    the payment stays as it was (its cancellation may be authorised again)."""
+    payment = store.get(PAYMENTS, authorisation.subject_id)
+    if not approved:
+        return ScaStatus.FAILED
+    if payment is None or not payment.cancellation_requested:
+        return ScaStatus.FAILED
+    if payment.status in Status.AUTHORISED:
+        move(store, replace(payment, cancellation_requested=False), Status.CANC, moment)
+    return ScaStatus.FINALISED
 
 
 def _complete_consent(
@@ -264,11 +285,21 @@ def _complete_consent(
     return ScaStatus.FINALISED
 
 
-def final_redirect(authorisation: Authorisation) -> str | None:
-    """The TPP-Redirect-URI with ``authorisationId`` and ``scaStatus`` added to its query."""
-    if not authorisation.redirect_uri:
+def final_redirect(authorisation: Authorisation, *, ignore_nok: bool = False) -> str | None:
+    """Where the PSU goes back to: the TPP-Redirect-URI with ``authorisationId`` and
+    ``scaStatus`` added to its query; a failed SCA goes to the TPP-Nok-Redirect-URI when the TPP
+    sent one, with ``error=access_denied`` added as its marker (``ignore_nok``: the fault
+    ``nok-redirect-ignored``, which sends it to the TPP-Redirect-URI all the same)."""
+    failed = authorisation.status == ScaStatus.FAILED
+    base = authorisation.redirect_uri
+    if failed and authorisation.nok_redirect_uri and not ignore_nok:
+        base = authorisation.nok_redirect_uri
+    if not base:
         return None
-    parts = urlsplit(authorisation.redirect_uri)
-    extra = urlencode({"authorisationId": authorisation.id, "scaStatus": authorisation.status})
+    parts = urlsplit(base)
+    values = {"authorisationId": authorisation.id, "scaStatus": authorisation.status}
+    if failed:
+        values["error"] = "access_denied"
+    extra = urlencode(values)
     query = f"{parts.query}&{extra}" if parts.query else extra
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))

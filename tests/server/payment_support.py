@@ -217,6 +217,11 @@ class World:
             f"/v1/signing-baskets/{basket_id}/authorisations", headers={**psu.headers(), **headers}
         )
 
+    def read_basket(self, basket_id: str, psu: Psu, what: str = "") -> httpx.Response:
+        """BR (``what`` empty) or BS (``what = "status"``): the basket read, signed."""
+        suffix = f"/{what}" if what else ""
+        return self.client.get(f"/v1/signing-baskets/{basket_id}{suffix}", headers=psu.headers())
+
     def basket_status(self, basket_id: str) -> str:
         answer = self.browser.get(f"/_control/signing-baskets/{basket_id}")
         assert answer.status_code == 200, answer.text

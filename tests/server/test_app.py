@@ -16,7 +16,7 @@ from server.conftest import CORE_MODULES
 
 SANDBOX_OPERATIONS = {
     "E3", "E4", "E5", "E6", "E7", "E9", "E10", "E11", "E12", "E13", "E14", "E15",
-    "SA", "SCA", "SCU", "SAG", "SDF",
+    "SA", "SCA", "SCU", "SAG", "SDF", "SI",
 }  # fmt: skip
 
 

@@ -8,7 +8,11 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.contract import Contract
+from conformance.contract.releases import Release
+from reference_server.app import Application
+from reference_server.model.bank_style import BankStyle
 from reference_server.model.payment_status import basket_status
+from reference_server.transport.http import start
 from server import payment_support as support
 from server.conftest import ErrorCapture
 from server.payment_support import World
@@ -194,3 +198,40 @@ def test_start_after_the_basket_was_authorised_is_blocked(world: World, psu: sup
 
 def test_control_read_of_an_unknown_basket_is_404(world: World) -> None:
     assert world.browser.get("/_control/signing-baskets/nope").status_code == 404
+
+
+def test_basket_reads_follow_the_worst_case(world: World, psu: support.Psu) -> None:
+    first, second = world.payment(psu), world.payment(psu)
+    basket_id = world.basket_id([first, second], psu)
+    read = world.read_basket(basket_id, psu)
+    assert read.status_code == 200, read.text
+    document = read.json()
+    assert document["basketId"] == basket_id and document["payments"] == [first, second]
+    assert document["transactionStatus"] == "RCVD"
+    assert document["_links"]["status"]["href"] == f"/v1/signing-baskets/{basket_id}/status"
+    world.cancel(first)
+    status = world.read_basket(basket_id, psu, "status")
+    assert status.status_code == 200 and status.json() == {"transactionStatus": "RJCT"}
+
+
+def test_basket_reads_refuse_another_psu_and_unknown_ones(world: World, psu: support.Psu) -> None:
+    basket_id = world.basket_id([world.payment(psu)], psu)
+    other = world.new_psu("Ola Nordmann")
+    for what in ("", "status"):
+        assert world.read_basket(basket_id, other, what).status_code == 404
+        answer = world.read_basket("nope", psu, what)
+        assert answer.status_code == 404 and answer.json()["code"] == "RESOURCE_UNKNOWN"
+
+
+def test_a_bank_on_an_older_release_refuses_ncbct_in_a_basket(contract: Contract) -> None:
+    bank = BankStyle(release=Release.parse("1.21.18"))
+    running = start(Application(bank=bank))
+    try:
+        world = World(running.app, running.url, contract)
+        psu = world.new_psu()
+        refused = world.basket([world.payment(psu), world.payment(psu, "E18")], psu)
+        assert refused.status_code == 400 and refused.json()["code"] == "PRODUCT_INVALID"
+        assert world.basket([world.payment(psu), world.payment(psu)], psu).status_code == 201
+        world.close()
+    finally:
+        running.stop()

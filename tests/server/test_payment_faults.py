@@ -73,6 +73,7 @@ def test_every_payment_fault_is_registered_with_its_rule() -> None:
         "past-execution-date-accepted", "periodic-end-before-start-accepted", "long-iban-accepted",
         "amount-precision-unchecked", "fee-indicator-false",
         "day-of-execution-unchecked", "tpp-message-code-outside-list",
+        "basket-read-status-stale", "cancellation-without-sca", "paging-next-overlaps",
     }  # fmt: skip
     for name in names:
         assert FAULTS[name].rule.startswith("spec ")
@@ -107,6 +108,35 @@ def test_basket_best_case(world: World, faulty: Callable[[str], World]) -> None:
         return w.basket_status(basket_id)
 
     assert compare(world, faulty, "basket-best-case", scenario) == ("RJCT", "RCVD")
+
+
+def test_basket_read_status_stale(world: World, faulty: Callable[[str], World]) -> None:
+    def scenario(w: World) -> tuple[str, str]:
+        psu = w.new_psu()
+        payment_id = w.payment(psu)
+        basket_id = w.basket_id([payment_id, w.payment(psu)], psu)
+        w.cancel(payment_id)
+        read = w.read_basket(basket_id, psu, "status").json()["transactionStatus"]
+        return w.basket_status(basket_id), read  # the control shows the truth either way
+
+    assert compare(world, faulty, "basket-read-status-stale", scenario) == (
+        ("RJCT", "RJCT"),
+        ("RJCT", "RCVD"),
+    )
+
+
+def test_cancellation_without_sca(world: World, faulty: Callable[[str], World]) -> None:
+    def scenario(w: World) -> tuple[int, str]:
+        psu = w.new_psu()
+        payment_id = w.payment(psu)
+        started = w.authorise_payment(payment_id, psu)
+        w.approve(started.json()["_links"]["scaRedirect"]["href"], psu)
+        return w.cancel(payment_id).status_code, w.status(payment_id)
+
+    assert compare(world, faulty, "cancellation-without-sca", scenario) == (
+        (202, "ACTC"),
+        (204, "CANC"),
+    )
 
 
 def test_allow_periodic_in_basket(world: World, faulty: Callable[[str], World]) -> None:
@@ -211,6 +241,22 @@ def test_page_size_100(world: World, faulty: Callable[[str], World]) -> None:
         return len(answer.json()["transactions"]["booked"])
 
     assert compare(world, faulty, "page-size-100", scenario) == (200, 100)
+
+
+def test_paging_next_overlaps(world: World, faulty: Callable[[str], World]) -> None:
+    def scenario(w: World) -> str:
+        psu, consent_id, _ = consented_psu(w, transactions=201)
+        answer = w.client.get(
+            f"/v1/accounts/{psu.account['id']}/transactions",
+            params={"bookingStatus": "booked"},
+            headers={"Consent-ID": consent_id},
+        )
+        return str(answer.json()["transactions"]["_links"]["next"]["href"]).split("offset=")[1]
+
+    assert compare(world, faulty, "paging-next-overlaps", scenario) == (
+        "200&limit=200",
+        "199&limit=200",
+    )
 
 
 # -- faults in the pipeline (validation.check_body consults faults.payments) ---------------------

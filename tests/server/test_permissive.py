@@ -250,8 +250,14 @@ def test_a_basket_starts_another_authorisation_unless_all_its_payments_are_gone(
     first = world.start_basket(basket_id, psu)
     world.approve(first.json()["_links"]["scaRedirect"]["href"], psu)
     assert world.start_basket(basket_id, psu).status_code == 401  # another signer
-    for payment_id in ids:
-        assert world.cancel(payment_id).status_code == 200
+    for payment_id in ids:  # authorised: each cancellation needs its own SCA (PCA)
+        assert world.cancel(payment_id).status_code == 202
+        started = world.client.post(
+            f"/v1/payments/{support.NDCT}/{payment_id}/cancellation-authorisations",
+            headers=psu.headers(),
+        )
+        world.approve(started.json()["_links"]["scaRedirect"]["href"], psu)
+        assert world.status(payment_id) == "CANC"
     blocked = world.start_basket(basket_id, psu)
     assert blocked.status_code == 400
     assert blocked.json()["code"] == "RESOURCE_BLOCKED"

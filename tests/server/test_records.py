@@ -170,6 +170,7 @@ EXAMPLES: list[tuple[Record, dict[str, Any]]] = [
             "transactionId": None,
             "duplicateKey": None,
             "tppId": None,
+            "cancellationRequested": False,
         },
     ),
     (
@@ -188,6 +189,7 @@ EXAMPLES: list[tuple[Record, dict[str, Any]]] = [
             "redirectUri": None,
             "createdAt": "t0",
             "updatedAt": "t1",
+            "nokRedirectUri": None,
         },
     ),
     (

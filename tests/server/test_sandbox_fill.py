@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 
 import httpx
 
 from conformance.contract.identifiers import is_valid_bban, is_valid_national_id
+from conformance.generate import factories
 from reference_server.resources.sandbox_fill import build_fill, fill_id
 
 
@@ -69,3 +71,33 @@ def test_fill_is_deterministic_and_valid() -> None:
             assert is_valid_national_id(customer.national_id)
     for transaction in first.transactions:
         assert transaction.booking_date < "2026-01-29"
+
+
+def _added_then_reset(client: httpx.Client) -> list[object]:
+    """SI, a transaction added to the first default account, SI again: what E3 lists then."""
+    customers = client.post("/v1/sandbox/initialize").json()
+    account_id = next(c["accounts"][0] for c in customers if c["accounts"])
+    account = client.get(f"/v1/sandbox/accounts/{account_id}").json()[0]
+    reference = {name: account[name] for name in ("iban", "bban", "currency")}
+    (item,) = factories.sandbox_account_transactions(7, reference, 1, today=date.today())
+    added = client.post(f"/v1/sandbox/accounts/{account_id}/transactions", json=[item])
+    assert added.status_code == 201, added.text
+    client.post("/v1/sandbox/initialize")
+    listed = client.get(f"/v1/sandbox/accounts/{account_id}/transactions").json()
+    text = item["remittanceInformationUnstructured"]
+    return [t for t in listed if t.get("remittanceInformationUnstructured") == text]
+
+
+def test_the_reset_answers_the_default_customers_as_new(client: httpx.Client) -> None:
+    response = client.post("/v1/sandbox/initialize")
+    assert response.status_code == 201
+    numbers = sorted(customer["customerNumber"] for customer in response.json())
+    assert numbers == ["10000001", "10000002", "10000003"]
+    assert _added_then_reset(client) == []
+
+
+def test_the_reset_fault_keeps_what_was_added(
+    faulty_server: Callable[..., tuple[object, httpx.Client]],
+) -> None:
+    _, client = faulty_server("sandbox-initialize-keeps-changes")
+    assert len(_added_then_reset(client)) == 1

@@ -194,3 +194,40 @@ def test_the_page_says_in_words_what_is_authorised_by_whom_and_what_each_button_
     ended = world.browser.get(started["redirect"]).text
     assert '<strong id="scaStatus">FINALISED</strong> (finalised (approved))' in ended
     assert "Accepted, technical validation (<code>ACTC</code>)" in ended
+
+
+NOK = "https://tpp.example/failed"
+
+
+def _cancelled_landing(world: World, psu: support.Psu, **headers: str) -> str:
+    """Start a payment's SCA with ``headers``, cancel it on the page: where the PSU is sent."""
+    payment_id = world.payment(psu)
+    started = world.client.post(
+        f"/v1/payments/{support.NDCT}/{payment_id}/authorisations",
+        headers=psu.headers(**headers),
+    )
+    assert started.status_code == 201, started.text
+    final = world.sca(started.json()["_links"]["scaRedirect"]["href"], None, action="cancel")
+    assert final.status_code == 303, final.text
+    return str(final.headers["Location"])
+
+
+def test_a_failed_sca_returns_to_the_nok_redirect_uri_with_an_error(
+    world: World, psu: support.Psu
+) -> None:
+    location = _cancelled_landing(world, psu, **{"TPP-Nok-Redirect-URI": NOK})
+    assert location.startswith(f"{NOK}?") and "error=access_denied" in location
+    assert "scaStatus=FAILED" in location
+    without = _cancelled_landing(world, psu)  # no NOK address: the TPP-Redirect-URI, marked
+    assert without.startswith(support.REDIRECT_URI) and "error=access_denied" in without
+
+
+def test_the_nok_redirect_ignored_fault_returns_to_the_redirect_uri(contract: Contract) -> None:
+    running = support.start_faulty("nok-redirect-ignored")
+    try:
+        faulty = World(running.app, running.url, contract)
+        location = _cancelled_landing(faulty, faulty.new_psu(), **{"TPP-Nok-Redirect-URI": NOK})
+        assert location.startswith(support.REDIRECT_URI)
+        faulty.close()
+    finally:
+        running.stop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
 
@@ -14,9 +15,12 @@ import pytest
 
 from conformance.bankside.client import TargetClient
 from conformance.bankside.sca import CommandSca, ManualSca, ReferenceSca, ScaError, sca_step_for
-from conformance.checks import NotApplicable
+from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.profile import ScaSettings, TargetProfile
+from conformance.profile.lifecycle import Lifecycle
+from conformance.runners import run_scenario
 from conformance.runners.context import RunContext
+from conformance.scenario import Scenario
 
 REDIRECT = "https://tpp.invalid/conformance/redirect"
 
@@ -177,3 +181,51 @@ def test_the_profile_chooses_the_step() -> None:
         assert isinstance(sca_step_for(manual, client), ManualSca)
         command = replace(profile, sca=ScaSettings(mode="command", command="./sca.sh"))
         assert isinstance(sca_step_for(command, client), CommandSca)
+
+
+NOK = "https://tpp.invalid/conformance/failed"
+
+
+def test_command_sca_returns_a_landing_on_the_nok_redirect_uri() -> None:
+    code = "import os; print(os.environ['CONFORMANCE_NOK_REDIRECT_URI'] + '?error=access_denied')"
+    outcome = CommandSca(python(code), REDIRECT, nok_redirect_uri=NOK).complete(
+        "https://bank.test/sca/1", customer_number="77", approve=False
+    )
+    assert outcome.redirect_url == f"{NOK}?error=access_denied"
+
+
+#: What the SCA command prints after a cancelled SCA, and the verdict on that landing.
+LANDINGS = (
+    ("os.environ['CONFORMANCE_NOK_REDIRECT_URI'] + '?error=access_denied'", "passed"),
+    ("os.environ['CONFORMANCE_NOK_REDIRECT_URI'] + '?scaStatus=FAILED'", "passed"),
+    ("os.environ['CONFORMANCE_REDIRECT_URI'] + '?error=access_denied'", "failed"),
+    ("os.environ['CONFORMANCE_NOK_REDIRECT_URI'] + '?scaStatus=FINALISED'", "failed"),
+    ("os.environ['CONFORMANCE_NOK_REDIRECT_URI'] + '?state=s1'", "failed"),
+    ("'https://elsewhere.invalid/'", "not applicable"),
+)
+
+
+def test_the_landing_the_sca_command_prints_is_judged(
+    faulty: Callable[..., RunContext], scenarios: dict[str, Scenario]
+) -> None:
+    fresh = faulty()  # a server of its own: no fault, none of the other tests' data
+    profile = replace(
+        fresh.profile,
+        sca=ScaSettings(mode="command", command="true"),
+        lifecycle=Lifecycle(nok_redirect_uri=NOK),
+    )
+    base = replace(fresh, profile=profile)
+    scenario = scenarios["PA-failed-sca-returns-where-the-tpp-asked"]
+    found: list[str] = []
+    for index, (printed, _) in enumerate(LANDINGS):
+        command = python(f"import os; print({printed})")
+        step = CommandSca(command, REDIRECT, nok_redirect_uri=NOK)
+        context = replace(base, sca=step, seed=base.seed + index)  # a fresh payment each
+        try:
+            run_scenario(scenario, context)
+            found.append("passed")
+        except NotApplicable:
+            found.append("not applicable")
+        except ConformanceFailure:
+            found.append("failed")
+    assert found == [verdict for _, verdict in LANDINGS]

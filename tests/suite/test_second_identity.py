@@ -52,9 +52,11 @@ def test_every_rfc2047_scenario_passes_against_ownership_per_certificate(
     scenarios: dict[str, Scenario], per_certificate: RunContext
 ) -> None:
     chosen = [s for s in scenarios.values() if s.id.endswith(RFC2047)]
-    assert len(chosen) == 31
+    assert len(chosen) == len({s.operation for s in scenarios.values()})  # one per operation
     own = default_identity().certificate.serial_number
     for scenario in chosen:
+        if per_certificate.unsupported_reason(scenario.operation) is not None:
+            continue  # an optional operation (SI) the test's profile does not name
         per_certificate.exchanges.clear()
         run_scenario(scenario, per_certificate)
         signers = _signers(per_certificate)

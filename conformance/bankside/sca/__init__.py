@@ -53,9 +53,15 @@ def sca_step_for(profile: TargetProfile, client: TargetClient) -> ScaStep:
         step = ManualSca(decoupled=settings.decoupled)
     elif settings.mode == "command":
         assert settings.command is not None  # the profile loader insists on it
-        step = CommandSca(settings.command, profile.redirect_uri)
+        step = CommandSca(
+            settings.command,
+            profile.redirect_uri,
+            nok_redirect_uri=profile.lifecycle.nok_redirect_uri,
+        )
     else:
-        step = ReferenceSca(client, profile.redirect_uri)
+        step = ReferenceSca(
+            client, profile.redirect_uri, nok_redirect_uri=profile.lifecycle.nok_redirect_uri
+        )
     if settings.decoupled:
         return DecoupledSca(step, client, settings)
     if settings.oauth:

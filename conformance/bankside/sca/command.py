@@ -16,13 +16,23 @@ class CommandSca:
     """Runs the profile's command with the link as its last argument and waits for it.
 
     The command also gets ``CONFORMANCE_SCA_ACTION`` (approve or cancel),
-    ``CONFORMANCE_SCA_CUSTOMER_NUMBER`` and ``CONFORMANCE_REDIRECT_URI`` in its environment; the
-    last line it prints that starts with the TPP-Redirect-URI is taken as the redirect back.
+    ``CONFORMANCE_SCA_CUSTOMER_NUMBER``, ``CONFORMANCE_REDIRECT_URI`` and, where the profile sends
+    one, ``CONFORMANCE_NOK_REDIRECT_URI`` in its environment; the last line it prints that starts
+    with the TPP-Redirect-URI (or the TPP-Nok-Redirect-URI) is taken as the landing URL, where the
+    PSU was sent back to: the flows judge it (a failed SCA returns where the TPP asked).
     """
 
-    def __init__(self, command: str, redirect_uri: str, *, timeout: float = 300.0) -> None:
+    def __init__(
+        self,
+        command: str,
+        redirect_uri: str,
+        *,
+        timeout: float = 300.0,
+        nok_redirect_uri: str | None = None,
+    ) -> None:
         self.command = shlex.split(command)
         self.redirect_uri = redirect_uri
+        self.nok_redirect_uri = nok_redirect_uri
         self.timeout = timeout
 
     def complete(
@@ -34,6 +44,8 @@ class CommandSca:
             "CONFORMANCE_SCA_CUSTOMER_NUMBER": customer_number or "",
             "CONFORMANCE_REDIRECT_URI": self.redirect_uri,
         }
+        if self.nok_redirect_uri:
+            environment["CONFORMANCE_NOK_REDIRECT_URI"] = self.nok_redirect_uri
         try:
             finished = subprocess.run(
                 [*self.command, link],
@@ -56,9 +68,10 @@ class CommandSca:
                 f"the SCA command {shlex.join(self.command)} failed with exit code "
                 f"{finished.returncode}: {detail[0]}"
             )
+        landings = tuple(uri for uri in (self.redirect_uri, self.nok_redirect_uri) if uri)
         back = [
             line.strip()
             for line in finished.stdout.splitlines()
-            if line.strip().startswith(self.redirect_uri)
+            if line.strip().startswith(landings)
         ]
         return ScaOutcome(approved=approve, redirect_url=back[-1] if back else None)

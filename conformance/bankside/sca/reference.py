@@ -72,13 +72,17 @@ class ReferenceSca:
 
     GET the scaRedirect link (unsigned: it is the PSU's browser, not the TPP, that goes there),
     POST its form with ``customerNumber`` and ``action`` (approve or cancel), follow the bank's
-    own redirects and stop at the first one leading to the TPP-Redirect-URI, which is returned
-    and never fetched. The exchanges are recorded like every other.
+    own redirects and stop at the first one leading to the TPP-Redirect-URI (or to the
+    TPP-Nok-Redirect-URI, where the profile sends one: a failed SCA may return there), which is
+    returned and never fetched. The exchanges are recorded like every other.
     """
 
-    def __init__(self, client: TargetClient, redirect_uri: str) -> None:
+    def __init__(
+        self, client: TargetClient, redirect_uri: str, *, nok_redirect_uri: str | None = None
+    ) -> None:
         self.client = client
         self.redirect_uri = redirect_uri
+        self.landings = tuple(uri for uri in (redirect_uri, nok_redirect_uri) if uri)
 
     def complete(
         self, link: str, *, customer_number: str | None, approve: bool = True
@@ -112,7 +116,7 @@ class ReferenceSca:
                     "back to the TPP-Redirect-URI"
                 )
             location = urljoin(answer.url, answer.response_header("location") or "")
-            if location.startswith(self.redirect_uri):
+            if location.startswith(self.landings):
                 return ScaOutcome(approved=approve, redirect_url=location)
             answer = self.client.request(
                 "GET", location, headers={"Accept": "text/html"}, auth=None

@@ -12,9 +12,7 @@ reports list the scenario as not judged here; a prepared state that is not what 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from typing import TYPE_CHECKING
 
 from conformance.bankside.setup_data.records import PRODUCT_OF_OPERATION, Consent, Payment
 from conformance.checks import NotApplicable, json_document
@@ -23,7 +21,6 @@ from conformance.profile import PRODUCT_OPERATIONS
 if TYPE_CHECKING:
     from conformance.bankside.request import Psu
     from conformance.bankside.setup_data.payments import DataFactory
-    from conformance.exchange import Exchange
 
 __all__ = [
     "AGED_CONSENT_SUPPLY",
@@ -35,7 +32,6 @@ __all__ = [
     "changed_basket",
     "closed_account",
     "pending_payment",
-    "read_basket_status",
     "renewal_due_consent",
 ]
 
@@ -54,9 +50,10 @@ CLOSED_ACCOUNT_SUPPLY = (
     "closed)"
 )
 CHANGED_BASKET_SUPPLY = (
-    "[prepared] basket_status_path (where the bank reads a basket's status; the run then "
-    "changes a basket's payment itself), or with it changed_basket_id and "
-    "changed_basket_payment_ids (a basket whose payment the bank rejected or cancelled)"
+    "the basket status read BS (GET /v1/signing-baskets/{basketId}/status, or the bank's path "
+    "as [paths] BS) among the operations it offers; the run then changes a basket's payment "
+    "itself, or reads the basket [prepared] changed_basket_id names (one whose payment the bank "
+    "rejected or cancelled)"
 )
 
 
@@ -166,27 +163,3 @@ def changed_basket(data: DataFactory) -> tuple[str, list[Payment]] | None:
         for payment_id in prepared.changed_basket_payment_ids
     ]
     return prepared.changed_basket_id, payments
-
-
-def read_basket_status(data: DataFactory, basket_id: str, psu: Psu) -> tuple[Exchange | None, Any]:
-    """A basket's status as the target reads it: the reference server's basket view, else the
-    bank's own read at ``[prepared] basket_status_path`` (signed GET); its exchange and
-    ``transactionStatus``. Not judged here without either."""
-    if data.profile.reference_server:
-        view = data.control("GET", f"/_control/signing-baskets/{basket_id}", what="read a basket")
-        read = data.client.exchanges[-1] if data.client.exchanges else None
-        return read, (view or {}).get("transactionStatus")
-    path = data.profile.prepared.basket_status_path
-    if path is None:
-        raise NotApplicable(
-            "the scenario reads a basket's status after its payment changed, and the contract "
-            "has no basket read: the profile names none either",
-            supply=CHANGED_BASKET_SUPPLY,
-        )
-    headers: Mapping[str, str | None] = {"PSU-ID": psu.psu_id} if psu.psu_id else {}
-    exchange = data.client.request(
-        "GET", path.replace("{basketId}", quote(basket_id, safe="")), headers=headers
-    )
-    document = json_document(exchange)
-    status = document.get("transactionStatus") if isinstance(document, Mapping) else None
-    return exchange, status

@@ -1,5 +1,6 @@
 """Flow scenarios (spec 3, spec 2.4, spec 2.9 / 4.3 round trips, spec 8 consents): the runner
-and the table of flows, each a module of its topic (payments, sandbox, transactions, consents)."""
+and the table of flows, each a module of its topic (payments, cancellations, redirects, sandbox,
+transactions, paging, consents)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,23 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from conformance.runners.flow.cancellations import (
+    payment_cancellation_sca,
+    payment_cancellation_sca_cancelled,
+)
 from conformance.runners.flow.consents import (
     consent_accounts,
     consent_needs_register_and_view,
     consent_transaction_details,
     consent_transactions,
 )
+from conformance.runners.flow.paging import (
+    page_account_transactions,
+    page_consented_transactions,
+)
 from conformance.runners.flow.payments import (
     basket_authorisation_started,
+    basket_read,
     basket_sca_cancelled,
     basket_sca_completed,
     basket_worst_case,
@@ -26,6 +36,7 @@ from conformance.runners.flow.payments import (
     payment_sca_completed,
     payment_status_after_creation,
 )
+from conformance.runners.flow.redirects import sca_failure_return
 from conformance.runners.flow.sandbox import (
     data_fill,
     roundtrip_account,
@@ -34,6 +45,7 @@ from conformance.runners.flow.sandbox import (
     roundtrip_card_account,
     roundtrip_customer,
     roundtrip_engagement,
+    sandbox_reset,
 )
 from conformance.runners.flow.steps import Flow, require_batch
 from conformance.runners.flow.transactions import (
@@ -97,5 +109,12 @@ FLOWS: Mapping[str, Flow] = MappingProxyType(
         "consent-transaction-details": consent_transaction_details,
         "consent-needs-register-and-view": consent_needs_register_and_view,
         "data-fill": data_fill,
+        "basket-read": basket_read,
+        "payment-cancellation-sca": payment_cancellation_sca,
+        "payment-cancellation-sca-cancelled": payment_cancellation_sca_cancelled,
+        "sca-failure-return": sca_failure_return,
+        "paging-to-the-end": page_account_transactions,
+        "paging-links-to-the-end": page_consented_transactions,
+        "sandbox-reset": sandbox_reset,
     }
 )

@@ -1,5 +1,6 @@
 """Payment and signing-basket flows (spec 3, spec 2.4, spec 5 item 6): statuses after creation, SCA
-completed and cancelled, batch runs, cancellation, the basket's worst case.
+completed and cancelled, batch runs, cancellation, the basket's worst case (read with BS after a
+payment changed) and the basket read (BR).
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from conformance.bankside.request import OperationRequest
 from conformance.bankside.setup_data import prepared
 from conformance.checks import (
     NotApplicable,
-    SetUpFailure,
     check_equal,
     check_sca_redirect,
 )
+from conformance.contract.releases import change
 from conformance.findings import at_should
 from conformance.runners.flow.steps import (
     NOT_ACCEPTED,
@@ -34,6 +35,7 @@ from conformance.runners.flow.steps import (
 )
 from conformance.runners.operations.payments import (
     basket_authorisation_request,
+    basket_read_request,
     basket_request,
     payment_request,
 )
@@ -216,24 +218,23 @@ def _basket_after_change(
     scenario: Scenario, ctx: RunContext, seed: int, after: str, refused: Exchange
 ) -> None:
     """The target refuses a rejected or cancelled payment in a new basket. The basket is then
-    the one the bank prepared whose payment changed that way (``[prepared] changed_basket_id``),
-    or one built first whose payment is then changed inside it; its status is read through the
-    reference server's basket view or the bank's own read (``[prepared] basket_status_path``):
-    the contract has no basket read."""
-    if not ctx.profile.reference_server and ctx.profile.prepared.basket_status_path is None:
+    one built first whose payment is then changed inside it, or the one the bank prepared whose
+    payment changed that way (``[prepared] changed_basket_id``: where the run cannot change one
+    itself); its status is read with the basket status operation (BS, routable by ``[paths]``)."""
+    reason = ctx.unsupported_reason("BS")
+    if reason is not None:
         raise NotApplicable(
             f"the target refuses a basket holding a {after.split('-')[1]} payment "
-            f"(HTTP {refused.status}), and the contract has no basket read to watch the status "
-            "change afterwards",
+            f"(HTTP {refused.status}), and the basket status read that would show the status "
+            f"change afterwards is not offered: {reason}",
             supply=prepared.CHANGED_BASKET_SUPPLY,
         )
     changed = "CANC" if after == "payment-cancelled" else "RJCT"
-    found = None if ctx.profile.reference_server else prepared.changed_basket(ctx.data)
+    found = prepared.changed_basket(ctx.data)
     statuses: list[str] = []
     if found is not None:
         basket_id, payments = found
         statuses = [payment_status(scenario, ctx, payment)[0] for payment in payments]
-        created = refused
     if found is None or changed not in statuses:  # none prepared, or changed the other way
         payments = [ctx.data.payment(seed + 2, "E16"), ctx.data.payment(seed + 3, "E16")]
         created = send_step(scenario, ctx, _basket_request(ctx, payments))
@@ -245,23 +246,63 @@ def _basket_after_change(
             _, link = start_authorisation(scenario, ctx, request)
             complete_sca(ctx, link, payments[0].psu, approve=False)
         statuses = [payment_status(scenario, ctx, payment)[0] for payment in payments]
-    read, status = prepared.read_basket_status(ctx.data, basket_id, payments[0].psu)
-    if read is not None and read.status != 200 and not ctx.profile.reference_server:
-        raise SetUpFailure(
-            f"Set-up failed: reading basket {basket_id} at the profile's basket_status_path "
-            f"was answered HTTP {read.status}",
-            spec="spec 2.4",
-            sent=read,
-            expected="the bank's read of a basket answers 200 with its transactionStatus",
-        )
+    read = send_step(scenario, ctx, basket_read_request(ctx, "BS", payments[0].psu, basket_id))
     check_equal(
-        read or created,
+        read,
         f"basket transactionStatus for payments in {', '.join(statuses)}",
         _worst_case(statuses),
-        status,
+        response_document(read).get("transactionStatus"),
         spec="spec 2.4",
         related=(refused,),
     )
+
+
+def basket_read(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """BR reads the basket E1 made: its id, its payments and the status BS reads too, the
+    worst case of its payments' statuses (spec 2.4; the read is the platform's, not shown)."""
+    payments = [ctx.data.payment(seed, "E16"), ctx.data.payment(seed + 1, "E16")]
+    created = send_step(scenario, ctx, _basket_request(ctx, payments))
+    basket_id = str(response_document(created).get("basketId"))
+    psu = payments[0].psu
+    read = send_step(scenario, ctx, basket_read_request(ctx, "BR", psu, basket_id))
+    document = response_document(read)
+    check_equal(
+        read,
+        "basketId of the basket read",
+        basket_id,
+        document.get("basketId"),
+        spec="spec 2.4",
+        related=(created,),
+    )
+    listed = document.get("payments")
+    if listed is not None:
+        check_equal(
+            read,
+            "payments of the basket read",
+            sorted(payment.payment_id for payment in payments),
+            sorted(str(item) for item in listed) if isinstance(listed, list) else listed,
+            spec="spec 4.3 E1",
+            related=(created,),
+        )
+    statuses = [payment_status(scenario, ctx, payment)[0] for payment in payments]
+    check_equal(
+        read,
+        f"basket transactionStatus for payments in {', '.join(statuses)}",
+        _worst_case(statuses),
+        document.get("transactionStatus"),
+        spec="spec 2.4",
+        related=(created,),
+    )
+    if ctx.unsupported_reason("BS") is None:
+        status = send_step(scenario, ctx, basket_read_request(ctx, "BS", psu, basket_id))
+        check_equal(
+            status,
+            "transactionStatus read with BS",
+            document.get("transactionStatus"),
+            response_document(status).get("transactionStatus"),
+            spec="spec 2.4",
+            related=(read,),
+        )
 
 
 def basket_authorisation_started(scenario: Scenario, ctx: RunContext, seed: int) -> None:
@@ -272,7 +313,12 @@ def basket_authorisation_started(scenario: Scenario, ctx: RunContext, seed: int)
 
 
 def _basket_sca(scenario: Scenario, ctx: RunContext, seed: int, *, approve: bool) -> None:
-    payments = [ctx.data.payment(seed, "E16"), ctx.data.payment(seed + 1, "E18")]
+    # an NCBCT payment beside the NDCT one, where the bank's release has NCBCT in baskets
+    gated = ctx.profile.lifecycle.released_after(change(ctx.contract, "ncbct-baskets").release)
+    payments = [
+        ctx.data.payment(seed, "E16"),
+        ctx.data.payment(seed + 1, "E16" if gated else "E18"),
+    ]
     basket = ctx.data.basket(seed, payments)
     request = basket_authorisation_request(ctx, basket.psu, basket.basket_id)
     started, link = start_authorisation(scenario, ctx, request)

@@ -1,5 +1,6 @@
 """Sandbox round trips (spec 2.9, spec 4.3): what a creation sends is what the read returns
-(customers, accounts, card accounts, agreements, engagements, balances), and the data fill.
+(customers, accounts, card accounts, agreements, engagements, balances), the data fill, and the
+platform's sandbox reset (SI).
 """
 
 from __future__ import annotations
@@ -200,3 +201,57 @@ def data_fill(scenario: Scenario, ctx: RunContext, seed: int) -> None:
         send_step(scenario, ctx, sandbox.account_read(ctx, str(account_id)))
     for card_id in filled.get("cardAccounts") or []:
         send_step(scenario, ctx, sandbox.card_account_read(ctx, str(card_id)))
+
+
+def sandbox_reset(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """The sandbox reset (SI) answers the default customers it created, which E9 lists; a
+    transaction added to one of their accounts (E7) is gone after the next reset (E3)."""
+    reset = send_step(scenario, ctx, OperationRequest.build(ctx, "SI"))
+    customers = [item for item in response_document(reset) or [] if isinstance(item, Mapping)]
+    if not customers:
+        raise fail(
+            "the sandbox reset answered no default customer",
+            scenario.spec,
+            reset,
+            "the reset creates default customers and answers them",
+        )
+    listed = send_step(scenario, ctx, OperationRequest.build(ctx, "E9"))
+    known = {item.get("customerId") for item in response_document(listed)}
+    missing = [item.get("customerId") for item in customers if item.get("customerId") not in known]
+    if missing:
+        raise fail(
+            f"E9 does not list the default customers {missing}",
+            scenario.spec,
+            listed,
+            "the customers the reset created are listed",
+            reset,
+        )
+    account_id = next(
+        (str(item["accounts"][0]) for item in customers if item.get("accounts")), None
+    )
+    if account_id is None:
+        raise NotApplicable("the default customers the reset created hold no account")
+    read = send_step(scenario, ctx, sandbox.account_read(ctx, account_id))
+    document = response_document(read)
+    account = document[0] if isinstance(document, list) and document else document
+    reference = {name: account.get(name) for name in ("iban", "bban", "currency")}
+    items = factories.sandbox_account_transactions(seed, reference, 1, today=ctx.data.today())
+    text = items[0]["remittanceInformationUnstructured"]
+    added = send_step(scenario, ctx, sandbox.account_transactions_create(ctx, account_id, items))
+    again = send_step(scenario, ctx, OperationRequest.build(ctx, "SI"))
+    after = send_step(scenario, ctx, sandbox.account_transactions_list(ctx, account_id))
+    left = [
+        item
+        for item in response_document(after) or []
+        if isinstance(item, Mapping) and item.get("remittanceInformationUnstructured") == text
+    ]
+    if left:
+        raise fail(
+            f"after a second reset the default account {account_id} still lists the transaction "
+            "added to it since the first",
+            scenario.spec,
+            after,
+            "a reset puts the default customers back as new: what was added to them is gone",
+            added,
+            again,
+        )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.bankside.request import OperationRequest
 from conformance.bankside.sca import (
     ScaError,
+    ScaOutcome,
     ScaRedirectBroken,
     require_sca_link,
     sca_blocked,
@@ -88,10 +89,11 @@ def start_authorisation(
     return exchange, require_sca_link(exchange, ctx.profile.sca, spec="spec 5 item 6")
 
 
-def complete_sca(ctx: RunContext, link: str, psu: Psu, *, approve: bool) -> None:
-    """The PSU goes through the redirect; one that does not bring it back is a failure."""
+def complete_sca(ctx: RunContext, link: str, psu: Psu, *, approve: bool) -> ScaOutcome:
+    """The PSU goes through the redirect; one that does not bring it back is a failure. The
+    outcome says where the PSU landed, where the step learns it."""
     try:
-        ctx.sca.complete(link, customer_number=psu.customer_number, approve=approve)
+        return ctx.sca.complete(link, customer_number=psu.customer_number, approve=approve)
     except ScaRedirectBroken as broken:
         raise sca_failure(broken, ctx.client.exchanges) from None
     except ScaError as error:

@@ -28,6 +28,7 @@ __all__ = [
     "account_list_request",
     "consent_authorisation_request",
     "consented_transactions_request",
+    "large_account_consent",
     "transaction_details_request",
 ]
 
@@ -66,6 +67,19 @@ def transaction_details_request(
     return OperationRequest.build(
         ctx, "E8", psu=psu, path_values={"id": account_id, "transactionId": transaction_id}
     )
+
+
+def large_account_consent(ctx: RunContext, transactions: int) -> Consent:
+    """The worker's account with ``transactions`` booked transactions (more than a page: spec 8's
+    page size is 200) and a consent on it, through the sandbox; shared per worker, since the
+    scenarios using it only read it."""
+
+    def make() -> Consent:
+        seed = ctx.data.seed_for("large-account")
+        account = ctx.data.new_account(seed, transactions=transactions)
+        return ctx.data.new_consent(seed, account)
+
+    return ctx.data.shared("large-account-consent", make)
 
 
 def consent_authorisation_request(ctx: Target, psu: Psu, consent_id: str) -> OperationRequest:

@@ -1,6 +1,6 @@
 """Payments and signing baskets (spec 2.7, spec 4.3; contract families ``payments`` and
-``baskets``): the parts of E1, E2, E16, E17, E18, PS, PC and PA, and the typed requests the
-runners build of them.
+``baskets``): the parts of E1, E2, E16, E17, E18, PS, PC and PA, of the basket reads BR and BS
+and of the cancellation authorisation PCA, and the typed requests the runners build of them.
 
 Base request variants: the product variants of E1, E16 and E18, one variant per frequency of E17
 (``periodic-monthly``), ``minimal``, and for PS, PC and PA the payment product itself.
@@ -30,13 +30,14 @@ from conformance.runners.operations.parts import (
 
 if TYPE_CHECKING:
     from conformance.bankside.request import Psu, Target
-    from conformance.bankside.setup_data import Payment
+    from conformance.bankside.setup_data import Basket, Payment
     from conformance.runners.context import RunContext
 
 __all__ = [
     "FAMILIES",
     "OPERATIONS",
     "basket_authorisation_request",
+    "basket_read_request",
     "basket_request",
     "payment_request",
 ]
@@ -67,8 +68,14 @@ def basket_authorisation_request(ctx: Target, psu: Psu, basket_id: str) -> Opera
     return OperationRequest.build(ctx, "E2", psu=psu, path_values={"basketId": basket_id})
 
 
+def basket_read_request(ctx: Target, op_id: str, psu: Psu, basket_id: str) -> OperationRequest:
+    """BR or BS: read the basket ``basket_id`` (its details, or its status alone)."""
+    return OperationRequest.build(ctx, op_id, psu=psu, path_values={"basketId": basket_id})
+
+
 def payment_request(ctx: Target, op_id: str, payment: Payment) -> OperationRequest:
-    """PS, PC or PA on ``payment``, for its PSU (its product, id and service in the path)."""
+    """PS, PC, PA or PCA on ``payment``, for its PSU (its product, id and service in the
+    path)."""
     return OperationRequest.build(ctx, op_id, psu=payment.psu, path_values=payment.path_values)
 
 
@@ -216,9 +223,25 @@ def _basket_authorisation(ctx: RunContext, variant: str, seed: int) -> Operation
     return basket_authorisation_request(ctx, basket.psu, basket.basket_id)
 
 
+def _basket_read(op_id: str) -> Builder:
+    """BR, BS: the worker's basket of one NDCT payment (a read changes nothing: one serves)."""
+
+    def build(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+        def make() -> Basket:
+            basket_seed = ctx.data.seed_for("basket")
+            return ctx.data.basket(basket_seed, [ctx.data.payment(basket_seed, "E16")])
+
+        basket = ctx.data.shared("basket:read", make)
+        return basket_read_request(ctx, op_id, basket.psu, basket.basket_id)
+
+    return build
+
+
 def _payment_subresource(op_id: str) -> Builder:
-    """PS, PC, PA: a payment of the variant's product (NDCT by E16, NCBCT by E18): fresh for
-    PC and PA, which change it when they succeed; the worker's own for PS, which only reads."""
+    """PS, PC, PA, PCA: a payment of the variant's product (NDCT by E16, NCBCT by E18): fresh
+    for PC and PA, which change it when they succeed; the worker's own for PS, which only reads,
+    and for PCA the worker's authorised payment whose cancellation waits for its authorisation
+    (starting one more changes nothing until the PSU approves it)."""
 
     def build(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
         product = variant or NDCT_PRODUCT
@@ -228,6 +251,8 @@ def _payment_subresource(op_id: str) -> Builder:
         )
         if op_id == "PS":  # a status read changes nothing: the worker's payment serves
             payment = ctx.data.shared_payment(creator)
+        elif op_id == "PCA":
+            payment = ctx.data.cancellation_pending_payment(creator)
         else:
             payment = ctx.data.payment(seed, creator)
         return payment_request(ctx, op_id, payment)
@@ -267,5 +292,8 @@ OPERATIONS: Mapping[str, OperationParts] = MappingProxyType(
         "PS": OperationParts(_payment_subresource("PS"), NO_BODY),
         "PC": OperationParts(_payment_subresource("PC"), NO_BODY),
         "PA": OperationParts(_payment_subresource("PA"), NO_BODY),
+        "PCA": OperationParts(_payment_subresource("PCA"), NO_BODY),
+        "BR": OperationParts(_basket_read("BR"), NO_BODY),
+        "BS": OperationParts(_basket_read("BS"), NO_BODY),
     }
 )

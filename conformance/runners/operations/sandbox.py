@@ -156,6 +156,11 @@ def _data_fill(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
     return OperationRequest.build(ctx, "SDF")
 
 
+def _sandbox_reset(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    """SI (the platform's sandbox reset, optional): an empty POST."""
+    return OperationRequest.build(ctx, "SI")
+
+
 def _engagement_create(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
     """E6 on the worker's corporate agreement: its account, for the member PSU (spec 4.3 E6)."""
     shared = ctx.data.engagement()
@@ -251,6 +256,7 @@ OPERATIONS: Mapping[str, OperationParts] = MappingProxyType(
             lambda inputs: factories.sandbox_agreement_create(inputs.seed, None),
         ),
         "SDF": OperationParts(_data_fill, NO_BODY),
+        "SI": OperationParts(_sandbox_reset, NO_BODY),
         "E3": OperationParts(
             _reader(lambda ctx: account_transactions_list(ctx, ctx.data.account().id)), NO_BODY
         ),

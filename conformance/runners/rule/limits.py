@@ -21,6 +21,7 @@ from conformance.generate import factories
 from conformance.runners.operations.accounts import (
     account_list_request,
     consented_transactions_request,
+    large_account_consent,
     transaction_details_request,
 )
 from conformance.runners.rule.common import (
@@ -176,14 +177,8 @@ def check_history_window_without_sca(scenario: Scenario, ctx: RunContext, seed: 
 
 
 def _large_account(ctx: RunContext, seed: int) -> Consent:
-    """An account with more than 200 transactions and a consent on it (shared per worker: the
-    scenarios using it only read)."""
-
-    def make() -> Consent:
-        account = ctx.data.new_account(seed, transactions=PAGE_SIZE + 1)
-        return ctx.data.new_consent(seed, account)
-
-    return ctx.data.shared("large-account-consent", make)
+    """An account with more than 200 transactions and a consent on it (shared per worker)."""
+    return large_account_consent(ctx, PAGE_SIZE + 1)
 
 
 #: The reading behind where AT's answer holds its transactions (spec 4.1: its shape is not shown).
