@@ -32,7 +32,14 @@ from reference_server.model.readings import READINGS, check_readings
 from reference_server.model.replay import SignatureMemory
 from reference_server.model.store import Store
 from reference_server.model.tokens import TokenIssuer
-from reference_server.pipeline import auth, certificates, errors, tokens, validation
+from reference_server.pipeline import (
+    auth,
+    certificates,
+    errors,
+    response_headers,
+    tokens,
+    validation,
+)
 from reference_server.pipeline.routing import Router
 from reference_server.resources import MODULES
 from reference_server.services import existing_data
@@ -238,12 +245,13 @@ class Application:
         except ApiError as error:
             if error.status == 404 and self.faulty("server-error-on-unknown-resource"):
                 error = ApiError(500, "SYSTEM_ERROR")
-            return errors.render(
+            answer = errors.render(
                 error,
                 payment_style=payment_style,
                 html=self.faulty("html-errors"),
                 form=errors.form_for(self, operation, payment_style=payment_style),
             )
+            return response_headers.stamp(self, operation, answer)
         except Exception:
             logger.exception(
                 "unhandled error in %s %s (X-Request-ID %s)",
@@ -303,7 +311,7 @@ class Application:
         if handler is None:
             raise ApiError(501, "SYSTEM_ERROR", f"{operation.id} is not implemented")
         call = Call(self, request, operation, path_params, query, body, identity)
-        return handler(call)
+        return response_headers.stamp(self, operation, handler(call))
 
     def _with_body_problems(
         self, refused: ApiError, request: Request, operation: Operation

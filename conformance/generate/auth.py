@@ -279,9 +279,11 @@ def _replay(op: Operation, context: Context) -> Iterator[Scenario]:
 
 #: Operations that name a payment, basket or consent the worker's TPP made (in the path, the body
 #: or Consent-ID), which a second TPP must not reach.
-OWNED_RESOURCE_OPERATIONS = ("E1", "E2", "E8", "PS", "PC", "PA", "CS", "CA", "AL", "AT")
+OWNED_RESOURCE_OPERATIONS = (
+    "E1", "E2", "E8", "PS", "PC", "PA", "CS", "CA", "CG", "CD", "AL", "AT",
+)  # fmt: skip
 #: Operations on a payment, basket or consent of one PSU that name the PSU (PSU-ID).
-PSU_RESOURCE_OPERATIONS = ("E2", "E8", "PS", "PC", "PA", "CS", "CA", "AL", "AT")
+PSU_RESOURCE_OPERATIONS = ("E2", "E8", "PS", "PC", "PA", "CS", "CA", "CG", "CD", "AL", "AT")
 _OWNERSHIP_ASSUMPTION = (
     "The spec does not say that a TPP, or a PSU, reaches only the payments, baskets and consents "
     "it made (object-level authorisation, OWASP API Security Top 10 API1). Another TPP, with a "

@@ -7,6 +7,7 @@ file, ``options`` puts the environment and the command line on top; ``bank``, ``
 """
 
 from conformance.profile.bank import ENV_PREFIX, Waiver
+from conformance.profile.consent_model import CONSENT_MODELS, ConsentModel, ConsentSettings
 from conformance.profile.load import load_profile
 from conformance.profile.model import (
     PRODUCT_OPERATIONS,
@@ -37,9 +38,11 @@ from conformance.profile.parts import (
     ScaSettings,
 )
 from conformance.profile.paths import PAYMENT_SERVICE, PERIODIC_SERVICE
+from conformance.profile.response_headers import PROMISABLE_HEADERS, ResponseHeaderPromises
 from conformance.profile.tls_settings import TlsSettings
 
 __all__ = [
+    "CONSENT_MODELS",
     "ENV_PREFIX",
     "ENV_PROFILE",
     "ENV_TARGET",
@@ -48,9 +51,12 @@ __all__ = [
     "PERIODIC_SERVICE",
     "PERMISSIVE_PROFILE",
     "PRODUCT_OPERATIONS",
+    "PROMISABLE_HEADERS",
     "REFERENCE_PROFILE",
     "SCA_MODES",
     "ConnectionSettings",
+    "ConsentModel",
+    "ConsentSettings",
     "CorporatePsu",
     "Hooks",
     "MaskSettings",
@@ -61,6 +67,7 @@ __all__ = [
     "PreparedStates",
     "PrivatePsu",
     "ProductionData",
+    "ResponseHeaderPromises",
     "ScaMode",
     "ScaSettings",
     "SecondIdentity",

@@ -23,7 +23,9 @@ Played:
 - ``[oauth]``: a token endpoint at the path of ``token_url`` issues client-credentials tokens to
   the profile's client (authenticated as ``auth`` says), and every contract request needs one as
   ``Authorization: Bearer`` (``pipeline/tokens.py``); ``[sca] approach = "oauth"``: answers carry
-  ``scaOAuth`` (the authorisation server's metadata) and no ``scaRedirect``.
+  ``scaOAuth`` (the authorisation server's metadata) and no ``scaRedirect``;
+- ``[consent] model``: a bank-offered or global bank takes only that model's consent body (and
+  every answer names the SCA approach in ``ASPSP-SCA-Approach``, whatever the profile).
 
 Without a profile the server is the bundled one (assumptions.md, "Bank styles").
 """
@@ -235,6 +237,8 @@ class BankStyle:
     oauth: OAuthStyle | None = None
     #: ``[sca] approach = "oauth"``: answers carry ``scaOAuth`` and no ``scaRedirect``.
     sca_oauth: bool = False
+    #: ``[consent] model``: detailed (every form taken), bank-offered or global (only its own).
+    consent_model: str = "detailed"
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -256,6 +260,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         basket_status_path=profile.prepared.basket_status_path,
         oauth=oauth_style_of(profile, environ),
         sca_oauth=profile.sca.oauth,
+        consent_model=profile.consent.model,
     )
 
 

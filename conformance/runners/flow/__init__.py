@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from conformance.runners.flow.consents import (
     consent_accounts,
     consent_needs_register_and_view,
+    consent_read,
+    consent_terminated,
     consent_transaction_details,
     consent_transactions,
 )
@@ -97,5 +99,7 @@ FLOWS: Mapping[str, Flow] = MappingProxyType(
         "consent-transaction-details": consent_transaction_details,
         "consent-needs-register-and-view": consent_needs_register_and_view,
         "data-fill": data_fill,
+        "consent-terminated": consent_terminated,
+        "consent-read": consent_read,
     }
 )
