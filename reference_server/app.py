@@ -26,7 +26,13 @@ from conformance.contract import load_contract
 from conformance.signing.revocation import RevocationLists
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
 from reference_server.faults import FAULTS, check_names
-from reference_server.model.bank_style import BankStyle, contract_route, inbound_path, outbound_text
+from reference_server.model.bank_style import (
+    BankStyle,
+    bank_methods,
+    contract_route,
+    inbound_path,
+    outbound_text,
+)
 from reference_server.model.clock import Clock
 from reference_server.model.readings import READINGS, check_readings
 from reference_server.model.replay import SignatureMemory
@@ -345,7 +351,9 @@ class Application:
         - a product no operation of that family takes → 404 PRODUCT_UNKNOWN (spec 7).
         """
         templates = self.contract.templates_for(request.path)
-        allowed = tuple(sorted({op.method for op in templates}))
+        allowed = tuple(
+            sorted({op.method for op in templates} | set(bank_methods(self.bank, request.path)))
+        )
         if not allowed:
             return ApiError(404, "RESOURCE_UNKNOWN", f"no resource at {request.path}")
         if request.method not in allowed:

@@ -163,6 +163,7 @@ def judge_response_headers(
     a should finding with the row's reading; the headers the bank promised are raised together
     at the end, as the bank's promise."""
     promised: list[tuple[str, list[Problem]]] = []
+    spec = ""
     for rule_id, problems in _found(exchange, operation, ctx, only):
         if not problems:
             continue
@@ -170,13 +171,14 @@ def judge_response_headers(
         header = _HEADER_OF[rule_id]
         if ctx.profile.response_headers.promises(header):
             promised.append((header, problems))
+            spec = spec or rule.spec
             continue
         record_should(_failure(exchange, rule.spec, [header], problems, ""), rule.reading)
     if promised:
         headers = [header for header, _ in promised]
         raise _failure(
             exchange,
-            "spec 4.2",
+            spec,
             headers,
             [problem for _, problems in promised for problem in problems],
             ctx.profile.response_headers.promise(headers),

@@ -56,6 +56,7 @@ __all__ = [
     "BankStyle",
     "ExistingData",
     "OAuthStyle",
+    "bank_methods",
     "certificate_owner_of",
     "contract_route",
     "existing_data_of",
@@ -277,6 +278,12 @@ def _routes(profile: TargetProfile) -> Iterator[BankRoute]:
             for template in sorted(templates)
         ]
     yield from sorted(routes, key=lambda route: len(route.names))
+
+
+def bank_methods(style: BankStyle, path: str) -> tuple[str, ...]:
+    """The methods the bank's own paths (``[paths]``) take at ``path`` (none: not one of them),
+    so that a wrong method there is answered 405 with them, as on the contract's paths."""
+    return tuple(sorted({route.method for route in style.routes if route.pattern.fullmatch(path)}))
 
 
 def contract_route(style: BankStyle, method: str, path: str) -> tuple[str, str]:

@@ -33,6 +33,7 @@ from conformance.runners.flow.transactions import (
 )
 from conformance.runners.operations import accounts
 from conformance.runners.operations.accounts import consented_transactions_request
+from conformance.runners.response_headers import judge_response_headers
 from conformance.runners.verdict import judge_expectation
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ def consent_needs_register_and_view(scenario: Scenario, ctx: RunContext, seed: i
         ),
     )
     created = request.send(ctx)
+    judge_response_headers(created, request.operation, ctx)
     if 400 <= created.status < 500:
         check_response_schema(created, request.operation, ctx.contract)
         return
@@ -141,6 +143,7 @@ def consent_needs_register_and_view(scenario: Scenario, ctx: RunContext, seed: i
     complete_sca(ctx, str(link), member, approve=True)
     listed = accounts.account_list_request(ctx, member, consent_id)
     exchange = listed.send(ctx)
+    judge_response_headers(exchange, listed.operation, ctx)
     if exchange.status >= 400:
         check_status(exchange, (401, 403), spec=scenario.spec)
         return
