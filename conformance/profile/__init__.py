@@ -3,7 +3,8 @@
 
 ``model`` holds the value (:class:`TargetProfile` and its nested settings), ``load`` reads the
 file, ``options`` puts the environment and the command line on top; ``bank``, ``paths``,
-``parts``, ``templates`` and ``tls_settings`` read and hold the tables of their own.
+``parts``, ``templates``, ``tls_settings``, ``consent_model`` and ``response_headers`` read and
+hold the tables of their own.
 """
 
 from conformance.profile.bank import ENV_PREFIX, Waiver
