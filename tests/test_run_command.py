@@ -375,7 +375,7 @@ def test_the_bundled_run_judges_the_rfc2047_signature_scenarios(tmp_path: Path) 
     assert process.returncode == 0, output
     document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
     verdicts = {s["id"]: s["verdict"] for s in document["scenarios"]}
-    assert len(verdicts) == 31
+    assert len(verdicts) == 33
     assert set(verdicts.values()) == {"passed"}, verdicts
 
 

@@ -457,6 +457,10 @@ def test_every_fault_is_graded_and_the_should_ones_are_the_readings() -> None:
         "qwac-signing-accepted",
         "qwac-roles-unchecked",
         "qwac-seal-pairing-unchecked",
+        "consent-termination-ignored",
+        "request-id-not-echoed",
+        "location-missing",
+        "sca-approach-header-wrong",
     }
 
 

@@ -52,7 +52,7 @@ def test_every_rfc2047_scenario_passes_against_ownership_per_certificate(
     scenarios: dict[str, Scenario], per_certificate: RunContext
 ) -> None:
     chosen = [s for s in scenarios.values() if s.id.endswith(RFC2047)]
-    assert len(chosen) == 31
+    assert len(chosen) == 33
     own = default_identity().certificate.serial_number
     for scenario in chosen:
         per_certificate.exchanges.clear()
