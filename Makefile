@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test selfcheck selfcheck-examples lint bench openapi clean
+.PHONY: run test test-not-slow test-slow selfcheck selfcheck-examples lint bench openapi clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,12 +17,18 @@ run: $(STAMP)
 	$(BIN)/conformance run
 
 # The project's own checks: lint, format, the layer contracts (ARCHITECTURE.md), types, tests.
+# The checks and the tests run side by side (they do not depend on one another; mypy's one
+# process fits in the CPU the test workers leave idle while they wait), each one's output kept
+# together; either failing fails the target. The tests marked slow (the whole suite under each
+# example profile, the tests of several whole runs) run in test-slow; CI runs both (.ci/run).
 test: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/lint-imports
-	$(BIN)/mypy
-	$(BIN)/python -m pytest -n auto tests
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint test-not-slow
+
+test-not-slow: $(STAMP)
+	$(BIN)/python -m pytest -n auto -m "not slow" tests
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -n auto -m slow tests
 
 selfcheck: $(STAMP)
 	$(BIN)/conformance selfcheck --reports reports/selfcheck

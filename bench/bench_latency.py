@@ -1,20 +1,26 @@
 """Benchmark: the bundled run against a target 25 ms away, as a ratio of the same run on loopback.
 
 What a bank team feels first is a run against its test environment, a network distance away. Three
-runs of the whole suite in one invocation, each against a fresh reference server started the way
+runs of the whole suite per round, each against a fresh reference server started the way
 ``conformance run`` starts its own (the run CAs as trust anchors, the bundled seed), each timed
 from the start of ``conformance run`` to its exit:
 
-* **loopback**: the server directly; ``-n`` left to the harness (one worker per CPU there).
-* **25 ms**: the server behind :mod:`bench.latency_proxy`, which delays every answer by 25 ms;
-  ``-n`` left to the harness, which measures the distance in its preflight and sizes the workers
-  for it (:mod:`conformance.bankside.concurrency`).
-* **25 ms, -n auto**: the same with one worker per CPU, the sizing a CPU-bound run would choose:
-  what the network sizing buys.
+* **loopback**: the server directly, options left to the harness (one worker per CPU, one
+  scenario at a time in each: a loopback target is CPU-bound).
+* **25 ms**: the server behind :mod:`bench.latency_proxy`, which delays every answer by 25 ms,
+  options left to the harness: it measures the distance in its preflight and keeps several
+  scenarios in flight in each worker (:mod:`conformance.bankside.concurrency`). The proxy
+  listens on this machine's outbound address (not loopback), so the harness sees a target
+  elsewhere, as it would a bank's; without such an address it listens on loopback and the run
+  is given the threads a 25 ms target gets.
+* **25 ms, one at a time** (``--threads 1``): the same with one scenario at a time per worker,
+  the sequential run: what the threads buy, and the verdicts they must equal.
 
-The figure is latency / loopback (goal: at most 1.3). The verdict counts of the three runs must be
-equal: a faster run that judges less is not faster. Not gated in CI (the machine is shared);
-``BENCH_LATENCY_MS`` changes the delay.
+The figure is the 25 ms run over the best loopback run (goal: at most 1.3). Every scenario's
+verdict (its JUnit outcome) must be the same in all runs: a faster run that judges differently
+is not faster, and the threads must not change a verdict. Not gated in CI (the machine is
+shared); ``BENCH_LATENCY_MS`` changes the delay, ``BENCH_LATENCY_ROUNDS`` the rounds (default
+1; the runs of a round alternate, the best of each kind is compared).
 """
 
 from __future__ import annotations
@@ -24,16 +30,18 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.bench_suite import Verdicts
-from bench.latency_proxy import latency_proxy
+from bench.latency_proxy import latency_proxy, network_address
 from conformance.bankside.bundled import (
     bundled_reference_server,
     trust_anchor_arguments,
     write_run_identity,
 )
+from conformance.bankside.concurrency import choose_concurrency
 from conformance.profile import REFERENCE_PROFILE
 from conformance.scenario import DEFAULT_SEED
 
@@ -49,14 +57,30 @@ class LatencyRun:
     seconds: float
     workers: str
     verdicts: Verdicts
+    outcomes: dict[str, str]
+    """Every scenario's JUnit outcome by its test id."""
 
 
-def timed_run(label: str, folder: Path, delay: float, numprocesses: str | None) -> LatencyRun:
+def outcomes(junit: Path) -> dict[str, str]:
+    """Each test case's outcome in a JUnit file: passed, skipped, failure or error."""
+    found: dict[str, str] = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("skipped", "failure", "error")]
+        found[f"{case.get('classname')}::{case.get('name')}"] = kinds[0] if kinds else "passed"
+    return found
+
+
+def timed_run(label: str, folder: Path, delay: float, options: list[str]) -> LatencyRun:
     """One ``conformance run`` against a fresh server, through the proxy when ``delay`` > 0."""
     identity = write_run_identity(folder / "identity")
+    host = network_address() if delay > 0 else None
+    if delay > 0 and host is None and "--threads" not in options:
+        # a proxy on loopback is taken for this machine: give the threads a distant target gets
+        chosen = choose_concurrency(bundled=False, loopback=False, samples=(delay, delay))
+        options = [*options, "--threads", str(chosen.threads)]
     with (
         bundled_reference_server(trust=identity.trusted, crl=identity.crl) as url,
-        latency_proxy(url, delay) as proxy,
+        latency_proxy(url, delay, host or "127.0.0.1") as proxy,
     ):
         target = proxy.url if delay > 0 else url
         reports = folder / "reports"
@@ -64,8 +88,7 @@ def timed_run(label: str, folder: Path, delay: float, numprocesses: str | None) 
         command += ["--profile", str(REFERENCE_PROFILE), "--seed", str(DEFAULT_SEED)]
         command += ["--cert", str(identity.certificate), "--key", str(identity.key)]
         command += ["--reports", str(reports)]
-        if numprocesses is not None:
-            command += ["-n", numprocesses]
+        command += options
         command += ["--", *trust_anchor_arguments(identity), "-q"]
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, cwd=_ROOT, check=False)
@@ -73,36 +96,60 @@ def timed_run(label: str, folder: Path, delay: float, numprocesses: str | None) 
     if done.returncode != 0:
         tail = done.stdout[-2000:]
         raise SystemExit(f"{label}: the run failed (exit {done.returncode}):\n{tail}")
-    chosen = numprocesses or "auto"
+    workers = "?"  # the harness's line about its choice: "N workers, M scenarios in flight ..."
     for line in done.stdout.splitlines():
-        if line.startswith("conformance: ") and " workers (" in line:
-            chosen = line.split()[1]
-    return LatencyRun(label, seconds, chosen, Verdicts.from_junit(reports / "junit.xml"))
+        if line.startswith("conformance: ") and (" at a time" in line or " in flight" in line):
+            workers = line.removeprefix("conformance: ").split(" (", 1)[0]
+    junit = reports / "junit.xml"
+    return LatencyRun(label, seconds, workers, Verdicts.from_junit(junit), outcomes(junit))
 
 
 def main() -> None:
     delay = float(os.environ.get("BENCH_LATENCY_MS", "25")) / 1000
-    with tempfile.TemporaryDirectory(prefix="bench-latency-") as directory:
-        folder = Path(directory)
-        runs = [
-            timed_run("loopback", folder / "loopback", 0.0, None),
-            timed_run(f"{delay * 1000:g} ms", folder / "latency", delay, None),
-            timed_run(f"{delay * 1000:g} ms, -n auto", folder / "auto", delay, "auto"),
-        ]
-    base = runs[0]
-    for run in runs:
-        print(
-            f"{run.label:<18} {run.seconds:6.1f} s  {run.seconds / base.seconds:4.2f}x  "
-            f"workers {run.workers:<4}  {run.verdicts}"
-        )
-    if len({str(run.verdicts) for run in runs}) != 1:
-        raise SystemExit("FAIL: the runs reached different verdicts")
-    figure = runs[1].seconds / base.seconds
-    print(
-        f"latency: {runs[1].seconds:.1f} s at {delay * 1000:g} ms against {base.seconds:.1f} s on "
-        f"loopback = {figure:.2f}x (goal <= {GOAL}x, not gated); one worker per CPU there: "
-        f"{runs[2].seconds / base.seconds:.2f}x"
+    rounds = int(os.environ.get("BENCH_LATENCY_ROUNDS", "1"))
+    away = f"{delay * 1000:g} ms"
+    kinds: tuple[tuple[str, float, list[str]], ...] = (
+        ("loopback", 0.0, []),
+        (away, delay, []),
+        (f"{away}, --threads 1", delay, ["--threads", "1"]),
     )
+    print(f"load average before: {_load()}", flush=True)
+    runs: dict[str, list[LatencyRun]] = {label: [] for label, _, _ in kinds}
+    with tempfile.TemporaryDirectory(prefix="bench-latency-") as directory:
+        for index in range(rounds):
+            for label, wait, options in kinds:
+                folder = Path(directory) / f"{index}-{len(runs[label])}-{wait}-{len(options)}"
+                run = timed_run(label, folder, wait, list(options))
+                runs[label].append(run)
+                print(f"  round {index + 1}: {_row(run, None)}", flush=True)
+    print(f"load average after: {_load()}")
+    best = {label: min(done, key=lambda run: run.seconds) for label, done in runs.items()}
+    base = best["loopback"]
+    for run in best.values():
+        print(_row(run, base.seconds))
+    every = [run for done in runs.values() for run in done]
+    differing = sorted(
+        test for test in every[0].outcomes if len({run.outcomes.get(test) for run in every}) != 1
+    )
+    if differing or len({frozenset(run.outcomes) for run in every}) != 1:
+        shown = ", ".join(differing[:10]) or "the runs judged different scenarios"
+        raise SystemExit(f"FAIL: the runs reached different verdicts: {shown}")
+    far, one = best[away], best[f"{away}, --threads 1"]
+    print(
+        f"latency: {far.seconds:.1f} s at {away} against {base.seconds:.1f} s on loopback = "
+        f"{far.seconds / base.seconds:.2f}x (goal <= {GOAL}x, not gated; best of {rounds}); one "
+        f"scenario at a time there: {one.seconds / base.seconds:.2f}x; every verdict equal in "
+        f"all {len(every)} runs"
+    )
+
+
+def _row(run: LatencyRun, base: float | None) -> str:
+    ratio = "" if base is None else f"{run.seconds / base:4.2f}x  "
+    return f"{run.label:<22} {run.seconds:6.1f} s  {ratio}{run.workers}  {run.verdicts}"
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 if __name__ == "__main__":

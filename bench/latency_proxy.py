@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -21,15 +22,17 @@ _CHUNK = 65536
 
 
 class LatencyProxy:
-    """Listen on 127.0.0.1 (a free port) and forward to ``upstream`` (an http:// URL)."""
+    """Listen on ``host`` (127.0.0.1 unless given; a free port) and forward to ``upstream`` (an
+    http:// URL)."""
 
-    def __init__(self, upstream: str, delay: float = 0.025) -> None:
+    def __init__(self, upstream: str, delay: float = 0.025, host: str = "127.0.0.1") -> None:
         parts = urlsplit(upstream)
         if parts.hostname is None or parts.port is None:
             raise ValueError(f"the upstream needs a host and a port: {upstream!r}")
         self.upstream = (parts.hostname, parts.port)
         self.scheme = parts.scheme
         self.delay = delay
+        self.host = host
         self.answers = 0
         self.url = ""
         self._loop = asyncio.new_event_loop()
@@ -39,11 +42,11 @@ class LatencyProxy:
     def start(self) -> str:
         self._thread.start()
         future = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._connection, "127.0.0.1", 0), self._loop
+            asyncio.start_server(self._connection, self.host, 0), self._loop
         )
         self._server = future.result(timeout=10)
         port = self._server.sockets[0].getsockname()[1]
-        self.url = f"{self.scheme}://127.0.0.1:{port}"
+        self.url = f"{self.scheme}://{self.host}:{port}"
         return self.url
 
     def stop(self) -> None:
@@ -122,10 +125,27 @@ async def _deliver(late: asyncio.Queue[tuple[float, bytes]], writer: asyncio.Str
         await writer.drain()
 
 
+def network_address() -> str | None:
+    """This machine's address on its outbound interface (not loopback), or None without one.
+
+    A proxy listening there looks to the harness like a target elsewhere: a target on a loopback
+    address is taken for one on this machine (CPU-bound, ``conformance.bankside.concurrency``)
+    whatever its answers take. A UDP socket's ``connect`` picks the route; nothing is sent.
+    """
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("10.255.255.255", 1))
+        address = str(probe.getsockname()[0])
+        if not address.startswith("127.") and address != "0.0.0.0":
+            return address
+    return None
+
+
 @contextlib.contextmanager
-def latency_proxy(upstream: str, delay: float = 0.025) -> Iterator[LatencyProxy]:
+def latency_proxy(
+    upstream: str, delay: float = 0.025, host: str = "127.0.0.1"
+) -> Iterator[LatencyProxy]:
     """A started proxy (its URL in ``.url``), stopped on exit."""
-    proxy = LatencyProxy(upstream, delay)
+    proxy = LatencyProxy(upstream, delay, host)
     proxy.start()
     try:
         yield proxy

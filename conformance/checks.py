@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import ValidationError
 
+from conformance.contract.annotations import reading_at
 from conformance.contract.fixes import schema_for_fixes
 from conformance.problems import Problem, listed_details, schema_problems, unique_problems
 
@@ -23,6 +24,8 @@ __all__ = [
     "ERRORS_SHOWN",
     "ERROR_BODY_READING",
     "ERROR_BODY_SCHEMA",
+    "ERROR_FIELDS_READING",
+    "ERROR_STATUS_CHECK",
     "JSON_QUOTE",
     "PAYMENT_ERROR_BODY_SCHEMA",
     "PROMISE_GROUND",
@@ -82,6 +85,8 @@ ERROR_FIELDS_READING = (
     "'message' is said to be absent in some answers)"
 )
 
+#: The check name of a problem with the error body's ``status`` (:func:`check_error_status`).
+ERROR_STATUS_CHECK = "error-status"
 #: How many schema errors a message lists before saying "and N more".
 _SHOWN_ERRORS = 5
 #: The place of a problem with the answer's status.
@@ -441,7 +446,7 @@ def check_schema(
     stated: list[ValidationError] = []
     readings: dict[str, None] = {}
     for error in errors:
-        found = reading or _reading_at(validator.schema, error)
+        found = reading or reading_at(validator.schema, error)
         if found:
             readings[found] = None
         else:
@@ -463,54 +468,6 @@ def check_schema(
     if stated:
         raise ConformanceFailure(title, quotes=quotes, **details)
     raise ReadingFailure(title, reading="; ".join(readings), **details)
-
-
-#: Keywords whose subschemas judge members or items: an ``x-readings`` entry of a schema names
-#: that schema's own keywords, so it does not reach through these.
-_MEMBER_KEYWORDS = frozenset(
-    {"properties", "patternProperties", "additionalProperties", "items", "prefixItems"}
-)
-
-
-def _reading_at(schema: Any, error: ValidationError) -> str:
-    """The reading the schema records for the place of ``error`` ("" when stated): an
-    ``x-assumed`` at or above it, or its keyword in the ``x-readings`` of its schema (or of a
-    schema that composes it: ``allOf``, ``anyOf``, ``oneOf``, an inlined ``$ref``)."""
-    node = schema
-    keyword = error.validator
-    readings: list[Mapping[str, Any]] = []
-    for part in list(error.absolute_schema_path)[:-1]:
-        if isinstance(node, Mapping):
-            assumed = node.get("x-assumed")
-            if isinstance(assumed, str) and assumed:
-                return assumed
-            if isinstance(node.get("x-readings"), Mapping):
-                readings.append(node["x-readings"])
-            if part in _MEMBER_KEYWORDS:
-                readings = []
-            node = node.get(part) if isinstance(part, str) else None
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-            node = node[part]
-        else:
-            return ""
-    if isinstance(node, Mapping):
-        found = _node_reading(node, keyword)
-        if found:
-            return found
-    for table in reversed(readings):
-        if isinstance(table.get(keyword), str):
-            return str(table[keyword])
-    return ""
-
-
-def _node_reading(node: Mapping[str, Any], keyword: Any) -> str:
-    assumed = node.get("x-assumed")
-    if isinstance(assumed, str) and assumed:
-        return assumed
-    readings = node.get("x-readings")
-    if isinstance(readings, Mapping) and isinstance(readings.get(keyword), str):
-        return str(readings[keyword])
-    return ""
 
 
 def check_response_schema(
@@ -606,33 +563,28 @@ def check_error_status(exchange: Exchange, *, reading: str = "") -> None:
     document = json_document(exchange)
     if not isinstance(document, Mapping) or "status" not in document:
         return
-    if document.get("status") != exchange.status:
-        if reading:
-            raise ReadingFailure(
-                f"the error body says status {document.get('status')!r} but the answer is "
-                f"HTTP {exchange.status}",
-                reading=reading,
-                spec="spec 7",
-                sent=exchange,
-                expected="the error body's status is the HTTP status code",
-            )
-        raise ConformanceFailure(
-            f"the error body says status {document.get('status')!r} but the answer is "
-            f"HTTP {exchange.status}",
-            spec="spec 7",
-            sent=exchange,
-            expected="the error body's status is the HTTP status code",
-            problems=(
-                Problem(
-                    "error-status",
-                    "status",
-                    "not the HTTP status",
-                    f"`status` is {document.get('status')!r}, not the answer's HTTP "
-                    f"{exchange.status}",
-                ),
+    if document.get("status") == exchange.status:
+        return
+    title = (
+        f"the error body says status {document.get('status')!r} but the answer is "
+        f"HTTP {exchange.status}"
+    )
+    details: dict[str, Any] = {
+        "spec": "spec 7",
+        "sent": exchange,
+        "expected": "the error body's status is the HTTP status code",
+        "problems": (
+            Problem(
+                ERROR_STATUS_CHECK,
+                "status",
+                "not the HTTP status",
+                f"`status` is {document.get('status')!r}, not the answer's HTTP {exchange.status}",
             ),
-            quotes=("7-body-status",),
-        )
+        ),
+    }
+    if reading:
+        raise ReadingFailure(title, reading=reading, **details)
+    raise ConformanceFailure(title, quotes=("7-body-status",), **details)
 
 
 def _codes(document: Any) -> list[str]:

@@ -136,7 +136,6 @@ def test_floor_request_keeps_the_header_block_on_the_control_route() -> None:
     assert floor.expected_status == 200
 
 
-@pytest.mark.slow  # spawns processes
 def test_load_pool_counts_requests_and_orders_percentiles(bare: tuple[str, int]) -> None:
     requests = [RawRequest("GET", _GET, 200), RawRequest("POST", _POST, 201)]
     with LoadPool(requests, workers=2) as pool:
@@ -150,7 +149,6 @@ def test_load_pool_counts_requests_and_orders_percentiles(bare: tuple[str, int])
     assert round_.server_cpu_seconds is None  # no server pid given
 
 
-@pytest.mark.slow  # spawns processes
 def test_load_pool_reports_answers_with_an_unexpected_status(bare: tuple[str, int]) -> None:
     with LoadPool([RawRequest("GET wants 204", _GET, 204)], workers=1) as pool:
         round_ = pool.run(*bare, duration=30.0, limit=3)
@@ -160,7 +158,6 @@ def test_load_pool_reports_answers_with_an_unexpected_status(bare: tuple[str, in
     assert BODY.decode() in round_.first_unexpected
 
 
-@pytest.mark.slow  # spawns processes
 def test_bare_server_script_announces_its_url_and_answers() -> None:
     with server_process("bare", bare_command(), timeout=30) as bare:
         assert bare.url.startswith("http://127.0.0.1:")
@@ -180,12 +177,12 @@ def test_bench_main_selects_modules_by_short_or_full_name() -> None:
     assert select(["signing", "server"], available) == ["bench.bench_signing", "bench.bench_server"]
     with pytest.raises(
         ValueError,
-        match="no benchmark 'nope'; known: fuzz, hostile, latency, proxy, server, signing",
+        match="no benchmark 'nope'; known: bundled, fuzz, hostile, latency, maketest, prism, "
+        "proxy, server, signing, suite, validator",
     ):
         select(["nope"], available)
 
 
-@pytest.mark.slow
 def test_measure_runs_both_servers_with_signed_requests() -> None:
     """The whole path, tiny: both server processes, SDF set-up, signed E12 + E16 replayed
     (each accepted, or ``measure`` raises), one round of 2 x 6 requests per server and on the

@@ -209,7 +209,6 @@ def test_the_suite_runs_as_conformance_run_aimed_at_the_server(tmp_path: Path) -
     assert after[-2:] == ["-k", "E12"]
 
 
-@pytest.mark.slow  # starts a reference server, a suite run and a replay process
 def test_a_round_on_a_small_selection_counts_every_request(tmp_path: Path) -> None:
     measured = measure_round(tmp_path, numprocesses="0", pytest_args=["-k", "E12"])
     suite = measured.suite

@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 
 from conformance.checks import (
+    ERROR_BODY_READING,
+    ERROR_FIELDS_READING,
     ConformanceFailure,
+    ReadingFailure,
     check_all,
     check_error_body,
     check_error_code,
@@ -105,10 +108,17 @@ def test_a_schema_failure_names_five_places_and_counts_the_rest(contract: Contra
 def test_the_value_words_follow_the_keyword(contract: Contract) -> None:
     body = {"status": "400", "tppMessages": [{"category": "NOTE", "code": "FORMAT_ERROR"}]}
     failure = failure_of(lambda: check_error_body(exchange(400, body), contract, payments=True))
+    assert not isinstance(failure, ReadingFailure)
     details = " | ".join(problem.detail for problem in failure.problems)
-    assert "`code` is missing (required)" in details
     assert "`status` is '400' (a string), not an integer" in details
     assert "`tppMessages[0].category` is 'NOTE', not one of ERROR, WARNING" in details
+    # that `code` is present is our reading (spec 7's table has no Required column): a must
+    # failure lists only the stated places, and a body that breaks the reading alone is a should
+    assert "`code`" not in details
+    body = {"status": 400, "tppMessages": [{"category": "ERROR", "code": "FORMAT_ERROR"}]}
+    reading = failure_of(lambda: check_error_body(exchange(400, body), contract, payments=True))
+    assert isinstance(reading, ReadingFailure) and reading.reading == ERROR_FIELDS_READING
+    assert [problem.detail for problem in reading.problems] == ["`code` is missing (required)"]
 
 
 # --- one cause across scenarios ------------------------------------------------------------------
@@ -193,6 +203,7 @@ def verdicts() -> list[ScenarioVerdict]:
                     "must",
                     "`tppMessages[0].code` is 'SIGNATURE_INVALID', not ...",
                     "spec 7",
+                    quotes=("7-codes",),
                     cause=shared,
                 ),
             ),
@@ -221,8 +232,8 @@ def verdicts() -> list[ScenarioVerdict]:
                     "should",
                     "`tppMessages[0].code` is 'SIGNATURE_INVALID', ...",
                     "spec 7",
-                    "assumed",
-                    shared,
+                    reading=ERROR_BODY_READING,
+                    cause=shared,
                 ),
             ),
         ),
@@ -249,8 +260,26 @@ def test_causes_group_findings_across_operations_and_scenarios() -> None:
     assert must.exchange.startswith(">>> POST http://bank.test/v1/payments/x")
     assert must.exchange.endswith('{"code": "SIGNATURE_INVALID"}')
     assert must.reproduce.startswith("conformance call POST")
+    assert must.quote.startswith('spec 7: "Codes allowed in `tppMessages[].code` of payment')
     (should,) = causes_of(verdicts(), "should")
-    assert should.scenarios == ("E1-date-far-past-rejected",) and should.basis == "assumed"
+    assert should.scenarios == ("E1-date-far-past-rejected",)
+    assert should.reading == ERROR_BODY_READING and should.quote == ""
+
+
+def test_a_should_cause_names_each_reading_of_its_findings_once() -> None:
+    basket = "a basket's error body carries payment-style tppMessages"
+    findings = [
+        (scenario, Finding("should", "`tppMessages[0].code` is 'X'", "spec 7", reading, cause="c"))
+        for scenario, reading in (("E1-a", basket), ("PA-b", ERROR_BODY_READING), ("E1-c", basket))
+    ]
+    listed = [
+        ScenarioVerdict(
+            facts(scenario, scenario[:2], "ERR-6"), FAILED_SHOULD, "x", findings=(finding,)
+        )
+        for scenario, finding in findings
+    ]
+    (should,) = causes_of(listed, "should")
+    assert should.reading == f"{basket}; {ERROR_BODY_READING}"
 
 
 def test_compliance_documents_show_one_entry_per_cause() -> None:
@@ -264,6 +293,7 @@ def test_compliance_documents_show_one_entry_per_cause() -> None:
     assert ">>> POST http://bank.test/v1/payments/x" in failures
     assert "<details><summary>2 scenario(s)</summary>" in failures
     assert "should findings: 1 cause in 1 scenario" in markdown
+    assert '- The spec says: spec 7: "Codes allowed in `tppMessages[].code`' in failures
     page = render_html(built)
     assert "<h3>Cause 1: `tppMessages[0].code` is &#x27;SIGNATURE_INVALID&#x27;" in page
 
@@ -274,6 +304,9 @@ def test_the_terminal_block_names_place_example_and_scenarios() -> None:
     assert lines[0] == (
         "CAUSE 1 (cause-00000001, must): `tppMessages[0].code` is 'SIGNATURE_INVALID', not ..."
     )
+    assert lines[2] == "  spec: spec 7"  # the quote names its spec part once, on its own line
+    assert lines[3].startswith('  the spec says: spec 7: "Codes allowed in `tppMessages[].code`')
+    assert lines[3].count("spec 7") == 1
     assert "  example: E16-auth-a-rejected" in lines
     assert "    <<< HTTP 401 Unauthorized (1.0 ms)" in lines
     assert lines[-1] == "  2 scenarios: E16-auth-a-rejected, PC-ERR-6-rejected"
@@ -285,6 +318,9 @@ def test_allure_gets_a_category_per_cause_before_the_general_ones() -> None:
     assert found[0]["name"].startswith("Must: `tppMessages[0].code`")
     assert found[0]["messageRegex"] == "[\\s\\S]*Cause cause-00000001 [\\s\\S]*"
     assert found[0]["matchedStatuses"] == ["failed"]
+    # a should cause: its scenarios are amber ("broken"), or failed where a must failure joins it
+    assert found[1]["name"].startswith("Should: `tppMessages[0].code`")
+    assert found[1]["matchedStatuses"] == ["broken", "failed"]
 
 
 def test_the_failure_message_and_junit_name_the_cause() -> None:

@@ -61,6 +61,7 @@ def facts(
     rule: str = "SCH-maxLength",
     level: str = "must",
     assumptions: tuple[str, ...] = (),
+    quotes: tuple[str, ...] = (),
 ) -> ScenarioFacts:
     return ScenarioFacts(
         id=scenario_id,
@@ -71,6 +72,7 @@ def facts(
         kind="constraint",
         title=f"title of {scenario_id}",
         assumptions=assumptions,
+        quotes=quotes,
     )
 
 
@@ -266,7 +268,7 @@ def test_the_page_is_for_a_compliance_officer(tmp_path: Path) -> None:
     replay command folded; a bar per operation, a grid of coloured cells; assumption ids that
     link to the list; no JavaScript."""
     failure = ScenarioVerdict(
-        facts("E16-f-rejected"),
+        facts("E16-f-rejected", quotes=("2.7-ndct-creditorName",)),
         FAILED,
         "creditorName of 71 accepted",
         reproduce="conformance call POST /v1/payments/x --target http://x",
@@ -288,7 +290,15 @@ def test_the_page_is_for_a_compliance_officer(tmp_path: Path) -> None:
     assert "rests on assumptions (listed at the end)" in page
     assert "<script" not in page
     markdown = render_markdown(document)
-    assert "| scenario | operation | requirement | spec | the target | replay |" in markdown
+    # a failure without a cause is a row of the must-failure table, which quotes the spec
+    assert (
+        "| scenario | operation | requirement | spec | the target | the spec says (quoted) "
+        "| replay |" in markdown
+    )
+    assert (
+        '| spec 2.7: "\\| `creditorName` \\| string \\| yes \\| at most 70 characters \\|" |'
+        in (markdown)
+    )
 
 
 def test_the_verdict_line_says_conformant_only_when_everything_was_judged() -> None:

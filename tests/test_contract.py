@@ -871,3 +871,31 @@ def test_a_trusted_digest_skips_only_the_meta_schema_check_of_that_contract(
     loader.trust_checked(contract_digest(root))
     with pytest.raises(ContractError, match="does not resolve"):  # the other checks still run
         loader.load(root)
+
+
+def test_a_contract_checked_once_is_not_checked_again_by_a_later_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The meta-schema check's pass is recorded by digest in the user's cache directory; a later
+    load of the same bytes skips it, a changed contract is checked in full."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(loader.ENV_NO_CHECK_RECORD, raising=False)
+    monkeypatch.setattr(loader, "_CHECKED_ELSEWHERE", set())
+    root = tmp_path / "schemas"
+    shutil.copytree(FIXTURE, root)
+    record = loader.checked_record(contract_digest(root))
+    assert record is not None and not record.exists()
+    loader.load(root)
+    assert record.is_file()
+
+    class Refusing:
+        def iter_errors(self, schema: object) -> list[object]:
+            raise AssertionError("checked again")
+
+    monkeypatch.setattr(loader, "_META_CHECK", Refusing())
+    assert loader.load(root).digest == contract_digest(root)  # the record: not checked again
+    _edit("types/common.json", _set("$defs", "Date", {"type": "string", "maxLength": 9}))(root)
+    with pytest.raises(AssertionError, match="checked again"):  # new bytes: checked
+        loader.load(root)
+    monkeypatch.setenv(loader.ENV_NO_CHECK_RECORD, "1")  # switched off: neither read nor kept
+    assert loader.checked_record(contract_digest(root)) is None

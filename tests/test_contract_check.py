@@ -472,7 +472,6 @@ def test_contract_schema_verdicts_match_jsonschema(contract: Contract, name: str
         assert verdicts == {True, False}, f"{name}: the fuzzer must reach both verdicts"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("keep", [0.9, 0.97, 0.995])
 def test_request_body_verdicts_match_jsonschema_at_length(contract: Contract, keep: float) -> None:
     for op in contract.operations.values():

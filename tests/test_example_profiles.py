@@ -1,8 +1,13 @@
 """The round trip of every shipped example profile (``profiles/examples/``): the reference server
 plays the bank the profile describes (``python -m reference_server --profile P``), and the suite run
-with the same profile against it gives no must failure, no error and nothing blocked, and lists
-exactly the must rules the profile leaves unjudged ("not judged here", under the verdict). CI runs
-it through ``make test``."""
+with the same profile against it gives no must failure, no error and nothing blocked, and the
+whole run lists exactly the must rules the profile leaves unjudged ("not judged here", under the
+verdict).
+
+``make test`` runs, per profile, the smoke scenarios (one positive and one negative per
+operation: every path, header set, set-up template and signature the profile changes); the whole
+suite per profile (its flows and SCA style too) is marked ``slow`` and runs in ``make
+test-slow``, which CI runs too (``.ci/run``)."""
 
 from __future__ import annotations
 
@@ -12,10 +17,13 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conformance.bankside.bundled import bundled_reference_server
+from conformance.contract import load_contract
+from conformance.generate import generate_scenarios
 from conformance.profile import ENV_PREFIX, load_profile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,11 +65,42 @@ def test_there_are_example_profiles() -> None:
     assert EXAMPLES, "profiles/examples/ holds no profile"
 
 
+@pytest.mark.parametrize("profile", EXAMPLES, ids=lambda path: path.stem)
+def test_every_waiver_of_an_example_names_scenarios_that_exist(profile: Path) -> None:
+    ids = [scenario.id for scenario in generate_scenarios(load_contract())]
+    for waiver in load_profile(profile).waivers:
+        assert any(waiver.covers(scenario_id) for scenario_id in ids), waiver
+
+
+@pytest.mark.parametrize("profile", EXAMPLES, ids=lambda path: path.stem)
+def test_the_reference_server_plays_the_bank_smoke(
+    profile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document = _round_trip(profile, tmp_path, monkeypatch, ["--smoke"])
+    assert document["totals"]["passed"] > 20  # production-like: no sandbox scenarios
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("profile", EXAMPLES, ids=lambda path: path.stem)
 def test_the_reference_server_plays_the_bank_and_the_suite_passes(
     profile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    document = _round_trip(profile, tmp_path, monkeypatch, ["-n", "2"])
+    assert document["totals"]["passed"] > 500  # production-like: no sandbox scenarios
+    unjudged = {e["scenario"] for e in document["not_judged"] if e["level"] == "must"}
+    assert unjudged == NOT_JUDGED[profile.stem]
+    verdicts = {s["id"]: s["verdict"] for s in document["scenarios"]}
+    judged_here = NEEDS_PREPARED_STATES - unjudged  # the prepared states judged them, and held
+    assert {verdicts[scenario] for scenario in judged_here} <= {"passed"}, verdicts
+    for waiver in load_profile(profile).waivers:  # every waiver names scenarios that ran
+        assert any(waiver.covers(s["id"]) for s in document["scenarios"]), waiver
+
+
+def _round_trip(
+    profile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: list[str]
+) -> dict[str, Any]:
+    """The suite with ``options`` against the reference server playing ``profile``'s bank: no
+    must failure, no error, nothing blocked, no should finding, no secret in any report."""
     loaded = load_profile(profile)
     for value in loaded.headers.values():  # the secrets the profile reads from the environment
         if value.startswith(ENV_PREFIX):
@@ -74,22 +113,14 @@ def test_the_reference_server_plays_the_bank_and_the_suite_passes(
     ) as url:
         done = subprocess.run(
             [sys.executable, "-m", "conformance", "run", "--profile", str(profile),
-             "--target", url, "--reports", str(reports), "-n", "2"],
+             "--target", url, "--reports", str(reports), *options],
             capture_output=True, text=True, timeout=900, check=False, env=dict(os.environ),
         )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
     totals = document["totals"]
-    assert totals["passed"] > 500  # production-like: no sandbox scenarios
     assert totals["failed"] == totals["error"] == totals["blocked"] == 0, totals
     assert totals["failed_should"] == 0, totals  # the security group holds too
-    unjudged = {e["scenario"] for e in document["not_judged"] if e["level"] == "must"}
-    assert unjudged == NOT_JUDGED[profile.stem]
-    verdicts = {s["id"]: s["verdict"] for s in document["scenarios"]}
-    judged_here = NEEDS_PREPARED_STATES - unjudged  # the prepared states judged them, and held
-    assert {verdicts[scenario] for scenario in judged_here} <= {"passed"}, verdicts
-    for waiver in loaded.waivers:  # every waiver names scenarios that exist
-        assert any(waiver.covers(s["id"]) for s in document["scenarios"]), waiver
     texts = "".join(p.read_text("utf-8", "replace") for p in reports.rglob("*") if p.is_file())
     assert "round-trip-secret" not in texts  # the gateway key is masked in every report
     assert not re.search(r"PRIVATE KEY", texts)
@@ -97,3 +128,4 @@ def test_the_reference_server_plays_the_bank_and_the_suite_passes(
         log = (tmp_path / "server.log").read_text("utf-8")
         assert f"POST {loaded.oauth.token_url} 200" in log
         assert "Authorization: ***" in texts and not re.search(r"Bearer [\w-]{8}", texts)
+    return document

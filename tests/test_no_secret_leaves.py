@@ -40,7 +40,7 @@ def _secrets(certs: Path) -> list[str]:
     return found
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # several whole runs: make test-slow
 def test_no_key_or_password_appears_in_any_report_log_or_message(tmp_path: Path) -> None:
     made = _conformance(
         "certs", "--out", "certs", "--p12-password", PASSWORD, cwd=tmp_path, password=""

@@ -226,7 +226,6 @@ def test_a_target_without_test_paths_runs_the_suite(pytester: pytest.Pytester) -
     assert not collected_ids(result)
 
 
-@pytest.mark.slow
 def test_ids_do_not_change_between_runs(pytester: pytest.Pytester) -> None:
     first = pytester.runpytest_subprocess(str(SCENARIOS_FILE), "--collect-only", "-q")
     second = pytester.runpytest_subprocess(str(SCENARIOS_FILE), "--collect-only", "-q")
@@ -325,7 +324,6 @@ def test_a_bad_seed_is_a_usage_error(suite: pytest.Pytester) -> None:
     assert "--seed must be a whole number or 'random'" in result.stderr.str()
 
 
-@pytest.mark.slow
 def test_every_xdist_worker_gets_the_same_seed(suite: pytest.Pytester) -> None:
     result = suite.runpytest("-n", "2", "--seed", "random", "-p", "no:randomly")
     match = re.search(r"seed (\d+) \(reproduce", result.stdout.str())

@@ -12,7 +12,7 @@ from email.utils import format_datetime
 import pytest
 
 from conformance.bankside.client import TargetClient
-from conformance.bankside.concurrency import choose_workers
+from conformance.bankside.concurrency import choose_concurrency, is_loopback, round_trip
 from conformance.bankside.retry import Pacer, RetryPolicy, retry_after_seconds, worker_share
 from reference_server.app import Application, Throttle
 from reference_server.transport.http import start
@@ -114,18 +114,67 @@ def test_a_client_under_a_rate_limit_sends_no_faster() -> None:
 
 
 @pytest.mark.parametrize(
-    ("round_trip", "rate_limit", "cpus", "workers"),
+    ("where", "samples", "rate_limit", "cpus", "workers", "threads"),
     [
-        (0.0004, None, 2, "auto"),  # loopback: one per CPU
-        (None, None, 2, "auto"),  # not measured
-        (0.025, None, 2, "8"),  # 25 ms away: 4 per CPU
-        (0.025, None, 8, "16"),  # at most 16
-        (0.025, 20.0, 2, "1"),  # 20 a second keeps one worker busy at 25 ms
-        (0.200, 20.0, 8, "4"),  # at 200 ms, four
-        (0.0004, 5.0, 2, "1"),
+        ("bundled", (0.020,), None, 2, 2, 1),  # CPU-bound whatever a noisy sample says
+        ("loopback", (0.020, 0.030), None, 2, 2, 1),  # on this machine: CPU-bound too
+        ("network", (0.0004, 0.0004), None, 2, 2, 1),  # near: CPU-bound
+        ("network", (), None, 2, 2, 1),  # not measured
+        ("network", (0.200, 0.025, 0.025, 0.026), None, 2, 2, 10),  # the cold start left out
+        ("network", (0.025, 0.025), None, 8, 8, 10),  # never more processes than CPUs
+        ("network", (0.3, 0.3), None, 2, 2, 16),  # at most 16 in flight per worker
+        ("network", (0.025, 0.025), 20.0, 2, 1, 1),  # 20 a second keep one busy at 25 ms
+        ("network", (0.2, 0.2), 20.0, 8, 4, 1),  # at 200 ms, four
+        ("network", (0.2, 0.2), 40.0, 2, 2, 4),  # 8 in flight: 2 workers x 4
+        ("bundled", (0.0004,), 5.0, 2, 1, 1),
     ],
 )
-def test_workers_are_sized_for_the_distance_and_the_rate_limit(
-    round_trip: float | None, rate_limit: float | None, cpus: int, workers: str
+def test_concurrency_is_chosen_by_where_the_target_is(
+    where: str,
+    samples: tuple[float, ...],
+    rate_limit: float | None,
+    cpus: int,
+    workers: int,
+    threads: int,
 ) -> None:
-    assert choose_workers(round_trip, rate_limit, cpus) == workers
+    chosen = choose_concurrency(
+        bundled=where == "bundled",
+        loopback=where == "loopback",
+        samples=samples,
+        rate_limit=rate_limit,
+        cpus=cpus,
+    )
+    assert (chosen.workers, chosen.threads) == (workers, threads), chosen.reason
+    assert chosen.line().startswith("conformance: ")
+
+
+def test_the_round_trip_leaves_the_cold_start_out() -> None:
+    assert round_trip(()) is None
+    assert round_trip((0.5,)) == 0.5
+    assert round_trip((0.5, 0.02, 0.03, 0.04)) == 0.03
+
+
+def test_the_choice_line_says_what_and_why() -> None:
+    line = choose_concurrency(bundled=True, loopback=False, samples=(), cpus=2).line()
+    assert line == (
+        "conformance: 2 workers, one scenario at a time (the bundled server: CPU-bound, one "
+        "worker per CPU)"
+    )
+    far = choose_concurrency(bundled=False, loopback=False, samples=(0.1, 0.025), cpus=2)
+    assert far.line().startswith("conformance: 2 workers, 10 scenarios in flight in each (")
+    assert "25 ms away" in far.line()
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [
+        ("http://127.0.0.1:8000", True),
+        ("http://127.0.0.2:8000/api", True),
+        ("https://localhost:8443", True),
+        ("http://[::1]:8000", True),
+        ("https://psd2.bank.invalid", False),
+        ("http://192.0.2.10:8000", False),
+    ],
+)
+def test_a_loopback_target_is_recognised(url: str, loopback: bool) -> None:
+    assert is_loopback(url) is loopback

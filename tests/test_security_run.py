@@ -28,7 +28,7 @@ def _run(url: str, reports: Path) -> dict[str, object]:
     return document
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # several whole runs: make test-slow
 def test_a_shared_sandbox_fails_exactly_the_ownership_scenarios(tmp_path: Path) -> None:
     with bundled_reference_server(log_path=tmp_path / "checked.log") as url:
         checked = _run(url, tmp_path / "checked")

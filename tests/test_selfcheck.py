@@ -464,7 +464,7 @@ def test_every_fault_is_graded_and_the_should_ones_are_the_readings() -> None:
     }
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # several whole runs: make test-slow
 def test_a_real_selfcheck_of_two_faults_on_a_few_scenarios(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

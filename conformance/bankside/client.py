@@ -4,6 +4,7 @@ target it cannot talk to is a :class:`~conformance.errors.TargetError`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -12,7 +13,8 @@ import ssl
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -199,6 +201,10 @@ class TargetClient:
         self._identity_value = identity
         self._digest_algorithm = digest_algorithm
         self._exchanges: list[Exchange] = []
+        #: The record of the scenario running in this context (:meth:`recording`), if any.
+        self._scenario_record: ContextVar[list[Exchange] | None] = ContextVar(
+            f"exchanges-{id(self)}", default=None
+        )
         self._auth: httpx.Auth | None
         self._auth_name: str
         if auth is not None:
@@ -389,7 +395,7 @@ class TargetClient:
         )
         slot.append(exchange)
         with self._lock:
-            self._exchanges.append(exchange)
+            self._record_list().append(exchange)
 
     # --- requests ------------------------------------------------------------------------------
 
@@ -479,9 +485,10 @@ class TargetClient:
             # the record keeps every attempt; the final one carries the earlier ones with it
             final = replace(answer, retries=tuple(throttled), token_refreshes=tuple(refused))
             with self._lock:
-                for index in range(len(self._exchanges) - 1, -1, -1):
-                    if self._exchanges[index] is answer:
-                        self._exchanges[index] = final
+                record = self._record_list()
+                for index in range(len(record) - 1, -1, -1):
+                    if record[index] is answer:
+                        record[index] = final
                         break
             answer = final
         return answer
@@ -513,16 +520,34 @@ class TargetClient:
 
     # --- the record ----------------------------------------------------------------------------
 
+    def _record_list(self) -> list[Exchange]:
+        record = self._scenario_record.get()
+        return self._exchanges if record is None else record
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[None]:
+        """A record of its own for the requests made in this context (one scenario running in
+        a thread beside others): within it :attr:`exchanges` and :meth:`take_exchanges` see
+        only this context's exchanges. Outside any, they see the client's shared record."""
+        token = self._scenario_record.set([])
+        try:
+            yield
+        finally:
+            self._scenario_record.reset(token)
+
     @property
     def exchanges(self) -> tuple[Exchange, ...]:
-        """Every exchange recorded so far, oldest first."""
+        """Every exchange recorded so far (in this context's record, :meth:`recording`), oldest
+        first."""
         with self._lock:
-            return tuple(self._exchanges)
+            return tuple(self._record_list())
 
     def take_exchanges(self) -> tuple[Exchange, ...]:
         """The exchanges recorded so far, forgetting them (a test collects its own, then clears)."""
         with self._lock:
-            taken, self._exchanges = tuple(self._exchanges), []
+            record = self._record_list()
+            taken = tuple(record)
+            record.clear()
         return taken
 
     # --- lifetime ------------------------------------------------------------------------------

@@ -33,10 +33,11 @@ _PROBE_OPERATIONS = ("AL", "E9")
 _CANDIDATES = 3
 
 
-def preflight(profile: TargetProfile) -> float | None:
+def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
     """Fail fast on what would make every scenario fail: certificate, connection, a base URL that
-    is not the interface; the fastest answer's seconds (the round trip to the target, for the
-    run's concurrency), or None when no probe was answered.
+    is not the interface; the answer times of the probe that answered (seconds; the round trip
+    to the target, for the run's concurrency): the probe itself and ``samples - 1`` more of the
+    same request, empty when no probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
     the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), fetches
@@ -47,7 +48,9 @@ def preflight(profile: TargetProfile) -> float | None:
     points elsewhere, and the error names a shorter base URL where the interface does answer,
     when one does. Any other answer in JSON, an empty one, or a 4xx other than 404 (an error page
     in HTML: spec 7 broken, which is for the scenarios to judge) is the interface answering; a
-    2xx, 3xx or 5xx that is not JSON on every probe is something else than the interface.
+    2xx, 3xx or 5xx that is not JSON on every probe is something else than the interface. The
+    first answer time may include a cold start (:func:`conformance.bankside.concurrency.round_trip`
+    leaves it out).
     """
     # on use, not at import: the pytest plugin imports this module in every pytest process
     from conformance.bankside.client import TargetClient
@@ -68,7 +71,8 @@ def preflight(profile: TargetProfile) -> float | None:
             if exchange.status == 404:
                 not_found.append(exchange)
             elif _speaks_the_interface(exchange):
-                return exchange.elapsed
+                more = (client.get(path).elapsed for _ in range(samples - 1))
+                return (exchange.elapsed, *more)
             else:
                 try:
                     exchange.json()
@@ -81,7 +85,7 @@ def preflight(profile: TargetProfile) -> float | None:
             )
         if not_found:
             raise _wrong_base_path(profile, not_found, paths)
-    return None
+    return ()
 
 
 def _speaks_the_interface(exchange: Exchange) -> bool:

@@ -26,7 +26,7 @@ from conformance.bankside.bundled import (
     write_run_identity,
     write_tls_identity,
 )
-from conformance.bankside.concurrency import choose_workers
+from conformance.bankside.concurrency import Concurrency, choose_concurrency, is_loopback
 from conformance.bankside.preflight import PreflightDone, certificate_warnings, preflight
 from conformance.commands import COMMANDS
 from conformance.commands.usage import (
@@ -117,8 +117,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         default=None,
         help="pytest-xdist workers: a number, 'auto' (one per CPU) or 0 for one process; by "
-        "default one per CPU near the target, and up to 4 per CPU (at most 16) for a target "
-        "whose answers take 5 ms or more, within the profile's rate_limit",
+        "default one per CPU (fewer under the profile's rate_limit)",
+    )
+    parser.add_argument(
+        "--threads",
+        metavar="N",
+        type=_threads,
+        default=None,
+        help="scenarios in flight in each worker; by default 1 for the bundled server and a "
+        "target on this machine, and for a target 5 ms or more away enough to overlap its "
+        "round trips (at most 16), within the profile's rate_limit",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a smoke run: one positive and one negative scenario per operation, in one "
+        "process (a first contact, a CI pre-check; seconds against the bundled server); its "
+        "verdict says it is a smoke run, never a conformance verdict",
     )
     parser.add_argument(
         "--seed",
@@ -187,6 +202,22 @@ def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _threads(text: str) -> int:
+    """``--threads``: a whole number from 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--threads takes a whole number from 1, not {text!r}")
+    return value
+
+
+#: Probes the preflight sends to a target elsewhere: the first is discarded (a cold start), the
+#: median of the others is the round trip the concurrency is chosen for.
+PREFLIGHT_SAMPLES = 6
+
+
 def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
@@ -202,6 +233,8 @@ def pytest_arguments(
     strict: bool,
     reports: Path,
     numprocesses: str | None,
+    threads: int = 1,
+    smoke: bool = False,
     trust_anchor: BundledIdentity | None = None,
     tls_trust_anchor: BundledTls | None = None,
     extra: Sequence[str] = (),
@@ -235,6 +268,10 @@ def pytest_arguments(
         args += ["--alluredir", str(reports / "allure-results"), "--clean-alluredir"]
     if numprocesses is not None and _has("xdist"):
         args += ["-n", str(numprocesses)]
+    if threads != 1:
+        args += ["--conformance-threads", str(threads)]
+    if smoke:
+        args.append("--conformance-smoke")
     extra = list(extra)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -272,6 +309,54 @@ def _token_endpoint_of(server: str, played: str) -> Iterator[None]:
             os.environ.pop(ENV_TOKEN_URL, None)
         else:
             os.environ[ENV_TOKEN_URL] = previous
+
+
+def _concurrency(
+    args: argparse.Namespace, chosen: Concurrency, *, manual_sca: bool, smoke: bool = False
+) -> Concurrency:
+    """The harness's choice with the user's ``-n`` and ``--threads`` over it; one scenario at a
+    time when a person completes the SCA redirects (``[sca] mode = "manual"``); one process
+    for a smoke run (starting workers would cost more than its few scenarios)."""
+    workers, threads, reason = chosen.workers, chosen.threads, chosen.reason
+    if smoke:
+        workers, reason = 0, f"{reason}; a smoke run: one process"
+    if not _has("xdist"):
+        workers, reason = 0, f"{reason}; pytest-xdist is not installed"
+    given = args.numprocesses or _given_to_pytest(args.pytest_args)
+    if given is not None:
+        workers = _cpus() if given in ("auto", "logical") else _whole(given, workers)
+        reason = f"{reason}; workers from -n {given}"
+    if args.threads is not None:
+        threads, reason = args.threads, f"{reason}; scenarios in flight from --threads"
+    if manual_sca and threads != 1:
+        threads, reason = 1, f"{reason}; one at a time: a person completes each SCA"
+    if given is None and args.threads is None:
+        reason = f"{reason}; -n and --threads override"
+    return Concurrency(workers, threads, reason)
+
+
+def _given_to_pytest(extra: Sequence[str]) -> str | None:
+    """The ``-n`` given among the pytest arguments (after ``--``; the last one wins there)."""
+    found: str | None = None
+    for index, arg in enumerate(extra):
+        if arg in ("-n", "--numprocesses") and index + 1 < len(extra):
+            found = extra[index + 1]
+        elif arg.startswith("--numprocesses="):
+            found = arg.partition("=")[2]
+        elif arg.startswith("-n") and len(arg) > 2 and not arg.startswith("--"):
+            found = arg[2:]
+    return found
+
+
+def _cpus() -> int:
+    return os.cpu_count() or 1
+
+
+def _whole(text: str, default: int) -> int:
+    try:
+        return int(text)
+    except ValueError:  # pytest-xdist says what is wrong with it
+        return default
 
 
 def run(args: argparse.Namespace) -> int:
@@ -381,19 +466,25 @@ def run(args: argparse.Namespace) -> int:
                 tls_key=tls["tls_key"],
                 tls_ca=tls["tls_ca"],
             )
-            round_trip = preflight(profile)
+            loopback = not bundled and is_loopback(profile.base_url)
+            samples = preflight(profile, 1 if bundled or loopback else PREFLIGHT_SAMPLES)
             for warning in certificate_warnings(profile):
                 print(f"conformance: warning: {warning}", flush=True)
+            concurrency = _concurrency(
+                args,
+                choose_concurrency(
+                    bundled=bundled,
+                    loopback=loopback,
+                    samples=samples,
+                    rate_limit=profile.connection.rate_limit,
+                ),
+                manual_sca=profile.sca.mode == "manual",
+                smoke=args.smoke,
+            )
+            print(concurrency.line(), flush=True)
             numprocesses = args.numprocesses
             if numprocesses is None and _has("xdist"):
-                numprocesses = choose_workers(round_trip, profile.connection.rate_limit)
-                if numprocesses != "auto":
-                    away = "" if round_trip is None else f"{round_trip * 1000:.0f} ms away, "
-                    print(
-                        f"conformance: {numprocesses} workers (the target is {away}"
-                        f"rate limit {profile.connection.rate_limit or 'none'}; -n overrides)",
-                        flush=True,
-                    )
+                numprocesses = concurrency.numprocesses
             pytest_args = pytest_arguments(
                 target=target,
                 profile=profile_path,
@@ -404,6 +495,8 @@ def run(args: argparse.Namespace) -> int:
                 strict=args.strict,
                 reports=reports,
                 numprocesses=numprocesses,
+                threads=concurrency.threads,
+                smoke=args.smoke,
                 trust_anchor=identity,
                 tls_trust_anchor=bundled_tls,
                 extra=args.pytest_args,

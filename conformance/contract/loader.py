@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -138,10 +140,44 @@ def contract_digest(root: Path) -> str:
 
 
 def trust_checked(digest: str) -> None:
-    """Skip the meta-schema check of every embedded schema when loading a contract with this
-    digest in this process: the xdist controller checked the very same bytes before it started
-    the workers (~0.25 s per process). Every other check still runs."""
+    """Skip the meta-schema checks (every embedded schema against Draft 2020-12, every operation
+    file against the operation meta-schema) when loading a contract with this digest in this
+    process: the xdist controller checked the very same bytes before it started the workers
+    (~0.25 s per process). Every other check still runs."""
     _CHECKED_ELSEWHERE.add(digest)
+
+
+#: Set (to anything) to neither read nor write the record of checked contracts.
+ENV_NO_CHECK_RECORD = "CONFORMANCE_NO_CHECK_RECORD"
+
+
+def checked_record(digest: str) -> Path | None:
+    """Where a process records that the contract with ``digest`` passed the meta-schema check
+    (``$XDG_CACHE_HOME``, else ``~/.cache``, ``psd2-conformance/checked-contracts/``): the
+    check's verdict is a function of the bytes the digest covers (every schema file, the
+    operation meta-schema, ``jsonschema``'s Draft 2020-12 meta-schema), so a later process
+    loading the same bytes skips it (~0.5 s of every command's and the bundled server's
+    start). Only a pass is recorded; a contract whose bytes changed has another digest and is
+    checked in full. None when switched off (:data:`ENV_NO_CHECK_RECORD`)."""
+    if os.environ.get(ENV_NO_CHECK_RECORD):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "psd2-conformance" / "checked-contracts" / digest
+
+
+def _checked_before(digest: str) -> bool:
+    record = checked_record(digest)
+    return record is not None and record.is_file()
+
+
+def _record_checked(digest: str) -> None:
+    """Note the pass (:func:`checked_record`); a cache that cannot be written is no error."""
+    record = checked_record(digest)
+    if record is None:
+        return
+    with contextlib.suppress(OSError):
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text("passed the meta-schema check\n", encoding="utf-8")
 
 
 def _check_schema(root: Path, file: Path, at: Pointer, schema: Any, *, check: bool = True) -> None:
@@ -337,7 +373,9 @@ def _load_operations(
     quotes: Mapping[str, Quote],
     check: bool = True,
 ) -> dict[str, Operation]:
-    meta = _meta_validator(root)
+    # The operation files against the operation meta-schema: a check of the same bytes as the
+    # embedded schemas' (the digest covers both), skipped with it.
+    meta = _meta_validator(root) if check else None
     folder = root / "operations"
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
     if not files:
@@ -345,7 +383,7 @@ def _load_operations(
     operations: dict[str, Operation] = {}
     for file in files:
         doc = read_json(root, file)
-        error = best_match(meta.iter_errors(doc))
+        error = None if meta is None else best_match(meta.iter_errors(doc))
         if error is not None:
             raise fail(root, file, tuple(error.absolute_path), error.message)
         _check_operation(root, file, doc, headers)
@@ -669,7 +707,7 @@ def load(root: Path) -> LoadedContract:
     if not root.is_dir():
         raise ContractError(f"{root}: no such contract directory")
     digest = contract_digest(root)
-    check = digest not in _CHECKED_ELSEWHERE
+    check = digest not in _CHECKED_ELSEWHERE and not _checked_before(digest)
     types = _load_types(root, check)
     registry: Registry[Any] = (
         Registry()
@@ -691,6 +729,8 @@ def load(root: Path) -> LoadedContract:
         _check_schema_quotes(root, file, (), doc, quotes)
     operations = _load_operations(root, headers, registry, quotes, check)
     _check_operation_quotes(root, operations, quotes)
+    if check:
+        _record_checked(digest)
     parts = load_spec_parts(root)
     rules = _load_rules(root, _RuleContext(parts, operations, quotes))
     flows = load_flows(root, quotes)

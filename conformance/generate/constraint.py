@@ -28,7 +28,7 @@ from conformance.generate.mutations import (
 from conformance.generate.variants import base_variant
 from conformance.scenario import CHOSEN_CODE, CHOSEN_STATUS, Scenario
 
-__all__ = ["UNKNOWN_PATH_VALUE_STATUSES", "generate"]
+__all__ = ["STATUS_SHOWN", "UNKNOWN_PATH_VALUE_STATUSES", "generate"]
 
 #: Accepted answers to a pinned path parameter given another value (see the module docstring).
 UNKNOWN_PATH_VALUE_STATUSES = (400, 403, 404)

@@ -4,8 +4,8 @@ check digits), each satisfying its schema and the cross-field rules.
 
 from __future__ import annotations
 
-import functools
 import random
+import threading
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, timedelta
@@ -47,14 +47,21 @@ _NCBCT_MIN_NOK = 100_000
 _MAX_INT32 = 2_147_483_647
 
 
-@functools.cache
+_PER_THREAD = threading.local()
+
+
 def _faker() -> Faker:
-    """One ``Faker("no_NO")`` per process: building one costs ~1.4 ms, reseeding it almost nothing.
+    """One ``Faker("no_NO")`` per thread: building one costs ~1.4 ms, reseeding it almost nothing.
 
     Safe because every factory reseeds it (``_sources``) before drawing and no factory calls another
     while it still draws from it; a factory's output depends only on its seed, never on call order.
+    Per thread, because scenarios may run in threads side by side (``conformance.runners.pool``):
+    two of them drawing from one generator would each get a mix of both seeds' values.
     """
-    return Faker("no_NO")
+    fake: Faker | None = getattr(_PER_THREAD, "faker", None)
+    if fake is None:
+        fake = _PER_THREAD.faker = Faker("no_NO")
+    return fake
 
 
 def _sources(seed: int, purpose: str) -> tuple[random.Random, Faker]:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 SCENARIO_MARKER = "conformance"
 
 FACTS = pytest.StashKey[ScenarioFacts]()
+#: The scenario of a scenario item (for the runs made ahead, ``conformance.plugin.prefetch``).
+SCENARIO = pytest.StashKey["Scenario"]()
 
 
 # --- hook specification -------------------------------------------------------------------------
@@ -40,6 +42,11 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_conformance_scenarios(config: pytest.Config) -> Sequence[Scenario]:
+    if config.getoption("conformance_smoke", False):
+        # on use, not at import: the plugin loads in every pytest process (start-up time)
+        from conformance.generate.smoke import smoke_selection
+
+        return smoke_selection(generated_scenarios())
     return generated_scenarios()
 
 
@@ -105,10 +112,12 @@ def pytest_pycollect_makeitem(
         return None
     # on use, not at import: the plugin loads in every pytest process (start-up time)
     from conformance.generate import scenario_markers
+    from conformance.generate.smoke import SMOKE_MARKER, smoke_selection
 
     config = collector.config
     scenarios = tuple(config.hook.pytest_conformance_scenarios(config=config))
     register_markers(config, scenarios)
+    smoke = {scenario.id for scenario in smoke_selection(scenarios)}
     marks: dict[str, pytest.MarkDecorator] = {}
     items: list[pytest.Function] = []
     fixtureinfo = None
@@ -128,13 +137,17 @@ def pytest_pycollect_makeitem(
         # sets: the function's name, which allure-pytest's ``fullName`` is made of.
         item.originalname = name
         fixtureinfo = item._fixtureinfo
-        for marker in scenario_markers(scenario):
+        for marker in (
+            *scenario_markers(scenario),
+            *((SMOKE_MARKER,) if scenario.id in smoke else ()),
+        ):
             mark = marks.get(marker)
             if mark is None:
                 mark = marks[marker] = getattr(pytest.mark, marker)
             item.add_marker(mark)
         facts = ScenarioFacts.of(scenario)
         item.stash[FACTS] = facts
+        item.stash[SCENARIO] = scenario
         item.user_properties.extend(facts.properties())
         items.append(item)
     return items

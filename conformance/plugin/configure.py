@@ -20,6 +20,7 @@ from conformance.plugin.options import (
     is_worker,
     names_scenarios,
     profile_from_config,
+    scenario_threads,
     strict_run,
     target_options,
     trust_anchor_from_options,
@@ -48,6 +49,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{SCENARIO_MARKER}: the test is parametrised by the generated conformance scenarios",
     )
+    config.addinivalue_line(
+        "markers", "smoke: one positive and one negative scenario per operation (--smoke)"
+    )
     for level in LEVELS:
         config.addinivalue_line("markers", f"{level}: scenarios of {level}-level requirements")
     for kind in KINDS:
@@ -68,6 +72,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SEED] = seed
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistSeed(), "conformance-xdist-seed")
+    threads = scenario_threads(config)
+    if threads > 1:
+        # on use, not at import: the plugin loads in every pytest process (start-up time)
+        from conformance.plugin.prefetch import Prefetcher
+
+        config.pluginmanager.register(Prefetcher(threads), "conformance-prefetch")
     if workerinput is None:
         collector = ComplianceCollector(
             reports=Path(config.getoption("reports")),

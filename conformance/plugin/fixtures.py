@@ -19,6 +19,7 @@ from conformance.plugin.options import (
     SEED,
     profile_from_config,
     revoked_identity_from_options,
+    scenario_threads,
     strict_run,
     trust_anchor_from_options,
     uses_bundled_server,
@@ -150,8 +151,9 @@ def conformance_client(conformance_profile: TargetProfile) -> Iterator[TargetCli
 
 
 @pytest.fixture(scope="session")
-def conformance_context(request: pytest.FixtureRequest) -> RunContext:
-    """What the runners need, built once per worker (client, data factory, SCA step).
+def conformance_context(request: pytest.FixtureRequest) -> Iterator[RunContext]:
+    """What the runners need, built once per worker (client, data factory, SCA step), with the
+    pool that runs upcoming scenarios ahead when ``--conformance-threads`` is above 1.
 
     Built from ``conformance_profile``, ``conformance_client``, ``conformance_seed``,
     ``conformance_trust_anchor`` and ``conformance_utf8_trust_anchor``, asked for here through
@@ -166,6 +168,7 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
     from conformance.bankside.setup_data import DataFactory
     from conformance.contract import load_contract
     from conformance.runners.context import RunContext
+    from conformance.runners.pool import ScenarioPool
 
     profile: TargetProfile = request.getfixturevalue("conformance_profile")
     client: TargetClient = request.getfixturevalue("conformance_client")
@@ -184,19 +187,26 @@ def conformance_context(request: pytest.FixtureRequest) -> RunContext:
         run_seed=_shared_data_seed(request.config, seed),
         sca=sca,
     )
-    return RunContext(
-        contract=contract,
-        profile=profile,
-        client=client,
-        seed=seed,
-        data=data,
-        sca=sca,
-        strict=strict_run(request.config),
-        trust_anchor=trust_anchor,
-        utf8_trust_anchor=utf8_trust_anchor,
-        revoked_identity=revoked,
-        tls_trust_anchor=tls_anchor,
-    )
+    threads = scenario_threads(request.config)
+    pool = ScenarioPool(threads) if threads > 1 else None
+    try:
+        yield RunContext(
+            contract=contract,
+            profile=profile,
+            client=client,
+            seed=seed,
+            data=data,
+            sca=sca,
+            strict=strict_run(request.config),
+            trust_anchor=trust_anchor,
+            utf8_trust_anchor=utf8_trust_anchor,
+            revoked_identity=revoked,
+            tls_trust_anchor=tls_anchor,
+            pool=pool,
+        )
+    finally:
+        if pool is not None:
+            pool.close()
 
 
 def _certificate_options(

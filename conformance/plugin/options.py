@@ -99,6 +99,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="should-level failures fail the run (without it they are reported only)",
     )
     group.addoption(
+        "--conformance-smoke",
+        action="store_true",
+        default=False,
+        help="a smoke run: one positive and one negative scenario per operation (a first "
+        "contact, a CI pre-check); its verdict says so",
+    )
+    group.addoption(
+        "--conformance-threads",
+        metavar="N",
+        type=int,
+        default=1,
+        help="scenarios in flight in each process: N - 1 upcoming scenarios run in threads "
+        "ahead of their tests, to overlap a distant target's round trips (default 1)",
+    )
+    group.addoption(
         "--reports",
         metavar="DIR",
         default="reports",
@@ -186,3 +201,13 @@ def uses_bundled_server(config: pytest.Config) -> bool:
     return not (
         given_on_command_line(config) or os.environ.get(ENV_TARGET) or os.environ.get(ENV_PROFILE)
     )
+
+
+def scenario_threads(config: pytest.Config) -> int:
+    """Scenarios in flight in each process (``--conformance-threads``); 1 where a run ahead
+    could be wrong: xdist's work stealing moves queued tests to another worker, which would run
+    them a second time."""
+    threads = max(1, int(config.getoption("conformance_threads") or 1))
+    if getattr(config.option, "dist", "no") == "worksteal":
+        return 1
+    return threads

@@ -81,7 +81,9 @@ def categories(document: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         found.append(
             {
                 "name": f"{what}: {title} ({cause['count']} scenarios; {cause['id']})",
-                "matchedStatuses": ["failed"] if cause["level"] == "must" else ["passed", "failed"],
+                # a scenario with should findings only is "broken" (``_tidy``); one that also
+                # failed at must is "failed"
+                "matchedStatuses": ["failed"] if cause["level"] == "must" else ["broken", "failed"],
                 "messageRegex": f"[\\s\\S]*Cause {cause['id']} [\\s\\S]*",
             }
         )

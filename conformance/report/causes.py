@@ -63,7 +63,7 @@ class Cause:
     title: str
     spec: str
     quote: str
-    #: The reading a should finding rests on ("our reading: ..."); "" for must.
+    #: The readings its should findings rest on ("our reading: ..."), each once; "" for must.
     reading: str
     rules: tuple[str, ...]
     operations: tuple[str, ...]
@@ -133,7 +133,9 @@ def _cause(
         title=finding.title,
         spec=finding.spec,
         quote=spec_quote(example.facts, finding),
-        reading=finding.reading,
+        # one cause can rest on several readings (a basket's code list, an error body the spec
+        # does not show): each is named once
+        reading="; ".join(dict.fromkeys(found.reading for _, found in pairs if found.reading)),
         rules=tuple(sorted({verdict.facts.rule for verdict, _ in pairs})),
         operations=tuple(operations),
         scenarios=scenarios,
@@ -162,8 +164,10 @@ def terminal_lines(cause: Mapping[str, Any], number: int) -> list[str]:
     lines = [
         f"CAUSE {number} ({cause['id']}, {cause['level']}): {cause['title']}",
         f"  operations: {', '.join(cause['operations'])}; rules: {', '.join(cause['rules'])}",
-        f"  spec: {cause['spec']}" + (f': "{cause["quote"]}"' if cause["quote"] else ""),
+        f"  spec: {cause['spec']}",
     ]
+    if cause["quote"]:  # each quote names its own spec part (:func:`spec_quote`)
+        lines.append(f"  the spec says: {cause['quote']}")
     if cause["reading"]:
         lines.append(f"  our reading: {cause['reading']}")
     if cause.get("promise"):

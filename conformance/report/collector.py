@@ -15,6 +15,7 @@ import pytest
 from conformance.contract import load_contract
 from conformance.report.allure_files import finish_results
 from conformance.report.compliance import RunInfo, build_document, write_compliance
+from conformance.report.compliance_page import SMOKE_SELECTION
 from conformance.report.timings import read_timings
 from conformance.report.verdicts import (
     ERROR,
@@ -120,6 +121,8 @@ def run_selection(session: pytest.Session) -> dict[str, Any]:
     """What narrowed the run: ``-k``, ``-m`` and node ids given (empty: every scenario ran)."""
     config = session.config
     selection: dict[str, Any] = {}
+    if config.getoption("conformance_smoke", False):
+        selection["smoke"] = SMOKE_SELECTION
     keyword = config.getoption("keyword", "") or ""
     marks = config.getoption("markexpr", "") or ""
     if keyword:

@@ -41,6 +41,7 @@ from conformance.report.verdicts import (
 from conformance.scenario import SECURITY_RULES
 
 __all__ = [
+    "SMOKE_SELECTION",
     "Block",
     "Section",
     "blocked_causes_of",
@@ -136,6 +137,11 @@ def not_judged_must(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [entry for entry in document.get("not_judged", ()) if entry["level"] == "must"]
 
 
+#: The selection a smoke run names (``conformance run --smoke``), in compliance.json's
+#: ``run.selection["smoke"]``; its verdict says it is one.
+SMOKE_SELECTION = "one positive and one negative scenario per operation"
+
+
 def overall_verdict(document: Mapping[str, Any]) -> str:
     """One sentence: conformant or not at must level, with the counts behind it, and how many
     must rules could not be judged at this target."""
@@ -162,6 +168,14 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
     else:
         head = "CONFORMANT at must level: no must failure"
     scope = "" if complete else " (a partial run: a selection of the scenarios)"
+    if "smoke" in document["run"].get("selection", {}):  # never a conformance verdict
+        if failed:
+            head = f"SMOKE RUN FAILED: {failed} must failure(s)"
+        elif errors or blocked:
+            head = f"SMOKE RUN INCOMPLETE: {blocked} scenario(s) blocked, {errors} error(s)"
+        else:
+            head = "SMOKE RUN PASSED: no must failure"
+        scope = f" ({SMOKE_SELECTION}: not a conformance verdict; run without --smoke for one)"
     unjudged = len(not_judged_must(document))
     if unjudged:
         scope += f"; {unjudged} must rule{'s' if unjudged != 1 else ''} not judged at this target"
@@ -189,6 +203,8 @@ def verdict_word(document: Mapping[str, Any]) -> str:
     """The verdict in a few words, for a field too narrow for the sentence (Allure's front page
     cuts long values): CONFORMANT, NOT CONFORMANT, NOT SHOWN CONFORMANT or NOT JUDGED."""
     totals = document["totals"]
+    if "smoke" in document.get("run", {}).get("selection", {}):  # never a conformance verdict
+        return "SMOKE RUN FAILED" if totals["failed"] else "SMOKE RUN (not a verdict)"
     if setup_failure(totals, blocked_causes_of(document.get("scenarios", ()))) is not None:
         return "NOT JUDGED (set-up failed)"
     if totals["failed"]:
@@ -464,13 +480,14 @@ def _cause_blocks(
     blocks: list[Block] = []
     for number, cause in enumerate(causes, start=1):
         example = cause["example"]
-        spec = cause["spec"] + (f': "{cause["quote"]}"' if cause["quote"] else "")
         text = [
             f"Cause {cause['id']} ({cause['level']}), {cause['count']} scenario(s)",
             "Operations: " + ", ".join(_name(document, op) for op in cause["operations"]),
             "Requirements: " + ", ".join(cause["rules"]),
-            f"Spec: {spec}",
+            f"Spec: {cause['spec']}",
         ]
+        if cause["quote"]:  # each quote names its own spec part (``causes.spec_quote``)
+            text.append(f"The spec says: {cause['quote']}")
         if cause["reading"]:
             text.append(f"Our reading: {cause['reading']}")
         if cause.get("promise"):

@@ -143,12 +143,13 @@ def _send_as(scenario: Scenario, ctx: RunContext, seed: int, identity: TppIdenti
         judge(request.send(ctx), scenario, ctx)
         return
     second = ctx.as_identity(str(scenario.param("case", "identity")), identity)
-    second.client.take_exchanges()
-    try:
-        request = base_request(second, scenario.operation, scenario.variant, seed)
-        judge(request.send(second), scenario, ctx)
-    finally:
-        ctx.exchanges.extend(second.client.take_exchanges())
+    # A record of its own in the second client: scenarios in flight in threads share it.
+    with second.client.recording():
+        try:
+            request = base_request(second, scenario.operation, scenario.variant, seed)
+            judge(request.send(second), scenario, ctx)
+        finally:
+            ctx.exchanges.extend(second.client.take_exchanges())
 
 
 class _Via:

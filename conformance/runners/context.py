@@ -4,10 +4,11 @@ second identity the run signs as (:meth:`RunContext.as_identity`)."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.client import TargetClient
 from conformance.bankside.sca import sca_step_for
@@ -50,6 +51,10 @@ class RunContext:
     one (``[negative_certificates] revoked``). ``tls_trust_anchor`` is the CA the target accepts
     TLS client certificates from, with its key (the bundled ``--tls`` run's client CA, or
     ``--tls-trust-anchor``): the checks of the QWAC mint theirs from it.
+    ``pool`` runs upcoming scenarios in threads ahead of their pytest items (``--threads``,
+    :mod:`conformance.runners.pool`); None runs each in its item, one at a time. A scenario run
+    in the pool gets a context of its own (:meth:`for_scenario`): the same client, data factory
+    and SCA step, its own ``exchanges``.
     """
 
     contract: Contract
@@ -64,8 +69,12 @@ class RunContext:
     utf8_trust_anchor: CertificateAuthority | None = None
     revoked_identity: TppIdentity | None = None
     tls_trust_anchor: CertificateAuthority | None = None
+    #: A :class:`conformance.runners.pool.ScenarioPool` (typed loosely: that module builds on
+    #: this one).
+    pool: Any = None
     _unsupported: dict[str, str | None] = field(default_factory=dict, init=False, repr=False)
     _identities: dict[str, RunContext] = field(default_factory=dict, init=False, repr=False)
+    _identity_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def as_identity(self, name: str, identity: TppIdentity) -> RunContext:
         """The context of a scenario that signs as ``identity`` (a TPP certificate other than the
@@ -75,6 +84,10 @@ class RunContext:
         item 1 knowing a TPP by its signing certificate). Its shared data has its own seed, so it
         never meets the run's; without the sandbox it takes its own consent through SCA rather
         than the profile's, which was given to the run's certificate."""
+        with self._identity_lock:  # scenarios in flight in threads make it once between them
+            return self._identity(name, identity)
+
+    def _identity(self, name: str, identity: TppIdentity) -> RunContext:
         derived = self._identities.get(name)
         if derived is None:
             client = TargetClient.from_profile(self.profile, identity=identity)
@@ -92,6 +105,22 @@ class RunContext:
             # Its connections close with this context (the worker's, at the end of the run).
             weakref.finalize(self, client.close)
         return derived
+
+    def for_scenario(self) -> RunContext:
+        """A context for one scenario run beside others: everything shared but ``exchanges``."""
+        own = dataclasses.replace(self, exchanges=[], pool=None)
+        own._unsupported = self._unsupported
+        own._identities = self._identities  # a second identity is made once per worker
+        own._identity_lock = self._identity_lock
+        return own
+
+    def runs(self, scenario: Scenario) -> bool:
+        """Whether the suite's test runs ``scenario``: its operation is supported and the
+        profile does not waive it (else the test reports it not applicable or waived)."""
+        return (
+            self.unsupported_reason(scenario.operation) is None
+            and self.profile.waiver_for(scenario.id) is None
+        )
 
     def unsupported_reason(self, op_id: str) -> str | None:
         """``profile.unsupported_reason(op_id)``, remembered: the profile is frozen and every

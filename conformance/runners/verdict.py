@@ -44,7 +44,11 @@ if TYPE_CHECKING:
     from conformance.scenario import Scenario
 
 __all__ = [
+    "BASKET_CODES_READING",
+    "CHOSEN_CODE_READING",
+    "CHOSEN_STATUS_READING",
     "PAYMENT_STYLE_FAMILIES",
+    "check_basket_codes",
     "judge",
     "judge_expectation",
     "softened",
@@ -177,7 +181,7 @@ def _judge_refusal(
             )
         )
         if operation.family in PAYMENT_STYLE_FAMILIES and not payments:
-            checks.append(lambda: softened(lambda: _basket_codes(exchange, contract)))
+            checks.append(lambda: softened(lambda: check_basket_codes(exchange, contract)))
     code = expect.error_code
     if code is not None:
         if expect.chosen:
@@ -192,8 +196,9 @@ def _judge_refusal(
     check_all(*checks)
 
 
-def _basket_codes(exchange: Exchange, contract: Contract) -> None:
-    """A basket's error body with payment-style ``tppMessages`` (our reading: PD9)."""
+def check_basket_codes(exchange: Exchange, contract: Contract) -> None:
+    """A basket's error body with payment-style ``tppMessages`` (our reading: PD9): its failures
+    are :class:`ReadingFailure`\\ s (:data:`BASKET_CODES_READING`)."""
     document = json_document(exchange)
     if document is None:
         return  # no JSON body: check_error_body judged that

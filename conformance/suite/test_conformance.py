@@ -25,6 +25,7 @@ from conformance.report.verdicts import (
 )
 from conformance.runners import Runner
 from conformance.runners.context import RunContext
+from conformance.runners.pool import run_in_turn
 from conformance.scenario import Scenario
 
 pytestmark = pytest.mark.conformance
@@ -48,7 +49,7 @@ def test_scenario(
     ctx.exchanges.clear()
     judged: list[Exchange] = []
     try:
-        conformance_runner(scenario, ctx)
+        run_in_turn(scenario, ctx, conformance_runner)  # or the run the worker's pool made ahead
     except NotApplicable as verdict:
         # A control the target lacks: the reports list the scenario as not judged here.
         request.node.user_properties.extend(not_judged_properties(verdict.supply))

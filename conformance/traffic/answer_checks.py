@@ -7,10 +7,13 @@ request deserved.
   throttled answer with Retry-After;
 - the status is one the operation documents, or one any request can meet (``transport_statuses``);
 - the body is JSON with a JSON Content-Type (spec 4.2), valid against the documented schema of
-  its status, an error body the spec 7 body whose ``status`` is the HTTP status;
+  its status; an error body the spec 7 body whose ``status`` is the HTTP status (must where
+  spec 7 shows the error body, ``checks.ERRORS_SHOWN``; our reading elsewhere, and for the
+  ``tppMessages`` codes of a basket's answer);
 - starting an authorisation answers scaStatus STARTED (spec 3).
 
-The checks of ``conformance.checks`` judge; their failures become findings here.
+The checks of ``conformance.checks`` judge, as in a suite run; their failures become findings
+here, graded as the suite grades them (``grading.grade_failure``).
 """
 
 from __future__ import annotations
@@ -19,17 +22,29 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from conformance.checks import (
+    ERROR_STATUS_CHECK,
+    ERRORS_SHOWN,
     ConformanceFailure,
     check_error_body,
-    check_error_status,
     check_json_content_type,
     check_response_schema,
     json_document,
 )
 from conformance.contract.openapi import transport_statuses
-from conformance.traffic.grading import QUOTES, Grade, grade, grade_operation, is_spec_operation
+from conformance.runners.verdict import (
+    CHOSEN_CODE_READING,
+    CHOSEN_STATUS_READING,
+    PAYMENT_STYLE_FAMILIES,
+    check_basket_codes,
+)
+from conformance.traffic.grading import (
+    Grade,
+    grade,
+    grade_failure,
+    grade_flow,
+    grade_operation,
+)
 from conformance.traffic.model import BANK, TrafficFinding, Violation
-from conformance.traffic.request_checks import PAYMENT_FAMILIES
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -49,7 +64,7 @@ def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -
         title=title,
         spec=spec,
         place=place,
-        quote=grade_.quote,
+        quotes=grade_.quotes,
         basis=grade_.basis,
     )
 
@@ -86,7 +101,7 @@ def judge_answer(
         return findings
     findings += _documented(exchange, operation, contract)
     findings += _content_type(exchange)
-    findings += _started(exchange, operation)
+    findings += _started(exchange, operation, contract)
     return findings
 
 
@@ -106,7 +121,7 @@ def _refusal(exchange: Exchange, violations: Sequence[Violation]) -> Iterator[Tr
         level = "must" if status >= 500 else first.refusal.level
         accepted = "answered with a server error" if status >= 500 else "accepted"
         yield _finding(
-            Grade(level, quote=first.finding.quote, basis=first.finding.basis),
+            Grade(level, first.finding.quotes, first.finding.basis),
             "BANK-refusal",
             f"{accepted} (HTTP {status}) a request that breaks {what}; a 4xx with the spec 7 "
             "error body is due",
@@ -118,13 +133,9 @@ def _refusal(exchange: Exchange, violations: Sequence[Violation]) -> Iterator[Tr
     if not fitting:
         stated = [v for v in ordered if v.refusal.status_stated]
         grade_ = (
-            Grade("must", quote=stated[0].finding.quote)
+            Grade("must", stated[0].finding.quotes)
             if stated
-            else grade(
-                stated=False,
-                reading="the spec says the request is refused but shows no status; the suite "
-                "chose these",
-            )
+            else grade(stated=False, reading=CHOSEN_STATUS_READING)
         )
         named = stated[0] if stated else first
         yield _finding(
@@ -141,11 +152,9 @@ def _refusal(exchange: Exchange, violations: Sequence[Violation]) -> Iterator[Tr
         return
     named = next((v for v in coded if v.refusal.code_stated), coded[0])
     grade_ = (
-        Grade("must", quote=named.finding.quote)
+        Grade("must", named.finding.quotes)
         if named.refusal.code_stated
-        else grade(
-            stated=False, reading="the spec shows no code for this refusal; the suite chose it"
-        )
+        else grade(stated=False, reading=CHOSEN_CODE_READING)
     )
     yield _finding(
         grade_,
@@ -187,15 +196,19 @@ def _detail(failure: ConformanceFailure) -> str:
 def _documented(
     exchange: Exchange, operation: Operation, contract: Contract
 ) -> Iterator[TrafficFinding]:
-    """The status is documented (or one any request can meet), and the body fits its schema."""
+    """The status is documented (or one any request can meet), and the body fits its schema;
+    an error answer's body is judged as the suite's refusals judge it (:func:`_error_body`)."""
     status = exchange.status
-    if status not in operation.responses:
+    response = operation.responses.get(status)
+    if response is None:
         if status in transport_statuses(operation):
             if status >= 400:
                 yield from _error_body(exchange, operation, contract)
             return
-        quote = QUOTES.get(f"statuses-{operation.id}", "")
-        grade_ = grade_operation(operation, "status", quote=quote)
+        row = f"7-{operation.id}"  # spec 7's row of the operation's statuses, where it has one
+        grade_ = grade_operation(
+            operation, "status", quotes=(row,) if row in contract.quotes else ()
+        )
         yield _finding(
             grade_,
             "BANK-status",
@@ -205,63 +218,54 @@ def _documented(
             place="status",
         )
         return
+    if status >= 400 and not response.sca_redirect:
+        yield from _error_body(exchange, operation, contract)
+        return
     failure = _failures(lambda: check_response_schema(exchange, operation, contract))
     if failure is not None:
-        grade_ = _body_grade(operation, status)
         yield _finding(
-            grade_,
-            "BANK-error-body" if status >= 400 else "BANK-body-schema",
+            grade_failure(failure),
+            "BANK-body-schema",
             f"the HTTP {status} body breaks its schema: {_detail(failure)}",
             failure.spec,
             place="body",
         )
-    elif status >= 400:
-        failure = _failures(lambda: check_error_status(exchange))
-        if failure is not None:
-            yield _finding(
-                _error_grade(operation),
-                "BANK-error-status",
-                failure.title,
-                "spec 7",
-                place="body /status",
-            )
-
-
-def _body_grade(operation: Operation, status: int) -> Grade:
-    """A success body: must where the spec defines the operation; an error body: must where the
-    spec shows one (payments and baskets, spec 7's code list), else the contract's reading."""
-    if status >= 400:
-        return _error_grade(operation)
-    if is_spec_operation(operation):
-        return grade(stated=True)
-    return grade_operation(operation, "response")
-
-
-def _error_grade(operation: Operation | None) -> Grade:
-    if operation is not None and operation.family in PAYMENT_FAMILIES:
-        return grade(stated=True, quote=QUOTES["error-body"])
-    return grade(
-        stated=False,
-        quote=QUOTES["error-body"],
-        reading="spec 7: 'Error responses of the remaining operations: not shown'; the "
-        "contract reads the spec 7 error body for them too",
-    )
 
 
 def _error_body(
     exchange: Exchange, operation: Operation | None, contract: Contract
 ) -> Iterator[TrafficFinding]:
-    payments = operation is not None and operation.family in PAYMENT_FAMILIES
-    failure = _failures(lambda: check_error_body(exchange, contract, payments=payments))
+    """The error body as a suite run judges a refusal's (``runners.verdict``): JSON (must), the
+    spec 7 body where spec 7 shows it (must; ``status`` and ``code`` present is our reading),
+    our reading elsewhere; a basket's ``tppMessages`` codes from spec 7's list, our reading."""
+    payments = operation is not None and operation.family == "payments"
+    shown = operation is not None and operation.id in ERRORS_SHOWN
+    failure = _failures(
+        lambda: check_error_body(exchange, contract, payments=payments, shown=shown)
+    )
     if failure is not None:
+        status_only = all(p.check == ERROR_STATUS_CHECK for p in failure.problems)
         yield _finding(
-            _error_grade(operation),
-            "BANK-error-body",
-            f"the HTTP {exchange.status} answer is not the spec 7 error body: "
+            grade_failure(failure),
+            "BANK-error-status" if status_only else "BANK-error-body",
+            failure.title
+            if status_only
+            else f"the HTTP {exchange.status} answer is not the spec 7 error body: "
             f"{_detail(failure) if failure.title.startswith('the error body') else failure.title}",
             "spec 7",
-            place="body",
+            place="body /status" if status_only else "body",
         )
+        return
+    if operation is not None and operation.family in PAYMENT_STYLE_FAMILIES and not payments:
+        failure = _failures(lambda: check_basket_codes(exchange, contract))
+        if failure is not None:
+            yield _finding(
+                grade_failure(failure),
+                "BANK-error-body",
+                f"the HTTP {exchange.status} answer's tppMessages: {_detail(failure)}",
+                "spec 7",
+                place="body /tppMessages",
+            )
 
 
 def _content_type(exchange: Exchange) -> Iterator[TrafficFinding]:
@@ -270,7 +274,7 @@ def _content_type(exchange: Exchange) -> Iterator[TrafficFinding]:
     failure = _failures(lambda: check_json_content_type(exchange))
     if failure is not None:
         yield _finding(
-            grade(stated=True, quote=QUOTES["content-type"]),
+            grade_failure(failure),
             "BANK-content-type",
             failure.title,
             "spec 4.2",
@@ -278,27 +282,22 @@ def _content_type(exchange: Exchange) -> Iterator[TrafficFinding]:
         )
 
 
-def _started(exchange: Exchange, operation: Operation) -> Iterator[TrafficFinding]:
+def _started(
+    exchange: Exchange, operation: Operation, contract: Contract
+) -> Iterator[TrafficFinding]:
     """Spec 3: starting the basket authorisation returns status STARTED (E2; PA "works like"
-    it, spec 4.3 E2: should)."""
+    it, spec 4.3 E2), graded as the suite's flows that judge it (``flows.json``)."""
     if operation.id not in ("E2", "PA") or exchange.status != 201:
         return
     document: Any = json_document(exchange)
     status = document.get("scaStatus") if isinstance(document, dict) else None
     if status == "STARTED" or status is None:
         return
-    grade_ = (
-        grade(stated=True, quote=QUOTES["sca-started"])
-        if operation.id == "E2"
-        else grade(
-            stated=False,
-            quote=QUOTES["sca-started"],
-            reading="spec 4.3 E2: the basket authorisation 'works like the authorisation flow "
-            "of a single payment'; the suite reads that PA answers the same",
-        )
+    flow = (
+        "basket-authorisation-started" if operation.id == "E2" else "payment-authorisation-started"
     )
     yield _finding(
-        grade_,
+        grade_flow(contract, flow),
         "BANK-sca-started",
         f"the started authorisation reads scaStatus {status}, not STARTED",
         "spec 3",

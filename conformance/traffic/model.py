@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
+
+from conformance.traffic.grading import quote_text
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
@@ -24,8 +26,9 @@ class TrafficFinding:
     ``side`` is who broke it (:data:`TPP`: its request; :data:`BANK`: its answer); ``rule`` a
     stable requirement id (``TPP-signature-digest``, ``ERR-2-kid-invalid``, ``BANK-status``);
     ``level`` must or should (``conformance.traffic.grading``); ``place`` where exactly (a header
-    name, a JSON pointer into the body, ``status``); ``quote`` the sentence of interface.md
-    that states the rule, verbatim, where the spec states it; ``basis`` why a should is one.
+    name, a JSON pointer into the body, ``status``); ``quotes`` the labels of the sentences of
+    interface.md that state a must (``schemas/quotes.json``; :attr:`quote` is their text);
+    ``basis`` the reading a should rests on.
     """
 
     side: str
@@ -34,15 +37,20 @@ class TrafficFinding:
     title: str
     spec: str
     place: str = ""
-    quote: str = ""
+    quotes: tuple[str, ...] = ()
     basis: str = ""
+
+    @property
+    def quote(self) -> str:
+        """The quoted sentences, each naming its spec part ("" for none)."""
+        return quote_text(self.quotes)
 
     def line(self) -> str:
         """``TPP must TPP-signature-digest at Digest: ...``: the finding in one line."""
         where = f" at {self.place}" if self.place else ""
         return f"{self.side} {self.level} {self.rule}{where}: {self.title}"
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "side": self.side,
             "rule": self.rule,
@@ -50,6 +58,7 @@ class TrafficFinding:
             "title": self.title,
             "spec": self.spec,
             "place": self.place,
+            "quotes": list(self.quotes),
             "quote": self.quote,
             "basis": self.basis,
         }

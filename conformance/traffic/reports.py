@@ -69,7 +69,8 @@ def _finding_title(finding: TrafficFinding) -> str:
 
 
 def _finding_spec(finding: TrafficFinding) -> str:
-    return f'{finding.spec}: "{finding.quote}"' if finding.quote else finding.spec
+    """The spec part, and the quoted sentences of a must (each names its own spec part)."""
+    return f"{finding.spec}; the spec says: {finding.quote}" if finding.quote else finding.spec
 
 
 def _title(judged: JudgedExchange) -> str:
@@ -100,7 +101,7 @@ def verdict_of(judged: JudgedExchange, contract: Contract) -> ScenarioVerdict:
     if judged.skipped:
         return ScenarioVerdict(facts, NOT_APPLICABLE, judged.skipped, elapsed(judged))
     findings = tuple(
-        Finding(f.level, _finding_title(f), _finding_spec(f), f.basis) for f in judged.findings
+        Finding(f.level, _finding_title(f), f.spec, f.basis, f.quotes) for f in judged.findings
     )
     if main is None:
         return ScenarioVerdict(facts, PASSED, "", elapsed(judged))
@@ -123,7 +124,10 @@ def summary(judged: Sequence[JudgedExchange]) -> dict[str, Any]:
             listed.append(
                 {
                     "exchange": entry_id(item),
-                    **{k: scrub(v) for k, v in finding.as_dict().items()},
+                    **{
+                        k: scrub(v) if isinstance(v, str) else v
+                        for k, v in finding.as_dict().items()
+                    },
                 }
             )
     return {

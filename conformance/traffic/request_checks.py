@@ -19,9 +19,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from jsonschema import ValidationError
+
+from conformance.contract.annotations import quotes_at, reading_at
 from conformance.contract.crossfield import CheckContext, checks_for
+from conformance.contract.crossfield import Violation as CrossFieldViolation
 from conformance.contract.identifiers import is_valid_national_id
 from conformance.generate.auth import AUTH_REJECTION_STATUSES, ROLE_OF_FAMILY
+from conformance.generate.constraint import STATUS_SHOWN
+from conformance.generate.robustness import BODY_CASES
 from conformance.signing import (
     SPEC5_SIGNED_HEADERS,
     Verification,
@@ -32,11 +38,11 @@ from conformance.signing import (
 )
 from conformance.signing.canonical import decode_header_value
 from conformance.traffic.grading import (
-    QUOTES,
     Grade,
     grade,
     grade_operation,
     grade_rule,
+    is_spec_operation,
 )
 from conformance.traffic.model import TPP, Refusal, TrafficFinding, Violation
 
@@ -47,7 +53,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Routed", "judge_request", "route"]
 
-#: The interface's path prefix (spec 9): a request outside it is not the interface's.
+#: The interface's path prefix (spec 9: "The interface is under the path prefix /v1."): a request
+#: outside it is not the interface's.
 PREFIX = "/v1/"
 #: The families whose error bodies carry ``tppMessages`` and whose refusals spec 7 codes.
 PAYMENT_FAMILIES = frozenset({"payments", "baskets"})
@@ -77,7 +84,7 @@ def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -
         title=title,
         spec=spec,
         place=place,
-        quote=grade_.quote,
+        quotes=grade_.quotes,
         basis=grade_.basis,
     )
 
@@ -105,7 +112,9 @@ def route(contract: Contract, settings: TrafficSettings, method: str, path: str)
     if matched is not None:
         return Routed(matched[0], matched[1])
     if not path.startswith(PREFIX):
-        return Routed(None, {}, outside=f"outside the interface: {QUOTES['prefix']} (spec 9)")
+        return Routed(
+            None, {}, outside="outside the interface: it is under the path prefix /v1 (spec 9)"
+        )
     allowed = contract.allowed_methods(contract_path)
     templates = contract.templates_for(contract_path)
     operation: Operation | None
@@ -120,7 +129,7 @@ def route(contract: Contract, settings: TrafficSettings, method: str, path: str)
         what = f"no operation of the contract has the path {path}"
         rule, spec, operation = "TPP-path", "spec 4.1", None
     grade_ = (
-        grade_operation(operation, "path", "product", quote=QUOTES["ndct-product"])
+        grade_operation(operation, "path", "product", quotes=("4.1-product",))
         if operation is not None and rule == "TPP-product"
         else grade(
             stated=False,
@@ -199,12 +208,10 @@ def _required_headers(
     required = settings.required_for(operation)
     if operation.id in settings.required_headers:
         grade_ = grade(
-            stated=False,
-            quote=QUOTES["required-headers"],
-            reading=f"the profile's required header set for {operation.id}",
+            stated=False, reading=f"the profile's required header set for {operation.id}"
         )
     else:
-        grade_ = grade_operation(operation, "required-headers", quote=QUOTES["required-headers"])
+        grade_ = _missing_header_grade(operation)
     for name in required:
         if _present(exchange, name):
             continue
@@ -226,17 +233,36 @@ def _required_headers(
         )
 
 
-#: Each verification failure: its rule id and the key of its quote.
+def _missing_header_grade(operation: Operation) -> Grade:
+    """A missing required header, as the suite's missing-header scenarios grade it
+    (``conformance.generate.header``): must with the operation's spec 4.2 row, should where its
+    required set is assumed or the spec shows no row for it."""
+    reading = "; ".join(
+        item.text for item in operation.assumptions if item.topic == "required-headers"
+    )
+    if not reading and not operation.headers_quotes:
+        reading = (
+            f"spec 4.2 shows no header row for {operation.id}; the required headers are the "
+            "ones the contract lists for it"
+        )
+    return grade(
+        stated=not reading,
+        quotes=(*operation.headers_quotes, "4.2-required-intro"),
+        reading=reading,
+    )
+
+
+#: Each verification failure: its rule id and the label of its quote (``quotes.json``).
 _SIGNATURE_RULES: Mapping[VerificationFailure, tuple[str, str]] = {
-    VerificationFailure.MISSING_HEADER: ("TPP-signature-header-missing", "signature"),
-    VerificationFailure.MALFORMED_SIGNATURE: ("TPP-signature-malformed", "signature"),
-    VerificationFailure.BAD_CERTIFICATE: ("TPP-certificate-invalid", "certificate"),
-    VerificationFailure.UNSUPPORTED_ALGORITHM: ("TPP-signature-algorithm", "algorithm"),
-    VerificationFailure.KEYID_MISMATCH: ("TPP-signature-keyid", "keyid"),
-    VerificationFailure.DIGEST_MISMATCH: ("TPP-digest-mismatch", "digest"),
-    VerificationFailure.UNSUPPORTED_DIGEST_ALGORITHM: ("TPP-digest-algorithm", "digest"),
-    VerificationFailure.HEADERS_INCOMPLETE: ("TPP-signature-headers-list", "headers-list"),
-    VerificationFailure.BAD_SIGNATURE: ("TPP-signature-value", "signature-value"),
+    VerificationFailure.MISSING_HEADER: ("TPP-signature-header-missing", "5-2"),
+    VerificationFailure.MALFORMED_SIGNATURE: ("TPP-signature-malformed", "5-2"),
+    VerificationFailure.BAD_CERTIFICATE: ("TPP-certificate-invalid", "5-1"),
+    VerificationFailure.UNSUPPORTED_ALGORITHM: ("TPP-signature-algorithm", "5-2-algorithm"),
+    VerificationFailure.KEYID_MISMATCH: ("TPP-signature-keyid", "5-2-keyid"),
+    VerificationFailure.DIGEST_MISMATCH: ("TPP-digest-mismatch", "5-4"),
+    VerificationFailure.UNSUPPORTED_DIGEST_ALGORITHM: ("TPP-digest-algorithm", "5-4"),
+    VerificationFailure.HEADERS_INCOMPLETE: ("TPP-signature-headers-list", "5-2-headers"),
+    VerificationFailure.BAD_SIGNATURE: ("TPP-signature-value", "5-2-value"),
 }
 _SIGNATURE_PLACES: Mapping[VerificationFailure, str] = {
     VerificationFailure.BAD_CERTIFICATE: "TPP-Signature-Certificate",
@@ -278,7 +304,7 @@ def _signature(
         violations.append(
             Violation(
                 _finding(
-                    grade(stated=True, quote=QUOTES[quote]),
+                    grade(stated=True, quotes=(quote,)),
                     rule,
                     verification.detail,
                     "spec 5",
@@ -297,7 +323,7 @@ def _signature(
             violations.append(
                 Violation(
                     _finding(
-                        grade(stated=True, quote=QUOTES["certificate"]),
+                        grade(stated=True, quotes=("5-1",)),
                         "TPP-certificate-untrusted",
                         f"the signing certificate is not issued by a trusted CA: {problems[0]}",
                         "spec 5 item 1",
@@ -383,15 +409,11 @@ def _header_formats(
             value = raw
         if contract.checker(schema)(value):
             continue
-        error = next(iter(contract.validator(schema).iter_errors(value)), None)
+        validator = contract.validator(schema)
+        error = next(iter(validator.iter_errors(value)), None)
         if error is None:
             continue
-        assumed = schema.get("x-assumed")
-        grade_ = (
-            grade(stated=False, reading=f"the header's format is assumed: {assumed}")
-            if assumed
-            else grade(stated=True)
-        )
+        grade_ = _header_grade(operation, name, validator.schema, error)
         yield Violation(
             _finding(
                 grade_,
@@ -404,12 +426,32 @@ def _header_formats(
         )
 
 
+def _header_grade(operation: Operation, name: str, schema: Any, error: ValidationError) -> Grade:
+    """A malformed header, as the suite's header scenarios grade it (``conformance.generate.
+    header``): should where its schema records a reading, or where the spec shows no header set
+    for an operation it only names (spec 7 rule 7 states the sandbox's PSU-ID); else must with
+    the schema's quotes."""
+    reading = reading_at(schema, error)
+    if reading:
+        return grade(stated=False, reading=reading)
+    quotes = quotes_at(schema, error)
+    if name.lower() == "psu-id" and operation.family == "sandbox":
+        return grade(stated=True, quotes=(*quotes, "7-rule-7"))
+    if not is_spec_operation(operation):
+        return grade(
+            stated=False,
+            reading=f"spec 4.2 does not show {operation.id}'s header set (spec 4.1: 'only "
+            f"named'); the contract has it take {name} and check its value",
+        )
+    return grade(stated=True, quotes=quotes)
+
+
 def _psu_rules(exchange: Exchange, operation: Operation, contract: Contract) -> Iterator[Violation]:
     """Spec 5 item 5: X-PSU-IDENTITY a national identity or D-number; spec 7 rule 3: a corporate
     PSU (PSU-Context CORPORATE) names its PSU-Corporate-ID."""
     identity = exchange.request_header("X-PSU-IDENTITY")
     if identity and _lists(operation, "X-PSU-IDENTITY") and not is_valid_national_id(identity):
-        grade_ = grade(stated=True, quote=QUOTES["psu"])
+        grade_ = grade(stated=True, quotes=("5-5",))
         yield Violation(
             _finding(
                 grade_,
@@ -429,14 +471,16 @@ def _psu_rules(exchange: Exchange, operation: Operation, contract: Contract) -> 
         rule = contract.rule("ERR-3-corporate-without-corporate-id")
         yield _rule_violation(
             rule,
+            operation,
             "a corporate PSU (PSU-Context: CORPORATE) without PSU-Corporate-ID",
             "PSU-Corporate-ID",
         )
 
 
-def _rule_violation(rule: Rule, what: str, place: str) -> Violation:
-    """A broken row of ``rules.json``: graded by its ``stated``, the refusal as it says."""
-    grade_ = grade_rule(rule)
+def _rule_violation(rule: Rule, operation: Operation, what: str, place: str) -> Violation:
+    """A broken row of ``rules.json`` on ``operation``: graded by its ``stated`` (and a reading
+    it names for the operation), the refusal as it says."""
+    grade_ = grade_rule(rule, operation.id)
     refusal = Refusal(
         level=grade_.level,
         statuses=rule.expected_status,
@@ -457,34 +501,42 @@ def _query(
     for parameter in operation.query_parameters:
         name = settings.bank_query_name(operation.id, parameter.name)
         values = given.get(name)
-        stated = grade_operation(operation, "parameter")
+        stated = grade_operation(operation, "parameter", "request")
         if not values:
             if parameter.required:
+                missing = (
+                    grade(stated=True, quotes=parameter.schema.get("x-quotes", ()))
+                    if stated.level == "must"
+                    else stated
+                )
                 yield Violation(
                     _finding(
-                        stated,
+                        missing,
                         "TPP-query-required",
                         f"the required query parameter {name} is missing",
                         parameter.spec,
                         place=f"query {name}",
                     ),
-                    _chosen_refusal(stated.level, (400,)),
+                    _chosen_refusal(missing.level, (400,)),
                 )
             continue
         value = _converted(values[0], parameter.schema)
         if contract.checker(parameter.schema)(value):
             continue
-        error = next(iter(contract.validator(parameter.schema).iter_errors(value)), None)
-        message = error.message if error is not None else "does not fit its schema"
+        validator = contract.validator(parameter.schema)
+        error = next(iter(validator.iter_errors(value)), None)
+        if error is None:
+            continue
+        grade_ = _schema_grade(stated, validator.schema, error)
         yield Violation(
             _finding(
-                stated,
+                grade_,
                 "TPP-query-format",
-                f"query parameter {name}={values[0]!r}: {message}",
+                f"query parameter {name}={values[0]!r}: {error.message}",
                 parameter.spec,
                 place=f"query {name}",
             ),
-            _chosen_refusal(stated.level, (400,)),
+            _chosen_refusal(grade_.level, (400,)),
         )
 
 
@@ -512,7 +564,7 @@ def _body(
     schema = operation.request_schema
     if schema is None or not exchange.request_body:
         if schema is not None and operation.method in ("POST", "PUT", "PATCH"):
-            grade_ = grade_operation(operation, "request")
+            grade_, statuses = _body_case("empty-body")
             return [
                 Violation(
                     _finding(
@@ -522,14 +574,14 @@ def _body(
                         operation.request_spec or operation.spec,
                         place="body",
                     ),
-                    _body_refusal(operation, grade_),
+                    _chosen_refusal(grade_.level, statuses),
                 )
             ], None
         return [], None
     media = (exchange.request_header("Content-Type") or "").partition(";")[0].strip().lower()
     violations: list[Violation] = []
     if media and media != "application/json" and not media.endswith("+json"):
-        grade_ = grade(stated=True, quote=QUOTES["json"])
+        grade_, statuses = _body_case("wrong-content-type")
         violations.append(
             Violation(
                 _finding(
@@ -539,13 +591,13 @@ def _body(
                     "spec 1",
                     place="Content-Type",
                 ),
-                _chosen_refusal(grade_.level, (400, 415)),
+                _chosen_refusal(grade_.level, statuses),
             )
         )
     try:
         document = json.loads(exchange.request_body)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        grade_ = grade(stated=True, quote=QUOTES["json"])
+        grade_, statuses = _body_case("malformed-json")
         violations.append(
             Violation(
                 _finding(
@@ -555,7 +607,7 @@ def _body(
                     "spec 1",
                     place="body",
                 ),
-                _chosen_refusal(grade_.level, (400, 415)),
+                _chosen_refusal(grade_.level, statuses),
             )
         )
         return violations, None
@@ -564,12 +616,22 @@ def _body(
     return violations, document
 
 
+def _body_case(name: str) -> tuple[Grade, tuple[int, ...]]:
+    """The grade and statuses of a broken body, as the suite's robustness scenarios of the same
+    case (``conformance.generate.robustness.BODY_CASES``): must with their quotes, or should
+    with their reading."""
+    case = next(case for case in BODY_CASES if case.name == name)
+    return grade(stated=bool(case.quotes), quotes=case.quotes, reading=case.reading), case.statuses
+
+
 def _body_refusal(operation: Operation, grade_: Grade) -> Refusal:
-    """A body error: 400 FORMAT_ERROR for a payment (spec 7's code list, stated there), a 400
-    the suite chose elsewhere."""
-    if operation.family in PAYMENT_FAMILIES and grade_.level == "must":
-        return Refusal("must", (400,), "FORMAT_ERROR", status_stated=True, code_stated=True)
-    return _chosen_refusal(grade_.level, (400,))
+    """A body error, as the suite's constraint scenarios expect it (``conformance.generate.
+    constraint``): refused at the finding's level; 400 stated where spec 7 shows it (E17's row),
+    chosen elsewhere; FORMAT_ERROR for a payment, always chosen (spec 7 gives it "for
+    example")."""
+    stated = grade_.level == "must" and operation.id in STATUS_SHOWN
+    code = "FORMAT_ERROR" if operation.family == "payments" else None
+    return Refusal(grade_.level, (400,), code, status_stated=stated)
 
 
 def _schema_violations(
@@ -579,18 +641,14 @@ def _schema_violations(
     assert schema is not None
     if contract.checker(schema)(document):
         return
+    validator = contract.validator(schema)
     errors = sorted(
-        contract.validator(schema).iter_errors(document),
+        validator.iter_errors(document),
         key=lambda error: (list(error.absolute_path), error.message),
     )
     base = grade_operation(operation, "request")
     for index, error in enumerate(errors[:_SHOWN_ERRORS]):
-        assumed = error.schema.get("x-assumed") if isinstance(error.schema, Mapping) else None
-        grade_ = (
-            grade(stated=False, reading=f"the constraint is the contract's assumption: {assumed}")
-            if assumed and base.level == "must"
-            else base
-        )
+        grade_ = _schema_grade(base, validator.schema, error)
         pointer = "/" + "/".join(str(part) for part in error.absolute_path)
         more = len(errors) - _SHOWN_ERRORS
         tail = f" (and {more} more)" if index == _SHOWN_ERRORS - 1 and more > 0 else ""
@@ -604,6 +662,18 @@ def _schema_violations(
             ),
             _body_refusal(operation, grade_),
         )
+
+
+def _schema_grade(base: Grade, schema: Any, error: ValidationError) -> Grade:
+    """A schema error of a request, as the suite's constraint scenarios grade it: ``base`` (the
+    operation's) when it is should; should where the schema records a reading at the place;
+    else must with the schema's quotes there."""
+    if base.level != "must":
+        return base
+    reading = reading_at(schema, error)
+    if reading:
+        return grade(stated=False, reading=reading)
+    return grade(stated=True, quotes=quotes_at(schema, error))
 
 
 def _crossfield_violations(
@@ -631,18 +701,47 @@ def _crossfield_violations(
         if rule is None:
             continue
         for violation in found:
-            specific = _specific_rule(contract, rule, violation.code, operation)
-            yield _rule_violation(specific, violation.text, f"body /{violation.path}")
+            specific = _specific_rule(contract, rule, violation, operation, document)
+            yield _rule_violation(specific, operation, violation.text, f"body /{violation.path}")
 
 
-def _specific_rule(contract: Contract, rule: Rule, code: str, operation: Operation) -> Rule:
+#: The rows of spec 7 rule 2 for a missing KID, which the check reports with one code: an empty
+#: or absent reference is missing in every reading (stated, must); a whitespace-only one is
+#: missing only by our reading (should), as the suite's scenarios of the two rows.
+KID_MISSING_STATED = "ERR-2-kid-missing-empty"
+KID_MISSING_READING = "ERR-2-kid-missing"
+
+
+def _specific_rule(
+    contract: Contract, rule: Rule, violation: CrossFieldViolation, operation: Operation, body: Any
+) -> Rule:
     """Of the rows sharing a check, the one whose expected code is the violation's (the KID rows
-    of spec 7 rule 2: KID_MISSING, KID_INVALID), else the first."""
-    for other in contract.rules:
-        if (
-            other.check == rule.check
-            and operation.id in other.operations
-            and other.expected_code == code
-        ):
-            return other
-    return rule
+    of spec 7 rule 2: KID_MISSING, KID_INVALID), else the first; of the two KID_MISSING rows,
+    the one the reference's value is a case of."""
+    rows = [
+        other
+        for other in contract.rules
+        if other.check == rule.check
+        and operation.id in other.operations
+        and other.expected_code == violation.code
+    ]
+    ids = {row.id for row in rows}
+    if {KID_MISSING_STATED, KID_MISSING_READING} <= ids:
+        value = _at(body, violation.path)
+        blank = isinstance(value, str) and value != "" and not value.strip()
+        return contract.rule(KID_MISSING_READING if blank else KID_MISSING_STATED)
+    return rows[0] if rows else rule
+
+
+def _at(body: Any, path: str) -> Any:
+    """The value at a cross-field violation's path (RFC 6901 escapes, no leading slash)."""
+    node = body
+    for raw in path.split("/") if path else ():
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node

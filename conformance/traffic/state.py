@@ -5,8 +5,9 @@ periodic, their last status read), the baskets and their payments, the authorisa
 and their links, the outcome of an SCA seen through its status link or the reference server's
 SCA page, and the sandbox transactions listed per account. From that:
 
-- ``STATE-basket-worst-case`` (spec 2.4, must): a new basket's status is the worst case of its
-  payments' statuses, judged when each payment's status was read since anything could change it;
+- ``STATE-basket-worst-case`` (spec 2.4, must as the suite's flows): a new basket's status is
+  the worst case of its payments' statuses, judged when each payment's status was read since
+  anything could change it;
 - ``ERR-1-reference-mix-invalid`` (spec 7 rule 1): a basket naming a periodic payment this
   traffic created is refused 400 REFERENCE_MIX_INVALID (the TPP broke it; the bank must refuse);
 - ``ERR-6-pending-payment-not-deletable`` (spec 7 rule 6, spec 3): deleting a payment last read
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from conformance.checks import json_document
-from conformance.traffic.grading import QUOTES, grade, grade_rule
+from conformance.traffic.grading import grade, grade_flow, grade_rule
 from conformance.traffic.model import BANK, TPP, Refusal, TrafficFinding, Violation
 
 if TYPE_CHECKING:
@@ -98,10 +99,10 @@ def _finding(
     spec: str,
     *,
     place: str = "",
-    quote: str = "",
+    quotes: tuple[str, ...] = (),
     basis: str = "",
 ) -> TrafficFinding:
-    return TrafficFinding(side, rule, level, title, spec, place, quote, basis)
+    return TrafficFinding(side, rule, level, title, spec, place, quotes, basis)
 
 
 class TrafficState:
@@ -145,7 +146,7 @@ class TrafficState:
         if not periodic:
             return
         rule = self._contract.rule("ERR-1-reference-mix-invalid")
-        grade_ = grade_rule(rule)
+        grade_ = grade_rule(rule, "E1")
         index = ids.index(periodic[0])
         yield Violation(
             _finding(
@@ -156,7 +157,7 @@ class TrafficState:
                 "in this traffic)",
                 rule.spec,
                 place=f"body /paymentIds/{index}",
-                quote=grade_.quote,
+                quotes=grade_.quotes,
                 basis=grade_.basis,
             ),
             Refusal(
@@ -217,7 +218,7 @@ class TrafficState:
             payment = self._state.payments.get(values.get("payment-id", ""))
             if payment is not None and payment.status == "PDNG":
                 rule = self._contract.rule("ERR-6-pending-payment-not-deletable")
-                grade_ = grade_rule(rule)
+                grade_ = grade_rule(rule, "PC")
                 yield _finding(
                     BANK,
                     rule.id,
@@ -225,7 +226,8 @@ class TrafficState:
                     f"deleted (HTTP {status}) a payment whose status was last read PDNG",
                     rule.spec,
                     place="status",
-                    quote=QUOTES["pdng"],
+                    quotes=grade_.quotes,
+                    basis=grade_.basis,
                 )
         elif operation.id == "PS" and status == 200 and isinstance(document, Mapping):
             yield from self._after_sca(values.get("payment-id", ""), document)
@@ -255,15 +257,17 @@ class TrafficState:
         got = document.get("transactionStatus")
         if got == expected:
             return
+        grade_ = grade_flow(self._contract, "basket-worst-case")
         yield _finding(
             BANK,
             "STATE-basket-worst-case",
-            "must",
+            grade_.level,
             f"{what} reads {got}, not {expected}, the worst case of its payments' "
             f"statuses ({', '.join(known)})",
             "spec 2.4",
             place="body /transactionStatus",
-            quote=QUOTES["worst-case"],
+            quotes=grade_.quotes,
+            basis=grade_.basis,
         )
 
     def _after_sca(self, payment_id: str, document: Mapping[str, Any]) -> Iterator[TrafficFinding]:
@@ -278,15 +282,17 @@ class TrafficState:
         if outcome == "cancelled" and status == "RJCT":
             return
         wanted = "an accepted status (not RCVD, RJCT or CANC)" if outcome == "approved" else "RJCT"
+        flow = "payment-sca-completed" if outcome == "approved" else "payment-sca-cancelled"
+        grade_ = grade_flow(self._contract, flow)
         yield _finding(
             BANK,
             "STATE-status-after-sca",
-            "should",
+            grade_.level,
             f"after an SCA seen {outcome}, the payment reads {status}, not {wanted}",
             "spec 3, spec 5 item 6",
             place="body /transactionStatus",
-            basis="spec 3 shows no transitions; the suite reads that a completed SCA moves a "
-            "payment on and a cancelled one rejects it",
+            quotes=grade_.quotes,
+            basis=grade_.basis,
         )
 
     def _stable_ids(self, listing: str, document: Sequence[Any]) -> Iterator[TrafficFinding]:
@@ -308,7 +314,7 @@ class TrafficState:
             return
         now_ids, old_ids = changed[0]
         rule = self._contract.rule("SB-booked-transaction-ids-stable")
-        grade_ = grade_rule(rule)
+        grade_ = grade_rule(rule, "E3")
         yield _finding(
             BANK,
             rule.id,
@@ -317,7 +323,8 @@ class TrafficState:
             f"({listing}; e.g. {sorted(old_ids)[0]} is now {sorted(now_ids)[0]})",
             rule.spec,
             place="body /*/id",
-            quote=QUOTES["stable-ids"],
+            quotes=grade_.quotes,
+            basis=grade_.basis,
         )
 
     def _learn(

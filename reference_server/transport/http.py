@@ -102,18 +102,29 @@ class _DeadlineReader(io.RawIOBase):
         self.read_timeout = read_timeout
         #: When the request being read must be complete (None: waiting for one).
         self.deadline: float | None = None
+        #: The socket's timeout as last set (``settimeout`` is a system call: set on change).
+        self._timeout: float | None = None
 
     def readable(self) -> bool:
         return True
 
+    def _set_timeout(self, seconds: float) -> None:
+        if seconds != self._timeout:
+            self.connection.settimeout(seconds)
+            self._timeout = seconds
+
+    def timeout_changed(self) -> None:
+        """Someone else set the socket's timeout: the next read sets its own again."""
+        self._timeout = None
+
     def readinto(self, buffer: Any) -> int:
         if self.deadline is None:
-            self.connection.settimeout(self.read_timeout)
+            self._set_timeout(self.read_timeout)
         else:
             left = self.deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("the request did not arrive within the read timeout")
-            self.connection.settimeout(min(self.read_timeout, left))
+            self._set_timeout(min(self.read_timeout, left))
         count = self.connection.recv_into(buffer)
         if count and self.deadline is None:
             self.deadline = time.monotonic() + self.read_timeout
@@ -137,6 +148,11 @@ class _Connections:
     def discard(self, reader: _DeadlineReader) -> None:
         with self._lock:
             self._open.pop(id(reader), None)
+
+    def waiting(self) -> int:
+        """How many open connections wait for a request (none of its bytes has come)."""
+        with self._lock:
+            return sum(1 for reader in self._open.values() if reader.deadline is None)
 
     def close_idle(self) -> bool:
         """Close the longest open connection that waits for a request; False when none does."""
@@ -338,6 +354,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         try:
             self.connection.shutdown(socket.SHUT_WR)
             self.connection.settimeout(1.0)
+            self._reader.timeout_changed()
             deadline = time.monotonic() + 1.0
             discarded = 0
             while discarded <= self.server.max_body and time.monotonic() < deadline:

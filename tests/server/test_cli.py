@@ -75,7 +75,6 @@ def test_serve_command_has_the_same_options() -> None:
     assert args.func.__name__ == "run"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_server_stops_cleanly_on_signals(stop: signal.Signals, contract) -> None:
     with running() as (process, url):
@@ -85,7 +84,6 @@ def test_server_stops_cleanly_on_signals(stop: signal.Signals, contract) -> None
         assert process.wait(timeout=10) == 0
 
 
-@pytest.mark.slow
 def test_created_data_survives_a_kill_with_data_file(tmp_path: Path, contract) -> None:
     data = tmp_path / "state.db"
     with running("--data", str(data)) as (process, url):
@@ -106,7 +104,6 @@ def test_created_data_survives_a_kill_with_data_file(tmp_path: Path, contract) -
         assert read.json() == [account.json()]
 
 
-@pytest.mark.slow
 def test_trust_option_refuses_other_cas(tmp_path: Path, contract) -> None:
     ca_file = tmp_path / "ca.pem"
     ca_file.write_bytes(default_ca().certificate.public_bytes(Encoding.PEM))
@@ -120,7 +117,6 @@ def test_trust_option_refuses_other_cas(tmp_path: Path, contract) -> None:
         assert client.get("/v1/sandbox/customers").status_code == 401
 
 
-@pytest.mark.slow
 def test_trust_takes_several_cas_repeated_or_in_one_pem_file(tmp_path: Path, contract) -> None:
     """A certificate of any CA given is accepted: the bundled run trusts a second, UTF-8-named
     CA for the RFC 2047 scenario (spec 5 item 3) beside the run's own."""
@@ -156,7 +152,6 @@ def test_trust_is_repeatable_and_a_file_without_a_certificate_is_refused(
     )
 
 
-@pytest.mark.slow
 def test_faults_are_announced_and_active(contract) -> None:
     with running("--fault", "html-errors") as (process, url):
         assert process.stdout is not None

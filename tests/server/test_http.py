@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
@@ -359,22 +359,35 @@ def test_hundreds_of_idle_connections_leave_a_fresh_client_answered(
             stream.close()
 
 
+def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait for the server's threads to reach a state (a fixed sleep is too short on a busy
+    machine and too long on a quiet one)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the server did not get there in time"
+        time.sleep(0.01)
+
+
 def test_at_the_connection_cap_an_idle_connection_makes_room_and_else_503() -> None:
     running = start(max_connections=10, read_timeout=5)
     try:
         host_port = address(running.url)
         idle = [socket.create_connection(host_port, timeout=5) for _ in range(10)]
-        time.sleep(0.3)  # all ten accepted and waiting for a request
+        _until(lambda: running.server.connections.waiting() == 10)  # all ten accepted
         with socket.create_connection(host_port, timeout=5) as fresh:
             fresh.sendall(b"GET /v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n")
             assert fresh.recv(64).startswith(b"HTTP/1.1 404")  # an idle one was closed for it
         for stream in idle:
             stream.close()
-        time.sleep(0.3)
+        _until(lambda: len(running.server.connections) == 0)
         busy = [socket.create_connection(host_port, timeout=5) for _ in range(10)]
         for stream in busy:
             stream.sendall(b"GET /v1/no")  # each in the middle of a request: none is idle
-        time.sleep(0.3)
+        _until(
+            lambda: (
+                len(running.server.connections) == 10 and running.server.connections.waiting() == 0
+            )
+        )
         with socket.create_connection(host_port, timeout=5) as late:
             answer = late.recv(1024)
             assert answer.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in answer

@@ -15,7 +15,7 @@ from .conftest import Identities, run_through_proxy
 #: Fault → (bank rule, a phrase its finding carries) that the proxy must report for it.
 FAULT_FINDINGS = {
     "skip-digest-check": ("BANK-refusal", "TPP-digest-mismatch"),
-    "kid-error-401": ("BANK-refusal-status", "ERR-2-kid-"),
+    "kid-error-401": ("BANK-refusal-status", "ERR-2-kid-missing-empty"),
     "basket-best-case": ("STATE-basket-worst-case", "worst case"),
     "allow-periodic-in-basket": ("BANK-refusal", "ERR-1-reference-mix-invalid"),
     "unstable-transaction-ids": ("SB-booked-transaction-ids-stable", "changed id"),
@@ -38,6 +38,11 @@ def test_the_bundled_run_through_the_proxy_blames_nothing_on_the_faithful_server
     assert all(400 <= item.exchange.status < 500 for item in tpp_must)
     judged = [item for item in run.judged if not item.skipped]
     assert sum(1 for item in judged if not item.findings) > 1000
+    # as in a suite run, a must quotes the spec (quotes.json) and a should names its reading
+    findings = [finding for item in judged for finding in item.findings]
+    unquoted = sorted({f.rule for f in findings if f.level == "must" and not f.quotes})
+    assert unquoted == []
+    assert all(f.basis for f in findings if f.level == "should")
 
 
 @pytest.mark.slow
@@ -52,10 +57,21 @@ def test_a_faulted_server_gets_each_faults_findings_blamed_on_the_bank(
     )
     assert run.returncode == 1, run.output  # the suite fails too
     bank = [finding for item in run.judged for finding in item.findings if finding.side == BANK]
+    # every fault is found at must (issue 19 item 6: detection power stays)
     for fault, (rule, phrase) in FAULT_FINDINGS.items():
-        assert any(f.rule == rule and phrase in f.title for f in bank), (fault, bank)
+        assert any(f.rule == rule and phrase in f.title and f.level == "must" for f in bank), (
+            fault,
+            bank,
+        )
     assert {f.rule for f in bank} <= {rule for rule, _ in FAULT_FINDINGS.values()}
-    assert all(f.level == "must" for f in bank)
+    # a must quotes the spec; what rests on our reading is should and names it, as in a suite
+    # run (kid-error-401 answers an invalid KID 401 too: what makes a KID invalid is a reading)
+    assert all(f.quotes and not f.basis for f in bank if f.level == "must")
+    should = [f for f in bank if f.level == "should"]
+    assert should and all(f.basis and not f.quotes for f in should)
+    assert {f.title.split(" with HTTP")[0] for f in should} >= {
+        "refused a request that breaks ERR-2-kid-invalid"
+    }
 
 
 @pytest.mark.slow

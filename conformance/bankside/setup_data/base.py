@@ -4,6 +4,7 @@ data, the target's date, the SCA steps and the reference server's controls."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -98,6 +99,10 @@ class SetUpBase:
         #: second identity's: the profile's consent belongs to the run's own certificate).
         self.own_consent = own_consent
         self._cache: dict[str, Any] = {}
+        #: One lock per cache key: scenarios in threads side by side (``--threads``) never make
+        #: the same shared data twice, and wait only for the key they need.
+        self._key_locks: dict[str, threading.RLock] = {}
+        self._locks_lock = threading.Lock()
         self._clock_offset: timedelta | None = None
 
     # --- plumbing ------------------------------------------------------------------------------
@@ -107,10 +112,14 @@ class SetUpBase:
         failed set-up is remembered too, so the scenarios after it fail at once with the same
         verdict instead of repeating it."""
         if key not in self._cache:
-            try:
-                self._cache[key] = make()
-            except (ConformanceFailure, NotApplicable) as problem:
-                self._cache[key] = _Failed(problem)
+            with self._locks_lock:
+                lock = self._key_locks.setdefault(key, threading.RLock())
+            with lock:  # made by the first thread to ask; the others wait for it and share it
+                if key not in self._cache:
+                    try:
+                        self._cache[key] = make()
+                    except (ConformanceFailure, NotApplicable) as problem:
+                        self._cache[key] = _Failed(problem)
         value = self._cache[key]
         if isinstance(value, _Failed):
             raise value.again()

@@ -1,0 +1,89 @@
+"""Benchmark: ``make test`` of this checkout beside ``make test`` of another, alternating.
+
+What a developer waits for at every change is ``make test`` (lint, formatting, the layer
+contracts, types, the tests). This benchmark times it from start to exit in this checkout and,
+when ``BENCH_BASELINE`` names another checkout (a ``git worktree`` of an older commit, with its
+own ``.venv``, which ``make`` creates when missing), in that one too, alternating (this, baseline,
+this, ...), so that both meet the same machine in the same minutes. Printed per run: the wall
+time, the CPU time of everything it ran (steadier than wall time on a shared machine), pytest's
+own count and seconds; then the best of each and their ratio. ``BENCH_MAKETEST_ROUNDS`` sets the
+pairs (default 1). A ``make test`` that fails fails the benchmark. Not part of ``make bench``'s
+budget: it takes minutes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+_SUMMARY = re.compile(r"=*\s*(?P<counts>[0-9][^=\n]*?) in (?P<seconds>[0-9.]+)s")
+
+
+@dataclass(frozen=True)
+class MakeTest:
+    checkout: Path
+    seconds: float
+    cpu_seconds: float
+    counts: str
+    pytest_seconds: float
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(checkout: Path) -> MakeTest:
+    before, started = _children_cpu(), time.perf_counter()
+    done = subprocess.run(
+        ["make", "test"], cwd=checkout, capture_output=True, text=True, check=False
+    )
+    seconds, cpu = time.perf_counter() - started, _children_cpu() - before
+    if done.returncode != 0:
+        raise SystemExit(f"{checkout}: make test failed:\n{done.stdout[-3000:]}")
+    found = _SUMMARY.findall(done.stdout)
+    counts, pytest_seconds = found[-1] if found else ("?", "0")
+    return MakeTest(checkout, seconds, cpu, counts.strip(), float(pytest_seconds))
+
+
+def _row(label: str, run: MakeTest) -> str:
+    return (
+        f"{label:<8} {run.seconds:6.0f} s wall ({run.seconds / 60:.1f} min), CPU "
+        f"{run.cpu_seconds:5.0f} s, pytest {run.pytest_seconds:5.0f} s: {run.counts}"
+    )
+
+
+def main() -> None:
+    rounds = int(os.environ.get("BENCH_MAKETEST_ROUNDS", "1"))
+    baseline = os.environ.get("BENCH_BASELINE")
+    checkouts = [_ROOT] + ([Path(baseline).resolve()] if baseline else [])
+    runs: dict[Path, list[MakeTest]] = {checkout: [] for checkout in checkouts}
+    print(f"load average before: {' '.join(f'{v:.1f}' for v in os.getloadavg())}", flush=True)
+    for index in range(rounds):
+        for checkout in checkouts:
+            run = timed(checkout)
+            runs[checkout].append(run)
+            label = "this" if checkout == _ROOT else "baseline"
+            print(f"  round {index + 1}: {_row(label, run)}", flush=True)
+    print(f"load average after: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
+    best = {checkout: min(done, key=lambda run: run.seconds) for checkout, done in runs.items()}
+    this = best[_ROOT]
+    print(_row("this", this))
+    if baseline:
+        base = best[checkouts[1]]
+        print(_row("baseline", base))
+        print(
+            f"maketest: {this.seconds:.0f} s against the baseline's {base.seconds:.0f} s = "
+            f"{this.seconds / base.seconds:.2f}x wall, {this.cpu_seconds / base.cpu_seconds:.2f}x "
+            f"CPU (best of {rounds}; goal: no slower)"
+        )
+
+
+if __name__ == "__main__":
+    main()
