@@ -28,6 +28,7 @@ __all__ = [
     "ERROR_STATUS_CHECK",
     "JSON_QUOTE",
     "PAYMENT_ERROR_BODY_SCHEMA",
+    "PROMISE_GROUND",
     "ConformanceFailure",
     "NotApplicable",
     "Problem",
@@ -64,6 +65,9 @@ PAYMENT_ERROR_BODY_SCHEMA = {
     "$ref": "https://psd2-conformance.invalid/schemas/types/errors.json#/$defs/PaymentErrorResponse"
 }
 
+#: How a failure message names the ground of a must failure that rests on the bank's own
+#: promise (its profile), not on a sentence of the spec.
+PROMISE_GROUND = "Promised by the bank (its profile; not a sentence of the spec): "
 #: The quote of the spec's introduction: "Request and response bodies are JSON."
 JSON_QUOTE = "intro-json"
 #: Operations whose error answers the spec shows (spec 7: "Error body (all operations that show
@@ -115,7 +119,10 @@ class ConformanceFailure(AssertionError):
     a failure raised without them is one problem of its scenario's requirement, its title.
     ``quotes``: labels of the spec's sentences (``quotes.json``) that state what failed; a check
     that knows its sentence names it, else the runner gives the scenario's quotes. ``reading``:
-    for a should finding, the reading of the spec it rests on ("our reading: ...").
+    for a should finding, the reading of the spec it rests on ("our reading: ..."). ``promise``:
+    for what the spec does not state but the bank promises in its profile (a response header,
+    ``[response_headers] promised``), what it promised: the failure counts as a must one for
+    that bank, and its reports say it is the bank's promise, never a quote of the spec.
     """
 
     def __init__(
@@ -131,8 +138,10 @@ class ConformanceFailure(AssertionError):
         always_must: bool = False,
         problems: Sequence[Problem] = (),
         quotes: Sequence[str] = (),
+        promise: str = "",
     ) -> None:
         self.always_must = always_must
+        self.promise = promise
         self.problems = tuple(problems) or (
             Problem("requirement", "", "", title, per_requirement=True),
         )
@@ -163,6 +172,8 @@ class ConformanceFailure(AssertionError):
             scenario.title,
             scenario.reading,
         )
+        if self.promise:
+            return self  # the bank's promise, not a sentence of the spec nor our reading
         if not self.quotes:
             self.quotes = tuple(scenario.quotes)
         if scenario.level == "should" and not self.reading:
@@ -175,7 +186,9 @@ class ConformanceFailure(AssertionError):
             label = self.scenario
             lines.append(f"Requirement: {label.rule} ({label.spec}, {label.level}): {label.title}")
         lines.append(f"The spec says ({self.spec}): {self.expected}")
-        if self.reading:
+        if self.promise:
+            lines.append(f"{PROMISE_GROUND}{self.promise}")
+        elif self.reading:
             lines.append(f"Our reading (should): {self.reading}")
         else:
             lines += quote_lines(self.quotes)

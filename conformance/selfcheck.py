@@ -110,8 +110,9 @@ def expected_failures(fault: BreaksScenarios | None, refs: Iterable[ScenarioRef]
     )
 
 
-#: How a failure message shows its ground: the quoted sentence (must) or our reading (should).
-_GROUNDS = ("Quoted: ", "Our reading (should): ", "our reading: ")
+#: How a failure message shows its ground: the quoted sentence (must), our reading (should), or
+#: the bank's own promise (a must failure the spec does not state: checks.PROMISE_GROUND).
+_GROUNDS = ("Quoted: ", "Our reading (should): ", "our reading: ", "Promised by the bank")
 
 
 def message_gaps(text: str, spec: str) -> tuple[str, ...]:

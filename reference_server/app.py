@@ -40,13 +40,26 @@ from conformance.contract import load_contract
 from conformance.signing.revocation import RevocationLists
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
 from reference_server.faults import FAULTS, check_names
-from reference_server.model.bank_style import BankStyle, contract_route, inbound_path, outbound_text
+from reference_server.model.bank_style import (
+    BankStyle,
+    bank_methods,
+    contract_route,
+    inbound_path,
+    outbound_text,
+)
 from reference_server.model.clock import Clock
 from reference_server.model.readings import READINGS, check_readings
 from reference_server.model.replay import SignatureMemory
 from reference_server.model.store import Store
 from reference_server.model.tokens import TokenIssuer
-from reference_server.pipeline import auth, certificates, errors, tokens, validation
+from reference_server.pipeline import (
+    auth,
+    certificates,
+    errors,
+    response_headers,
+    tokens,
+    validation,
+)
 from reference_server.pipeline.routing import Router
 from reference_server.resources import MODULES
 from reference_server.services import existing_data
@@ -252,12 +265,13 @@ class Application:
         except ApiError as error:
             if error.status == 404 and self.faulty("server-error-on-unknown-resource"):
                 error = ApiError(500, "SYSTEM_ERROR")
-            return errors.render(
+            answer = errors.render(
                 error,
                 payment_style=payment_style,
                 html=self.faulty("html-errors"),
                 form=errors.form_for(self, operation, payment_style=payment_style),
             )
+            return response_headers.stamp(self, operation, answer)
         except Exception:
             logger.exception(
                 "unhandled error in %s %s (X-Request-ID %s)",
@@ -317,7 +331,7 @@ class Application:
         if handler is None:
             raise ApiError(501, "SYSTEM_ERROR", f"{operation.id} is not implemented")
         call = Call(self, request, operation, path_params, query, body, identity)
-        return handler(call)
+        return response_headers.stamp(self, operation, handler(call))
 
     def _with_body_problems(
         self, refused: ApiError, request: Request, operation: Operation
@@ -351,7 +365,9 @@ class Application:
         - a product no operation of that family takes → 404 PRODUCT_UNKNOWN (spec 7).
         """
         templates = self.contract.templates_for(request.path)
-        allowed = tuple(sorted({op.method for op in templates}))
+        allowed = tuple(
+            sorted({op.method for op in templates} | set(bank_methods(self.bank, request.path)))
+        )
         if not allowed:
             return ApiError(404, "RESOURCE_UNKNOWN", f"no resource at {request.path}")
         if request.method not in allowed:

@@ -683,6 +683,8 @@ API_OPERATIONS = {
     "CC": ("POST", "/v1/consents"),
     "CS": ("GET", "/v1/consents/{consentId}/status"),
     "CA": ("POST", "/v1/consents/{consentId}/authorisations"),
+    "CG": ("GET", "/v1/consents/{consentId}"),
+    "CD": ("DELETE", "/v1/consents/{consentId}"),
     "SA": ("POST", "/v1/sandbox/accounts"),
     "SCA": ("POST", "/v1/sandbox/card-accounts"),
     "SCU": ("POST", "/v1/sandbox/customers"),

@@ -45,6 +45,7 @@ NEEDS_PREPARED_STATES = frozenset(
 #: Each example's "not judged here" must rules: with the sandbox also the E3 listing of a payment
 #: booked by a batch run (spec 4.3 E3); none where the bank prepared every state.
 NOT_JUDGED = {
+    "bank-offered-consents": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "berlin-group-naming": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "decoupled-bankid": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "gateway-bank": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},

@@ -107,7 +107,7 @@ def test_call_example_needs_real_ids_where_the_path_names_a_resource(
     with pytest.raises(ConformanceError, match=r"give the path with real ids.*<mockAccountId>"):
         _call("--example", "E7", "--target", server.url)
     with pytest.raises(
-        ConformanceError, match=r"no such example \(there are: AL, AT, .*CA, CC, CS, E1"
+        ConformanceError, match=r"no such example \(there are: AL, AT, .*CA, CC, CD, CG, CS, E1"
     ):
         _call("--example", "E99", "--target", server.url)
     with pytest.raises(ConformanceError, match="give METHOD and PATH"):

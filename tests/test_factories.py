@@ -55,6 +55,14 @@ FACTORIES: dict[str, tuple[str, Callable[[int], Any]]] = {
         lambda s: f.ncbct_payment(s, regulatory=False, minor_units=MINOR_UNITS),
     ),
     "consent_request": ("CC", lambda s: f.consent_request(s, [ACCOUNT["iban"]])),
+    "consent_request-bank-offered": (
+        "CC",
+        lambda s: f.consent_request(s, [ACCOUNT["iban"]], model="bank-offered"),
+    ),
+    "consent_request-global": (
+        "CC",
+        lambda s: f.consent_request(s, [ACCOUNT["iban"]], model="global"),
+    ),
     "sandbox_customer_create-private": ("SCU", lambda s: f.sandbox_customer_create(s)),
     "sandbox_customer_create-corporate": (
         "SCU",
@@ -84,7 +92,7 @@ FACTORIES: dict[str, tuple[str, Callable[[int], Any]]] = {
 }
 
 # Factories whose value does not depend on the seed by design.
-SEED_FREE = {"consent_request"}
+SEED_FREE = {"consent_request", "consent_request-bank-offered", "consent_request-global"}
 
 
 @pytest.fixture(scope="module")
@@ -293,3 +301,12 @@ def test_output_does_not_depend_on_call_order() -> None:
     f.sandbox_customer_create(9)
     f.psu_headers(3)
     assert f.ndct_payment(5) == first
+
+
+def test_a_consent_body_is_the_banks_model() -> None:
+    iban = ACCOUNT["iban"]
+    detailed = f.consent_request(1, [iban])["access"]
+    assert detailed["accounts"] == detailed["transactions"] == [{"iban": iban}]
+    offered = f.consent_request(1, [iban], model="bank-offered")["access"]
+    assert offered == {"accounts": [], "balances": [], "transactions": []}
+    assert f.consent_request(1, [iban], model="global")["access"] == {"allPsd2": "allAccounts"}

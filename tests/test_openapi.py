@@ -199,7 +199,7 @@ def test_links_lead_from_a_creation_to_the_operations_of_what_it_created(
                     assert schema is not None
                     resolved = contract.resolve(schema) if "$ref" in schema else schema
                     assert field in resolved["properties"], (op_id, field)
-    assert linked["E16"] == {"PS", "PC", "PA"} and linked["CC"] == {"CS", "CA"}
+    assert linked["E16"] == {"PS", "PC", "PA"} and linked["CC"] == {"CS", "CA", "CG", "CD"}
     assert linked["E1"] == {"E2"} and "E12" in linked["SA"]
 
 

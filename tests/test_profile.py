@@ -546,3 +546,14 @@ def test_set_up_templates_are_read_and_checked(tmp_path: Path) -> None:
             load_profile(write(tmp_path, 'base_url = "http://h"\n[setup]\ntemplates = "setup"\n'))
     with pytest.raises(ProfileError, match=r"setup\.templates names .* not a folder"):
         load_profile(write(tmp_path, 'base_url = "http://h"\n[setup]\ntemplates = "none"\n'))
+
+
+def test_the_consent_model_is_one_of_three(tmp_path: Path) -> None:
+    base = 'base_url = "https://bank.test"\n'
+    assert load_profile(write(tmp_path, base)).consent.model == "detailed"
+    offered = write(tmp_path, base + '[consent]\nmodel = "bank-offered"\n')
+    assert load_profile(offered).consent.model == "bank-offered"
+    with pytest.raises(ProfileError, match=r"consent\.model must be one of detailed"):
+        load_profile(write(tmp_path, base + '[consent]\nmodel = "per-account"\n'))
+    with pytest.raises(ProfileError, match="unknown key 'modle'"):
+        load_profile(write(tmp_path, base + '[consent]\nmodle = "global"\n'))

@@ -461,6 +461,10 @@ def test_every_fault_is_graded_and_the_should_ones_are_the_readings() -> None:
         "cancellation-without-sca",
         "nok-redirect-ignored",
         "sandbox-initialize-keeps-changes",
+        "consent-termination-ignored",
+        "request-id-not-echoed",
+        "location-missing",
+        "sca-approach-header-wrong",
     }
 
 

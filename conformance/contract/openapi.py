@@ -164,7 +164,7 @@ _LINKS: dict[str, dict[str, dict[str, str]]] = {
     "E18": {op: {"payment-product": "{product}", "payment-id": "$response.body#/paymentId"}
             for op in ("PS", "PC", "PA")},
     "E1": {"E2": {"basketId": "$response.body#/basketId"}},
-    "CC": {op: {"consentId": "$response.body#/consentId"} for op in ("CS", "CA")},
+    "CC": {op: {"consentId": "$response.body#/consentId"} for op in ("CS", "CA", "CG", "CD")},
     "SA": {op: {"mockAccountId": "$response.body#/id"} for op in ("E12", "E3", "E7", "E15")},
     "SAG": {op: {"mockAgreementId": "$response.body#/id"} for op in ("E14", "E6")},
 }  # fmt: skip

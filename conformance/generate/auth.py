@@ -280,23 +280,12 @@ def _replay(op: Operation, context: Context) -> Iterator[Scenario]:
 #: Operations that name a payment, basket or consent the worker's TPP made (in the path, the body
 #: or Consent-ID), which a second TPP must not reach.
 OWNED_RESOURCE_OPERATIONS = (
-    "E1",
-    "E2",
-    "E8",
-    "PS",
-    "PC",
-    "PA",
-    "CS",
-    "CA",
-    "AL",
-    "AT",
-    "BR",
-    "BS",
-    "PCA",
+    *("E1", "E2", "E8", "PS", "PC", "PA", "CS", "CA", "CG", "CD", "AL", "AT"),
+    *("BR", "BS", "PCA"),
 )
 #: Operations on a payment, basket or consent of one PSU that name the PSU (PSU-ID).
 PSU_RESOURCE_OPERATIONS = (
-    *("E2", "E8", "PS", "PC", "PA", "CS", "CA", "AL", "AT"),
+    *("E2", "E8", "PS", "PC", "PA", "CS", "CA", "CG", "CD", "AL", "AT"),
     *("BR", "BS", "PCA"),
 )
 _OWNERSHIP_ASSUMPTION = (

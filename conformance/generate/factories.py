@@ -268,22 +268,34 @@ def signing_basket(payment_ids: Iterable[str]) -> JsonObject:
 
 
 def consent_request(
-    seed: int, ibans: Iterable[str], *, valid_until: date = date(9999, 12, 31)
+    seed: int,
+    ibans: Iterable[str],
+    *,
+    valid_until: date = date(9999, 12, 31),
+    model: str = "detailed",
 ) -> JsonObject:
     """A consent body (CC, assumed NextGenPSD2 shape) for accounts, balances and transactions.
 
+    ``model`` is the bank's consent model (the profile's ``[consent] model``): ``detailed`` names
+    ``ibans`` in the three lists, ``bank-offered`` sends them empty (the PSU chooses the
+    accounts at SCA), ``global`` sends ``allPsd2: allAccounts`` (``ibans`` are then unused).
     ``validUntil`` defaults to 9999-12-31, the NextGenPSD2 value for "as long as allowed", so that
     the body needs no clock; spec 8's 90-day consent age is a behaviour, not a body field.
     ``frequencyPerDay`` is 4, the number of calls spec 8 allows per day without PSU-IP-Address.
     The body has nothing random; ``seed`` keeps the signature of every other factory.
     """
-    references = [{"iban": iban} for iban in ibans]
-    return {
-        "access": {
+    references = [{"iban": iban} for iban in ibans] if model == "detailed" else []
+    access: JsonObject = (
+        {"allPsd2": "allAccounts"}
+        if model == "global"
+        else {
             "accounts": references,
             "balances": [dict(reference) for reference in references],
             "transactions": [dict(reference) for reference in references],
-        },
+        }
+    )
+    return {
+        "access": access,
         "recurringIndicator": True,
         "validUntil": valid_until.isoformat(),
         "frequencyPerDay": 4,

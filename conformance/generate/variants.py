@@ -62,9 +62,13 @@ ENUM_VARIANTS: Mapping[str, tuple[str, str]] = {"E17": ("frequency", "periodic-"
 _ENUM_DEFAULT: Mapping[str, str] = {"E17": "periodic-monthly"}
 
 #: Variants that have no positive scenario of their own: the deprecated single structured
-#: remittance of E16 is the subject of a versioning scenario (spec 9, 1.16.2).
-EXTRA_VARIANTS: frozenset[str] = frozenset({"ndct-structured-deprecated"})
+#: remittance of E16 is the subject of a versioning scenario (spec 9, 1.16.2); a consent naming its
+#: account (CC) is the base of the scenarios that break a member of an account reference, whatever
+#: the bank's consent model (a bank-offered or global consent names none).
+EXTRA_VARIANTS: frozenset[str] = frozenset({"ndct-structured-deprecated", "detailed-consent"})
 
+#: The account lists of a consent's ``access`` (CC, NextGenPSD2).
+CONSENT_LISTS = ("accounts", "balances", "transactions")
 #: Bases for mutations under a pointer prefix the default base cannot carry.
 POINTER_VARIANTS: Mapping[str, tuple[tuple[tuple[str | int, ...], str], ...]] = {
     "E16": (
@@ -74,6 +78,7 @@ POINTER_VARIANTS: Mapping[str, tuple[tuple[tuple[str | int, ...], str], ...]] = 
         (("remittanceInformationStructured",), "ndct-structured-deprecated"),
     ),
     "E17": ((("monthsOfExecution",), "periodic-monthly-variable"),),
+    "CC": tuple((("access", member), "detailed-consent") for member in CONSENT_LISTS),
     "E18": (
         (("creditorAccount", "bban"), "ncbct-bban-with-agent"),
         (("creditorAgent",), "ncbct-bban-with-agent"),

@@ -113,9 +113,11 @@ def _found(item: pytest.Item) -> list[Finding]:
 def _is_should(failure: BaseException, facts: ScenarioFacts) -> bool:
     """Whether a failure is a should finding: only the scenario's chosen part failed, or the
     whole scenario rests on a reading of the spec (level should; a 5xx there too: no sentence
-    of the spec forbids one)."""
+    of the spec forbids one). A must finding the bank promised (its profile) is never one."""
     if isinstance(failure, ShouldFindings) or getattr(failure, "tier", "must") == "should":
         return True
+    if getattr(failure, "promised", False):
+        return False
     return facts.level == "should"
 
 

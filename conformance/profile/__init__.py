@@ -3,7 +3,8 @@
 
 ``model`` holds the value (:class:`TargetProfile` and its nested settings), ``load`` reads the
 file, ``options`` puts the environment and the command line on top; ``bank``, ``paths``,
-``parts``, ``templates`` and ``tls_settings`` read and hold the tables of their own; ``oauth``
+``parts``, ``templates``, ``tls_settings``, ``lifecycle``, ``consent_model`` and
+``response_headers`` read and hold the tables of their own; ``oauth``
 the token endpoint, ``negative_certificates`` the ready-made negative certificates, and
 ``toml_table`` the typed getters every reader uses (an unknown key refused). The package sits
 below the bank side so that the reference server reads the same file through the same loader
@@ -11,6 +12,7 @@ to play that bank.
 """
 
 from conformance.profile.bank import ENV_PREFIX, Waiver
+from conformance.profile.consent_model import CONSENT_MODELS, ConsentModel, ConsentSettings
 from conformance.profile.load import load_profile
 from conformance.profile.model import (
     PRODUCT_OPERATIONS,
@@ -41,9 +43,11 @@ from conformance.profile.parts import (
     ScaSettings,
 )
 from conformance.profile.paths import PAYMENT_SERVICE, PERIODIC_SERVICE
+from conformance.profile.response_headers import PROMISABLE_HEADERS, ResponseHeaderPromises
 from conformance.profile.tls_settings import TlsSettings
 
 __all__ = [
+    "CONSENT_MODELS",
     "ENV_PREFIX",
     "ENV_PROFILE",
     "ENV_TARGET",
@@ -52,9 +56,12 @@ __all__ = [
     "PERIODIC_SERVICE",
     "PERMISSIVE_PROFILE",
     "PRODUCT_OPERATIONS",
+    "PROMISABLE_HEADERS",
     "REFERENCE_PROFILE",
     "SCA_MODES",
     "ConnectionSettings",
+    "ConsentModel",
+    "ConsentSettings",
     "CorporatePsu",
     "Hooks",
     "MaskSettings",
@@ -65,6 +72,7 @@ __all__ = [
     "PreparedStates",
     "PrivatePsu",
     "ProductionData",
+    "ResponseHeaderPromises",
     "ScaMode",
     "ScaSettings",
     "SecondIdentity",

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from conformance.contract import load_contract
 from conformance.contract.identifiers import is_valid_bban
 from conformance.errors import ProfileError
-from conformance.profile import negative_certificates, oauth
+from conformance.profile import consent_model, negative_certificates, oauth, response_headers
 from conformance.profile.bank import (
     check_static_header,
     read_product_ids,
@@ -112,6 +112,8 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         kid_reference_type=top.get("kid_reference_type", str, "KID"),
         key_id=_read_key_id(top.table("key_id")),
         required_headers=read_required_headers(top, known_ops),
+        consent=consent_model.read(top.table("consent")),
+        response_headers=response_headers.read(top.table("response_headers")),
         product_ids=read_product_ids(top, known_ops),
         connection=connection,
         redirect_uri=check_redirect_uri(top),

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.errors import ProfileError
 from conformance.profile.bank import ENV_PREFIX, Waiver
+from conformance.profile.consent_model import ConsentSettings
 from conformance.profile.lifecycle import Lifecycle
 from conformance.profile.negative_certificates import NegativeCertificates
 from conformance.profile.oauth import OAuthSettings
@@ -31,6 +32,7 @@ from conformance.profile.parts import (
     ScaSettings,
 )
 from conformance.profile.paths import DEFAULT_REDIRECT_URI, PAYMENT_SERVICE, PERIODIC_SERVICE
+from conformance.profile.response_headers import ResponseHeaderPromises
 from conformance.profile.tls_settings import TlsSettings
 from conformance.signing import KeyIdStyle
 
@@ -191,6 +193,11 @@ class TargetProfile:
     #: ``[required_headers]``: the bank's required header set of an operation whose set the
     #: spec does not show (``required_for``).
     required_headers: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
+    #: ``[consent] model``: detailed, bank-offered or global (spec 8 shows no consent operation).
+    consent: ConsentSettings = field(default_factory=ConsentSettings)
+    #: ``[response_headers] promised``: the response headers the bank promises; a broken promise
+    #: counts as a must failure for it, reported as its own promise, not the spec's.
+    response_headers: ResponseHeaderPromises = field(default_factory=ResponseHeaderPromises)
     reference_server: bool = False
     source: Path | None = None
 

@@ -95,6 +95,7 @@ def attach_findings(findings: Sequence[Finding]) -> None:
     lines = [
         f"[{finding.level}] {finding.title} ({finding.spec})"
         + (f"\n        our reading: {finding.reading}" if finding.reading else "")
+        + (f"\n        the bank's promise: {finding.promise}" if finding.promise else "")
         + "".join(f"\n        {line}" for line in quote_lines(finding.quotes))
         for finding in findings
     ]

@@ -44,9 +44,10 @@ def spec_quote(facts: ScenarioFacts, finding: Finding) -> str:
 
     The one place the reports get a cause's quote from: the finding's quote labels, else its
     scenario's, resolved to text through ``conformance.contract`` (``quotes.json``). A should
-    finding has none: it rests on a reading, which its cause names instead.
+    finding has none: it rests on a reading, which its cause names instead; nor has a must
+    finding the bank promised (its cause names the promise).
     """
-    if finding.level != "must":
+    if finding.level != "must" or finding.promise:
         return ""
     labels = finding.quotes or facts.quotes
     return " ".join(f'{quote.spec}: "{quote.text}"' for quote in quoted(labels))
@@ -70,6 +71,9 @@ class Cause:
     example: str
     exchange: str
     reproduce: str
+    #: A must finding's ground where no sentence of the spec states it: the bank's own promise
+    #: (its profile); "" otherwise.
+    promise: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +83,7 @@ class Cause:
             "spec": self.spec,
             "quote": self.quote,
             "reading": self.reading,
+            "promise": self.promise,
             "rules": list(self.rules),
             "operations": list(self.operations),
             "scenarios": list(self.scenarios),
@@ -137,6 +142,7 @@ def _cause(
         example=example.facts.id,
         exchange=scrub(example_exchange(example.text)),
         reproduce=scrub(example.reproduce),
+        promise=finding.promise,
     )
 
 
@@ -164,6 +170,8 @@ def terminal_lines(cause: Mapping[str, Any], number: int) -> list[str]:
         lines.append(f"  the spec says: {cause['quote']}")
     if cause["reading"]:
         lines.append(f"  our reading: {cause['reading']}")
+    if cause.get("promise"):
+        lines.append(f"  promised by the bank (not the spec): {cause['promise']}")
     example = cause["example"]
     lines.append(f"  example: {example['scenario']}")
     exchange = _request_and_answer(example["exchange"].splitlines())

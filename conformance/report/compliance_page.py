@@ -106,9 +106,13 @@ def _quoted(
     scenario: Mapping[str, Any],
     finding: Mapping[str, Any] | None = None,
 ) -> str:
-    """The quoted sentences of a must failure: its must finding's quotes, else the scenario's."""
+    """The quoted sentences of a must failure: its must finding's quotes, else the scenario's;
+    for a finding the bank promised (its profile), that promise, never a quote."""
     if finding is None:
         finding = next((f for f in scenario.get("findings", ()) if f["level"] == "must"), None)
+    promise = (finding or {}).get("promise")
+    if promise:
+        return f"(not the spec) promised by the bank: {promise}"
     labels = (finding or {}).get("quotes") or scenario.get("quotes", ())
     quotes = document.get("quotes", {})
     return " ".join(
@@ -150,6 +154,12 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
         head = not_judged.verdict()
     elif failed:
         head = f"NOT CONFORMANT at must level: {failed} must failure(s)"
+        promised = len(promised_only(document))
+        if promised:
+            head += (
+                f", {promised} of them only the bank's own promises (its profile's "
+                "[response_headers]), not sentences of the spec"
+            )
     elif errors or blocked:
         head = (
             f"NOT SHOWN CONFORMANT: no must failure, but {blocked} scenario(s) blocked and "
@@ -174,6 +184,19 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
         f"{totals['failed_should']} with should findings; {totals['not_applicable']} not "
         f"applicable, {totals['waived']} waived, {blocked} blocked, {errors} errors."
     )
+
+
+def promised_only(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The failed scenarios whose must findings all rest on the bank's own promise (its
+    profile), none on a sentence of the spec."""
+    found = []
+    for scenario in document.get("scenarios", ()):
+        if scenario.get("verdict") != FAILED:
+            continue
+        musts = [f for f in scenario.get("findings", ()) if f.get("level") == "must"]
+        if musts and all(f.get("promise") for f in musts):
+            found.append(scenario)
+    return found
 
 
 def verdict_word(document: Mapping[str, Any]) -> str:
@@ -494,6 +517,8 @@ def _cause_blocks(
             text.append(f"The spec says: {cause['quote']}")
         if cause["reading"]:
             text.append(f"Our reading: {cause['reading']}")
+        if cause.get("promise"):
+            text.append(f"Promised by the bank (not the spec): {cause['promise']}")
         text.append(f"Example: {example['scenario']}")
         if example["reproduce"]:
             text.append(f"Replay it: {example['reproduce']}")

@@ -113,7 +113,9 @@ class Finding:
     value), the spec part, for a must finding the labels of the quotes that state it
     (``quotes.json``), for a should finding the reading it rests on ("our reading: ..."), and the
     id of its cause (``conformance.problems.cause_id``: the findings of one cause are one entry in
-    every report)."""
+    every report). ``promise``: a must finding that no sentence of the spec states but the bank
+    promised in its profile (``[response_headers] promised``): what it promised; such a finding
+    counts as a must one for that bank, and names the promise instead of a quote."""
 
     level: str
     title: str
@@ -121,6 +123,7 @@ class Finding:
     reading: str = ""
     quotes: tuple[str, ...] = ()
     cause: str = ""
+    promise: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -130,6 +133,7 @@ class Finding:
             "reading": self.reading,
             "quotes": list(self.quotes),
             "cause": self.cause,
+            "promise": self.promise,
         }
 
     @classmethod
@@ -141,6 +145,7 @@ class Finding:
             str(item.get("reading", "")),
             tuple(item.get("quotes", ())),
             str(item.get("cause", "")),
+            str(item.get("promise", "")),
         )
 
 
@@ -152,14 +157,14 @@ def graded(findings: Iterable[Finding], level: str, *, reading: str = "") -> tup
     """``findings`` as a scenario of ``level`` reports them: in a should-level scenario (one
     whose requirement rests on a reading of the spec) every finding is a should one, resting on
     the scenario's ``reading``; a 5xx there is not promoted (the spec states no rule against it:
-    E2 and E17 list 500)."""
+    E2 and E17 list 500). A finding the bank promised stays must: its ground is the promise."""
     if level != "should":
         return tuple(findings)
     return tuple(
         Finding(
             "should", f.title, f.spec, f.reading or reading or ASSUMED_READING, f.quotes, f.cause
         )
-        if f.level == "must"
+        if f.level == "must" and not f.promise
         else f
         for f in findings
     )
@@ -187,6 +192,12 @@ class ReportedFailure(AssertionError):
     def tier(self) -> str:
         """``must`` when any finding is (the scenario fails), else ``should``."""
         return "must" if any(f.level == "must" for f in self.findings) else "should"
+
+    @property
+    def promised(self) -> bool:
+        """Whether a must finding rests on the bank's own promise: it fails the scenario even
+        where the scenario's requirement is our reading (level should)."""
+        return any(f.level == "must" and f.promise for f in self.findings)
 
     def __str__(self) -> str:
         return self.text

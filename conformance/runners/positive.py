@@ -3,7 +3,8 @@
 The base request of the scenario's variant is built (set-up data through the sandbox), the
 scenario's mutation applied when it sweeps a value the spec lists (an enum value, a boolean query
 parameter), sent once, and judged: status, JSON body, documented response schema, a JSON
-Content-Type on a body (spec 4.2), and a fee indicator that agrees with the fee shown (spec 2.6).
+Content-Type on a body (spec 4.2), a fee indicator that agrees with the fee shown (spec 2.6), and
+the response headers a certifier checks (``response_headers``: our readings, should).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 from conformance.bankside.request import apply_mutation
 from conformance.checks import ConformanceFailure, check_json_content_type, json_document
 from conformance.runners.operations import base_request
+from conformance.runners.response_headers import judge_response_headers
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 
@@ -34,6 +36,7 @@ def run(scenario: Scenario, ctx: RunContext) -> None:
     judge(exchange, scenario, ctx)
     check_json_content_type(exchange)
     check_fee_indicator(exchange)
+    judge_response_headers(exchange, request.operation, ctx)
 
 
 def check_fee_indicator(exchange: Exchange) -> None:

@@ -9,6 +9,7 @@ case sends a method the path does not allow (405 with ``Allow``, RFC 9110 sectio
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
@@ -33,6 +34,8 @@ _JSON = "application/json"
 _NOT_UTF8 = b"\xff\xfe\x80"
 #: The segment appended for an unknown path when the scenario names none.
 _SEGMENT = "conformance-unknown-segment"
+#: A placeholder of a path template (``{payment-id}``).
+_PLACEHOLDER = re.compile(r"\{[^{}]+\}")
 
 
 def run(scenario: Scenario, ctx: RunContext) -> None:
@@ -90,14 +93,25 @@ def _oversized(scenario: Scenario, ctx: RunContext, request: OperationRequest) -
     return request.with_content(head + filler + tail, _JSON).send(ctx)
 
 
+def _bank_path(ctx: RunContext, path: str) -> bool:
+    """Whether ``path`` is one of the bank's own paths (the profile's ``[paths]``, periodic ones
+    included), which name an operation there as the contract's do."""
+    templates = {*ctx.profile.paths.values(), *ctx.profile.periodic_paths.values()}
+    return any(
+        re.fullmatch("[^/]+".join(map(re.escape, _PLACEHOLDER.split(template))), path)
+        for template in templates
+    )
+
+
 def _unknown_path(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Exchange:
     """An unknown segment appended to the path; appended again while the path still names an
-    operation of the contract (a payment id slot would turn it into a cancellation path)."""
+    operation of the contract or of the bank's own paths (a payment id slot would turn it into
+    a cancellation path)."""
     segment = str(scenario.param("segment", _SEGMENT))
     path = request.target_path(ctx.profile)
     for _ in range(3):
         path = f"{path.rstrip('/')}/{segment}"
-        if not ctx.contract.allowed_methods(path):
+        if not ctx.contract.allowed_methods(path) and not _bank_path(ctx, path):
             break
     return _with_path(request, path).send(ctx)
 

@@ -108,6 +108,7 @@ def _of_problems(
             reading,
             tuple(quotes),
             cause_id(problem, rule),
+            failure.promise if level == "must" else "",
         )
         for problem in unique_problems(failure.problems, rule)
     ]

@@ -6,7 +6,8 @@ exactly the scenarios of that rule fail. The table is data: name → the rule (s
 for people, what the server then does wrong, and which scenarios must then fail, for the
 self-check (:meth:`Fault.breaks`). A fault is switched on at start-up and checked where the rule
 is enforced with ``if call.app.faulty("name"): ...``. The rows live by side: ``core``,
-``payments`` and ``certificates``; ``model`` holds :class:`Fault` (its grade, the scenarios it
+``payments``, ``certificates``, ``consents`` (the consent lifecycle) and ``headers`` (the
+response headers a certifier checks); ``model`` holds :class:`Fault` (its grade, the scenarios it
 breaks, the ``run_options`` its self-check run needs, such as ``--tls``).
 
 ``faulty()`` raises for a name the table does not know, and a test reads every ``faulty("...")``
@@ -20,7 +21,9 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from reference_server.faults.certificates import CERTIFICATE_FAULTS
+from reference_server.faults.consents import CONSENT_FAULTS
 from reference_server.faults.core import CORE_FAULTS
+from reference_server.faults.headers import HEADER_FAULTS
 from reference_server.faults.model import Fault, UnknownFaultError
 from reference_server.faults.payments import PAYMENT_FAULTS
 
@@ -38,7 +41,9 @@ def _merge(*groups: Iterable[Fault]) -> Mapping[str, Fault]:
 
 
 #: Every fault, by name (immutable).
-FAULTS: Mapping[str, Fault] = _merge(CORE_FAULTS, PAYMENT_FAULTS, CERTIFICATE_FAULTS)
+FAULTS: Mapping[str, Fault] = _merge(
+    CORE_FAULTS, PAYMENT_FAULTS, CERTIFICATE_FAULTS, CONSENT_FAULTS, HEADER_FAULTS
+)
 
 
 def check_names(names: Iterable[str]) -> frozenset[str]:

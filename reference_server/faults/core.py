@@ -28,6 +28,7 @@ ERROR_ANSWER_RULES: tuple[str, ...] = (
     "AUTH-no-*",
     "AUTH-stale-digest",
     "AUTH-wrong-*",
+    "CNS-*",
     "E-amount-positive",
     "E-basket-authorised-again-blocked",
     "E-day-of-execution-in-month",
@@ -115,7 +116,7 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "lets one PSU read, cancel and authorise another PSU's payments, baskets and consents",
         rules=("AUTH-other-psu",),
         # E8 finds the consent by the PSU it names (no Consent-ID): another PSU has none anyway
-        operations=("E2", "PS", "PC", "PA", "CS", "CA", "AL", "AT"),
+        operations=("E2", "PS", "PC", "PA", "CS", "CA", "CG", "CD", "AL", "AT"),
         level="should",
     ),
     Fault(
@@ -241,8 +242,14 @@ CORE_FAULTS: tuple[Fault, ...] = (
             )
         )
         # another TPP's or PSU's payment, basket or consent is answered as unknown (ownership.py)
-        + tuple(f"{op}-auth-other-tpp-refused" for op in ("E1", "E2", "PS", "PC", "PA", "CS", "CA"))
-        + tuple(f"{op}-auth-other-psu-refused" for op in ("E2", "PS", "PC", "PA", "CS", "CA")),
+        + tuple(
+            f"{op}-auth-other-tpp-refused"
+            for op in ("E1", "E2", "PS", "PC", "PA", "CS", "CA", "CG", "CD")
+        )
+        + tuple(
+            f"{op}-auth-other-psu-refused"
+            for op in ("E2", "PS", "PC", "PA", "CS", "CA", "CG", "CD")
+        ),
         level="must",
     ),
     Fault(
@@ -252,7 +259,7 @@ CORE_FAULTS: tuple[Fault, ...] = (
         rules=("POS-*",),
         # every operation that answers with a body (PC's 204 has none)
         operations=(
-            *("AL", "AT", "CA", "CC", "CS", "PA", "PS", "SA", "SAG", "SCA", "SCU", "SDF"),
+            *("AL", "AT", "CA", "CC", "CG", "CS", "PA", "PS", "SA", "SAG", "SCA", "SCU", "SDF"),
             *(f"E{number}" for number in range(1, 19)),
         ),
         level="must",

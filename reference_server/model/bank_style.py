@@ -27,7 +27,9 @@ Played:
 - ``[oauth]``: a token endpoint at the path of ``token_url`` issues client-credentials tokens to
   the profile's client (authenticated as ``auth`` says), and every contract request needs one as
   ``Authorization: Bearer`` (``pipeline/tokens.py``); ``[sca] approach = "oauth"``: answers carry
-  ``scaOAuth`` (the authorisation server's metadata) and no ``scaRedirect``.
+  ``scaOAuth`` (the authorisation server's metadata) and no ``scaRedirect``;
+- ``[consent] model``: a bank-offered or global bank takes only that model's consent body (and
+  every answer names the SCA approach in ``ASPSP-SCA-Approach``, whatever the profile).
 
 Without a profile the server is the bundled one (assumptions.md, "Bank styles").
 """
@@ -59,6 +61,7 @@ __all__ = [
     "BankStyle",
     "ExistingData",
     "OAuthStyle",
+    "bank_methods",
     "certificate_owner_of",
     "contract_route",
     "existing_data_of",
@@ -243,6 +246,8 @@ class BankStyle:
     #: ``release``: the release the bank runs (None: the latest, 1.22.0); what spec 9 dates
     #: later is not there (``schemas/releases.json``: NCBCT in signing baskets from 1.21.20).
     release: Release | None = None
+    #: ``[consent] model``: detailed (every form taken), bank-offered or global (only its own).
+    consent_model: str = "detailed"
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -265,6 +270,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         sca_oauth=profile.sca.oauth,
         cancellation_sca=profile.lifecycle.cancellation_needs_sca,
         release=profile.lifecycle.release,
+        consent_model=profile.consent.model,
     )
 
 
@@ -281,6 +287,12 @@ def _routes(profile: TargetProfile) -> Iterator[BankRoute]:
             for template in sorted(templates)
         ]
     yield from sorted(routes, key=lambda route: len(route.names))
+
+
+def bank_methods(style: BankStyle, path: str) -> tuple[str, ...]:
+    """The methods the bank's own paths (``[paths]``) take at ``path`` (none: not one of them),
+    so that a wrong method there is answered 405 with them, as on the contract's paths."""
+    return tuple(sorted({route.method for route in style.routes if route.pattern.fullmatch(path)}))
 
 
 def contract_route(style: BankStyle, method: str, path: str) -> tuple[str, str]:

@@ -92,6 +92,8 @@ class ConsentStatus:
     VALID = "valid"
     REJECTED = "rejected"
     EXPIRED = "expired"
+    #: Deleted by the TPP (CD): gives access to nothing.
+    TERMINATED = "terminatedByTpp"
 
 
 @dataclass(frozen=True)

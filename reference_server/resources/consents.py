@@ -1,4 +1,5 @@
-"""Account-information consents: creation (CC), status (CS), authorisation start (CA).
+"""Account-information consents: creation (CC), status (CS), authorisation start (CA), read (CG)
+and deletion by the TPP (CD).
 
 Spec 8 presupposes a PSU consent (its age, SCA renewal, the daily call limit) but shows no consent
 operation; these are the minimal NextGenPSD2-like operations of the contract (``operations/CC.json``
@@ -6,7 +7,15 @@ and siblings). A consent is created for the PSU of PSU-ID and covers the account
 PSU for consent (spec 4.3 E6: engagements with both REGISTER and VIEW) that its ``access`` names —
 all of them when it names none. It becomes valid when the PSU approves it on the SCA page
 (:mod:`reference_server.resources.sca`), and its age is counted from that moment on the server's
-clock (:mod:`reference_server.services.consent_access`).
+clock (:mod:`reference_server.services.consent_access`). A consent the TPP deletes (CD) reads
+``terminatedByTpp`` and gives access to nothing.
+
+The consent model (``[consent] model`` of a played profile): ``detailed`` (the bundled server)
+takes every form (named accounts; empty lists or none, covering every offered account, which
+Berlin Group calls a bank-offered consent; ``allPsd2``); a played ``bank-offered`` bank refuses
+named accounts and ``allPsd2`` (the PSU chooses at SCA), a played ``global`` bank anything but
+``allPsd2: allAccounts``. CG shows the access as asked, except that a consent that named no
+account lists, once authorised, the accounts it covers (the PSU's choice).
 
 ``POST /_control/consents/{consentId}/age`` with ``{"days": N}`` (reference-server only, loopback,
 unsigned) makes a consent N days older: its SCA (``authorised_at``) and creation move N days back.
@@ -23,6 +32,7 @@ from typing import Any
 
 from reference_server.api import ApiError, Call, Response, Route
 from reference_server.model.payment_data import CONSENTS, Consent, ConsentStatus, SubjectKind
+from reference_server.model.sandbox_data import ACCOUNTS
 from reference_server.pipeline import ownership
 from reference_server.pipeline.validation import BANK_ZONE
 from reference_server.services import sca_flow
@@ -35,6 +45,8 @@ __all__ = [
     "authorise_consent",
     "consent_status",
     "create_consent",
+    "delete_consent",
+    "read_consent",
 ]
 
 
@@ -53,15 +65,35 @@ def _references(access: Any) -> list[Any]:
     return [item for key in keys for item in access.get(key) or ()]
 
 
+def _check_model(model: str, access: Any) -> None:
+    """A played bank's consent model refuses another model's body (400 FORMAT_ERROR)."""
+    if model == "bank-offered" and (_references(access) or "allPsd2" in access):
+        raise ApiError(
+            400,
+            "FORMAT_ERROR",
+            "this bank offers the accounts at SCA (bank-offered consent): send access with "
+            "empty accounts, balances and transactions lists",
+            path="access",
+        )
+    if model == "global" and (access.get("allPsd2") != "allAccounts" or _references(access)):
+        raise ApiError(
+            400,
+            "FORMAT_ERROR",
+            'this bank gives global consents only: send access {"allPsd2": "allAccounts"}',
+            path="access",
+        )
+
+
 def create_consent(call: Call) -> Response:
     """CC: 201 ``{consentId, consentStatus: received, _links}``.
 
     For a PSU that is a sandbox customer, every account the ``access`` names must be offered to
     that PSU for consent (else 400 CONSENT_INVALID, naming them); a ``validUntil`` before today
-    is 400 FORMAT_ERROR.
+    is 400 FORMAT_ERROR; a body of another model than the played bank's is 400 FORMAT_ERROR.
     """
     app = call.app
     body = call.body
+    _check_model(app.bank.consent_model, body["access"])
     today = app.clock.now().astimezone(BANK_ZONE).date()
     if date.fromisoformat(body["validUntil"]) < today:
         raise ApiError(
@@ -160,7 +192,68 @@ def authorise_consent(call: Call) -> Response:
     return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 
-OPERATIONS = {"CC": create_consent, "CS": consent_status, "CA": authorise_consent}
+def _access_view(call: Call, consent: Consent) -> dict[str, Any]:
+    """The access as asked, or, for a consent that named no account (bank-offered) once the PSU
+    chose at SCA, the accounts it covers."""
+    access = dict(consent.access)
+    if _references(access) or "allPsd2" in access or not consent.account_ids:
+        return access
+    accounts = (call.app.store.get(ACCOUNTS, account_id) for account_id in consent.account_ids)
+    references = [{"iban": account.iban} for account in accounts if account is not None]
+    return {
+        "accounts": references,
+        "balances": [dict(reference) for reference in references],
+        "transactions": [dict(reference) for reference in references],
+    }
+
+
+def _bank_date(moment: str) -> str:
+    """The bank's calendar date of a stored moment (ISO 8601)."""
+    return datetime.fromisoformat(moment).astimezone(BANK_ZONE).date().isoformat()
+
+
+def read_consent(call: Call) -> Response:
+    """CG: 200 with the consent (NextGenPSD2 ``ConsentInformationResponse``): its access,
+    recurringIndicator, validUntil, frequencyPerDay, lastActionDate, consentStatus, _links."""
+    consent = _require(call)
+    moment = consent.authorised_at or consent.created_at
+    path = consent_path(consent.id)
+    return Response.json(
+        200,
+        {
+            "access": _access_view(call, consent),
+            "recurringIndicator": consent.recurring,
+            "validUntil": consent.valid_until,
+            "frequencyPerDay": consent.frequency_per_day,
+            "lastActionDate": _bank_date(moment),
+            "consentStatus": effective_status(call.app, consent),
+            "_links": {
+                "self": _link(path, "GET", "DELETE"),
+                "status": _link(f"{path}/status", "GET"),
+            },
+        },
+    )
+
+
+def delete_consent(call: Call) -> Response:
+    """CD: 204; the consent reads ``terminatedByTpp`` from now on and gives access to nothing
+    (a terminated one deleted again: 204 too). Fault ``consent-termination-ignored``: 204, and
+    the consent stays as it was."""
+    store = call.app.store
+    with store.atomic():
+        consent = _require(call)
+        if not call.app.faulty("consent-termination-ignored"):
+            store.put(CONSENTS, replace(consent, status=ConsentStatus.TERMINATED))
+    return Response.empty(204)
+
+
+OPERATIONS = {
+    "CC": create_consent,
+    "CS": consent_status,
+    "CA": authorise_consent,
+    "CG": read_consent,
+    "CD": delete_consent,
+}
 
 
 def _earlier(moment: str | None, days: int) -> str | None:

@@ -408,7 +408,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         ):
             sent.append(("Content-Type", response.content_type))
         sent.append(("Content-Length", str(len(response.body))))
-        if request_id is not None:
+        if request_id is not None and not self.server.app.faulty("request-id-not-echoed"):
             sent.append(("X-Request-ID", request_id))
         sent += response.headers
         if self.close_connection:

@@ -65,7 +65,7 @@ class ConsentSetUp(PartySetUp):
             "CC",
             "creating an account-information consent",
             psu=psu,
-            body=factories.consent_request(seed, [account.iban]),
+            body=factories.consent_request(seed, [account.iban], model=self.profile.consent.model),
         )
         return created, psu
 

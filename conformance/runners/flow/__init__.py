@@ -15,6 +15,8 @@ from conformance.runners.flow.cancellations import (
 from conformance.runners.flow.consents import (
     consent_accounts,
     consent_needs_register_and_view,
+    consent_read,
+    consent_terminated,
     consent_transaction_details,
     consent_transactions,
 )
@@ -116,5 +118,7 @@ FLOWS: Mapping[str, Flow] = MappingProxyType(
         "paging-to-the-end": page_account_transactions,
         "paging-links-to-the-end": page_consented_transactions,
         "sandbox-reset": sandbox_reset,
+        "consent-terminated": consent_terminated,
+        "consent-read": consent_read,
     }
 )

@@ -1,11 +1,14 @@
 """Consent flows (spec 8, spec 4.3 E6, E8): the consented accounts and transactions, transaction
-details, and the REGISTER and VIEW roles an engagement needs to be offered for consent.
+details, the REGISTER and VIEW roles an engagement needs to be offered for consent, and the
+consent's lifecycle (NextGenPSD2, our reading): read back with the access of the bank's consent
+model (``[consent] model``), deleted by the TPP (terminatedByTpp).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.request import OperationRequest
 from conformance.bankside.sca import sca_link
@@ -30,6 +33,7 @@ from conformance.runners.flow.transactions import (
 )
 from conformance.runners.operations import accounts
 from conformance.runners.operations.accounts import consented_transactions_request
+from conformance.runners.response_headers import judge_response_headers
 from conformance.runners.verdict import judge_expectation
 
 if TYPE_CHECKING:
@@ -119,9 +123,12 @@ def consent_needs_register_and_view(scenario: Scenario, ctx: RunContext, seed: i
         ctx,
         "CC",
         psu=member,
-        body=factories.consent_request(seed, [engagement.account.iban]),
+        body=factories.consent_request(
+            seed, [engagement.account.iban], model=ctx.profile.consent.model
+        ),
     )
     created = request.send(ctx)
+    judge_response_headers(created, request.operation, ctx)
     if 400 <= created.status < 500:
         check_response_schema(created, request.operation, ctx.contract)
         return
@@ -136,6 +143,7 @@ def consent_needs_register_and_view(scenario: Scenario, ctx: RunContext, seed: i
     complete_sca(ctx, str(link), member, approve=True)
     listed = accounts.account_list_request(ctx, member, consent_id)
     exchange = listed.send(ctx)
+    judge_response_headers(exchange, listed.operation, ctx)
     if exchange.status >= 400:
         check_status(exchange, (401, 403), spec=scenario.spec)
         return
@@ -147,4 +155,75 @@ def consent_needs_register_and_view(scenario: Scenario, ctx: RunContext, seed: i
             exchange,
             "an engagement needs both REGISTER and VIEW to be offered for consent",
             created,
+        )
+
+
+#: The consent statuses of the lifecycle flows (NextGenPSD2).
+VALID = "valid"
+TERMINATED = "terminatedByTpp"
+
+
+def consent_terminated(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A consent the PSU authorised and the TPP then deleted (CD) reads terminatedByTpp (CS)."""
+    consent = ctx.data.new_consent(seed, ctx.data.account())
+    send_step(scenario, ctx, accounts.consent_delete_request(ctx, consent.psu, consent.consent_id))
+    status = send_step(
+        scenario,
+        ctx,
+        OperationRequest.build(
+            ctx, "CS", psu=consent.psu, path_values={"consentId": consent.consent_id}
+        ),
+    )
+    check_equal(
+        status,
+        "consentStatus after the deletion",
+        TERMINATED,
+        response_document(status).get("consentStatus"),
+        spec=scenario.spec,
+    )
+
+
+def _listed_references(access: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    lists = (access.get(name) for name in ("accounts", "balances", "transactions"))
+    return [item for items in lists if isinstance(items, list) for item in items if item]
+
+
+def consent_read(scenario: Scenario, ctx: RunContext, seed: int) -> None:
+    """A consent the PSU authorised reads valid (CG), with its recurringIndicator as asked and
+    the access of the bank's consent model: the account asked for (detailed), the accounts the
+    PSU chose at SCA (bank-offered: at least one), allPsd2 allAccounts (global)."""
+    account = ctx.data.account()
+    consent = ctx.data.new_consent(seed, account)
+    read = send_step(
+        scenario, ctx, accounts.consent_read_request(ctx, consent.psu, consent.consent_id)
+    )
+    document = response_document(read)
+    check_equal(read, "consentStatus", VALID, document.get("consentStatus"), spec=scenario.spec)
+    check_equal(
+        read, "recurringIndicator", True, document.get("recurringIndicator"), spec=scenario.spec
+    )
+    access = document.get("access")
+    access = access if isinstance(access, Mapping) else {}
+    model = ctx.profile.consent.model
+    if model == "global":
+        allpsd2 = access.get("allPsd2")
+        check_equal(read, "access.allPsd2", "allAccounts", allpsd2, spec=scenario.spec)
+        return
+    listed = _listed_references(access)
+    if model == "bank-offered":
+        if not listed:
+            raise fail(
+                "the authorised bank-offered consent lists no account in its access",
+                scenario.spec,
+                read,
+                "once the PSU chose the accounts at SCA, the consent's access lists them",
+            )
+        return
+    named = {item.get("iban") for item in listed} | {item.get("bban") for item in listed}
+    if account.iban not in named and account.bban not in named:
+        raise fail(
+            f"the consent's access does not name the account it was asked for ({account.iban})",
+            scenario.spec,
+            read,
+            "a detailed consent reads back with the accounts it named",
         )

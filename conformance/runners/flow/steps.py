@@ -1,5 +1,6 @@
-"""What the flows share: a step sent and judged against its operation's documented success, payment
-status reads, authorisation and SCA, the batch control, and the failure of a flow.
+"""What the flows share: a step sent and judged against its operation's documented success (and
+its response headers, ``response_headers``), payment status reads, authorisation and SCA, the
+batch control, and the failure of a flow.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from conformance.checks import (
     json_document,
 )
 from conformance.runners.operations.payments import payment_request
+from conformance.runners.response_headers import judge_response_headers
 from conformance.runners.verdict import judge_expectation, success_of
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 
@@ -59,6 +61,7 @@ def send_step(scenario: Scenario, ctx: RunContext, request: OperationRequest) ->
     judge_expectation(
         exchange, documented_success(ctx, op.id), op, ctx.contract, spec=scenario.spec
     )
+    judge_response_headers(exchange, op, ctx)
     return exchange
 
 
@@ -86,6 +89,7 @@ def start_authorisation(
         ctx.contract,
         spec=scenario.spec,
     )
+    judge_response_headers(exchange, op, ctx)
     return exchange, require_sca_link(exchange, ctx.profile.sca, spec="spec 5 item 6")
 
 

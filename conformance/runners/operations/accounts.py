@@ -1,8 +1,11 @@
 """Account information and its consents (spec 4.3, spec 8; consents assumed NextGenPSD2;
-contract families ``accounts`` and ``consents``): the parts of AL, AT, E8, CC, CS and CA, and the
-typed requests the runners build of them.
+contract families ``accounts`` and ``consents``): the parts of AL, AT, E8, CC, CS, CA, CG and CD,
+and the typed requests the runners build of them.
 
-Base request variants: ``""`` and, for CC, ``minimal`` (only the required members).
+Base request variants: ``""`` and, for CC, ``minimal`` (only the required members),
+``complete`` and ``detailed-consent``. A consent body is the one of the bank's consent model
+(``[consent] model``), except ``detailed-consent``: the base of the scenarios that break a member
+of a named account reference, which only a detailed consent has.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ __all__ = [
     "OPERATIONS",
     "account_list_request",
     "consent_authorisation_request",
+    "consent_delete_request",
+    "consent_read_request",
     "consented_transactions_request",
     "large_account_consent",
     "transaction_details_request",
@@ -37,7 +42,14 @@ FAMILIES = ("accounts", "consents")
 
 #: Optional members a ``minimal`` consent keeps: an account reference without iban or bban names
 #: nothing.
-_CC_KEEP: Keep = (("access",), ("access", "accounts"), ("access", "accounts", "iban"))
+_CC_KEEP: Keep = (
+    ("access",),
+    ("access", "accounts"),
+    ("access", "accounts", "iban"),
+    ("access", "allPsd2"),
+)
+#: The base of the CC scenarios that break a member of a named account reference.
+DETAILED_CONSENT = "detailed-consent"
 
 
 # --- typed requests -----------------------------------------------------------------------------
@@ -87,6 +99,16 @@ def consent_authorisation_request(ctx: Target, psu: Psu, consent_id: str) -> Ope
     return OperationRequest.build(ctx, "CA", psu=psu, path_values={"consentId": consent_id})
 
 
+def consent_read_request(ctx: Target, psu: Psu, consent_id: str) -> OperationRequest:
+    """CG: the consent ``consent_id`` (its access, status and validity)."""
+    return OperationRequest.build(ctx, "CG", psu=psu, path_values={"consentId": consent_id})
+
+
+def consent_delete_request(ctx: Target, psu: Psu, consent_id: str) -> OperationRequest:
+    """CD: the TPP ends the consent ``consent_id`` (it then reads terminatedByTpp)."""
+    return OperationRequest.build(ctx, "CD", psu=psu, path_values={"consentId": consent_id})
+
+
 # --- builders -----------------------------------------------------------------------------------
 
 
@@ -113,7 +135,8 @@ def _account_transactions(ctx: RunContext, variant: str, seed: int) -> Operation
 
 def _consent_create(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
     account = ctx.data.account()
-    body = factories.consent_request(seed, [account.iban])
+    model = "detailed" if variant == DETAILED_CONSENT else ctx.profile.consent.model
+    body = factories.consent_request(seed, [account.iban], model=model)
     return OperationRequest.build(
         ctx, "CC", psu=account.owner.psu, body=variant_body(ctx, "CC", variant, body, _CC_KEEP)
     )
@@ -132,6 +155,17 @@ def _consent_authorisation(ctx: RunContext, variant: str, seed: int) -> Operatio
     return consent_authorisation_request(ctx, psu, consent_id)
 
 
+def _consent_read(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    consent = ctx.data.consent()
+    return consent_read_request(ctx, consent.psu, consent.consent_id)
+
+
+def _consent_delete(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    """CD for a fresh consent of its own (never the worker's shared one, which others use)."""
+    consent_id, psu = ctx.data.new_consent_request(seed, ctx.data.account())
+    return consent_delete_request(ctx, psu, consent_id)
+
+
 #: The parts of each operation of the family (immutable).
 OPERATIONS: Mapping[str, OperationParts] = MappingProxyType(
     {
@@ -145,5 +179,7 @@ OPERATIONS: Mapping[str, OperationParts] = MappingProxyType(
         ),
         "CS": OperationParts(_consent_status, NO_BODY),
         "CA": OperationParts(_consent_authorisation, NO_BODY),
+        "CG": OperationParts(_consent_read, NO_BODY),
+        "CD": OperationParts(_consent_delete, NO_BODY),
     }
 )

@@ -3,7 +3,9 @@
 ``params["check"]`` is the row's ``check`` name; :data:`RULE_CHECKS` maps it to the function that
 builds the row's situation and judges the answer. The checks live by topic: ``payments`` (payment
 and basket rules), ``limits`` (limits, ages, pages and windows of spec 8), ``lengths`` (field
-lengths), ``requests`` (header, customer-type and sandbox rules); ``common`` holds what they share.
+lengths), ``requests`` (header, customer-type and sandbox rules), ``consents`` (the consent
+lifecycle), ``responses`` (the response headers a certifier checks); ``common`` holds what they
+share.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from conformance.runners.rule.common import RuleCheck
+from conformance.runners.rule.consents import check_terminated_consent_refused
 from conformance.runners.rule.lengths import (
     check_account_name_length,
     check_length_bounds_enforced,
@@ -59,6 +62,11 @@ from conformance.runners.rule.requests import (
     check_malformed_header_rejected,
     check_sandbox_dates_rejected,
     check_transaction_ids_stable,
+)
+from conformance.runners.rule.responses import (
+    check_location_on_creation,
+    check_request_id_echoed,
+    check_sca_approach_named,
 )
 from conformance.scenario import scenario_seed
 
@@ -113,6 +121,10 @@ RULE_CHECKS: Mapping[str, RuleCheck] = MappingProxyType(
             check_amount_precision,
             check_day_of_execution_in_month,
             check_amount_positive,
+            check_terminated_consent_refused,
+            check_request_id_echoed,
+            check_location_on_creation,
+            check_sca_approach_named,
         )
     }
 )

@@ -1,0 +1,54 @@
+"""The faults of the response headers a certifier checks (rules.json ``RH-*``: our readings,
+graded should). Each breaks its header on every answer, so every scenario that judges it fails:
+the row's own, the positive scenarios and the flows that judge an answer carrying it (every flow
+for X-Request-ID; those that start a payment's or basket's authorisation for the other two)."""
+
+from __future__ import annotations
+
+from reference_server.faults.model import Fault
+
+__all__ = ["HEADER_FAULTS"]
+
+#: The operations whose answers carry Location (a 201) and ASPSP-SCA-Approach (rules.json).
+_CREATIONS = ("E1", "E2", "E16", "E17", "E18", "PA", "CA", "CC")
+#: The flows that start a payment's or basket's authorisation as a judged step (PA, E2; a
+#: consent's is set-up data, its answer not judged there).
+_AUTHORISING_FLOWS = (
+    "STATE-payment-sca-*",
+    "STATE-basket-sca-*",
+    "STATE-*-authorisation-started",
+    "STATE-batch-run-advances",
+)
+#: The basket worst-case flows that authorise (the one of statuses after creation does not).
+_AUTHORISING_BASKETS = (
+    "E1-basket-with-cancelled-payment-is-worst-case",
+    "E1-basket-with-rejected-payment-is-worst-case",
+)
+
+HEADER_FAULTS: tuple[Fault, ...] = (
+    Fault(
+        "request-id-not-echoed",
+        "spec 4.2 (X-Request-ID; its echo on the answer is our reading: should)",
+        "answers without the request's X-Request-ID",
+        rules=("RH-request-id-echoed", "POS-*", "STATE-*"),
+        level="should",
+    ),
+    Fault(
+        "location-missing",
+        "spec 4.3 (a creation's answer; Location on its 201 is our reading: should)",
+        "answers a payment, basket, consent or authorisation created (201) without Location",
+        rules=("RH-location-on-creation", "POS-*", *_AUTHORISING_FLOWS),
+        operations=_CREATIONS,
+        scenarios=_AUTHORISING_BASKETS,
+        level="should",
+    ),
+    Fault(
+        "sca-approach-header-wrong",
+        "spec 5 item 6 (SCA by redirect; ASPSP-SCA-Approach naming it is our reading: should)",
+        "names the SCA approach EMBEDDED in ASPSP-SCA-Approach, which it does not run",
+        rules=("RH-sca-approach-named", "POS-*", *_AUTHORISING_FLOWS),
+        operations=_CREATIONS,
+        scenarios=_AUTHORISING_BASKETS,
+        level="should",
+    ),
+)

@@ -1,0 +1,66 @@
+"""The consent models played end to end: the reference server plays a bank of each model
+(``[consent] model``) and the suite, run with that profile, judges its consent scenarios (CC, CG,
+CD, the lifecycle rows and flows, the consented account operations) without a failure or a
+should finding; run with the default (detailed) profile against a bank-offered bank, the consent
+creations fail, so the model is what makes the difference."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.bankside.bundled import bundled_reference_server
+
+#: The scenarios that create, read, delete or use a consent.
+SELECTION = "CC or CG or CD or CS or CA or CNS or consent or AL or AT"
+
+
+def _run(profile: Path, server_profile: Path, reports: Path, log: Path) -> dict[str, object]:
+    with bundled_reference_server(
+        server_args=["--profile", str(server_profile)], log_path=log
+    ) as url:
+        subprocess.run(
+            [sys.executable, "-m", "conformance", "run", "--profile", str(profile),
+             "--target", url, "--reports", str(reports), "-n", "2", "--", "-k", SELECTION],
+            capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+    document: dict[str, object] = json.loads((reports / "compliance.json").read_text("utf-8"))
+    return document
+
+
+def _profile(folder: Path, model: str) -> Path:
+    path = folder / f"{model}.toml"
+    path.write_text(
+        f'name = "a {model} bank"\nbase_url = "http://127.0.0.1:8000"\n'
+        f'[consent]\nmodel = "{model}"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["bank-offered", "global"])
+def test_a_bank_of_each_model_is_played_and_passes(model: str, tmp_path: Path) -> None:
+    profile = _profile(tmp_path, model)
+    document = _run(profile, profile, tmp_path / "reports", tmp_path / "server.log")
+    totals = document["totals"]
+    assert isinstance(totals, dict)
+    assert totals["passed"] > 200, totals
+    assert totals["failed"] == totals["failed_should"] == totals["error"] == 0, totals
+    assert totals["blocked"] == 0, totals
+
+
+@pytest.mark.slow
+def test_the_detailed_body_fails_at_a_bank_offered_bank(tmp_path: Path) -> None:
+    detailed = _profile(tmp_path, "detailed")
+    offered = _profile(tmp_path, "bank-offered")
+    document = _run(detailed, offered, tmp_path / "reports", tmp_path / "server.log")
+    scenarios = document["scenarios"]
+    assert isinstance(scenarios, list)
+    verdicts = {item["id"]: item["verdict"] for item in scenarios}
+    assert verdicts["CC-complete-request-accepted"] != "passed"
+    assert verdicts["CG-authorised-consent-reads-its-access"] != "passed"
