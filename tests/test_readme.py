@@ -22,7 +22,7 @@ def _number(text: str) -> int:
 
 def test_the_stated_scenario_count_is_what_the_contract_generates() -> None:
     stated = re.search(
-        r"the contract generates \*\*([\d,]+) scenarios\*\* \(([\d,]+) must, ([\d,]+) should",
+        r"the\s+contract\s+generates\s+\*\*([\d,]+)\s+scenarios\*\*\s+\(([\d,]+)\s+must,\s+([\d,]+)\s+should",
         README,
     )
     assert stated, "the README states the scenario count in its Figures paragraph"
@@ -37,8 +37,8 @@ def test_the_bundled_runs_judged_count_is_the_scenarios_it_can_judge() -> None:
     has no bulk product) and the checks of the TLS client certificate; the README says it judges
     the rest."""
     judged = re.search(
-        r"the bundled run judges\s+([\d,]+) of them and passes them all, with ([\d,]+) "
-        r"not\s+applicable",
+        r"the\s+bundled\s+run\s+judges\s+([\d,]+)\s+of\s+them\s+and\s+passes\s+them\s+all,\s+"
+        r"with\s+([\d,]+)\s+not\s+applicable",
         README,
     )
     assert judged
@@ -51,7 +51,8 @@ def test_the_bundled_runs_judged_count_is_the_scenarios_it_can_judge() -> None:
 
 def test_the_stated_fault_count_is_the_fault_table() -> None:
     stated = re.search(
-        r"\*\*([\d,]+) deliberate faults\*\* \(([\d,]+) graded must, ([\d,]+) should\)", README
+        r"\*\*([\d,]+)\s+deliberate\s+faults\*\*\s+\(([\d,]+)\s+graded\s+must,\s+([\d,]+)\s+should\)",
+        README,
     )
     assert stated, "the README states the fault count in its Figures paragraph"
     assert _number(stated.group(1)) == len(FAULTS)
@@ -60,7 +61,7 @@ def test_the_stated_fault_count_is_the_fault_table() -> None:
 
 
 def test_the_stated_example_profile_count_is_the_examples_folder() -> None:
-    stated = re.search(r"\*\*([\d,]+) example profiles\*\*", README)
+    stated = re.search(r"\*\*([\d,]+)\s+example\s+profiles\*\*", README)
     assert stated, "the README states the example profile count in its Figures paragraph"
     examples = sorted((ROOT / "profiles" / "examples").glob("*.toml"))
     assert _number(stated.group(1)) == len(examples)

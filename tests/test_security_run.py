@@ -37,10 +37,10 @@ def test_a_shared_sandbox_fails_exactly_the_ownership_scenarios(tmp_path: Path) 
     ) as url:
         shared = _run(url, tmp_path / "shared")
     scenarios = shared["scenarios"]
-    assert isinstance(scenarios, list) and len(scenarios) == 23
+    assert isinstance(scenarios, list) and len(scenarios) == 29
     assert {s["verdict"] for s in checked["scenarios"]} == {"passed"}  # type: ignore[index]
     found = {s["id"] for s in scenarios if s["verdict"] == "failed (should)"}
     # E8 finds the consent by the PSU it names: a second PSU has none, shared sandbox or not
     assert found == {s["id"] for s in scenarios} - {"E8-auth-other-psu-refused"}
     markdown = (tmp_path / "shared" / "compliance.md").read_text(encoding="utf-8")
-    assert "1 of 23 judged security scenarios held" in markdown
+    assert "1 of 29 judged security scenarios held" in markdown

@@ -5,9 +5,9 @@ periodic, their last status read), the baskets and their payments, the authorisa
 and their links, the outcome of an SCA seen through its status link or the reference server's
 SCA page, and the sandbox transactions listed per account. From that:
 
-- ``STATE-basket-worst-case`` (spec 2.4, must as the suite's flows): a new basket's status is
-  the worst case of its payments' statuses, judged when each payment's status was read since
-  anything could change it;
+- ``STATE-basket-worst-case`` (spec 2.4, must as the suite's flows): a basket's status, as its
+  creation (E1) answers it and as its reads (BS, BR) answer it later, is the worst case of its
+  payments' statuses, judged when each payment's status was read since anything could change it;
 - ``ERR-1-reference-mix-invalid`` (spec 7 rule 1): a basket naming a periodic payment this
   traffic created is refused 400 REFERENCE_MIX_INVALID (the TPP broke it; the bank must refuse);
 - ``ERR-6-pending-payment-not-deletable`` (spec 7 rule 6, spec 3): deleting a payment last read
@@ -229,6 +229,10 @@ class TrafficState:
                     quotes=grade_.quotes,
                     basis=grade_.basis,
                 )
+        elif operation.id in ("BS", "BR") and status == 200 and isinstance(document, Mapping):
+            basket = self._state.baskets.get(values.get("basketId", ""))
+            if basket is not None:
+                yield from self._basket_status(basket, document, f"the basket ({operation.id})")
         elif operation.id == "PS" and status == 200 and isinstance(document, Mapping):
             yield from self._after_sca(values.get("payment-id", ""), document)
         elif operation.id == "E3" and status == 200 and isinstance(document, list):

@@ -184,12 +184,7 @@ def authorise_consent(call: Call) -> Response:
                 path="consentId",
             )
         authorisation = sca_flow.start(app, call, SubjectKind.CONSENT, consent.id)
-    if authorisation.customer_id is None:
-        raise sca_flow.unknown_psu_error(authorisation)
-    document = sca_flow.sca_status_document(
-        authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
-    )
-    return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
+    return sca_flow.started(app, authorisation)
 
 
 def _access_view(call: Call, consent: Consent) -> dict[str, Any]:

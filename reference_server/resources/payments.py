@@ -384,12 +384,7 @@ def authorise_cancellation(call: Call) -> Response:
                 tpp_code="BAD_REQUEST",
             )
         authorisation = sca_flow.start(app, call, SubjectKind.CANCELLATION, payment.id)
-    if authorisation.customer_id is None:
-        raise sca_flow.unknown_psu_error(authorisation)
-    document = sca_flow.sca_status_document(
-        authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
-    )
-    return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
+    return sca_flow.started(app, authorisation)
 
 
 def authorise_payment(call: Call) -> Response:
@@ -419,12 +414,7 @@ def authorise_payment(call: Call) -> Response:
                 tpp_code="BAD_REQUEST",
             )
         authorisation = sca_flow.start(app, call, SubjectKind.PAYMENT, payment.id)
-    if authorisation.customer_id is None:
-        raise sca_flow.unknown_psu_error(authorisation)
-    document = sca_flow.sca_status_document(
-        authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
-    )
-    return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
+    return sca_flow.started(app, authorisation)
 
 
 OPERATIONS = {

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from reference_server.api import ApiError, Call
+from reference_server.api import ApiError, Call, Response
 from reference_server.model import sandbox_data
 from reference_server.model.payment_data import (
     AUTHORISATIONS,
@@ -143,6 +143,18 @@ def start(app: ServerState, call: Call, subject_kind: str, subject_id: str) -> A
     )
     app.store.add(AUTHORISATIONS, authorisation)
     return authorisation
+
+
+def started(app: ServerState, authorisation: Authorisation) -> Response:
+    """The answer to an authorisation just started (PA, PCA, CA): 201 with its SCA status record
+    (STARTED) and its ``Location``; 401 with ``scaRedirect`` when the PSU is not a sandbox
+    customer (:func:`unknown_psu_error`)."""
+    if authorisation.customer_id is None:
+        raise unknown_psu_error(authorisation)
+    document = sca_status_document(
+        authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
+    )
+    return Response.json(201, document, headers=(("Location", document["_links"]["self"]["href"]),))
 
 
 def unknown_psu_error(authorisation: Authorisation) -> ApiError:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -26,6 +26,9 @@ from conformance.contract import Contract, load_contract
 from conformance.signing import SignatureAuth, TppIdentity, default_identity
 from reference_server.app import Application
 from reference_server.transport.http import RunningServer, start
+
+if TYPE_CHECKING:
+    from server.payment_support import Psu, World
 
 #: The resource modules these tests exercise (the core and the sandbox); the payment side's
 #: modules are tested by their own tests, so that one half's work in progress cannot break the
@@ -214,3 +217,18 @@ def faulty_server(
     for running, signed in started:
         signed.close()
         running.stop()
+
+
+@pytest.fixture
+def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
+    """A payment world on the shared server (``payment_support.World``): the tests of payments,
+    baskets, consents and the SCA flow share it; a module may define its own."""
+    from server import payment_support  # it imports this module: on use
+
+    yield from payment_support.world(server_errors, contract)
+
+
+@pytest.fixture
+def psu(world: World) -> Psu:
+    """A new sandbox PSU of that world (``payment_support.Psu``)."""
+    return world.new_psu()

@@ -3,8 +3,6 @@ worst-case basket status (spec 2.4)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from conformance.contract import Contract
@@ -14,19 +12,7 @@ from reference_server.model.bank_style import BankStyle
 from reference_server.model.payment_status import basket_status
 from reference_server.transport.http import start
 from server import payment_support as support
-from server.conftest import ErrorCapture
 from server.payment_support import World
-
-
-@pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
-
-
-@pytest.fixture
-def psu(world: World) -> support.Psu:
-    return world.new_psu()
-
 
 # -- the status rule (spec 2.4) ------------------------------------------------------------------
 

@@ -3,27 +3,14 @@ sandbox debtor account (spec 4.3 E3), periodic payments left alone, PDNG for fut
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date, timedelta
 
 import pytest
 
-from conformance.contract import Contract
 from reference_server.model.payment_data import Payment, PaymentKind
 from reference_server.model.payment_status import batch_step
 from server import payment_support as support
-from server.conftest import ErrorCapture
 from server.payment_support import World
-
-
-@pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
-
-
-@pytest.fixture
-def psu(world: World) -> support.Psu:
-    return world.new_psu()
 
 
 def record(status: str, execution: str | None = None, kind: str = PaymentKind.SINGLE) -> Payment:

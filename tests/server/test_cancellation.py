@@ -5,10 +5,7 @@ a bank playing ``[cancellation] sca = "never"`` cancels at once (issue 23 item 2
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
-import pytest
 
 from conformance.contract import Contract
 from reference_server.app import Application
@@ -17,16 +14,6 @@ from reference_server.transport.http import start
 from server import payment_support as support
 from server.conftest import ErrorCapture
 from server.payment_support import NDCT, World
-
-
-@pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
-
-
-@pytest.fixture
-def psu(world: World) -> support.Psu:
-    return world.new_psu()
 
 
 def authorised(world: World, psu: support.Psu, operation: str = "E16") -> str:

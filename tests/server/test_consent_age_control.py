@@ -3,21 +3,11 @@ and the server's clock untouched, so that scenarios running meanwhile are not af
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from conformance.contract import Contract
 from server import bodies
-from server import payment_support as support
-from server.conftest import ErrorCapture
 from server.payment_support import World
 from server.test_consents_accounts import add_transactions, details, valid_consent
-
-
-@pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
 
 
 def _age(world: World, consent_id: str, days: object) -> dict:

@@ -18,13 +18,7 @@ from reference_server.app import Application
 from reference_server.model.bank_style import BankStyle
 from reference_server.transport.http import RunningServer, start
 from server import payment_support as support
-from server.conftest import ErrorCapture
 from server.payment_support import World
-
-
-@pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
 
 
 @functools.cache

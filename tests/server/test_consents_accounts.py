@@ -3,29 +3,15 @@ spec 7 rule 8, spec 8) through signed HTTP."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import pytest
 
-from conformance.contract import Contract
 from conformance.generate import factories
 from server import bodies
 from server import payment_support as support
-from server.conftest import ErrorCapture
 from server.payment_support import World
-
-
-@pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
-
-
-@pytest.fixture
-def psu(world: World) -> support.Psu:
-    return world.new_psu()
 
 
 def create_consent(world: World, psu: support.Psu, *ibans: str, **extra: object) -> httpx.Response:

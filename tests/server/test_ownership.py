@@ -12,14 +12,8 @@ import pytest
 
 from conformance.contract import Contract
 from conformance.signing import default_ca, generate_tpp_identity
-from server import payment_support as support
-from server.conftest import ErrorCapture, make_client
+from server.conftest import make_client
 from server.payment_support import BASE_HEADERS, NDCT, World
-
-
-@pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
 
 
 @pytest.fixture

@@ -30,11 +30,6 @@ Scenario = Callable[[World], Any]
 
 
 @pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
-
-
-@pytest.fixture
 def faulty(
     world: World, server_errors: ErrorCapture, contract: Contract
 ) -> Iterator[Callable[[str], World]]:

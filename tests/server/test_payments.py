@@ -6,25 +6,12 @@ Every 2xx body is checked against the contract by the client's response hook
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 
-from conformance.contract import Contract
 from server import payment_support as support
-from server.conftest import ErrorCapture
 from server.payment_support import NCBCT, NDCT, World
-
-
-@pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
-
-
-@pytest.fixture
-def psu(world: World) -> support.Psu:
-    return world.new_psu()
 
 
 def error_code(response) -> str:

@@ -4,24 +4,11 @@ status moved accordingly."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from conformance.contract import Contract
 from server import payment_support as support
-from server.conftest import ErrorCapture
 from server.payment_support import World
-
-
-@pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
-
-
-@pytest.fixture
-def psu(world: World) -> support.Psu:
-    return world.new_psu()
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ deprecated ``remittanceInformationStructured`` still accepted."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
@@ -19,15 +18,9 @@ from reference_server.views.versioning import (
 )
 from server import bodies
 from server import payment_support as support
-from server.conftest import ErrorCapture
 from server.payment_support import World
 
 LONG_NAME = "Felleskonto for husholdning og ferie, Kari og Ola Nordmann, Oslo sentrum"[:70]
-
-
-@pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from support.world(server_errors, contract)
 
 
 # -- pure functions ------------------------------------------------------------------------------
