@@ -44,6 +44,8 @@ def run(names: list[str]) -> int:
             importlib.import_module(name).main()
         except SystemExit as exc:
             if exc.code not in (None, 0):
+                if isinstance(exc.code, str):  # the reason, which SystemExit would print
+                    print(exc.code, flush=True)
                 failed.append(name)
         except Exception:
             traceback.print_exc()

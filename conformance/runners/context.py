@@ -73,8 +73,7 @@ class RunContext:
     #: this one).
     pool: Any = None
     _unsupported: dict[str, str | None] = field(default_factory=dict, init=False, repr=False)
-    _identities: dict[str, RunContext] = field(default_factory=dict, init=False, repr=False)
-    _identity_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _identities: _Identities = field(default_factory=lambda: _Identities(), init=False, repr=False)
 
     def as_identity(self, name: str, identity: TppIdentity) -> RunContext:
         """The context of a scenario that signs as ``identity`` (a TPP certificate other than the
@@ -84,11 +83,11 @@ class RunContext:
         item 1 knowing a TPP by its signing certificate). Its shared data has its own seed, so it
         never meets the run's; without the sandbox it takes its own consent through SCA rather
         than the profile's, which was given to the run's certificate."""
-        with self._identity_lock:  # scenarios in flight in threads make it once between them
+        with self._identities.lock:  # scenarios in flight in threads make it once between them
             return self._identity(name, identity)
 
     def _identity(self, name: str, identity: TppIdentity) -> RunContext:
-        derived = self._identities.get(name)
+        derived = self._identities.contexts.get(name)
         if derived is None:
             client = TargetClient.from_profile(self.profile, identity=identity)
             sca = sca_step_for(self.profile, client)
@@ -101,22 +100,22 @@ class RunContext:
                 own_consent=True,
             )
             derived = dataclasses.replace(self, client=client, data=data, sca=sca, exchanges=[])
-            self._identities[name] = derived
-            # Its connections close with this context (the worker's, at the end of the run).
-            weakref.finalize(self, client.close)
+            self._identities.contexts[name] = derived
+            # Its connections close with the worker's identities, at the end of the run: not
+            # with this context, which may be one scenario's (:meth:`for_scenario`).
+            weakref.finalize(self._identities, client.close)
         return derived
 
     def identity_contexts(self) -> tuple[RunContext, ...]:
         """The contexts of the other identities this worker signed as (:meth:`as_identity`),
         so that what they made can be cleaned up as them (``conformance run --cleanup``)."""
-        return tuple(self._identities.values())
+        return tuple(self._identities.contexts.values())
 
     def for_scenario(self) -> RunContext:
         """A context for one scenario run beside others: everything shared but ``exchanges``."""
         own = dataclasses.replace(self, exchanges=[], pool=None)
         own._unsupported = self._unsupported
         own._identities = self._identities  # a second identity is made once per worker
-        own._identity_lock = self._identity_lock
         return own
 
     def runs(self, scenario: Scenario) -> bool:
@@ -140,3 +139,12 @@ class RunContext:
 
 #: The one signature every runner has.
 Runner = Callable[["Scenario", RunContext], None]
+
+
+class _Identities:
+    """The contexts of the other identities one worker signed as (:meth:`RunContext.as_identity`),
+    shared by the contexts of its scenarios in flight, and the lock that makes each once."""
+
+    def __init__(self) -> None:
+        self.contexts: dict[str, RunContext] = {}
+        self.lock = threading.Lock()

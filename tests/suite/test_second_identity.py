@@ -8,6 +8,7 @@ bank that refuses the identity's set-up blocks the scenario instead of passing i
 from __future__ import annotations
 
 import base64
+import gc
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -72,3 +73,17 @@ def test_a_bank_that_refuses_the_identity_s_set_up_blocks_the_scenario(
     context = faulty(trust_ca=default_ca().certificate)
     with pytest.raises(SetUpFailure, match="Set-up failed"):
         run_scenario(scenarios["E12" + RFC2047], context)
+
+
+def test_the_second_identity_outlives_the_scenario_context_that_made_it(
+    per_certificate: RunContext,
+) -> None:
+    """With scenarios in flight (``--threads``) the first to sign as the second identity may be
+    one scenario's context (``for_scenario``); that context going away must not close the client
+    the worker's other scenarios go on signing with (it did: "the client has been closed")."""
+    one_scenario = per_certificate.for_scenario()
+    derived = one_scenario.as_identity("gc-check", default_identity())
+    del one_scenario
+    gc.collect()
+    assert per_certificate.as_identity("gc-check", default_identity()) is derived
+    assert not derived.client._http.is_closed
