@@ -31,10 +31,10 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint test-not-slow
 
 test-not-slow: $(STAMP)
-	$(BIN)/python -m pytest -n auto -m "not slow" $(COVERAGE) tests
+	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow" $(COVERAGE) tests
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -n auto -m slow tests
+	$(BIN)/python -m pytest -n auto --dist worksteal -m slow tests
 
 selfcheck: $(STAMP)
 	$(BIN)/conformance selfcheck --reports reports/selfcheck

@@ -393,7 +393,7 @@ def start_proxy(
     server = ProxyServer((host, port), upstream, sink, tls=tls, on_refused=on_refused)
     thread = threading.Thread(
         target=server.serve_forever,
-        kwargs={"poll_interval": 0.1},
+        kwargs={"poll_interval": 0.02},
         name=f"conformance-proxy-{server.server_address[1]}",
         daemon=True,
     )

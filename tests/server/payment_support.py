@@ -95,7 +95,9 @@ class World:
         #: Signed, but answers are not checked against the base schema: for the answers an
         #: ``x-accept-fix`` value changes (the contract records those as ``x-acceptFixVariants``).
         self.unchecked = make_client(url, contract, headers=dict(BASE_HEADERS), checked=False)
-        self.browser = httpx.Client(base_url=url, follow_redirects=False, timeout=10.0)
+        self.browser = httpx.Client(
+            base_url=url, follow_redirects=False, timeout=10.0, verify=False
+        )
         self._seed = 0
         tomorrow = datetime.now(UTC).date() + timedelta(days=1)
         self.set_clock(datetime.combine(tomorrow, time(10, 0), tzinfo=UTC))
