@@ -116,7 +116,7 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "lets one PSU read, cancel and authorise another PSU's payments, baskets and consents",
         rules=("AUTH-other-psu",),
         # E8 finds the consent by the PSU it names (no Consent-ID): another PSU has none anyway
-        operations=("E2", "PS", "PC", "PA", "CS", "CA", "CG", "CD", "AL", "AT"),
+        operations=("E2", "BR", "BS", "PS", "PC", "PA", "PCA", "CS", "CA", "CG", "CD", "AL", "AT"),
         level="should",
     ),
     Fault(
@@ -238,17 +238,18 @@ CORE_FAULTS: tuple[Fault, ...] = (
                 ("E18", "const"),
                 ("PA", "enum"),
                 ("PC", "enum"),
+                ("PCA", "enum"),
                 ("PS", "enum"),
             )
         )
         # another TPP's or PSU's payment, basket or consent is answered as unknown (ownership.py)
         + tuple(
             f"{op}-auth-other-tpp-refused"
-            for op in ("E1", "E2", "PS", "PC", "PA", "CS", "CA", "CG", "CD")
+            for op in ("E1", "E2", "BR", "BS", "PS", "PC", "PA", "PCA", "CS", "CA", "CG", "CD")
         )
         + tuple(
             f"{op}-auth-other-psu-refused"
-            for op in ("E2", "PS", "PC", "PA", "CS", "CA", "CG", "CD")
+            for op in ("E2", "BR", "BS", "PS", "PC", "PA", "PCA", "CS", "CA", "CG", "CD")
         ),
         level="must",
     ),
@@ -259,7 +260,8 @@ CORE_FAULTS: tuple[Fault, ...] = (
         rules=("POS-*",),
         # every operation that answers with a body (PC's 204 has none)
         operations=(
-            *("AL", "AT", "CA", "CC", "CG", "CS", "PA", "PS", "SA", "SAG", "SCA", "SCU", "SDF"),
+            *("AL", "AT", "BR", "BS", "CA", "CC", "CG", "CS", "PA", "PCA", "PS"),
+            *("SA", "SAG", "SCA", "SCU", "SDF", "SI"),
             *(f"E{number}" for number in range(1, 19)),
         ),
         level="must",

@@ -1,7 +1,8 @@
 """The faults of the response headers a certifier checks (rules.json ``RH-*``: our readings,
 graded should). Each breaks its header on every answer, so every scenario that judges it fails:
 the row's own, the positive scenarios and the flows that judge an answer carrying it (every flow
-for X-Request-ID; those that start a payment's or basket's authorisation for the other two)."""
+for X-Request-ID; for the other two, those that judge a creation's answer: a basket made, or a
+payment's, basket's or cancellation's authorisation started)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,23 @@ from reference_server.faults.model import Fault
 __all__ = ["HEADER_FAULTS"]
 
 #: The operations whose answers carry Location (a 201) and ASPSP-SCA-Approach (rules.json).
-_CREATIONS = ("E1", "E2", "E16", "E17", "E18", "PA", "CA", "CC")
-#: The flows that start a payment's or basket's authorisation as a judged step (PA, E2; a
-#: consent's is set-up data, its answer not judged there).
+_CREATIONS = ("E1", "E2", "E16", "E17", "E18", "PA", "PCA", "CA", "CC")
+#: The flows that judge an authorisation's start as a step (PA, E2, PCA); a consent's is set-up
+#: data, its answer not judged there.
 _AUTHORISING_FLOWS = (
     "STATE-payment-sca-*",
     "STATE-basket-sca-*",
     "STATE-*-authorisation-started",
     "STATE-batch-run-advances",
+    "STATE-payment-cancellation-sca*",
+    "STATE-sca-failure-return",
 )
-#: The basket worst-case flows that authorise (the one of statuses after creation does not).
+#: The basket worst-case flows that authorise (the one of statuses after creation does not), and
+#: BR's flow, which makes the basket it reads back (E1's answer judged).
 _AUTHORISING_BASKETS = (
     "E1-basket-with-cancelled-payment-is-worst-case",
     "E1-basket-with-rejected-payment-is-worst-case",
+    "BR-basket-reads-back",
 )
 
 HEADER_FAULTS: tuple[Fault, ...] = (

@@ -248,8 +248,12 @@ _SIGNATURE_VALUE = re.compile(r'signature="([^"]+)"')
 
 
 def check_not_replayed(app: ServerState, request: Request) -> None:
-    """A state-changing request whose signature was already used (a byte-identical replay) is
-    refused with 401 ``SIGNATURE_INVALID`` while its Date is still fresh (``replay.py``)."""
+    """A state-changing request whose signature was already used on the same method and target
+    (a replay of that request) is refused with 401 ``SIGNATURE_INVALID`` while its Date is still
+    fresh (``replay.py``). The method and target are part of the key: spec 5's signing string
+    need not cover the request target, so two different bodiless requests with the same signed
+    headers (an empty X-Request-ID, say) in the same second carry the same signature, and the
+    second is no replay of the first."""
     if (
         request.method in _SAFE_METHODS
         or not app.replay_protection
@@ -259,7 +263,8 @@ def check_not_replayed(app: ServerState, request: Request) -> None:
     found = _SIGNATURE_VALUE.search(request.headers.get("Signature") or "")
     if found is None:
         return
-    if not app.signatures.first_use(found.group(1), 2 * app.bank.date_skew):
+    key = f"{request.method} {request.target} {found.group(1)}"
+    if not app.signatures.first_use(key, 2 * app.bank.date_skew):
         raise ApiError(
             401,
             "SIGNATURE_INVALID",
