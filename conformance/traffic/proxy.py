@@ -1,5 +1,5 @@
 """The reverse proxy of ``conformance proxy``: a TPP's app talks to it as to the bank, every
-exchange goes through unchanged and is judged after its answer has gone back.
+exchange goes through unchanged and is judged in a thread of its own.
 
 - The standard library's ``ThreadingHTTPServer``: a thread per client connection, HTTP/1.1
   keep-alive, Nagle off; each client connection has its own keep-alive connection to the target
@@ -8,9 +8,11 @@ exchange goes through unchanged and is judged after its answer has gone back.
   lines in their order and case, the body bytes; only the hop-by-hop headers of RFC 9110 section
   7.6.1 are dropped, and ``Host`` names the target (unless ``preserve_host``). The answer goes back
   the same way (a chunked answer is sent back with ``Content-Length``: bodies are small JSON).
-- Judging happens after the answer has been written, in one judge thread fed by a queue, so the
-  added latency per exchange is the forwarding alone and the order of the state checks is the
-  order in which the exchanges ended.
+- Judging happens in one judge thread fed by a queue, so the added latency per exchange is the
+  forwarding and a queue put. The exchange is queued just before its answer is written back, so
+  what a client sends after an answer is judged after it (a cancellation after the status read
+  that preceded it, even on another connection): the order of the state checks follows the
+  traffic's causes.
 - TLS on both legs: the proxy serves HTTPS with a server certificate (``conformance certs
   --server``), and shows the profile's QWAC to the bank (mutual TLS through
   ``conformance.bankside.tls.client_context``, with the profile's CA bundle).
@@ -164,7 +166,7 @@ def _connection_tokens(headers: list[tuple[str, str]]) -> frozenset[str]:
 
 
 class ProxyHandler(BaseHTTPRequestHandler):
-    """One client connection: each request forwarded, answered, then handed to the sink."""
+    """One client connection: each request forwarded, handed to the sink, then answered."""
 
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
@@ -203,7 +205,6 @@ class ProxyHandler(BaseHTTPRequestHandler):
         except (OSError, http.client.HTTPException) as error:
             self._refuse(502, f"the proxy could not reach the target {upstream.base_url}: {error}")
             return
-        self._answer(status, reason, answer, data)
         exchange = Exchange(
             method=self.command,
             url=upstream.base_url + self.path,
@@ -216,7 +217,11 @@ class ProxyHandler(BaseHTTPRequestHandler):
             elapsed=time.perf_counter() - started,
             base_url=upstream.base_url,
         )
+        # handed on before the answer goes back (the sink only queues it): a request the client
+        # sends once it has this answer is then handed on after it, so the judge sees a status
+        # read before the cancellation it led to, even when the two came on two connections
         self.server.sink(exchange, at)
+        self._answer(status, reason, answer, data)
 
     def _read_body(self, headers: list[tuple[str, str]]) -> bytes | None:
         if _chunked(headers):
