@@ -77,6 +77,10 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
             "PCA-accept-fix-unknown-value-ignored",
             "PCA-auth-rfc2047-signature-accepted",
             "PCA-auth-rfc2047-signed-header-accepted",
+            # and the response-header rows' own PCA scenarios (a started cancellation's answer)
+            "PCA-RH-location-on-creation-holds",
+            "PCA-RH-request-id-echoed-holds",
+            "PCA-RH-sca-approach-named-holds",
         ),
         level="should",
     ),
