@@ -487,3 +487,23 @@ def test_a_replayed_read_is_answered_and_a_replayed_change_refused(client: httpx
     again = client.send(signed, auth=None)
     assert again.status_code == 401
     assert "already used" in again.json()["message"]
+
+
+def test_the_same_signature_on_another_path_is_no_replay(client: httpx.Client) -> None:
+    """Spec 5's signing string need not cover the request target: two bodiless requests to
+    different paths with the same signed headers (same Date and X-Request-ID) carry the same
+    Signature, and the second is no replay of the first. The same request twice is one."""
+    signer = SignatureAuth(credentials())
+    headers = {"X-Request-ID": str(uuid.uuid4())}
+    first = next(
+        signer.sync_auth_flow(
+            client.build_request("POST", "/v1/sandbox/data-fill", headers=headers)
+        )
+    )
+    other = client.build_request("POST", "/v1/sandbox/initialize", headers=dict(first.headers))
+    assert other.headers["Signature"] == first.headers["Signature"]
+    client.send(first, auth=None)
+    elsewhere = client.send(other, auth=None)
+    assert "already used" not in elsewhere.text, elsewhere.text
+    again = client.send(first, auth=None)
+    assert again.status_code == 401 and "already used" in again.json()["message"]
