@@ -502,7 +502,7 @@ def test_the_same_signature_on_another_path_is_no_replay(client: httpx.Client) -
     )
     other = client.build_request("POST", "/v1/sandbox/initialize", headers=dict(first.headers))
     assert other.headers["Signature"] == first.headers["Signature"]
-    client.send(first, auth=None)
+    assert "already used" not in client.send(first, auth=None).text
     elsewhere = client.send(other, auth=None)
     assert "already used" not in elsewhere.text, elsewhere.text
     again = client.send(first, auth=None)
