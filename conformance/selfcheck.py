@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from conformance.bankside.trace import SERVER_TRACE, SETUP_USE_GLOB
+from conformance.contract.trace import SETUP_TAG_PREFIX
 from conformance.errors import ConformanceError
 from conformance.report.compliance import COMPLIANCE_JSON
 from conformance.report.junit import SHOULD_SUITE
@@ -28,9 +30,11 @@ __all__ = [
     "Outcome",
     "RunVerdict",
     "ScenarioRef",
+    "SwitchReach",
     "compare",
     "expected_failures",
     "message_gaps",
+    "read_reach",
     "read_run",
     "render_details",
     "render_table",
@@ -192,6 +196,102 @@ def read_run(directory: Path) -> dict[str, RunVerdict]:
         )
         for entry in document.get("scenarios", [])
     }
+
+
+# --- which scenarios can see a fault --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SwitchReach:
+    """What the faithful recording run saw of the fault switches (``bankside/trace.py``).
+
+    A fault changes the server only where its switch is asked (``faulty(name)``), so a scenario
+    none of whose requests asked it, and none of whose shared set-up data was made by requests
+    that asked it, is answered the same with the fault on: it passes as it did on the faithful
+    server. ``reached``: fault → the scenarios that asked its switch (their own requests, or the
+    requests that made the shared set-up data they used, however deep); ``everywhere``: the
+    faults whose switch was asked outside a scenario (the preflight, start-up), which the
+    self-check runs on every scenario.
+    """
+
+    reached: Mapping[str, frozenset[str]]
+    everywhere: frozenset[str]
+
+    def selection(
+        self, fault: BreaksScenarios, refs: Iterable[ScenarioRef]
+    ) -> frozenset[str] | None:
+        """The scenarios to run ``fault`` on: those it must fail and those that reached its
+        switch; None (every scenario) when its switch was asked outside a scenario."""
+        if fault.name in self.everywhere:
+            return None
+        return expected_failures(fault, refs) | self.reached.get(fault.name, frozenset())
+
+
+def _json_lines(path: Path) -> Iterable[dict[str, object]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConformanceError(f"the switch trace {path} is not readable: {error}") from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise ConformanceError(f"{path} line {number} is not JSON") from None
+        if isinstance(record, dict):
+            yield record
+
+
+def _asked_by_tag(folder: Path) -> dict[str | None, set[str]]:
+    """Tag (None: outside a scenario) → the fault switches its requests asked."""
+    asked: dict[str | None, set[str]] = {}
+    for record in _json_lines(folder / SERVER_TRACE):
+        tag, faults = record.get("tag"), record.get("faults")
+        if isinstance(faults, list):
+            key = tag if isinstance(tag, str) else None
+            asked.setdefault(key, set()).update(str(name) for name in faults)
+    return asked
+
+
+def _setup_uses(folder: Path) -> dict[str, set[str]]:
+    """Tag → the tags of the shared set-up data it used."""
+    uses: dict[str, set[str]] = {}
+    for path in sorted(folder.glob(SETUP_USE_GLOB)):
+        for record in _json_lines(path):
+            by, key = record.get("by"), record.get("key")
+            if isinstance(by, str) and isinstance(key, str):
+                uses.setdefault(by, set()).add(SETUP_TAG_PREFIX + key)
+    return uses
+
+
+def read_reach(folder: Path) -> SwitchReach:
+    """The switch reach the recording run wrote to ``folder`` (the server's switches per tag,
+    each process's use of shared set-up data)."""
+    asked = _asked_by_tag(folder)
+    uses = _setup_uses(folder)
+
+    def seen_by(tag: str) -> set[str]:
+        faults: set[str] = set()
+        stack, visited = [tag], {tag}
+        while stack:
+            current = stack.pop()
+            faults |= asked.get(current, set())
+            for used in uses.get(current, ()):
+                if used not in visited:
+                    visited.add(used)
+                    stack.append(used)
+        return faults
+
+    reached: dict[str, set[str]] = {}
+    scenarios = {tag for tag in (*asked, *uses) if tag and not tag.startswith(SETUP_TAG_PREFIX)}
+    for scenario in sorted(scenarios):
+        for fault in seen_by(scenario):
+            reached.setdefault(fault, set()).add(scenario)
+    return SwitchReach(
+        reached={fault: frozenset(ids) for fault, ids in reached.items()},
+        everywhere=frozenset(asked.get(None, set())),
+    )
 
 
 # --- comparing ------------------------------------------------------------------------------------

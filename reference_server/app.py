@@ -40,6 +40,7 @@ from conformance.contract import load_contract
 from conformance.signing.revocation import RevocationLists
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
 from reference_server.faults import FAULTS, check_names
+from reference_server.faults.trace import SwitchTrace
 from reference_server.model.bank_style import (
     BankStyle,
     bank_methods,
@@ -136,6 +137,7 @@ class Application:
         permissive: bool | Iterable[str] = False,
         revocation: RevocationLists | None = None,
         token_lifetime: float = 3600.0,
+        switch_trace: SwitchTrace | None = None,
     ) -> None:
         self.contract: Contract = load_contract() if contract is None else contract
         #: The bank a profile describes (``--profile``); the bundled server's defaults without.
@@ -147,6 +149,9 @@ class Application:
         self.store = store or Store()
         self.clock = clock or Clock()
         self.faults = check_names(faults)
+        #: Where the fault switches each request asked are written (``--switch-trace``: the
+        #: self-check's recording run), or None.
+        self.switch_trace = switch_trace
         #: The permissive readings played (``--permissive``: all of ``model/readings.py``).
         self.readings = (
             frozenset(READINGS)
@@ -201,6 +206,8 @@ class Application:
         """
         if name not in FAULTS:
             raise ValueError(f"no fault is named {name!r} (reference_server.faults)")
+        if self.switch_trace is not None:
+            self.switch_trace.asked(name)
         return name in self.faults
 
     def permissive(self, name: str) -> bool:
@@ -221,6 +228,8 @@ class Application:
 
     def close(self) -> None:
         self.store.close()
+        if self.switch_trace is not None:
+            self.switch_trace.close()
 
     # -- dispatch -------------------------------------------------------------------------------
 

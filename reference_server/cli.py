@@ -27,6 +27,7 @@ from conformance.profile import load_profile
 from conformance.signing.revocation import RevocationLists, load_crls
 from reference_server.app import Application, Throttle
 from reference_server.faults import FAULTS, UnknownFaultError
+from reference_server.faults.trace import SwitchTrace
 from reference_server.model.bank_style import BankStyle, style_of
 from reference_server.model.store import Store
 from reference_server.transport.exchange_log import ExchangeLog
@@ -166,6 +167,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "`conformance judge FILE`); the file holds unmasked test traffic and is made mode 0600",
     )
     parser.add_argument(
+        "--switch-trace",
+        type=Path,
+        metavar="FILE",
+        help="append, per request, the fault switches its answer asked to FILE as JSON lines, "
+        "under the request's X-Conformance-Trace tag (the self-check's recording run)",
+    )
+    parser.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
@@ -250,6 +258,7 @@ def _application(args: argparse.Namespace) -> Application:
         permissive=args.permissive,
         revocation=revocation,
         token_lifetime=args.oauth_lifetime,
+        switch_trace=None if args.switch_trace is None else SwitchTrace(args.switch_trace),
     )
 
 

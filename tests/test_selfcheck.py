@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
+import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from conformance.selfcheck import (
     compare,
     expected_failures,
     message_gaps,
+    read_reach,
     read_run,
     render_details,
     render_table,
@@ -468,6 +471,97 @@ def test_every_fault_is_graded_and_the_should_ones_are_the_readings() -> None:
     }
 
 
+# --- which scenarios can see a fault (the faithful run's switch trace) ----------------------------
+
+
+def write_trace(folder: Path, asked: list[dict[str, object]], uses: list[dict[str, str]]) -> None:
+    folder.mkdir()
+    (folder / "server-switches.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in asked), encoding="utf-8"
+    )
+    (folder / "setup-use-1.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in uses), encoding="utf-8"
+    )
+
+
+def test_a_fault_reaches_the_scenarios_whose_requests_or_shared_set_up_asked_its_switch(
+    tmp_path: Path,
+) -> None:
+    """S1 asked ``kid`` itself; S2 used the shared consent, made by requests that asked
+    ``other``, and the consent used the shared customer, whose making asked ``deep``; S3 used
+    the customer only. A switch asked outside a scenario reaches everywhere."""
+    write_trace(
+        tmp_path / "trace",
+        [
+            {"tag": "S1", "faults": ["kid"]},
+            {"tag": "setup:consent", "faults": ["other"]},
+            {"tag": "setup:customer", "faults": ["deep"]},
+            {"tag": None, "faults": ["html-errors"]},
+        ],
+        [
+            {"by": "S2", "key": "consent"},
+            {"by": "setup:consent", "key": "customer"},
+            {"by": "S3", "key": "customer"},
+            {"by": "S4", "key": "unused"},
+        ],
+    )
+    reach = read_reach(tmp_path / "trace")
+    assert reach.reached == {
+        "kid": {"S1"},
+        "other": {"S2"},
+        "deep": {"S2", "S3"},
+    }
+    assert reach.everywhere == {"html-errors"}
+
+
+def test_a_fault_runs_on_what_it_names_and_what_reached_its_switch(tmp_path: Path) -> None:
+    write_trace(
+        tmp_path / "trace",
+        [{"tag": "E12-valid-request-accepted", "faults": ["kid"]}, {"tag": None, "faults": ["x"]}],
+        [],
+    )
+    reach = read_reach(tmp_path / "trace")
+    assert reach.selection(KID, REFS.values()) == {
+        "E16-ERR-2-kid-invalid-rejected",
+        "E16-ERR-2-kid-missing-rejected",
+        "E12-valid-request-accepted",
+    }
+    everywhere = Fault("x", "spec 4.2", "asked by the preflight", rules=("ERR-2-*",))
+    assert reach.selection(everywhere, REFS.values()) is None
+
+
+def test_a_trace_that_cannot_be_read_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConformanceError, match="switch trace"):
+        read_reach(tmp_path)
+    (tmp_path / "server-switches.jsonl").write_text("{not json\n", encoding="utf-8")
+    with pytest.raises(ConformanceError, match="line 1 is not JSON"):
+        read_reach(tmp_path)
+
+
+def test_without_a_trace_or_with_run_options_a_fault_runs_everywhere(tmp_path: Path) -> None:
+    write_trace(tmp_path / "trace", [{"tag": "S1", "faults": ["qwac-roles-unchecked"]}], [])
+    reach = read_reach(tmp_path / "trace")
+    refs = dict(REFS)
+    assert command.fault_selection("kid-error-401", None, refs) is None
+    assert FAULTS["qwac-roles-unchecked"].run_options  # --tls: the faithful run had no TLS
+    assert command.fault_selection("qwac-roles-unchecked", reach, refs) is None
+    assert command.fault_selection("kid-error-401", reach, refs) == {
+        "E16-ERR-2-kid-invalid-rejected",
+        "E16-ERR-2-kid-missing-rejected",
+    }
+
+
+def test_a_narrowed_run_lists_its_scenarios_and_runs_a_few_in_one_process(tmp_path: Path) -> None:
+    processes, args = command.narrowed_run("kid", frozenset({"b", "a"}), tmp_path, "auto", ["-q"])
+    listing = tmp_path / "selections" / "kid.txt"
+    assert (processes, args) == ("0", ["-q", "--conformance-scenarios", str(listing)])
+    assert listing.read_text(encoding="utf-8") == "a\nb\n"
+    assert command.narrowed_run("kid", None, tmp_path, "auto", ["-q"]) == ("auto", ["-q"])
+    many = frozenset(str(i) for i in range(1000))
+    assert command.narrowed_run("kid", many, tmp_path, "2", [])[0] == "2"
+    assert command.narrowed_run("kid", many, tmp_path, "auto", [])[0] == "auto"
+
+
 @pytest.mark.slow  # several whole runs: make test-slow
 def test_a_real_selfcheck_of_two_faults_on_a_few_scenarios(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -489,3 +583,36 @@ def test_a_real_selfcheck_of_two_faults_on_a_few_scenarios(
     assert rows["allow-periodic-in-basket"][:6] == ["default", "1", "1", "0", "0", "0"]
     assert (tmp_path / "faithful" / "compliance.json").is_file()
     assert (tmp_path / "kid-error-401" / "run.log").is_file()
+    # the faithful run recorded its switch trace; each fault ran on what can see it
+    assert (tmp_path / "switch-trace" / "server-switches.jsonl").is_file()
+    assert re.search(r"kid-error-401 \.\.\. 4 expected, 4 failed on \d+ of \d+ scenarios", out)
+    listed = (tmp_path / "selections" / "kid-error-401.txt").read_text(encoding="utf-8")
+    assert "E16-ERR-2-kid-invalid-rejected" in listed.split()
+
+
+@pytest.mark.slow  # a faithful run and four fault runs, two of them whole: make test-slow
+def test_a_fault_run_on_its_selection_kills_as_the_whole_run_does(tmp_path: Path) -> None:
+    """For two faults drawn afresh each time (the seed is printed), the run on the scenarios
+    that reached the fault's switch and the run on every scenario fail exactly the same
+    scenarios, and both as the fault names them (``make selfcheck-full`` does it for all)."""
+    seed = random.SystemRandom().randrange(2**32)
+    print(f"fault sample seed {seed}")
+    scenarios = generate_scenarios(load_contract())
+    refs = scenario_refs(scenarios)
+    trace = tmp_path / "trace"
+    faithful = command.run_one(None, refs, tmp_path / "faithful", "auto", [], None, trace)
+    assert faithful.ok, render_details(faithful)
+    reach = read_reach(trace)
+    narrowed = sorted(
+        name for name in FAULTS if command.fault_selection(name, reach, refs) is not None
+    )
+    for fault in random.Random(seed).sample(narrowed, 2):
+        selected = command.fault_selection(fault, reach, refs)
+        assert selected is not None
+        processes, args = command.narrowed_run(fault, selected, tmp_path, "auto", [])
+        part = command.run_one(fault, refs, tmp_path / fault / "selected", processes, args)
+        whole = command.run_one(fault, refs, tmp_path / fault / "whole", "auto", [])
+        assert (part.ok, whole.ok) == (True, True), (
+            f"seed {seed}: {render_details(part)}\n{render_details(whole)}"
+        )
+        assert part.failed == whole.failed, f"seed {seed}, {fault}"

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from conformance.bankside.trace import SERVER_TRACE, trace_dir
 from conformance.errors import ConformanceError
 
 __all__ = [
@@ -116,6 +117,9 @@ def bundled_reference_server(
     if tls is not None:
         command += tls.server_arguments()
     command += list(server_args)  # e.g. --profile FILE: play that bank
+    traced = trace_dir()
+    if traced is not None:  # the self-check's recording run (bankside/trace.py)
+        command += ["--switch-trace", str(traced / SERVER_TRACE)]
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -27,6 +27,7 @@ from conformance import __version__
 from conformance.bankside.oauth import TokenSource, says_token_expired
 from conformance.bankside.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, worker_share
 from conformance.bankside.tls import client_context, client_context_as
+from conformance.bankside.trace import add_tag
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
 from conformance.profile import TlsSettings
@@ -244,7 +245,7 @@ class TargetClient:
             "limits": httpx.Limits(
                 max_connections=max_connections, max_keepalive_connections=max_connections
             ),
-            "event_hooks": {"request": [_mark_start], "response": [self._record]},
+            "event_hooks": {"request": [_mark_start, add_tag], "response": [self._record]},
         }
         #: The profile's ``[headers]`` (an API gateway's), on every request; a replay's profile
         #: sends them again, so its reproduction command does not repeat them.

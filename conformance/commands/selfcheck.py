@@ -6,13 +6,16 @@ makes.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from conformance.bankside.trace import TRACE_ENV
 from conformance.commands import COMMANDS, Subparsers
 from conformance.commands.usage import (
     add_list_faults,
@@ -30,7 +33,9 @@ from conformance.selfcheck import (
     FAITHFUL,
     Outcome,
     ScenarioRef,
+    SwitchReach,
     compare,
+    read_reach,
     read_run,
     render_details,
     render_table,
@@ -39,16 +44,27 @@ from conformance.selfcheck import (
 )
 from reference_server.faults import FAULTS
 
-__all__ = ["register", "run_command", "run_one", "selfcheck"]
+__all__ = ["fault_selection", "narrowed_run", "register", "run_command", "run_one", "selfcheck"]
 
 _DESCRIPTION = """\
 Run the suite against the bundled reference server, faithful and with each of its deliberate
 faults, and check that every fault fails exactly the scenarios it names (and the faithful server
 none), each with a message naming the spec part, what was sent, what came back and how to
-reproduce it. Exit code 1 on any mismatch. Arguments after -- go to every run's pytest."""
+reproduce it. Exit code 1 on any mismatch. Arguments after -- go to every run's pytest.
+
+The faithful run records which fault switches each scenario's requests reached in the server;
+each fault then runs on the scenarios it names and those that reached its switch, the only ones
+whose answers it can change (--full: every fault on every scenario)."""
 
 #: The folder of the faithful run under --reports.
 _FAITHFUL_DIR = "faithful"
+#: The folders, under --reports, of the faithful run's switch trace and of each fault's list of
+#: the scenarios it runs on.
+_TRACE_DIR = "switch-trace"
+_SELECTIONS_DIR = "selections"
+#: A fault run on fewer scenarios than this runs in one process: xdist's workers cost more to
+#: start than they save.
+_ONE_PROCESS_BELOW = 300
 #: How many lines of a failed run's log the table's details quote.
 _LOG_TAIL = 8
 
@@ -77,7 +93,14 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--skip-faithful",
         action="store_true",
-        help="leave out the run on the faithful server",
+        help="leave out the run on the faithful server (every fault then runs on every scenario: "
+        "the faithful run is what records which scenarios can see a fault)",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="run every fault on every scenario, not only on those that reached its switch in "
+        "the faithful run (make selfcheck-full)",
     )
     parser.add_argument(
         "-n",
@@ -86,6 +109,14 @@ def register(subparsers: Subparsers) -> None:
         metavar="N",
         default="auto",
         help="pytest-xdist workers of each run (default auto; 0 for one process)",
+    )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="fault runs side by side (default: one per CPU, %(default)s here)",
     )
     parser.add_argument(
         "--reports",
@@ -101,6 +132,16 @@ def register(subparsers: Subparsers) -> None:
         help="arguments for every run's pytest, after --",
     )
     parser.set_defaults(func=selfcheck)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not at least 1")
+    return value
 
 
 def _chosen_faults(names: Sequence[str]) -> list[str]:
@@ -156,13 +197,21 @@ def run_one(
     numprocesses: str,
     pytest_args: Sequence[str],
     play: str | None = None,
+    trace: Path | None = None,
 ) -> Outcome:
-    """Run the suite on the server with ``fault`` (None: faithful) and compare."""
+    """Run the suite on the server with ``fault`` (None: faithful) and compare; with ``trace``,
+    the run records its switch trace there (``bankside/trace.py``)."""
     name = FAITHFUL if fault is None else fault
     if reports.exists():
         shutil.rmtree(reports)
     reports.mkdir(parents=True)
     log = reports / "run.log"
+    env = dict(os.environ)
+    env.pop(TRACE_ENV, None)
+    if trace is not None:
+        if trace.exists():
+            shutil.rmtree(trace)
+        env[TRACE_ENV] = str(trace)
     started = time.monotonic()
     with log.open("w", encoding="utf-8") as output:
         code = subprocess.call(
@@ -170,6 +219,7 @@ def run_one(
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
+            env=env,
         )
     seconds = time.monotonic() - started
     if code not in (0, 1, NOT_JUDGED_EXIT):  # 3 with a matrix: a run not judged (set-up)
@@ -192,6 +242,59 @@ def run_one(
     )
 
 
+def _progress(outcome: Outcome, chosen: str) -> None:
+    print(
+        f"{len(outcome.expected)} expected, {len(outcome.failed)} failed{chosen} "
+        f"({'--strict' if outcome.strict else 'default strictness'}): "
+        f"{result_word(outcome)} ({outcome.seconds:.0f} s)",
+        flush=True,
+    )
+
+
+def _reach(outcome: Outcome, trace: Path | None) -> SwitchReach | None:
+    """What the faithful run's switch trace says, when it can be trusted (the run went as
+    expected and wrote one); None: every fault runs on every scenario."""
+    if trace is None:
+        return None
+    if not outcome.ok:
+        print("(the faithful run did not go as expected: every fault runs on every scenario)")
+        return None
+    try:
+        return read_reach(trace)
+    except ConformanceError as error:
+        print(f"({error.message}: every fault runs on every scenario)")
+        return None
+
+
+def fault_selection(
+    fault: str, reach: SwitchReach | None, refs: dict[str, ScenarioRef]
+) -> frozenset[str] | None:
+    """The scenarios ``fault`` runs on: None (every one) without a trace, for a fault whose run
+    needs options the faithful run did not have (``--tls``), or whose switch was asked outside
+    a scenario; else those it names and those that reached its switch."""
+    if reach is None or FAULTS[fault].run_options:
+        return None
+    return reach.selection(FAULTS[fault], refs.values())
+
+
+def narrowed_run(
+    fault: str,
+    selected: frozenset[str] | None,
+    reports: Path,
+    numprocesses: str,
+    pytest_args: Sequence[str],
+) -> tuple[str, list[str]]:
+    """The processes and pytest arguments of a fault's run on ``selected`` (None: all)."""
+    if selected is None:
+        return numprocesses, list(pytest_args)
+    listing = reports / _SELECTIONS_DIR / f"{fault}.txt"
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    listing.write_text("".join(f"{i}\n" for i in sorted(selected)), encoding="utf-8")
+    if numprocesses == "auto" and len(selected) < _ONE_PROCESS_BELOW:
+        numprocesses = "0"
+    return numprocesses, [*pytest_args, "--conformance-scenarios", str(listing)]
+
+
 def selfcheck(args: argparse.Namespace) -> int:
     """Every chosen server in turn, then the table; 0 when every one matched, else 1."""
     if args.list_faults:
@@ -199,7 +302,6 @@ def selfcheck(args: argparse.Namespace) -> int:
         return 0
     check_numprocesses(args.numprocesses)
     faults = _chosen_faults(args.fault)
-    servers: list[str | None] = ([] if args.skip_faithful else [None]) + list(faults)
     reports = writable_reports(Path(args.reports).resolve())
     scenarios = generate_scenarios(load_contract())
     refs = scenario_refs(scenarios)
@@ -207,19 +309,35 @@ def selfcheck(args: argparse.Namespace) -> int:
     check_selection(extra, scenarios)
     outcomes: list[Outcome] = []
     started = time.monotonic()
-    for position, fault in enumerate(servers, start=1):
-        folder = reports / (_FAITHFUL_DIR if fault is None else fault)
-        name = FAITHFUL if fault is None else fault
-        print(f"selfcheck [{position}/{len(servers)}] {name} ...", end=" ", flush=True)
-        play = None if args.play is None else str(Path(args.play).resolve())
-        outcome = run_one(fault, refs, folder, args.numprocesses, extra, play)
-        outcomes.append(outcome)
-        print(
-            f"{len(outcome.expected)} expected, {len(outcome.failed)} failed "
-            f"({'--strict' if outcome.strict else 'default strictness'}): "
-            f"{result_word(outcome)} ({outcome.seconds:.0f} s)",
-            flush=True,
+    play = None if args.play is None else str(Path(args.play).resolve())
+    reach: SwitchReach | None = None
+    count = len(faults) + (0 if args.skip_faithful else 1)
+    if not args.skip_faithful:
+        print(f"selfcheck [1/{count}] {FAITHFUL} ...", end=" ", flush=True)
+        trace = None if args.full else reports / _TRACE_DIR
+        outcome = run_one(
+            None, refs, reports / _FAITHFUL_DIR, args.numprocesses, extra, play, trace
         )
+        _progress(outcome, "")
+        outcomes.append(outcome)
+        reach = _reach(outcome, trace)
+    runs = []
+    for fault in faults:
+        selected = None if args.full else fault_selection(fault, reach, refs)
+        numprocesses, pytest_args = narrowed_run(fault, selected, reports, args.numprocesses, extra)
+        chosen = f" on {len(selected)} of {len(refs)} scenarios" if selected is not None else ""
+        runs.append(
+            (fault, chosen, (fault, refs, reports / fault, numprocesses, pytest_args, play))
+        )
+    # the fault runs side by side (--jobs): most are a few scenarios in one process, which
+    # leaves the other CPUs idle; each is printed in turn as it ends
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [(fault, chosen, pool.submit(run_one, *call)) for fault, chosen, call in runs]
+        for position, (fault, chosen, future) in enumerate(futures, start=count - len(runs) + 1):
+            print(f"selfcheck [{position}/{count}] {fault} ...", end=" ", flush=True)
+            outcome = future.result()
+            _progress(outcome, chosen)
+            outcomes.append(outcome)
     print()
     print(render_table(outcomes))
     details = [text for text in (render_details(outcome) for outcome in outcomes) if text]

@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from conformance.errors import ConformanceError
 from conformance.report.verdicts import (
     ScenarioFacts,
 )
@@ -42,12 +44,30 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_conformance_scenarios(config: pytest.Config) -> Sequence[Scenario]:
+    scenarios = generated_scenarios()
+    listed = config.getoption("conformance_scenarios", None)
+    if listed:
+        wanted = listed_scenarios(listed)
+        scenarios = tuple(scenario for scenario in scenarios if scenario.id in wanted)
     if config.getoption("conformance_smoke", False):
         # on use, not at import: the plugin loads in every pytest process (start-up time)
         from conformance.generate.smoke import smoke_selection
 
-        return smoke_selection(generated_scenarios())
-    return generated_scenarios()
+        return smoke_selection(scenarios)
+    return scenarios
+
+
+@functools.cache
+def listed_scenarios(path: str) -> frozenset[str]:
+    """The scenario ids ``--conformance-scenarios FILE`` lists (one a line; blank lines and
+    ``#`` comments skipped); an unreadable file is a :class:`ConformanceError`."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise ConformanceError(f"--conformance-scenarios {path}: {error.strerror}") from None
+    return frozenset(
+        stripped for line in lines if (stripped := line.strip()) and not stripped.startswith("#")
+    )
 
 
 @functools.cache

@@ -106,6 +106,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "contact, a CI pre-check); its verdict says so",
     )
     group.addoption(
+        "--conformance-scenarios",
+        metavar="FILE",
+        help="run only the scenarios whose ids FILE lists, one a line (a partial run; the "
+        "self-check runs each fault on the scenarios that can see it this way)",
+    )
+    group.addoption(
         "--conformance-threads",
         metavar="N",
         type=int,

@@ -129,6 +129,9 @@ def run_selection(session: pytest.Session) -> dict[str, Any]:
         selection["-k"] = keyword
     if marks:
         selection["-m"] = marks
+    listed = config.getoption("conformance_scenarios", None)
+    if listed:
+        selection["scenarios from"] = listed
     named = [arg for arg in config.args if "::" in arg]
     if named:
         selection["node ids"] = named

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from conformance.bankside.trace import tagged
 from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract.releases import changes_after
 from conformance.findings import ShouldFindings, collecting_findings
@@ -83,24 +84,29 @@ def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
         raise ValueError(f"scenario {scenario.id} has an unknown kind {scenario.kind!r}") from None
     ctx.client.take_exchanges()
     try:
-        for op_id in (scenario.operation, *scenario.param("steps", ())):
-            if op_id == "PA" != scenario.operation and ctx.profile.sca.starts_at_creation:
-                continue  # the payment's own creation starts its SCA: PA is not needed
-            reason = ctx.unsupported_reason(op_id)
-            if reason is not None:
-                raise NotApplicable(reason)
-        _require_release(scenario, ctx)
-        with collecting_findings() as findings:
-            try:
-                runner(scenario, ctx)
-            except ConformanceFailure as failure:
-                failure.should_findings = tuple(findings)
-                for finding in findings:
-                    failure.add_note(f"Also (should): {finding.title}")
-                raise
-        if findings:
-            raise ShouldFindings(findings)
+        with tagged(scenario.id):  # the self-check's recording run (bankside/trace.py)
+            _run_tagged(scenario, ctx, runner)
     except ConformanceFailure as failure:
         raise failure.for_scenario(scenario) from None
     finally:
         ctx.exchanges.extend(ctx.client.take_exchanges())
+
+
+def _run_tagged(scenario: Scenario, ctx: RunContext, runner: Runner) -> None:
+    for op_id in (scenario.operation, *scenario.param("steps", ())):
+        if op_id == "PA" != scenario.operation and ctx.profile.sca.starts_at_creation:
+            continue  # the payment's own creation starts its SCA: PA is not needed
+        reason = ctx.unsupported_reason(op_id)
+        if reason is not None:
+            raise NotApplicable(reason)
+    _require_release(scenario, ctx)
+    with collecting_findings() as findings:
+        try:
+            runner(scenario, ctx)
+        except ConformanceFailure as failure:
+            failure.should_findings = tuple(findings)
+            for finding in findings:
+                failure.add_note(f"Also (should): {finding.title}")
+            raise
+    if findings:
+        raise ShouldFindings(findings)

@@ -76,10 +76,12 @@ def check_not_revoked(
     app: ServerState, seal: x509.Certificate | None, qwac: x509.Certificate | None
 ) -> None:
     """1. Neither certificate is on its issuer's revocation list."""
-    if not app.revocation or app.faulty("revoked-certificate-accepted"):
+    if not app.revocation:
         return
     for certificate, path, what in ((seal, _SIGNING, "signing"), (qwac, _TLS, "TLS client")):
         if certificate is not None and app.revocation.revoked(certificate):
+            if app.faulty("revoked-certificate-accepted"):
+                return
             raise _invalid(
                 f"the {what} certificate (serial {certificate.serial_number:X}) is revoked by "
                 f"its issuer {certificate.issuer.rfc4514_string()}",
@@ -89,13 +91,13 @@ def check_not_revoked(
 
 def check_seal_type(app: ServerState, seal: x509.Certificate | None) -> None:
     """2. The signing certificate is not a QWAC: QcType web without eseal is refused."""
-    if seal is None or app.faulty("qwac-signing-accepted"):
+    if seal is None:
         return
     try:
         types = read_qc_types(seal)
     except CertificateError:
         return  # an unreadable statement is the role check's business (``auth``)
-    if "web" in types and "eseal" not in types:
+    if "web" in types and "eseal" not in types and not app.faulty("qwac-signing-accepted"):
         raise _invalid(
             "the signing certificate is of QcType web (a QWAC, for TLS): requests are signed "
             "with a sealing certificate (QcType eseal)",

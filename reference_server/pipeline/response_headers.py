@@ -49,7 +49,11 @@ def stamp(app: ServerState, operation: Operation | None, response: Response) -> 
     """``response`` to ``operation`` with the headers above (the answer as it is elsewhere)."""
     if operation is None:
         return response
-    if app.faulty("location-missing") and 200 <= response.status < 300:
+    if (
+        200 <= response.status < 300
+        and any(name.lower() == "location" for name, _ in response.headers)
+        and app.faulty("location-missing")
+    ):
         kept = tuple(pair for pair in response.headers if pair[0].lower() != "location")
         response = replace(response, headers=kept)
     if operation.id in app.contract.rule(SCA_APPROACH_RULE).operations and _leads_to_sca(response):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import date, timedelta
 from decimal import Decimal
@@ -106,18 +106,19 @@ def check_execution_dates(
     periodic: bool,
     today: date,
     *,
-    past_allowed: bool = False,
-    end_before_start_allowed: bool = False,
+    past_allowed: Callable[[], bool] = lambda: False,
+    end_before_start_allowed: Callable[[], bool] = lambda: False,
 ) -> None:
     """Dates against the bank's today (Europe/Oslo): not in the past, not beyond one year; a
     periodic payment's endDate not before its startDate (spec 2.7; code EXECUTION_DATE_INVALID
-    from spec 7's list). The two ``*_allowed`` switches are the faults that break those rules."""
+    from spec 7's list). The two ``*_allowed`` switches (the faults that break those rules, or
+    a permissive reading) are asked only where a date breaks its rule."""
     horizon = today + EXECUTION_HORIZON
     first = "startDate" if periodic else "requestedExecutionDate"
     raw = body.get(first)
     if isinstance(raw, str):
         day = date.fromisoformat(raw)
-        if day < today and not past_allowed:
+        if day < today and not past_allowed():
             raise _date_error(first, f"{first} {raw} lies in the past (today is {today})")
         if day > horizon:
             raise _date_error(
@@ -125,7 +126,7 @@ def check_execution_dates(
             )
     if periodic and isinstance(raw, str) and isinstance(body.get("endDate"), str):
         end = date.fromisoformat(body["endDate"])
-        if end < date.fromisoformat(raw) and not end_before_start_allowed:
+        if end < date.fromisoformat(raw) and not end_before_start_allowed():
             raise _date_error("endDate", f"endDate {end} lies before startDate {raw}")
 
 
@@ -207,10 +208,12 @@ def create_payment(call: Call) -> Response:
         body,
         periodic,
         _bank_today(call),
-        past_allowed=app.faulty("past-execution-date-accepted")
-        or app.permissive("past-execution-dates"),
-        end_before_start_allowed=app.faulty("periodic-end-before-start-accepted")
-        or app.permissive("end-before-start"),
+        past_allowed=lambda: (
+            app.faulty("past-execution-date-accepted") or app.permissive("past-execution-dates")
+        ),
+        end_before_start_allowed=lambda: (
+            app.faulty("periodic-end-before-start-accepted") or app.permissive("end-before-start")
+        ),
     )
     if (
         periodic
@@ -224,15 +227,13 @@ def create_payment(call: Call) -> Response:
         # Absent, the parameter means "not allowed"; read permissively, "allowed" (spec 4.3
         # E16 says what it switches, not its default).
         absent = app.permissive("duplicates-allowed-by-default")
-        allow_duplicate = call.query.get("allowLogicalDuplicate", absent) or app.faulty(
-            "logical-duplicate-allowed"
-        )
+        allow_duplicate = call.query.get("allowLogicalDuplicate", absent)
         # Duplicates are "of the same PSU": a single payment without one (a fault that drops a
         # required header lets that through) has no key and matches nothing, as before keys.
         key = None if periodic or not psu_key else duplicate_key(product, psu_key, body)
         if key is not None and not allow_duplicate:
             earlier = find_logical_duplicate(call, key)
-            if earlier is not None:
+            if earlier is not None and not app.faulty("logical-duplicate-allowed"):
                 raise ApiError(
                     400,
                     "CONFLICT",

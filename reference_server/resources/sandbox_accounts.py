@@ -102,24 +102,19 @@ def create_transactions(call: Call) -> Response:
     store = call.app.store
     with store.atomic():
         account = require(store, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
-        if not call.app.faulty("accept-foreign-debtor"):
-            foreign = [
-                index for index, item in enumerate(call.body) if _foreign_debtor(account, item)
-            ]
-            if foreign:
-                text = (
-                    "the debtorAccount is another account: a sandbox transaction is created on "
-                    "its own debtor account (spec 7 rule 5)"
-                )
-                raise ApiError(
-                    400,
-                    "FORMAT_ERROR",
-                    text,
-                    path=f"{foreign[0]}/debtorAccount",
-                    messages=[
-                        TppMessage("FORMAT_ERROR", text, f"{i}/debtorAccount") for i in foreign
-                    ],
-                )
+        foreign = [index for index, item in enumerate(call.body) if _foreign_debtor(account, item)]
+        if foreign and not call.app.faulty("accept-foreign-debtor"):
+            text = (
+                "the debtorAccount is another account: a sandbox transaction is created on "
+                "its own debtor account (spec 7 rule 5)"
+            )
+            raise ApiError(
+                400,
+                "FORMAT_ERROR",
+                text,
+                path=f"{foreign[0]}/debtorAccount",
+                messages=[TppMessage("FORMAT_ERROR", text, f"{i}/debtorAccount") for i in foreign],
+            )
         created = [
             data.add_account_transaction(
                 store,

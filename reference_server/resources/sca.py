@@ -298,7 +298,10 @@ def submit_sca(call: Call) -> Response:
     )
     if oauth:
         return Response.redirect(_oauth_answer(call, finished, oauth, action == APPROVE), 303)
-    location = sca_flow.final_redirect(finished, ignore_nok=call.app.faulty("nok-redirect-ignored"))
+    nok = finished.status == ScaStatus.FAILED and bool(finished.nok_redirect_uri)
+    location = sca_flow.final_redirect(
+        finished, ignore_nok=nok and call.app.faulty("nok-redirect-ignored")
+    )
     stranded = finished.subject_kind == SubjectKind.BASKET and call.app.faulty("sca-no-return")
     if location is None or stranded:
         return _page(call, finished)

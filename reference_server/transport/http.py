@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from reference_server.api import ApiError, Headers, Request, Response
 from reference_server.app import Application
+from reference_server.faults.trace import untagged
 from reference_server.pipeline import errors
 from reference_server.transport import request_head
 from reference_server.transport.exchange_log import ExchangeLog
@@ -289,6 +290,14 @@ class RequestHandler(BaseHTTPRequestHandler):
         # ``items`` would: http.client decodes headers as ISO-8859-1, so no value carries the
         # surrogates that the compat32 policy would otherwise turn into ``Header`` objects.
         headers = Headers(self.headers.raw_items())
+        trace = self.server.app.switch_trace
+        if trace is None:
+            self._answer(headers, started)
+            return
+        with trace.request(headers):  # the self-check's recording run (faults/trace.py)
+            self._answer(untagged(headers), started)
+
+    def _answer(self, headers: Headers, started: float) -> None:
         request_id = headers.get("X-Request-ID")
         try:
             body = self._read_body(headers)

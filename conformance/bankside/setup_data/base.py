@@ -19,6 +19,7 @@ from conformance.bankside.sca import (
     sca_blocked,
     sca_failure,
 )
+from conformance.bankside.trace import record_use, setup_tag, tagged
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -111,13 +112,15 @@ class SetUpBase:
         """The worker's cached value of ``key``, made on first use (read-only set-up data). A
         failed set-up is remembered too, so the scenarios after it fail at once with the same
         verdict instead of repeating it."""
+        record_use(key)  # the self-check's recording run (bankside/trace.py)
         if key not in self._cache:
             with self._locks_lock:
                 lock = self._key_locks.setdefault(key, threading.RLock())
             with lock:  # made by the first thread to ask; the others wait for it and share it
                 if key not in self._cache:
                     try:
-                        self._cache[key] = make()
+                        with tagged(setup_tag(key)):
+                            self._cache[key] = make()
                     except (ConformanceFailure, NotApplicable) as problem:
                         self._cache[key] = _Failed(problem)
         value = self._cache[key]
