@@ -192,6 +192,23 @@ def test_rule_and_spec_part_markers_select(pytester: pytest.Pytester) -> None:
     assert ids and all("spec 8" in s.spec for s in scenarios if s.id in ids)
 
 
+def test_a_file_of_scenario_ids_selects_them(pytester: pytest.Pytester) -> None:
+    """``--conformance-scenarios FILE`` (the self-check's narrowed fault runs): the ids it lists,
+    blank lines and comments skipped; an unreadable file is one clear error."""
+    ids = [s.id for s in generate_scenarios(load_contract())][:3]
+    listing = pytester.path / "scenarios.txt"
+    listing.write_text(f"# chosen\n{ids[2]}\n\n{ids[0]}\n", encoding="utf-8")
+    result = pytester.runpytest(
+        str(SCENARIOS_FILE), "--collect-only", "-q", "--conformance-scenarios", str(listing)
+    )
+    assert collected_ids(result) == [ids[0], ids[2]]
+    result = pytester.runpytest(
+        str(SCENARIOS_FILE), "--collect-only", "-q", "--conformance-scenarios", "missing.txt"
+    )
+    assert result.ret != 0
+    assert "--conformance-scenarios missing.txt" in result.stdout.str() + result.stderr.str()
+
+
 def test_scenario_ids_are_the_test_ids(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(str(SCENARIOS_FILE), "--collect-only", "-q")
     assert collected_ids(result) == [s.id for s in generate_scenarios(load_contract())]

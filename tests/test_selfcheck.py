@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import xml.etree.ElementTree as ElementTree
@@ -409,6 +410,11 @@ def test_the_command_line_and_its_defaults() -> None:
     args = parse("--fault", "html-errors", "--fault", "kid-error-401", "-n", "0", "--", "-k", "E1")
     assert args.fault == ["html-errors", "kid-error-401"]
     assert args.pytest_args == ["--", "-k", "E1"]
+    assert (args.jobs, args.full) == (os.cpu_count() or 1, False)
+    assert (parse("-j", "3", "--full").jobs, parse("--full").full) == (3, True)
+    for bad in ("0", "two"):
+        with pytest.raises(SystemExit):
+            parse("-j", bad)
 
 
 def test_an_unknown_fault_is_refused_before_anything_runs(tmp_path: Path) -> None:
