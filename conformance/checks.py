@@ -5,7 +5,8 @@ ways a scenario ends without passing (:class:`ConformanceFailure`, :class:`NotAp
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,15 @@ from jsonschema import ValidationError
 
 from conformance.contract.annotations import reading_at
 from conformance.contract.fixes import schema_for_fixes
-from conformance.problems import Problem, listed_details, schema_problems, unique_problems
+from conformance.problems import (
+    ACCEPTED,
+    ACCEPTED_KIND,
+    Breach,
+    Problem,
+    listed_details,
+    schema_problems,
+    unique_problems,
+)
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -36,6 +45,7 @@ __all__ = [
     "ScenarioLabel",
     "SetUpFailure",
     "accept_fixes",
+    "breaking",
     "check_all",
     "check_client_error",
     "check_equal",
@@ -123,6 +133,8 @@ class ConformanceFailure(AssertionError):
     for what the spec does not state but the bank promises in its profile (a response header,
     ``[response_headers] promised``), what it promised: the failure counts as a must one for
     that bank, and its reports say it is the bank's promise, never a quote of the spec.
+    ``breach``: what the request broke on purpose, when the check that sent it knows
+    (:func:`breaking`); an acceptance is then one cause with every other acceptance of that break.
     """
 
     def __init__(
@@ -142,6 +154,7 @@ class ConformanceFailure(AssertionError):
     ) -> None:
         self.always_must = always_must
         self.promise = promise
+        self.breach: Breach | None = None
         self.problems = tuple(problems) or (
             Problem("requirement", "", "", title, per_requirement=True),
         )
@@ -185,7 +198,8 @@ class ConformanceFailure(AssertionError):
         if self.scenario is not None:
             label = self.scenario
             lines.append(f"Requirement: {label.rule} ({label.spec}, {label.level}): {label.title}")
-        lines.append(f"The spec says ({self.spec}): {self.expected}")
+        # Our words for what is due; the spec's own words are the quotes below.
+        lines.append(f"Expected (our reading of {self.spec}): {self.expected}")
         if self.promise:
             lines.append(f"{PROMISE_GROUND}{self.promise}")
         elif self.reading:
@@ -295,6 +309,7 @@ def check_status(
         return
     expected = _statuses(statuses)
     server_error = exchange.status >= 500
+    accepted = 200 <= exchange.status < 300 and all(status >= 400 for status in statuses)
     title = (
         f"{exchange.method} {exchange.path} answered HTTP {exchange.status}"
         f"{' (a server error)' if server_error else ''}, expected {expected}"
@@ -307,7 +322,9 @@ def check_status(
         + ("; never a 5xx to a request sent on purpose (spec 7)" if server_error else ""),
         always_must=server_error,
         problems=(
-            Problem(
+            _accepted(exchange, f"refused with {expected}")
+            if accepted
+            else Problem(
                 "status",
                 _STATUS_PLACE,
                 f"HTTP {exchange.status} for {expected}",
@@ -315,6 +332,17 @@ def check_status(
                 per_requirement=True,
             ),
         ),
+    )
+
+
+def _accepted(exchange: Exchange, due: str) -> Problem:
+    """A request due a refusal answered 2xx: one cause per break (``problems.Breach``)."""
+    return Problem(
+        ACCEPTED,
+        _STATUS_PLACE,
+        ACCEPTED_KIND,
+        f"the request was accepted (HTTP {exchange.status}), not {due}",
+        per_requirement=True,
     )
 
 
@@ -359,16 +387,20 @@ def check_client_error(exchange: Exchange, *, spec: str = "spec 7") -> None:
         spec=spec,
         sent=exchange,
         expected="a 4xx answer with the spec 7 error body",
-        problems=(
-            Problem(
-                "accepted",
-                _STATUS_PLACE,
-                f"HTTP {exchange.status}",
-                f"the request was accepted (HTTP {exchange.status}), not refused with a 4xx",
-                per_requirement=True,
-            ),
-        ),
+        problems=(_accepted(exchange, "refused with a 4xx"),),
     )
+
+
+@contextmanager
+def breaking(breach: Breach | None) -> Iterator[None]:
+    """Inside it, a failure is about a request that broke ``breach`` (the check that sent the
+    request knows what it broke; a scenario's mutation says it otherwise; None: nothing known)."""
+    try:
+        yield
+    except ConformanceFailure as failure:
+        if failure.breach is None and breach is not None:
+            failure.breach = breach
+        raise
 
 
 # --- bodies -------------------------------------------------------------------------------------

@@ -8,7 +8,15 @@ the scenarios it covers: the failures are grouped by :func:`cause_id`, made of t
 the place normalised (array indices as ``[*]``) and the kind of value (a JSON Schema keyword, a
 status); the value itself is left out, so ``'CERTIFICATE_INVALID'`` in one scenario and
 ``'SIGNATURE_INVALID'`` in the next are one cause. A problem that only says the scenario's own
-requirement did not hold (a status, an acceptance) is grouped per requirement too.
+requirement did not hold (a status) is grouped per requirement too.
+
+An acceptance (a request the spec says is refused came back 2xx) is grouped by what the request
+broke (:class:`Breach`): the place (a body field, a query or path parameter, a header) and the
+rule (a JSON Schema keyword, a rule in a few words), and for a body field or parameter the family
+of operations it belongs to. So a payment's ``creditorName`` of 71 characters accepted by E16,
+E17 and E18, whether a schema scenario or a rule row sent it, is one cause that names the field;
+a header is the interface's (spec 4.2 and spec 5 give every operation one set), so a PSU-ID whose
+format is never checked is one cause across every family.
 """
 
 from __future__ import annotations
@@ -18,13 +26,20 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import ValidationError
 
+if TYPE_CHECKING:
+    from conformance.scenario import Mutation
+
 __all__ = [
+    "ACCEPTED",
     "SHOWN_PLACES",
+    "Breach",
     "Problem",
+    "body_breach",
+    "breach_of_mutation",
     "cause_id",
     "listed_details",
     "normalised_place",
@@ -39,6 +54,10 @@ _VALUE_CHARS = 60
 #: How many allowed values an enum detail lists when its schema does not describe them.
 _ENUM_SHOWN = 6
 _INDEX = re.compile(r"\[[0-9]+\]")
+#: :attr:`Problem.check` of an acceptance: a request due a refusal was answered 2xx.
+ACCEPTED = "accepted"
+#: :attr:`Problem.kind` of an acceptance, whatever the 2xx (201 on a creation, 200 on a read).
+ACCEPTED_KIND = "2xx"
 
 
 @dataclass(frozen=True)
@@ -59,20 +78,74 @@ class Problem:
     detail: str
     per_requirement: bool = False
 
-    def signature(self, rule: str) -> str:
-        """What failures sharing this cause have in common (readable; :func:`cause_id`)."""
+    def signature(self, rule: str, broken: str = "") -> str:
+        """What failures sharing this cause have in common (readable; :func:`cause_id`):
+        ``broken`` is :meth:`Breach.key` of what the request broke, which replaces ``rule`` for
+        an acceptance."""
         parts = [self.check, normalised_place(self.place), self.kind]
-        if self.per_requirement:
+        if self.check == ACCEPTED and broken:
+            parts.append(broken)
+        elif self.per_requirement:
             parts.append(rule)
         return "|".join(parts)
 
 
-def cause_id(problem: Problem, rule: str) -> str:
+def cause_id(problem: Problem, rule: str, broken: str = "") -> str:
     """The stable id of ``problem``'s cause (``cause-`` and 8 hex digits of its signature), the
     same in every worker and every run; ``rule``: the requirement of the scenario it was found
-    in, part of the cause only for a :attr:`Problem.per_requirement` problem."""
-    digest = hashlib.sha256(problem.signature(rule).encode("utf-8")).hexdigest()
+    in, part of the cause only for a :attr:`Problem.per_requirement` problem; ``broken``: what
+    the request broke (:meth:`Breach.key`), which groups an acceptance instead of ``rule``."""
+    digest = hashlib.sha256(problem.signature(rule, broken).encode("utf-8")).hexdigest()
     return f"cause-{digest[:8]}"
+
+
+@dataclass(frozen=True)
+class Breach:
+    """What a request broke on purpose: ``target`` (``body``, ``query``, ``path`` or
+    ``header``), ``place`` (a body field's dotted path such as ``creditorAccount.bban``, a
+    parameter's or header's name) and ``rule`` (a JSON Schema keyword such as ``maxLength``, or a
+    rule of the spec in a few words: ``clock skew``); ``detail`` says how, for people only
+    (``71 characters``), never part of the cause."""
+
+    target: str
+    place: str
+    rule: str
+    detail: str = ""
+
+    def key(self, family: str) -> str:
+        """The break, as causes group it: a header is the interface's (``header psu-id|format``);
+        a body field or a parameter belongs to its ``family`` of operations
+        (``payments|body creditorName|maxLength``)."""
+        if self.target == "header":
+            return f"header {self.place.lower()}|{self.rule}"
+        return f"{family}|{self.target} {normalised_place(self.place)}|{self.rule}"
+
+    def words(self) -> str:
+        """```creditorName` (body) breaks maxLength (71 characters)``: what a cause names."""
+        how = f" ({self.detail})" if self.detail else ""
+        return f"`{self.place}` ({self.target}) breaks {self.rule}{how}"
+
+
+def body_breach(pointer: Iterable[str | int], rule: str, detail: str = "") -> Breach:
+    """A body field's :class:`Breach`, its place written as a schema error's (``[0].iban``)."""
+    return Breach("body", _place(pointer), rule, detail)
+
+
+def breach_of_mutation(mutation: Mutation | None) -> Breach | None:
+    """What a scenario's one change breaks: its place and keyword (None: no change, or one of
+    a positive sweep)."""
+    if mutation is None or not mutation.keyword:
+        return None
+    value = mutation.json_value
+    detail = ""
+    if mutation.keyword in ("maxLength", "minLength") and isinstance(value, str):
+        detail = f"{len(value)} characters"
+    elif mutation.action == "remove":
+        detail = "left out"
+    if mutation.target == "body":
+        return body_breach(mutation.pointer, mutation.keyword, detail)
+    place = str(mutation.pointer[0]) if mutation.pointer else ""
+    return Breach(mutation.target, place, mutation.keyword, detail)
 
 
 def normalised_place(place: str) -> str:

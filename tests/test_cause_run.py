@@ -83,3 +83,34 @@ def test_a_rule_broken_everywhere_is_one_cause(tmp_path: Path) -> None:
     # Allure: the cause's category comes first and matches its scenarios' messages
     allure = json.loads((reports / "allure-results" / "categories.json").read_text("utf-8"))
     assert allure[0]["messageRegex"] == f"[\\s\\S]*Cause {cause['id']} [\\s\\S]*"
+
+
+@pytest.mark.slow
+def test_one_break_of_one_field_is_one_cause_naming_it(tmp_path: Path) -> None:
+    """Issue 29 item 8: ``long-creditor-name-accepted`` fails the LIM and the SCH scenarios of
+    E16, E17 and E18 for one break, reported as one cause that names ``creditorName``."""
+    fault = "long-creditor-name-accepted"
+    reports = tmp_path / "reports"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--fault", fault, "--reports", str(reports),
+         "-n", "2"],
+        capture_output=True, text=True, timeout=900, check=False, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    failed = {s["id"] for s in document["scenarios"] if s["verdict"] == "failed"}
+    assert failed == {
+        f"{op}-{rule}"
+        for op in STATED
+        for rule in ("LIM-creditor-name-max-70-rejected", "creditorName-maxLength-71-rejected")
+    }
+    (cause,) = document["causes"]
+    assert cause["level"] == "must" and set(cause["scenarios"]) == failed
+    assert tuple(cause["operations"]) == STATED
+    assert cause["rules"] == ["LIM-creditor-name-max-70", "SCH-maxLength"]
+    assert cause["title"].startswith("`creditorName` (body) breaks maxLength")
+    assert cause["quote"].startswith('spec 2.7: "| `creditorName` |')
+    markdown = (reports / "compliance.md").read_text(encoding="utf-8")
+    assert "- must failures: 1 cause in 6 scenarios" in markdown
+    assert markdown.count("### Cause ") == 1
+    assert "must failures: 1 cause in 6 scenarios" in done.stdout

@@ -332,3 +332,109 @@ def test_the_failure_message_and_junit_name_the_cause() -> None:
     ]
     assert example_exchange(TEXT).splitlines()[0] == ">>> POST http://bank.test/v1/payments/x"
     assert example_exchange("no exchange here") == ""
+
+
+# --- one break, one cause (issue 29 item 8) ------------------------------------------------------
+
+
+def _creditor_name_scenarios(contract: Contract) -> list[Any]:
+    from conformance.generate import generate_scenarios
+
+    wanted = {
+        f"{op}-{rule}"
+        for op in ("E16", "E17", "E18")
+        for rule in ("LIM-creditor-name-max-70-rejected", "creditorName-maxLength-71-rejected")
+    }
+    found = [s for s in generate_scenarios(contract) if s.id in wanted]
+    assert len(found) == len(wanted)
+    return found
+
+
+def _accepted_failure(scenario: Any) -> ConformanceFailure:
+    """What the scenario's runner raises against a bank that accepts the name: the refusal
+    checked as the scenario expects it; a rule row's check names what it broke."""
+    from conformance.checks import breaking, check_client_error
+    from conformance.problems import body_breach
+
+    accepted = exchange(201, {"transactionStatus": "RCVD", "paymentId": "p-1"})
+    if scenario.expect.chosen == "code":  # the status is stated: judged as a status
+        failure = failure_of(lambda: check_status(accepted, scenario.expect.statuses))
+    elif scenario.mutation is None:  # the rule row's check (runners/rule/lengths.py)
+        breach = body_breach(("creditorName",), "maxLength", "71 characters")
+        with pytest.raises(ConformanceFailure) as failed, breaking(breach):
+            check_client_error(accepted)
+        failure = failed.value
+    else:
+        failure = failure_of(lambda: check_client_error(accepted))
+    return failure.for_scenario(scenario)
+
+
+def test_an_accepted_long_creditor_name_is_one_cause_naming_the_field(contract: Contract) -> None:
+    from conformance.suite.test_conformance import _findings
+
+    scenarios = _creditor_name_scenarios(contract)
+    listed = []
+    for scenario in scenarios:
+        findings = _findings(_accepted_failure(scenario), scenario, "payments")
+        facts = ScenarioFacts(
+            scenario.id, scenario.operation, scenario.rule, scenario.spec, "must", scenario.kind,
+            scenario.title, quotes=scenario.quotes,
+        )  # fmt: skip
+        listed.append(ScenarioVerdict(facts, FAILED, "accepted", findings=tuple(findings)))
+    (cause,) = causes_of(listed, "must")
+    assert len(cause.scenarios) == 6
+    assert cause.operations == ("E16", "E17", "E18")
+    assert cause.rules == ("LIM-creditor-name-max-70", "SCH-maxLength")
+    assert cause.title.startswith("`creditorName` (body) breaks maxLength")
+    assert "was accepted (HTTP 201)" in cause.title
+    # the spec says: quotes only, the field's own row before the table of every payment name
+    first = cause.quote.split('" spec ')[0]
+    assert first.startswith('spec 2.7: "| `creditorName` | string | yes | at most 70')
+    assert cause.quote.index("`creditorName`, `ultimateDebtor`") > len(first)
+
+
+def test_a_break_of_another_field_family_or_rule_is_another_cause() -> None:
+    from conformance.problems import ACCEPTED, ACCEPTED_KIND, Breach, body_breach
+
+    accepted = Problem(ACCEPTED, "HTTP status", ACCEPTED_KIND, "accepted", per_requirement=True)
+    name = body_breach(("creditorName",), "maxLength")
+
+    def cause(breach: Breach, family: str = "payments", rule: str = "SCH-maxLength") -> str:
+        return cause_id(accepted, rule, breach.key(family))
+
+    assert cause(name) == cause(name, rule="LIM-creditor-name-max-70")
+    assert cause(name) != cause(body_breach(("ultimateDebtor",), "maxLength"))
+    assert cause(name) != cause(body_breach(("creditorName",), "type"))
+    assert cause(name) != cause(name, family="sandbox")
+    # a header is the interface's: one cause in every family
+    psu = Breach("header", "PSU-ID", "format")
+    assert cause(psu, "accounts") == cause(Breach("header", "psu-id", "format"), "payments")
+    # without a breach an acceptance stays a cause per requirement
+    assert cause_id(accepted, "AUTH-a") != cause_id(accepted, "AUTH-b")
+
+
+def test_an_acceptance_is_one_problem_whatever_the_2xx_or_the_refusal_due() -> None:
+    def problem(check: Any) -> Problem:
+        return failure_of(check).problems[0]
+
+    from conformance.checks import check_client_error
+
+    created = problem(lambda: check_status(exchange(201, {}), (400,)))
+    read = problem(lambda: check_client_error(exchange(200, {})))
+    assert created.check == read.check == "accepted"
+    assert created.signature("R", "x") == read.signature("R", "x")
+    assert created.detail == "the request was accepted (HTTP 201), not refused with HTTP 400"
+    # a refusal with another status is still a status problem of its requirement
+    assert problem(lambda: check_status(exchange(401, {}), (400,))).check == "status"
+
+
+def test_the_limit_rules_titles_say_what_is_accepted(contract: Contract) -> None:
+    (lim,) = [
+        s
+        for s in _creditor_name_scenarios(contract)
+        if s.id == "E16-LIM-creditor-name-max-70-rejected"
+    ]
+    assert "creditorName of 71 characters (a 70-character name is accepted)" in lim.title
+    # no row says "the answer is 400" of a value its check sends to be accepted
+    actions = " ".join(rule.action for rule in contract.rules)
+    assert "; then of 70" not in actions and "; then of 140" not in actions

@@ -84,7 +84,7 @@ def test_check_status_passes_on_an_accepted_status_and_names_both_when_not() -> 
         check_status(exchange(500, {"code": "SYSTEM_ERROR"}), (400, 415), spec="spec 7")
     text = str(failed.value)
     assert "answered HTTP 500 (a server error), expected HTTP 400 or 415" in text
-    assert "The spec says (spec 7)" in text
+    assert "Expected (our reading of spec 7)" in text
     assert ">>> POST http://bank.test/v1/payments/norwegian-domestic-credit-transfers" in text
     assert "<<< HTTP 500" in text
     assert "conformance call POST" in text  # the reproduce command

@@ -40,7 +40,7 @@ GOOD_TEXT = """\
 POST /v1/payments/norwegian-domestic-credit-transfers answered HTTP 401, expected HTTP 400
 
 Requirement: ERR-2-kid-invalid (spec 7 rule 2, must): E16 ...
-The spec says (spec 7 rule 2): HTTP 400
+Expected (our reading of spec 7 rule 2): HTTP 400
 Quoted: spec 7 rule 2: "When a KID is missing or invalid, then the status is 400 ..."
 The target answered: HTTP 401 with {"code": "KID_INVALID"}
 

@@ -9,6 +9,7 @@ must findings of the failed scenarios; should causes the should findings of ever
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "causes_of",
     "causes_summary",
     "spec_quote",
+    "specific_first",
     "terminal_lines",
 ]
 
@@ -36,6 +38,28 @@ __all__ = [
 SHOWN_SCENARIOS = 5
 #: How many lines of the example exchange the terminal shows.
 _EXCHANGE_LINES = 24
+
+
+_NAMED = re.compile(r"`([^`]+)`")
+_INDICES = re.compile(r"\[[^\]]*\]")
+
+
+def specific_first(labels: Sequence[str], place: str) -> tuple[str, ...]:
+    """The quote labels with the most specific sentence first: those that name ``place`` (a
+    field's dotted path, a header: its last name, in backticks) before those that do not, and
+    among them the one naming fewest other things first (``creditorName``'s own row of its body
+    before the table of every payment name); otherwise in their order. ``place`` may be a
+    report's (``body /creditorName``): its last name counts."""
+    words = re.split(r"[\s./]+", _INDICES.sub("", place).strip())
+    name = next((word for word in reversed(words) if word), "").lower()
+    texts = {quote.label: quote.text for quote in quoted(labels)}
+
+    def key(label: str) -> tuple[bool, int]:
+        named = [_INDICES.sub("", token).lower() for token in _NAMED.findall(texts.get(label, ""))]
+        names_place = bool(name) and any(token.endswith(name) for token in named)
+        return (not names_place, len(named) if names_place else 0)
+
+    return tuple(sorted(dict.fromkeys(labels), key=key))
 
 
 def spec_quote(facts: ScenarioFacts, finding: Finding) -> str:

@@ -51,6 +51,8 @@ __all__ = [
     "overall_verdict",
     "render_html",
     "render_markdown",
+    "side_causes",
+    "traffic_verdict_lines",
     "verdict_word",
 ]
 
@@ -203,6 +205,9 @@ def verdict_word(document: Mapping[str, Any]) -> str:
     """The verdict in a few words, for a field too narrow for the sentence (Allure's front page
     cuts long values): CONFORMANT, NOT CONFORMANT, NOT SHOWN CONFORMANT or NOT JUDGED."""
     totals = document["totals"]
+    sides = (document.get("traffic") or {}).get("sides")
+    if sides:  # judged traffic: each side's own verdict, never one for both
+        return "; ".join(f"{_SIDES[side][0]} {sides[side]['verdict']}" for side in _SIDES)
     if "smoke" in document.get("run", {}).get("selection", {}):  # never a conformance verdict
         return "SMOKE RUN FAILED" if totals["failed"] else "SMOKE RUN (not a verdict)"
     if setup_failure(totals, blocked_causes_of(document.get("scenarios", ()))) is not None:
@@ -212,6 +217,27 @@ def verdict_word(document: Mapping[str, Any]) -> str:
     if totals["error"] or totals["blocked"]:
         return "NOT SHOWN CONFORMANT"
     return "CONFORMANT"
+
+
+#: The sides of judged traffic (``compliance.json``'s ``traffic.sides``): key → name, what of
+#: it was judged.
+_SIDES = {"TPP": ("TPP", "its requests"), "bank": ("Bank", "its answers")}
+
+
+def traffic_verdict_lines(document: Mapping[str, Any]) -> list[str]:
+    """Judged traffic's verdict: one line per side (the TPP's requests, the bank's answers), each
+    true of that side alone, then what the exchanges were."""
+    traffic = document["traffic"]
+    sides = traffic.get("sides") or {}
+    lines = [sides[side]["line"] for side in _SIDES if side in sides]
+    totals = document["totals"]
+    lines.append(
+        f"{traffic['exchanges']} exchanges: {traffic['judged']} judged ({totals['passed']} "
+        f"without a finding, {totals['failed']} with a must finding of either side, "
+        f"{totals['failed_should']} with should findings only), {traffic['not_judged']} not "
+        "judged."
+    )
+    return lines
 
 
 def not_judged_lines(document: Mapping[str, Any]) -> list[str]:
@@ -296,12 +322,18 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
     """The page, part by part, in the order a compliance officer reads it."""
     scenarios: list[Mapping[str, Any]] = document["scenarios"]
     not_judged = document.get("not_judged") or ()
+    traffic = document.get("traffic")
+    verdict = traffic_verdict_lines(document) if traffic else [overall_verdict(document)]
+    findings = (
+        _side_sections(document)
+        if traffic
+        else [_must_section(document), _should_section(document)]
+    )
     parts: list[Section | None] = [
-        Section("Verdict", (overall_verdict(document),)),
+        Section("Verdict", tuple(verdict)),
         _not_judged_section(document, not_judged) if not_judged else None,
         Section("Run", _run_facts(document)),
-        _must_section(document),
-        _should_section(document),
+        *findings,
         _security_section(document),
         _blocked_section(scenarios),
         *(_listed_section(document, title, verdict) for title, verdict in _LISTED_VERDICTS),
@@ -350,6 +382,50 @@ def _should_section(document: Mapping[str, Any]) -> Section:
         frozenset({0}),
         blocks=_cause_blocks(document, should_causes),
     )
+
+
+def side_causes(
+    document: Mapping[str, Any], side: str, level: str
+) -> tuple[str, list[Mapping[str, Any]]]:
+    """One side's causes of ``level`` in judged traffic, and the line that counts them as they
+    are listed: ``TPP's must findings: 5 findings, 4 causes, in 5 exchanges`` ("" when none)."""
+    traffic = document["traffic"]
+    side_of = {f["cause"]: f["side"] for f in traffic["findings"] if f.get("cause")}
+    causes = [
+        c
+        for c in document.get("causes", ())
+        if c["level"] == level and side_of.get(c["id"]) == side
+    ]
+    found = sum(1 for f in traffic["findings"] if f["side"] == side and f["level"] == level)
+    if not found:
+        return "", causes
+    exchanges = {scenario for cause in causes for scenario in cause["scenarios"]}
+    return (
+        f"{_SIDES[side][0]}'s {level} findings: {found} finding{'s' if found != 1 else ''}, "
+        f"{len(causes)} cause{'s' if len(causes) != 1 else ''}, in {len(exchanges)} "
+        f"exchange{'s' if len(exchanges) != 1 else ''}",
+        causes,
+    )
+
+
+def _side_sections(document: Mapping[str, Any]) -> list[Section]:
+    """Judged traffic's findings, each side apart (the TPP's, then the bank's), must then
+    should: one entry per cause, counted as the list below the count shows them."""
+    sections = []
+    for side, (name, what) in _SIDES.items():
+        for level, ground in (
+            ("must", "the spec states it"),
+            ("should", "what rests on our reading of the spec, named"),
+        ):
+            count, causes = side_causes(document, side, level)
+            sections.append(
+                Section(
+                    f"{name}: {level} findings ({what}; {ground})",
+                    (count,) if count else ("None.",),
+                    blocks=_cause_blocks(document, causes),
+                )
+            )
+    return sections
 
 
 def _security_section(document: Mapping[str, Any]) -> Section | None:
@@ -638,11 +714,12 @@ def _md_block(block: Block) -> list[str]:
 
 def render_markdown(document: Mapping[str, Any]) -> str:
     """``compliance.md``."""
-    lines = ["# Compliance report", ""]
+    lines = [f"# {_heading(document)}", ""]
     for section in outline(document):
         lines += [f"## {section.title}", ""]
         if section.title == "Verdict":
-            lines += [f"**{section.text[0]}**", ""]
+            for line in section.text:
+                lines += [f"**{line}**", ""]
         else:
             lines += [f"- {_md_cell(line)}" for line in section.text if line != "None."]
             if "None." in section.text:
@@ -685,6 +762,14 @@ def _mood(document: Mapping[str, Any]) -> str:
     return "bad" if totals["failed"] else "open" if unsettled else "ok"
 
 
+def _side_mood(line: str) -> str:
+    """The colour of a line of judged traffic's verdict: each side's by its own verdict; the
+    line of counts neutral."""
+    if ": NOT CONFORMANT" in line:
+        return "bad"
+    return "ok" if ": CONFORMANT" in line else "open"
+
+
 def _html_cell(text: Any, code: bool, folded: bool = False, assumptions: bool = False) -> str:
     escaped = html.escape(str(text))
     if assumptions and escaped:
@@ -699,10 +784,18 @@ def _html_cell(text: Any, code: bool, folded: bool = False, assumptions: bool = 
     return escaped
 
 
+def _heading(document: Mapping[str, Any]) -> str:
+    """The report's kind: a run's compliance report, or judged traffic, which names both sides
+    (each has its own verdict)."""
+    if document.get("traffic"):
+        return "Traffic report: the TPP's requests and the bank's answers, judged apart"
+    return "Compliance report"
+
+
 def _page_title(document: Mapping[str, Any]) -> str:
     """What the page is about: the profile's name (the bank and its environment), not a URL."""
     profile = document.get("profile") or {}
-    return f"Compliance report: {profile.get('name') or document['target']}"
+    return f"{_heading(document)}: {profile.get('name') or document['target']}"
 
 
 def _assumption_item(line: str) -> str:
@@ -763,7 +856,12 @@ def render_html(document: Mapping[str, Any]) -> str:
             shown = _shown(len(section.rows) or len(section.text))
             parts.append(f"<details><summary>{shown}</summary>")
         if section.title == "Verdict":
-            parts.append(f'<p class="verdict {mood}">{html.escape(section.text[0])}</p>')
+            traffic = bool(document.get("traffic"))
+            parts += [
+                f'<p class="verdict {_side_mood(line) if traffic else mood}">'
+                f"{html.escape(line)}</p>"
+                for line in section.text
+            ]
         elif section.text and section.html:
             pass  # a picture carries its own legend
         elif section.text:

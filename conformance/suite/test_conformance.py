@@ -10,8 +10,9 @@ from conformance.checks import ConformanceFailure, NotApplicable, SetUpFailure
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 from conformance.findings import ShouldFindings
-from conformance.problems import cause_id, unique_problems
+from conformance.problems import ACCEPTED, Breach, breach_of_mutation, cause_id, unique_problems
 from conformance.report import allure as allure_report
+from conformance.report.causes import specific_first
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
     BLOCKED_PREFIX,
@@ -60,7 +61,7 @@ def test_scenario(
         pytest.skip(BLOCKED_PREFIX + scrub(refused.title))
     except ConformanceFailure as failure:
         judged = [*failure.related, *((failure.sent,) if failure.sent is not None else ())]
-        findings = _findings(failure, scenario.rule)
+        findings = _findings(failure, scenario, operation.family if operation else "")
         shown = graded(findings, scenario.level, reading=scenario.reading)
         allure_report.attach_findings(shown)
         raise ReportedFailure(
@@ -76,42 +77,59 @@ def test_scenario(
         allure_report.attach_exchanges([*earlier, *ctx.exchanges])
 
 
-def _findings(failure: ConformanceFailure, rule: str) -> list[Finding]:
+def _findings(failure: ConformanceFailure, scenario: Scenario, family: str) -> list[Finding]:
     """The failure's findings by tier, one per problem it found (its place and value) with the
     problem's cause: a :class:`ShouldFindings` is the should findings alone; any other failure
-    is must findings, with the should findings recorded before it."""
+    is must findings, with the should findings recorded before it. ``family``: the scenario's
+    operation family, which an acceptance of a body field is grouped by."""
     if isinstance(failure, ShouldFindings):
         shoulds: Sequence[ConformanceFailure] = failure.findings
         musts: list[Finding] = []
     else:
         shoulds = failure.should_findings
-        musts = _of_problems("must", failure, rule, quotes=failure.quotes)
+        musts = _of_problems("must", failure, scenario, family, quotes=failure.quotes)
     return musts + [
         finding
         for item in shoulds
-        for finding in _of_problems("should", item, rule, item.reading, item.quotes)
+        for finding in _of_problems("should", item, scenario, family, item.reading, item.quotes)
     ]
 
 
 def _of_problems(
     level: str,
     failure: ConformanceFailure,
-    rule: str,
+    scenario: Scenario,
+    family: str,
     reading: str = "",
     quotes: Sequence[str] = (),
 ) -> list[Finding]:
+    rule = scenario.rule
+    breach: Breach | None = failure.breach or breach_of_mutation(scenario.mutation)
+    broken = breach.key(family) if breach is not None else ""
     return [
         Finding(
             level,
-            scrub(problem.detail),
+            scrub(_detail(problem.check, problem.detail, breach)),
             failure.spec,
             reading,
-            tuple(quotes),
-            cause_id(problem, rule),
+            specific_first(quotes, _place(problem.check, problem.place, breach)),
+            cause_id(problem, rule, broken),
             failure.promise if level == "must" else "",
         )
         for problem in unique_problems(failure.problems, rule)
     ]
+
+
+def _place(check: str, place: str, breach: Breach | None) -> str:
+    """Where the problem is: for an acceptance, the place the request broke."""
+    return breach.place if check == ACCEPTED and breach is not None else place
+
+
+def _detail(check: str, detail: str, breach: Breach | None) -> str:
+    """An acceptance names what the request broke (its cause is that break)."""
+    if check == ACCEPTED and breach is not None:
+        return f"{breach.words()}: {detail}"
+    return detail
 
 
 def _reported_text(failure: ConformanceFailure, judged: Sequence[Exchange], ctx: RunContext) -> str:

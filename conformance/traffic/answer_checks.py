@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
     from conformance.exchange import Exchange
 
-__all__ = ["THROTTLED", "judge_answer"]
+__all__ = ["THROTTLED", "judge_answer", "known_status"]
 
 #: A gateway's rate limit: answered with Retry-After, retried by a client, never a finding.
 THROTTLED = frozenset({429, 503})
@@ -83,6 +83,8 @@ def judge_answer(
     if throttled(exchange):
         return []
     findings = list(_refusal(exchange, violations))
+    if not known_status(exchange.status):
+        return [*findings, _unknown_status(exchange, operation, contract)]
     if exchange.status >= 500:
         if not findings:
             findings.append(
@@ -118,8 +120,9 @@ def _refusal(exchange: Exchange, violations: Sequence[Violation]) -> Iterator[Tr
     status = exchange.status
     what = f"{first.finding.rule} ({first.finding.title})"
     if status < 400 or status >= 500:
-        level = "must" if status >= 500 else first.refusal.level
-        accepted = "answered with a server error" if status >= 500 else "accepted"
+        server_error = status >= 500 and known_status(status)
+        level = "must" if server_error else first.refusal.level
+        accepted = _not_refused(status)
         yield _finding(
             Grade(level, first.finding.quotes, first.finding.basis),
             "BANK-refusal",
@@ -162,6 +165,42 @@ def _refusal(exchange: Exchange, violations: Sequence[Violation]) -> Iterator[Tr
         f"refused a request that breaks {named.finding.rule} without the code {named.refusal.code}",
         named.finding.spec,
         place="code",
+    )
+
+
+def known_status(status: int) -> bool:
+    """Whether ``status`` is an HTTP status at all (RFC 9110: three digits, 100 to 599)."""
+    return 100 <= status <= 599
+
+
+def _not_refused(status: int) -> str:
+    """How an answer that is no refusal is named: only a 2xx is an acceptance."""
+    if not known_status(status):
+        return "answered with an unknown status"
+    if status >= 500:
+        return "answered with a server error"
+    return "accepted" if 200 <= status < 300 else "did not refuse"
+
+
+def _unknown_status(
+    exchange: Exchange, operation: Operation | None, contract: Contract
+) -> TrafficFinding:
+    """An answer whose status is no HTTP status: reported as unknown, never as accepted."""
+    documented = ""
+    grade_ = grade(stated=False, reading="HTTP statuses are three digits, 100 to 599 (RFC 9110)")
+    if operation is not None:
+        row = f"7-{operation.id}"
+        grade_ = grade_operation(
+            operation, "status", quotes=(row,) if row in contract.quotes else ()
+        )
+        documented = f" (documented: {', '.join(str(s) for s in sorted(operation.responses))})"
+    return _finding(
+        grade_,
+        "BANK-unknown-status",
+        f"answered HTTP {exchange.status}, an unknown status: neither an acceptance nor a "
+        f"refusal{documented}",
+        operation.spec if operation is not None else "spec 7",
+        place="status",
     )
 
 

@@ -15,7 +15,7 @@ from conformance.errors import CertificateError
 from conformance.report.compliance import profile_summary
 from conformance.report.masking import configure_masking, policy_for
 from conformance.traffic.judge import TrafficJudge
-from conformance.traffic.reports import TrafficRun, write_reports
+from conformance.traffic.reports import TrafficRun, terminal_lines, write_reports
 from conformance.traffic.settings import TrafficSettings
 
 if TYPE_CHECKING:
@@ -96,8 +96,10 @@ def finish(
         finished=datetime.now(UTC),
         profile=profile_summary(profile),
     )
-    write_reports(reports, session.judged, run, session.judge.contract)
+    document = write_reports(reports, session.judged, run, session.judge.contract)
     print(session.totals())
+    for line in terminal_lines(document):
+        print(line)
     print(
         f"reports written to {reports}/ (compliance.md, compliance.html, compliance.json, "
         "junit.xml, allure-results/)"

@@ -9,6 +9,11 @@ applicable when it was not judged (outside ``/v1``, no answer). Its findings say
 the rule (``TPP:`` its request, ``bank:`` its answer), the exact place, the spec part and, where the
 spec states the rule, its sentence; the exchange itself is the evidence (Allure attachment, the
 ``conformance call`` line that replays it). Every text goes through the run's masking (``scrub``).
+
+The two sides are judged apart: each has its own verdict (``compliance.json``'s ``traffic.sides``,
+the page's verdict lines, the terminal), so a TPP's bad Digest never makes the bank NOT
+CONFORMANT; the findings of one side that share a rule and a place are one cause
+(:func:`traffic_cause`), listed under that side with the exchanges it covers.
 """
 
 from __future__ import annotations
@@ -22,8 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from conformance.contract import Contract
+from conformance.problems import Problem, cause_id
 from conformance.report.allure_files import finish_results
+from conformance.report.causes import specific_first
 from conformance.report.compliance import RunInfo, build_document, write_compliance
+from conformance.report.compliance_page import side_causes, traffic_verdict_lines
 from conformance.report.junit import ShouldFinding, add_should_suite
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
@@ -34,10 +42,25 @@ from conformance.report.verdicts import (
     Finding,
     ScenarioFacts,
     ScenarioVerdict,
+    cause_lines,
+    cause_properties,
 )
-from conformance.traffic.model import SIDES, JudgedExchange, TrafficFinding
+from conformance.traffic.grading import quote_text
+from conformance.traffic.model import BANK, SIDES, TPP, JudgedExchange, TrafficFinding
 
-__all__ = ["TrafficRun", "entry_id", "summary", "write_reports"]
+__all__ = [
+    "SIDE_NAMES",
+    "TrafficRun",
+    "entry_id",
+    "side_verdict",
+    "summary",
+    "terminal_lines",
+    "traffic_cause",
+    "write_reports",
+]
+
+#: How the reports name each side and what of it was judged.
+SIDE_NAMES = {TPP: ("TPP", "its requests"), BANK: ("Bank", "its answers")}
 
 #: The rule of an exchange with no finding (the matrix's row of clean exchanges).
 CLEAN_RULE = "exchange"
@@ -70,7 +93,8 @@ def _finding_title(finding: TrafficFinding) -> str:
 
 def _finding_spec(finding: TrafficFinding) -> str:
     """The spec part, and the quoted sentences of a must (each names its own spec part)."""
-    return f"{finding.spec}; the spec says: {finding.quote}" if finding.quote else finding.spec
+    quote = quote_text(specific_first(finding.quotes, finding.place))
+    return f"{finding.spec}; the spec says: {quote}" if quote else finding.spec
 
 
 def _title(judged: JudgedExchange) -> str:
@@ -85,7 +109,14 @@ def _reproduce(judged: JudgedExchange) -> str:
         return scrub(judged.exchange.reproduce_command(data_file="body.bin"))
 
 
-def verdict_of(judged: JudgedExchange, contract: Contract) -> ScenarioVerdict:
+def traffic_cause(finding: TrafficFinding) -> str:
+    """The cause of a finding: its side, its rule and its place (array indices as ``[*]``), the
+    same in every exchange; a should finding is the same cause as a must one of that break."""
+    problem = Problem(f"{finding.side} {finding.rule}", finding.place, "", finding.title)
+    return cause_id(problem, "")
+
+
+def verdict_of(judged: JudgedExchange, contract: Contract, text: str = "") -> ScenarioVerdict:
     main = _main(judged)
     operation = contract.operations.get(judged.operation or "")
     spec = main.spec if main is not None else (operation.spec if operation else "spec 4.1")
@@ -101,13 +132,23 @@ def verdict_of(judged: JudgedExchange, contract: Contract) -> ScenarioVerdict:
     if judged.skipped:
         return ScenarioVerdict(facts, NOT_APPLICABLE, judged.skipped, elapsed(judged))
     findings = tuple(
-        Finding(f.level, _finding_title(f), f.spec, f.basis, f.quotes) for f in judged.findings
+        Finding(
+            f.level,
+            _finding_title(f),
+            f.spec,
+            f.basis,
+            specific_first(f.quotes, f.place),
+            traffic_cause(f),
+        )
+        for f in judged.findings
     )
     if main is None:
         return ScenarioVerdict(facts, PASSED, "", elapsed(judged))
     verdict = FAILED if judged.must else FAILED_SHOULD
     reason = scrub(f"{main.side} {main.level}: {main.title}")
-    return ScenarioVerdict(facts, verdict, reason, elapsed(judged), findings, 0, _reproduce(judged))
+    return ScenarioVerdict(
+        facts, verdict, reason, elapsed(judged), findings, 0, _reproduce(judged), text=text
+    )
 
 
 def elapsed(judged: JudgedExchange) -> float:
@@ -115,7 +156,8 @@ def elapsed(judged: JudgedExchange) -> float:
 
 
 def summary(judged: Sequence[JudgedExchange]) -> dict[str, Any]:
-    """Counts by side and level, and every finding in one list (compliance.json's ``traffic``)."""
+    """Counts by side and level, each side's verdict, and every finding in one list with its
+    cause (compliance.json's ``traffic``)."""
     counts = {side: {"must": 0, "should": 0} for side in SIDES}
     listed: list[dict[str, Any]] = []
     for item in judged:
@@ -128,6 +170,7 @@ def summary(judged: Sequence[JudgedExchange]) -> dict[str, Any]:
                         k: scrub(v) if isinstance(v, str) else v
                         for k, v in finding.as_dict().items()
                     },
+                    "cause": traffic_cause(finding),
                 }
             )
     return {
@@ -135,17 +178,78 @@ def summary(judged: Sequence[JudgedExchange]) -> dict[str, Any]:
         "judged": sum(1 for item in judged if not item.skipped),
         "not_judged": sum(1 for item in judged if item.skipped),
         "findings_by_side": counts,
+        "sides": {side: side_verdict(side, judged) for side in SIDES},
         "findings": listed,
     }
+
+
+def side_verdict(side: str, judged: Sequence[JudgedExchange]) -> dict[str, Any]:
+    """One side's verdict on the traffic: CONFORMANT at must level when none of its requests
+    (TPP) or answers (bank) broke a must rule, with the counts behind it and the line that says
+    so; NOT JUDGED when no exchange was judged. The other side's findings never count here."""
+    name, what = SIDE_NAMES[side]
+    judged_count = sum(1 for item in judged if not item.skipped)
+    mine = [[f for f in item.findings if f.side == side] for item in judged]
+    must = sum(1 for found in mine for f in found if f.level == "must")
+    should = sum(1 for found in mine for f in found if f.level == "should")
+    with_must = sum(1 for found in mine if any(f.level == "must" for f in found))
+    noun = what.split()[-1]  # requests, answers
+    if not judged_count:
+        word, head = "NOT JUDGED", f"no exchange judged, so none of {what}"
+    elif must:
+        word = "NOT CONFORMANT"
+        head = (
+            f"{must} must finding{'s' if must != 1 else ''} in {with_must} of the "
+            f"{judged_count} {noun} judged"
+        )
+    else:
+        word, head = "CONFORMANT", f"no must finding in the {judged_count} {noun} judged"
+    level = "" if word == "NOT JUDGED" else " at must level"
+    line = (
+        f"{name} ({what}): {word}{level}: {head}; {should} should "
+        f"finding{'s' if should != 1 else ''}."
+    )
+    return {
+        "side": side,
+        "verdict": word,
+        "must": must,
+        "should": should,
+        "exchanges_with_must": with_must,
+        "judged": judged_count,
+        "line": line,
+    }
+
+
+def terminal_lines(document: Mapping[str, Any]) -> list[str]:
+    """What the terminal shows at the end: each side's verdict, then each side's causes, one
+    line each (the reports have the exchanges and the spec)."""
+    lines = traffic_verdict_lines(document)
+    for side in SIDES:
+        for level in ("must", "should"):
+            count, causes = side_causes(document, side, level)
+            if not count:
+                continue
+            lines.append(count)
+            lines += [
+                f"  CAUSE {number} ({cause['id']}): {cause['title']} ({cause['count']} "
+                f"exchange{'s' if cause['count'] != 1 else ''}: {', '.join(cause['scenarios'][:3])}"
+                + (", ..." if cause["count"] > 3 else "")
+                + ")"
+                for number, cause in enumerate(causes, start=1)
+            ]
+    return lines
 
 
 def write_reports(
     directory: Path, judged: Sequence[JudgedExchange], run: TrafficRun, contract: Contract
 ) -> dict[str, Any]:
     """Write every report into ``directory``; returns the compliance document."""
-    verdicts = [verdict_of(item, contract) for item in judged]
-    # Rendered and masked once per exchange, for JUnit and Allure alike.
+    # Rendered and masked once per exchange, for the causes, JUnit and Allure alike.
     evidence = [_evidence(item) for item in judged]
+    verdicts = [
+        verdict_of(item, contract, text if item.findings else "")
+        for item, text in zip(judged, evidence, strict=True)
+    ]
     info = RunInfo(
         started=run.started,
         finished=run.finished,
@@ -196,6 +300,9 @@ def _write_junit(
             ET.SubElement(case, "skipped", message=f"not applicable: {verdict.reason}")
             continue
         if verdict.verdict == FAILED:
+            properties = ET.SubElement(case, "properties")
+            for name, value in cause_properties(verdict.findings):
+                ET.SubElement(properties, "property", name=name, value=value)
             failure = ET.SubElement(case, "failure", message=verdict.reason)
             failure.text = text
         should_findings = [f for f in item.findings if f.level == "should"]
@@ -246,7 +353,8 @@ def _write_allure(
         if verdict.verdict == FAILED_SHOULD:
             labels.append(Label(name="tag", value="should-findings"))
         status = status_of.get(verdict.verdict, "skipped")
-        message = verdict.reason
+        # the causes' ids, which Allure's categories match (``allure_files.categories``)
+        message = verdict.reason + cause_lines(verdict.findings)
         if status == "skipped":
             message = f"not applicable: {verdict.reason}"
         writer.report_result(

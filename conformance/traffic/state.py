@@ -5,9 +5,16 @@ periodic, their last status read), the baskets and their payments, the authorisa
 and their links, the outcome of an SCA seen through its status link or the reference server's
 SCA page, and the sandbox transactions listed per account. From that:
 
-- ``STATE-basket-worst-case`` (spec 2.4, must as the suite's flows): a basket's status, as its
-  creation (E1) answers it and as its reads (BS, BR) answer it later, is the worst case of its
-  payments' statuses, judged when each payment's status was read since anything could change it;
+- ``STATE-basket-worst-case`` (spec 2.4): a basket's status, as its creation (E1) answers it and
+  as its reads (BS, BR) answer it later, is the worst case of its payments' statuses, judged when
+  each payment's status was read since anything could change it. Must (as the suite's flows)
+  where spec 2.4 states it: every payment in one status of the basket's list (RCVD, ACTC, RJCT),
+  or one of them RJCT. The judge's own readings are should, named (:func:`worst_case`): a payment
+  status outside spec 2.4's list (CANC as RJCT, PDNG or ACSC as accepted), and a basket of
+  accepted and received payments read as PATC;
+- ``STATE-unknown-status``: a payment status spec 3 does not list is reported as an unknown
+  status (the answer that carried it also breaks its schema), never counted as accepted or
+  rejected: neither the basket's worst case nor the status after an SCA is judged on it;
 - ``ERR-1-reference-mix-invalid`` (spec 7 rule 1): a basket naming a periodic payment this
   traffic created is refused 400 REFERENCE_MIX_INVALID (the TPP broke it; the bank must refuse);
 - ``ERR-6-pending-payment-not-deletable`` (spec 7 rule 6, spec 3): deleting a payment last read
@@ -46,6 +53,28 @@ __all__ = ["TrafficState"]
 #: Spec 3 statuses a payment has not been accepted in (the suite's flows: ``steps.py``).
 NOT_ACCEPTED = frozenset({"RCVD", "RJCT", "CANC"})
 REJECTED = frozenset({"RJCT", "CANC"})
+#: Spec 3's payment statuses (quote ``3-payment-statuses``): any other is an unknown status.
+PAYMENT_STATUSES = frozenset(
+    {"ACCP", "ACSC", "ACSP", "ACTC", "ACWC", "ACWP", "RCVD", "PDNG", "RJCT", "CANC", "PART"}
+)
+#: The payment statuses spec 2.4's list of basket statuses names too (PATC is a basket's only).
+BASKET_LISTED = frozenset({"RCVD", "ACTC", "RJCT"})
+#: The judge's reading of the worst case where a payment's status is not in spec 2.4's list.
+OUTSIDE_LIST_READING = (
+    "spec 2.4 lists RCVD, ACTC, PATC and RJCT for a basket and does not say which stands for a "
+    "payment status outside that list: our reading counts CANC as RJCT, RCVD as not accepted, "
+    "and ACCP, ACSC, ACSP, ACWC, ACWP, PDNG and PART as accepted"
+)
+#: The judge's reading of a basket whose payments are partly accepted and partly received.
+MIXED_READING = (
+    "spec 2.4 does not say which of its basket statuses stands for payments partly accepted "
+    "(ACTC) and partly received (RCVD): our reading is PATC (partially accepted)"
+)
+#: Why an unknown status is judged no further.
+UNKNOWN_READING = (
+    "a payment status spec 3 does not list is unknown: the judge counts it neither as accepted "
+    "nor as rejected"
+)
 #: Methods that change nothing: a repeated read is no replay.
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 _CONTROL = "/_control/"
@@ -53,16 +82,32 @@ _CONTROL = "/_control/"
 _BASKET_VIEW = "/_control/signing-baskets/"
 
 
-def worst_case(statuses: Sequence[str]) -> str:
-    """The basket status for its payments' statuses: RJCT if any is rejected or cancelled, RCVD if
-    none is accepted, ACTC if all are, PATC otherwise (spec 2.4 "worst case", as the suite's
-    flow reads it)."""
+@dataclass(frozen=True)
+class WorstCase:
+    """The basket status due for its payments' statuses, and the reading it rests on ("" where
+    spec 2.4 states it)."""
+
+    status: str
+    reading: str = ""
+
+
+def worst_case(statuses: Sequence[str]) -> WorstCase:
+    """The basket status for its payments' statuses (spec 3's, none unknown): RJCT if any is
+    rejected or cancelled, RCVD if none is accepted, ACTC if all are, PATC otherwise (spec 2.4
+    "worst case", as the suite's flow reads it). Stated where a payment is RJCT, or every status
+    is one of spec 2.4's list and the basket is not a mix of accepted and received payments;
+    else our reading."""
+    outside = any(status not in BASKET_LISTED for status in statuses)
     if any(status in REJECTED for status in statuses):
-        return "RJCT"
+        # a rejected payment is the worst case whatever the others; CANC as RJCT is our reading
+        return WorstCase("RJCT", "" if "RJCT" in statuses else OUTSIDE_LIST_READING)
+    reading = OUTSIDE_LIST_READING if outside else ""
     accepted = [status not in NOT_ACCEPTED for status in statuses]
     if all(accepted):
-        return "ACTC"
-    return "PATC" if any(accepted) else "RCVD"
+        return WorstCase("ACTC", reading)
+    if any(accepted):
+        return WorstCase("PATC", reading or MIXED_READING)
+    return WorstCase("RCVD", reading)
 
 
 @dataclass
@@ -257,16 +302,27 @@ class TrafficState:
         if len(statuses) != len(ids) or any(status is None for status in statuses):
             return  # a payment not created here, or one whose status may have changed unseen
         known = [str(status) for status in statuses]
+        unknown = [status for status in known if status not in PAYMENT_STATUSES]
+        if unknown:
+            yield _unknown_status(
+                f"{what}'s worst case is not judged: a payment of it last read "
+                f"{_listed(unknown)}, an unknown status (none of spec 3's payment statuses)"
+            )
+            return
         expected = worst_case(known)
         got = document.get("transactionStatus")
-        if got == expected:
+        if got == expected.status:
             return
-        grade_ = grade_flow(self._contract, "basket-worst-case")
+        grade_ = (
+            grade(stated=False, reading=expected.reading)
+            if expected.reading
+            else grade_flow(self._contract, "basket-worst-case")
+        )
         yield _finding(
             BANK,
             "STATE-basket-worst-case",
             grade_.level,
-            f"{what} reads {got}, not {expected}, the worst case of its payments' "
+            f"{what} reads {got}, not {expected.status}, the worst case of its payments' "
             f"statuses ({', '.join(known)})",
             "spec 2.4",
             place="body /transactionStatus",
@@ -281,6 +337,12 @@ class TrafficState:
         status = document.get("transactionStatus")
         outcome = payment.sca
         payment.sca = None  # judged once, on the first read after the SCA
+        if status not in PAYMENT_STATUSES:
+            yield _unknown_status(
+                f"after an SCA seen {outcome}, the payment reads {_listed([status])}, an unknown "
+                "status (none of spec 3's payment statuses): not counted as accepted"
+            )
+            return
         if outcome == "approved" and status not in NOT_ACCEPTED:
             return
         if outcome == "cancelled" and status == "RJCT":
@@ -453,6 +515,24 @@ class TrafficState:
         for payment in self._state.payments.values():
             payment.status = None
             payment.sca = None
+
+
+def _unknown_status(title: str) -> TrafficFinding:
+    """``STATE-unknown-status``: a status no list of the spec names, judged no further."""
+    grade_ = grade(stated=False, reading=UNKNOWN_READING)
+    return _finding(
+        BANK,
+        "STATE-unknown-status",
+        grade_.level,
+        title,
+        "spec 3",
+        place="body /transactionStatus",
+        basis=grade_.basis,
+    )
+
+
+def _listed(statuses: Sequence[Any]) -> str:
+    return ", ".join("no status" if status is None else repr(status) for status in statuses)
 
 
 def _status(document: Mapping[str, Any]) -> str | None:

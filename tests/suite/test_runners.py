@@ -91,7 +91,7 @@ def test_a_fault_fails_the_matching_scenario_with_a_clear_message(
         run_scenario(chosen, context)
     text = str(failed.value)
     assert f"Requirement: {chosen.rule} ({chosen.spec}, {chosen.level})" in text
-    assert "The spec says (" in text
+    assert "Expected (our reading of " in text
     assert "The target answered: HTTP " in text
     assert ">>> " in text and "<<< HTTP " in text  # what was sent, what came back
     assert "Reproduce with:" in text and "conformance call" in text

@@ -173,7 +173,16 @@ def test_a_har_of_a_careless_tpp_names_each_mistake_and_its_place(
     document = _judge(path, tmp_path / "reports", capsys)
     _check(document)
     markdown = (tmp_path / "reports" / "compliance.md").read_text(encoding="utf-8")
-    assert "TPP: " in markdown and "NOT CONFORMANT" in markdown
+    assert "TPP: " in markdown
+    # the TPP's mistakes make the TPP's side NOT CONFORMANT, never the bank's, which refused each
+    sides = document["traffic"]["sides"]
+    assert (sides["TPP"]["verdict"], sides["bank"]["verdict"]) == ("NOT CONFORMANT", "CONFORMANT")
+    assert "**Bank (its answers): CONFORMANT at must level: no must finding in the 6" in markdown
+    must = sides["TPP"]["must"]
+    tpp = markdown.split("## TPP: must findings")[1].split("\n## ")[0]
+    causes = tpp.count("### Cause ")
+    assert f"TPP's must findings: {must} findings, {causes} causes, in {must} exchanges" in tpp
+    assert causes == len(EXPECTED)  # each mistake its own cause, each listed
     junit = (tmp_path / "reports" / "junit.xml").read_text(encoding="utf-8")
     assert junit.count("<testcase") >= 6
     assert list((tmp_path / "reports" / "allure-results").glob("*-result.json"))

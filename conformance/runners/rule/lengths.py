@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
+    breaking,
     check_json_body,
     check_max_length,
 )
+from conformance.problems import body_breach
 from conformance.runners.operations.accounts import account_list_request
 from conformance.runners.rule.common import (
     changed_body,
@@ -102,11 +104,12 @@ def check_max_length_enforced(scenario: Scenario, ctx: RunContext, seed: int) ->
     pointer, limit, conforming = _length_pointer(scenario)
     digits = pointer[-1] in ("bban", "iban")
     request = rule_request(scenario, ctx, seed)
-    send_and_judge(
-        scenario,
-        ctx,
-        changed_body(request, lambda body: set_at(body, pointer, _text(limit + 1, digits))),
-    )
+    with breaking(body_breach(pointer, "maxLength", f"{limit + 1} characters")):
+        send_and_judge(
+            scenario,
+            ctx,
+            changed_body(request, lambda body: set_at(body, pointer, _text(limit + 1, digits))),
+        )
     if conforming:
         send_expecting_success(
             scenario,
@@ -119,7 +122,8 @@ def check_min_length_enforced(scenario: Scenario, ctx: RunContext, seed: int) ->
     """An empty remittance text is refused (spec 8: non-empty)."""
     pointer, _, _ = _length_pointer(scenario)
     request = rule_request(scenario, ctx, seed)
-    send_and_judge(scenario, ctx, changed_body(request, lambda body: set_at(body, pointer, "")))
+    with breaking(body_breach(pointer, "minLength", "0 characters")):
+        send_and_judge(scenario, ctx, changed_body(request, lambda body: set_at(body, pointer, "")))
 
 
 def check_length_bounds_enforced(scenario: Scenario, ctx: RunContext, seed: int) -> None:

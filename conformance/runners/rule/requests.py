@@ -8,8 +8,9 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.request import OperationRequest
-from conformance.checks import ConformanceFailure, NotApplicable, json_document
+from conformance.checks import ConformanceFailure, NotApplicable, breaking, json_document
 from conformance.generate import factories
+from conformance.problems import Breach, body_breach
 from conformance.runners.operations import sandbox
 from conformance.runners.rule.common import changed_body, rule_request, send_and_judge, set_at
 
@@ -36,19 +37,21 @@ def check_foreign_debtor_transaction_rejected(
 
 def check_malformed_header_rejected(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """A malformed PSU-ID (not a UUID) is a validation error (spec 7 rule 7)."""
-    send_and_judge(
-        scenario, ctx, rule_request(scenario, ctx, seed).with_header("PSU-ID", "not-a-uuid")
-    )
+    with breaking(Breach("header", "PSU-ID", "format")):
+        send_and_judge(
+            scenario, ctx, rule_request(scenario, ctx, seed).with_header("PSU-ID", "not-a-uuid")
+        )
 
 
 def check_invalid_customer_type_rejected(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """A customerType other than PRIVATE or CORPORATE is a validation error (spec 7 rule 7)."""
     request = rule_request(scenario, ctx, seed)
-    send_and_judge(
-        scenario,
-        ctx,
-        changed_body(request, lambda body: set_at(body, ("customerType",), "BUSINESS")),
-    )
+    with breaking(body_breach(("customerType",), "enum")):
+        send_and_judge(
+            scenario,
+            ctx,
+            changed_body(request, lambda body: set_at(body, ("customerType",), "BUSINESS")),
+        )
 
 
 def check_sandbox_dates_rejected(scenario: Scenario, ctx: RunContext, seed: int) -> None:
