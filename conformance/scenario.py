@@ -74,8 +74,11 @@ TARGETS = ("body", "query", "path", "header")
 #:   send it as the parameter's or header's text;
 #: * ``resize``: make the array at the pointer hold ``value`` items, repeating its first item, or
 #:   for identifiers that must be distinct (``paymentIds``) fresh ones the runner creates;
-#: * ``duplicate``: append a copy of the array's first item (breaks ``uniqueItems``).
-ACTIONS = ("remove", "set", "resize", "duplicate")
+#: * ``duplicate``: append a copy of the array's first item (breaks ``uniqueItems``);
+#: * ``set-alone``: ``set``, then keep only the item of the innermost array the pointer goes
+#:   through (a value swept in one item is then in no other: a bank may refuse two balances of
+#:   one ``balanceType``, and the spec states no such uniqueness either way).
+ACTIONS = ("remove", "set", "resize", "duplicate", "set-alone")
 #: :attr:`Expectation.body_schema`: validate against ``op.responses[status].schema``.
 BODY_SCHEMA_RESPONSE = "response"
 #: :attr:`Expectation.body_schema`: validate against the spec 7 error body (``errors.json``

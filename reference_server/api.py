@@ -8,15 +8,15 @@ signals a refusal by raising :class:`ApiError`; the application renders it in th
 (with ``tppMessages`` for payment operations, spec 2.6).
 
 A :class:`Call` holds ``app`` (the server as a :class:`ServerState`: store, clock, contract,
-``faulty(name)``, ``permissive(name)``, logger, trust and revocation, tokens, ``reset()``; the
-``Application`` satisfies it, so handlers never import ``app.py``), ``request`` (the
-:class:`Request`: method, path, query, case-insensitive immutable :class:`Headers`, the body's
-bytes, the client address and the DER of a TLS client certificate), ``operation`` (the
-contract's; None on the routes outside it), ``path_params`` (percent-decoded), ``query``
-(converted to the schema's types; absent parameters stay absent), ``body`` (the parsed JSON,
-already valid against the request schema and the cross-field rules; None without a body) and
-``auth`` (:class:`AuthContext`: certificate, roles, the PSU's headers RFC 2047-decoded, and the
-sandbox customer the PSU is); ``call.header(name)`` reads a header, decoded.
+``faulty(name)``, ``permissive(name)``, ``demanding(name)``, logger, trust and revocation, tokens,
+``reset()``; the ``Application`` satisfies it, so handlers never import ``app.py``), ``request``
+(the :class:`Request`: method, path, query, case-insensitive immutable :class:`Headers`, the body's
+bytes, the client address and the DER of a TLS client certificate), ``operation`` (the contract's;
+None on the routes outside it), ``path_params`` (percent-decoded), ``query`` (converted to the
+schema's types; absent parameters stay absent), ``body`` (the parsed JSON, already valid against the
+request schema and the cross-field rules; None without a body) and ``auth`` (:class:`AuthContext`:
+certificate, roles, the PSU's headers RFC 2047-decoded, and the sandbox customer the PSU is);
+``call.header(name)`` reads a header, decoded.
 
 A handler answers with ``Response.json(status, document, headers=())``, ``Response.empty()``,
 ``Response.html(status, text)`` or ``Response.redirect(location)``; the transport adds
@@ -110,6 +110,10 @@ class ServerState(Protocol):
 
     def permissive(self, name: str) -> bool:
         """Whether the permissive reading ``name`` is played (``--permissive``)."""
+        ...
+
+    def demanding(self, name: str) -> bool:
+        """Whether the demanding reading ``name`` is played (``--demanding``)."""
         ...
 
     def reset(self) -> None:

@@ -49,6 +49,7 @@ from reference_server.model.bank_style import (
     outbound_text,
 )
 from reference_server.model.clock import Clock
+from reference_server.model.demands import DEMANDS, check_demands
 from reference_server.model.readings import READINGS, check_readings
 from reference_server.model.replay import SignatureMemory
 from reference_server.model.store import Store
@@ -135,6 +136,7 @@ class Application:
         shared_sandbox: bool = False,
         replay_protection: bool = True,
         permissive: bool | Iterable[str] = False,
+        demanding: bool | Iterable[str] = False,
         revocation: RevocationLists | None = None,
         token_lifetime: float = 3600.0,
         switch_trace: SwitchTrace | None = None,
@@ -160,6 +162,16 @@ class Application:
             if permissive is False
             else check_readings(permissive)
         )
+        #: The demanding readings played (``--demanding``: all of ``model/demands.py``).
+        self.demands = (
+            frozenset(DEMANDS)
+            if demanding is True
+            else frozenset()
+            if demanding is False
+            else check_demands(demanding)
+        )
+        if self.demanding("sca-started-at-creation"):
+            self.bank = replace(self.bank, sca_at_creation=True)
         #: The CAs a signing certificate must chain to (``--trust``, repeatable); empty: any CA.
         self.trust_cas: tuple[x509.Certificate, ...] = (
             ()
@@ -218,6 +230,15 @@ class Application:
         if name not in READINGS:
             raise ValueError(f"no permissive reading is named {name!r} (model/readings.py)")
         return name in self.readings
+
+    def demanding(self, name: str) -> bool:
+        """Whether the demanding reading ``name`` is played (``--demanding``).
+
+        A name the table (``model/demands.py``) does not know raises, as :meth:`faulty` does.
+        """
+        if name not in DEMANDS:
+            raise ValueError(f"no demanding reading is named {name!r} (model/demands.py)")
+        return name in self.demands
 
     def reset(self) -> None:
         """Empty the store and set the clock back to real time (``/_control/reset``)."""

@@ -114,6 +114,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "bodies, certificates not validated, and the rest",
     )
     parser.add_argument(
+        "--demanding",
+        action="store_true",
+        help="play the demanding reading of every place the spec is silent (assumptions.md, "
+        "'The demanding reading'): one engagement per customer and account, one balance per "
+        "type, a card account's status required, an owner read back as its customer number, "
+        "numeric sandbox ids, SCA started at every payment creation (its profile: "
+        "profiles/reference-server-demanding.toml)",
+    )
+    parser.add_argument(
         "--throttle-every",
         type=_non_negative,
         default=0,
@@ -256,6 +265,7 @@ def _application(args: argparse.Namespace) -> Application:
         shared_sandbox=args.shared_sandbox,
         replay_protection=not args.allow_replay,
         permissive=args.permissive,
+        demanding=args.demanding,
         revocation=revocation,
         token_lifetime=args.oauth_lifetime,
         switch_trace=None if args.switch_trace is None else SwitchTrace(args.switch_trace),
@@ -300,6 +310,8 @@ def _serve(server: ReferenceServer, app: Application) -> None:
         print(f"faults switched on: {', '.join(sorted(app.faults))}", flush=True)
     if app.readings:
         print(f"permissive reading: {len(app.readings)} places read leniently", flush=True)
+    if app.demands:
+        print(f"demanding reading: {len(app.demands)} places read strictly", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:

@@ -599,3 +599,8 @@ def test_play_needs_the_bundled_server() -> None:
 def test_permissive_needs_the_bundled_server() -> None:
     with pytest.raises(ConformanceError, match="--permissive"):
         run_command.run(parse("--target", "http://127.0.0.1:9", "--permissive"))
+
+
+def test_demanding_needs_the_bundled_server() -> None:
+    with pytest.raises(ConformanceError, match="--demanding"):
+        run_command.run(parse("--target", "http://127.0.0.1:9", "--demanding"))

@@ -304,9 +304,10 @@ def apply_mutation(
     if mutation.target == "path":
         return request.with_path_value(name, _query_text(value))
     body = copy.deepcopy(request.body)
-    return request.with_body(
-        _mutate(body, list(mutation.pointer), mutation.action, value, fresh_items)
-    )
+    pointer = list(mutation.pointer)
+    if mutation.action == "set-alone":
+        return request.with_body(_alone(_mutate(body, pointer, "set", value, ()), pointer))
+    return request.with_body(_mutate(body, pointer, mutation.action, value, fresh_items))
 
 
 def _query_text(value: Any) -> str:
@@ -346,6 +347,27 @@ def _mutate(
         node[last] = replaced
     else:
         node[str(last)] = replaced
+    return body
+
+
+def _alone(body: Any, pointer: list[str | int]) -> Any:
+    """``body`` whose innermost array on ``pointer`` keeps only the item the pointer names."""
+    indexed = [place for place, part in enumerate(pointer) if isinstance(part, int)]
+    if not indexed:
+        return body
+    place = indexed[-1]
+    index = pointer[place]
+    assert isinstance(index, int)
+    if place == 0:
+        return [body[index]]
+    parent = body
+    for part in pointer[: place - 1]:
+        parent = _child(parent, part, create=False)
+    key = pointer[place - 1]
+    if isinstance(parent, list) and isinstance(key, int):
+        parent[key] = [parent[key][index]]
+    else:
+        parent[str(key)] = [parent[str(key)][index]]
     return body
 
 

@@ -116,6 +116,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "another); a must failure there rests on a reading, not on the spec",
     )
     parser.add_argument(
+        "--demanding",
+        action="store_true",
+        help="bundled reference server only: it plays the demanding reading of every place the "
+        "spec is silent (python -m reference_server --demanding: it refuses more, requires more "
+        "or answers in another form), and the suite runs with its profile "
+        "(profiles/reference-server-demanding.toml, unless --play names another); a must "
+        "failure there rests on a reading, not on the spec",
+    )
+    parser.add_argument(
         "-n",
         "--numprocesses",
         dest="numprocesses",
@@ -496,6 +505,11 @@ def _check_bundled_only(args: argparse.Namespace, bundled: bool) -> None:
             "--permissive starts the bundled reference server playing the permissive reading; "
             "for a target, start it with `conformance serve --permissive` and give --target"
         )
+    if args.demanding:
+        raise ConformanceError(
+            "--demanding starts the bundled reference server playing the demanding reading; "
+            "for a target, start it with `conformance serve --demanding` and give --target"
+        )
     if args.tls:
         raise ConformanceError(
             "--tls serves the bundled reference server over mutual TLS; for a target give "
@@ -525,10 +539,16 @@ def _start_bundled(
     """Start the bundled reference server for the run (stopped when ``stack`` closes), with the
     run's identities, and point ``setup`` at it."""
     # on use: `conformance run --help` answers without importing the profile loader
-    from conformance.profile import PERMISSIVE_PROFILE, REFERENCE_PROFILE
+    from conformance.profile import DEMANDING_PROFILE, PERMISSIVE_PROFILE, REFERENCE_PROFILE
 
     played = _absolute(args.play)
-    default = PERMISSIVE_PROFILE if args.permissive else REFERENCE_PROFILE
+    default = (
+        DEMANDING_PROFILE
+        if args.demanding
+        else PERMISSIVE_PROFILE
+        if args.permissive
+        else REFERENCE_PROFILE
+    )
     setup.profile_path = played or str(default)
     # The run's identities stay with its reports (reports/identity/, git-ignored): the replay
     # commands in the reports name them.
@@ -556,6 +576,7 @@ def _start_bundled(
             server_args=(
                 *(() if played is None else ("--profile", played)),
                 *(("--permissive",) if args.permissive else ()),
+                *(("--demanding",) if args.demanding else ()),
             ),
         )
     )

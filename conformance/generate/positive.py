@@ -115,6 +115,11 @@ def _enum_members(
             yield from _enum_members(items, context, (*pointer, 0), spec, depth + 1)
 
 
+def _through_array(pointer: tuple[str | int, ...]) -> bool:
+    """Whether ``pointer`` goes through an array's item (an index on its way)."""
+    return any(isinstance(part, int) for part in pointer)
+
+
 def _body_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
     if op.request_schema is None:
         return
@@ -139,7 +144,13 @@ def _body_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 ),
                 expect=expect,
                 mutation=Mutation(
-                    target="body", pointer=pointer, action="set", value=sent, keyword="enum"
+                    target="body",
+                    pointer=pointer,
+                    # a value swept in an array's item is sent in that item alone, so that no
+                    # two items share it (two balances of one balanceType, say)
+                    action="set-alone" if _through_array(pointer) else "set",
+                    value=sent,
+                    keyword="enum",
                 ),
                 variant=base_variant(op, context, pointer),
                 assumptions=op_assumptions(op, *_TOPICS),

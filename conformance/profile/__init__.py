@@ -24,6 +24,7 @@ from conformance.profile.model import (
 from conformance.profile.negative_certificates import NegativeCertificate, NegativeCertificates
 from conformance.profile.oauth import OAuthSettings
 from conformance.profile.options import (
+    DEMANDING_PROFILE,
     ENV_PROFILE,
     ENV_TARGET,
     ENV_TOKEN_URL,
@@ -48,6 +49,7 @@ from conformance.profile.tls_settings import TlsSettings
 
 __all__ = [
     "CONSENT_MODELS",
+    "DEMANDING_PROFILE",
     "ENV_PREFIX",
     "ENV_PROFILE",
     "ENV_TARGET",

@@ -18,6 +18,7 @@ from conformance.profile.model import TargetProfile
 from conformance.signing.keyfiles import KEY_PASSWORD_ENV, TLS_KEY_PASSWORD_ENV
 
 __all__ = [
+    "DEMANDING_PROFILE",
     "ENV_CERT",
     "ENV_KEY",
     "ENV_KEY_PASSWORD",
@@ -39,6 +40,11 @@ REFERENCE_PROFILE = data_directory("profiles") / "reference-server.toml"
 #: The profile of the bundled reference server playing the permissive reading (``--permissive``):
 #: the same server, whose payment creations answer spec 5 item 6's 401 (``[sca] start``).
 PERMISSIVE_PROFILE = data_directory("profiles") / "reference-server-permissive.toml"
+
+#: The profile of the bundled reference server playing the demanding reading (``--demanding``):
+#: the same server, whose payment creations start their SCA (``[sca] start``) and whose card
+#: account creation wants a status (``[setup] templates``).
+DEMANDING_PROFILE = data_directory("profiles") / "reference-server-demanding.toml"
 
 #: Environment variables that stand in for the CLI flags.
 ENV_PROFILE = "CONFORMANCE_PROFILE"

@@ -69,6 +69,26 @@ def _require_release(scenario: Scenario, ctx: RunContext) -> None:
         )
 
 
+def _require_explicit_start(scenario: Scenario, ctx: RunContext) -> None:
+    """NotApplicable for a scenario whose PA is to start a payment's SCA at a bank that starts
+    it at the payment's creation (``[sca] start``): spec 4.1 only implies PA, and such a bank may
+    answer an explicit start of an authorisation already started as "already started". The
+    flows that start a payment's SCA take the creation's link themselves instead."""
+    settings = ctx.profile.sca
+    if (
+        scenario.operation == "PA"
+        and scenario.kind != "flow"
+        and settings.starts_at_creation
+        and any(200 <= status < 300 for status in scenario.expect.statuses)
+    ):
+        raise NotApplicable(
+            f"the profile says a payment's SCA starts at its creation ([sca] start = "
+            f'"{settings.start}"), so PA would start an authorisation already started, which '
+            "the bank may answer as such (spec 4.1 only implies PA); the creation's SCA is "
+            "judged by the payment scenarios"
+        )
+
+
 def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
     """Run one scenario against the target; raise NotApplicable or ConformanceFailure.
 
@@ -100,6 +120,7 @@ def _run_tagged(scenario: Scenario, ctx: RunContext, runner: Runner) -> None:
         if reason is not None:
             raise NotApplicable(reason)
     _require_release(scenario, ctx)
+    _require_explicit_start(scenario, ctx)
     with collecting_findings() as findings:
         try:
             runner(scenario, ctx)

@@ -36,6 +36,7 @@ import httpx
 from cryptography.x509.oid import NameOID
 
 from conformance.bankside.client import DEFAULT_AUTH
+from conformance.bankside.sca import sca_link
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
     from conformance.bankside.client import TargetClient
     from conformance.bankside.request import OperationRequest
     from conformance.exchange import Exchange
+    from conformance.profile import ScaSettings
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
     from conformance.signing import CertificateAuthority, TppIdentity
@@ -166,15 +168,15 @@ class _Via:
 _TRANSPORT = frozenset({"host", "content-length", "accept-encoding", "connection", "user-agent"})
 
 
-def _created(exchange: Exchange, name: str) -> Any:
-    """The id a creation answered with: a 2xx's, or that of spec 5 item 6's 401 carrying
-    ``_links.scaRedirect`` (payment creation: the payment is made, its SCA is due); else None."""
+def _created(exchange: Exchange, name: str, sca: ScaSettings) -> Any:
+    """The id a creation answered with: a 2xx's, or that of spec 5 item 6's 401 carrying the
+    SCA link (payment creation: the payment is made, its SCA is due; the link the profile's
+    ``[sca] approach`` names, ``scaRedirect`` for a redirect); else None."""
     document = json_document(exchange)
     if not isinstance(document, dict):
         return None
-    links = document.get("_links")
-    redirect = isinstance(links, dict) and "scaRedirect" in links
-    if 200 <= exchange.status < 300 or (exchange.status == 401 and redirect):
+    linked = sca_link(document, sca) is not None
+    if 200 <= exchange.status < 300 or (exchange.status == 401 and linked):
         return document.get(name)
     return None
 
@@ -188,7 +190,7 @@ def _replay(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> N
     if name is None:  # tests/suite/test_operations.py keeps every replayed creation's named
         raise KeyError(f"{scenario.operation} has no created_id (conformance.runners.operations)")
     first = request.send(ctx)
-    if not 200 <= first.status < 300 and _created(first, name) is None:
+    if not 200 <= first.status < 300 and _created(first, name, ctx.profile.sca) is None:
         raise SetUpFailure(
             f"Set-up failed: the creation to replay was answered HTTP {first.status}",
             spec=scenario.spec,
@@ -203,7 +205,7 @@ def _replay(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> N
         auth=None,
     )
     check_not_server_error(again, spec=scenario.spec)
-    before, after = _created(first, name), _created(again, name)
+    before, after = _created(first, name, ctx.profile.sca), _created(again, name, ctx.profile.sca)
     if after is None and 400 <= again.status < 500:
         judge(again, scenario, ctx)
         return

@@ -3,7 +3,7 @@ record documents (``records``), the movable clock (``clock``), the payment and c
 and their status rules (``payment_data``, ``payment_status``), the sandbox records
 (``sandbox_data``), the bank a profile describes (``bank_style``), the replay window of
 signatures (``replay``), the places the permissive reading reads leniently (``readings``) and
-the OAuth tokens issued (``tokens``).
+the demanding one strictly (``demands``), the OAuth tokens issued (``tokens``).
 
 The bottom layer: nothing here imports another layer of the server.
 """

@@ -119,6 +119,9 @@ class Agreement(DocRecord):
     name: str
     owner: str | None = None
     holder: str | None = None
+    #: How ``owner`` reads back when it is not the customer id (the demanding reading
+    #: ``owner-as-customer-number``: the owner's customerNumber).
+    owner_number: str | None = None
 
     @property
     def parent_id(self) -> str | None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
 
-from reference_server.api import ApiError
+from reference_server.api import ApiError, ServerState
 from reference_server.model import sandbox_data as data
 from reference_server.model.store import Record, Store, Table
 
-__all__ = ["owner_by_number", "require"]
+__all__ = ["one_balance_per_type", "owner_by_number", "require", "sandbox_id"]
 
 R = TypeVar("R", bound=Record)
 
@@ -36,3 +37,29 @@ def owner_by_number(store: Store, customer_number: str) -> data.Customer:
             path="customerNumber",
         )
     return customer
+
+
+def sandbox_id(app: ServerState) -> str:
+    """A new id of a sandbox account, card account, agreement or engagement: a UUID, or under
+    the demanding reading ``numeric-sandbox-ids`` twelve digits (spec 2.9 shows no form)."""
+    if app.demanding("numeric-sandbox-ids"):
+        return f"{app.store.next_number('sandbox-id', start=100_000_000_001):012d}"
+    return data.new_id()
+
+
+def one_balance_per_type(app: ServerState, items: Iterable[Mapping[str, Any]], prefix: str) -> None:
+    """400 for a second balance of one ``balanceType`` in a body (SA's ``balances``, E15's
+    array), under the demanding reading ``one-balance-per-type``; else nothing."""
+    if not app.demanding("one-balance-per-type"):
+        return
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        kind = str(item.get("balanceType"))
+        if kind in seen:
+            raise ApiError(
+                400,
+                "FORMAT_ERROR",
+                f"a second balance of type {kind}: one balance per balanceType",
+                path=f"{prefix}{index}/balanceType",
+            )
+        seen.add(kind)

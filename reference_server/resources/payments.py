@@ -23,6 +23,7 @@ from typing import Any
 from reference_server.api import ApiError, Call, Response, TppMessage
 from reference_server.model import sandbox_data
 from reference_server.model.payment_data import (
+    AUTHORISATIONS,
     NCBCT,
     NDCT,
     PAYMENTS,
@@ -413,6 +414,16 @@ def authorise_payment(call: Call) -> Response:
                 f"payment {payment.id} is {payment.status}: only a received payment (RCVD) "
                 "can be authorised",
                 tpp_code="BAD_REQUEST",
+            )
+        if app.demanding("sca-started-at-creation") and app.store.children(
+            AUTHORISATIONS, payment.id
+        ):
+            raise ApiError(
+                409,
+                "RESOURCE_BLOCKED",
+                f"payment {payment.id}'s authorisation was started at its creation: follow its "
+                "_links.scaRedirect",
+                tpp_code="CONFLICT",
             )
         authorisation = sca_flow.start(app, call, SubjectKind.PAYMENT, payment.id)
     return sca_flow.started(app, authorisation)

@@ -16,7 +16,12 @@ from typing import Any
 
 from reference_server.api import ApiError, Call, Response, TppMessage
 from reference_server.model import sandbox_data as data
-from reference_server.resources._common import owner_by_number, require
+from reference_server.resources._common import (
+    one_balance_per_type,
+    owner_by_number,
+    require,
+    sandbox_id,
+)
 from reference_server.services.private_engagement import engage_private_account
 from reference_server.views import sandbox_views as views
 
@@ -37,6 +42,7 @@ def create_account(call: Call) -> Response:
     body = call.body
     with store.atomic():
         customer = owner_by_number(store, body["customerNumber"])
+        one_balance_per_type(call.app, body.get("balances", ()), "balances/")
         for field, lookup in (("bban", data.account_by_bban), ("iban", data.account_by_iban)):
             if lookup(store, body[field]) is not None:
                 raise ApiError(
@@ -46,7 +52,7 @@ def create_account(call: Call) -> Response:
                     path=field,
                 )
         account = data.Account(
-            id=data.new_id(),
+            id=sandbox_id(call.app),
             customer_id=customer.id,
             customer_number=customer.customer_number,
             name=body["accountName"],
@@ -79,6 +85,7 @@ def change_balances(call: Call) -> Response:
     store = call.app.store
     with store.atomic():
         account = require(store, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
+        one_balance_per_type(call.app, call.body, "")
         changes = {item.balance_type: item for item in map(data.Balance.from_json, call.body)}
         kept = [item for item in account.balances if item.balance_type not in changes]
         updated = replace(account, balances=(*kept, *changes.values()))

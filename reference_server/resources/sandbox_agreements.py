@@ -12,7 +12,7 @@ from __future__ import annotations
 from reference_server.api import ApiError, Call, Response
 from reference_server.model import sandbox_data as data
 from reference_server.model.store import Store
-from reference_server.resources._common import require
+from reference_server.resources._common import require, sandbox_id
 from reference_server.views import sandbox_views as views
 
 __all__ = ["OPERATIONS", "add_engagement", "create_agreement", "get_agreement", "get_engagement"]
@@ -27,7 +27,7 @@ def create_agreement(call: Call) -> Response:
     """SAG: POST /v1/sandbox/agreements; ``owner`` names a CORPORATE customer when given."""
     store = call.app.store
     owner_reference = call.body.get("owner")
-    owner_id = None
+    owner_id = owner_number = None
     if owner_reference is not None:
         owner = _customer(store, owner_reference)
         if owner is None:
@@ -42,8 +42,16 @@ def create_agreement(call: Call) -> Response:
                 path="owner",
             )
         owner_id = owner.id
-    agreement = data.Agreement(id=data.new_id(), name=call.body["name"], owner=owner_id)
-    store.add(data.AGREEMENTS, agreement)
+        if call.app.demanding("owner-as-customer-number"):
+            owner_number = owner.customer_number
+    with store.atomic():
+        agreement = data.Agreement(
+            id=sandbox_id(call.app),
+            name=call.body["name"],
+            owner=owner_id,
+            owner_number=owner_number,
+        )
+        store.add(data.AGREEMENTS, agreement)
     return Response.json(201, views.agreement(store, agreement))
 
 
@@ -78,6 +86,16 @@ def add_engagement(call: Call) -> Response:
                 f"no sandbox account has the iban {body['account']['iban']!r}",
                 path="account/iban",
             )
+        if call.app.demanding("one-engagement-per-account") and any(
+            item.customer_id == psu.id and item.account_id == account.id
+            for item in store.children(data.ENGAGEMENTS, agreement.id)
+        ):
+            raise ApiError(
+                409,
+                "CONFLICT",
+                f"agreement {agreement.id} has an engagement for this customer and account",
+                path="account/iban",
+            )
         required_owner = agreement.customer_id or psu.id
         if account.customer_id != required_owner:
             raise ApiError(
@@ -89,7 +107,7 @@ def add_engagement(call: Call) -> Response:
                 path="account/iban",
             )
         engagement = data.Engagement(
-            id=data.new_id(),
+            id=sandbox_id(call.app),
             agreement_id=agreement.id,
             customer=body["customer"],
             customer_id=psu.id,

@@ -15,7 +15,7 @@ from typing import Any
 from reference_server.api import ApiError, Call, Response
 from reference_server.model import sandbox_data as data
 from reference_server.model.store import Store
-from reference_server.resources._common import owner_by_number, require
+from reference_server.resources._common import owner_by_number, require, sandbox_id
 from reference_server.views import sandbox_views as views
 from reference_server.views import versioning
 
@@ -45,8 +45,12 @@ def create_card_account(call: Call) -> Response:
     with store.atomic():
         customer = owner_by_number(store, body["customerNumber"])
         number = store.next_number("cardId", start=1)
+        if "status" not in body and call.app.demanding("card-account-status-required"):
+            raise ApiError(
+                400, "FORMAT_ERROR", "status is required (enabled or disabled)", path="status"
+            )
         card = data.CardAccount(
-            id=data.new_id(),
+            id=sandbox_id(call.app),
             customer_id=customer.id,
             masked_pan=body["maskedPan"],
             currency=body["currency"],

@@ -121,7 +121,7 @@ def agreement(store: Store, record: Agreement) -> dict[str, Any]:
         items.append(shown)
     document: dict[str, Any] = {"id": record.id, "name": record.name}
     if record.owner is not None:
-        document["owner"] = record.owner
+        document["owner"] = record.owner_number or record.owner
     document["engagements"] = items
     document["_links"] = _agreement_links(record)
     return document

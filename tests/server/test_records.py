@@ -30,8 +30,8 @@ EXAMPLES: list[tuple[Record, dict[str, Any]]] = [
         },
     ),
     (
-        s.Agreement("a1", "Agr", "c2", None),
-        {"id": "a1", "name": "Agr", "owner": "c2", "holder": None},
+        s.Agreement("a1", "Agr", "c2", None, "5000001"),
+        {"id": "a1", "name": "Agr", "owner": "c2", "holder": None, "ownerNumber": "5000001"},
     ),
     (
         s.Engagement("e1", "a1", "1001", "c1", "acc1", ("VIEW", "REGISTER"), 10, 20, "Eng"),

@@ -361,6 +361,45 @@ def test_mutations_change_one_thing_and_leave_the_base_alone(context: RunContext
     assert request.body == body  # the base is untouched
 
 
+def test_a_value_set_alone_is_in_no_other_item(context: RunContext) -> None:
+    """``set-alone`` keeps only the item it set, so a swept enum never repeats in a sibling
+    (two balances of one balanceType: issue 29 item 2)."""
+    balances = [{"balanceType": "closingBooked", "n": 1}, {"balanceType": "expected", "n": 2}]
+    top = OperationRequest.build(context, "E15", path_values={"mockAccountId": "a"}, body=balances)
+    nested = OperationRequest.build(context, "SA", body={"x": 1, "balances": balances})
+
+    def alone(request: OperationRequest, pointer: tuple[str | int, ...]) -> object:
+        mutation = Mutation(
+            target="body", pointer=pointer, action="set-alone", value="expected", keyword="enum"
+        )
+        return apply_mutation(request, mutation).body
+
+    assert alone(top, (0, "balanceType")) == [{"balanceType": "expected", "n": 1}]
+    assert alone(nested, ("balances", 0, "balanceType")) == {
+        "x": 1,
+        "balances": [{"balanceType": "expected", "n": 1}],
+    }
+    assert top.body == balances and nested.body["balances"] == balances  # bases untouched
+
+
+def test_every_enum_swept_in_an_array_item_is_set_alone(scenarios: dict[str, Scenario]) -> None:
+    swept = {
+        s.id: s.mutation
+        for s in scenarios.values()
+        if s.kind == "positive"
+        and s.mutation is not None
+        and s.mutation.keyword == "enum"
+        and s.mutation.target == "body"
+    }
+    through = {i for i, m in swept.items() if any(isinstance(p, int) for p in m.pointer)}
+    assert through >= {
+        "E15-0.balanceType-expected-accepted",
+        "SA-balances.0.balanceType-expected-accepted",
+    }
+    for scenario_id, mutation in swept.items():
+        assert mutation.action == ("set-alone" if scenario_id in through else "set"), scenario_id
+
+
 def test_a_minimal_body_keeps_required_members_only(contract: Contract) -> None:
     schema = contract.operations["SCU"].request_schema
     assert schema is not None

@@ -135,6 +135,11 @@ class SetUpBase:
         """The seed of the worker's shared data called ``name`` (distinct per name and run)."""
         return scenario_seed(self.run_seed, f"shared:{name}")
 
+    def own_seed(self, seed: int, name: str) -> int:
+        """The seed of the data called ``name`` that the scenario of ``seed`` makes for itself
+        (distinct per name, so that one scenario's customer and account never collide)."""
+        return scenario_seed(seed, f"own:{name}")
+
     def unsupported_reason(self, op_id: str) -> str | None:
         """Why the target does not offer ``op_id`` (the profile's reason), or None."""
         return self.profile.unsupported_reason(self.contract.operations[op_id])

@@ -10,6 +10,7 @@ from conformance.bankside.request import Psu
 from conformance.bankside.setup_data.base import SetUpBase
 from conformance.bankside.setup_data.records import (
     Account,
+    Agreement,
     CardAccount,
     Customer,
     CustomerType,
@@ -69,6 +70,14 @@ class PartySetUp(SetUpBase):
                 lambda: self.new_customer(self.seed_for("second-customer"), "PRIVATE"),
             )
         return _private_customer(self.profile.psu_second, "second")
+
+    def own_customer(self, seed: int, customer_type: CustomerType = "PRIVATE") -> Customer:
+        """A customer the scenario of ``seed`` makes for itself (SCU), so that what it creates
+        for the customer is the customer's first (issue 29: resources of its own); without the
+        sandbox, the profile's PSU of that type (nothing can be made)."""
+        if not self.profile.sandbox:
+            return self.customer(customer_type)
+        return self.new_customer(self.own_seed(seed, f"customer:{customer_type}"), customer_type)
 
     def _profile_customer(self, customer_type: CustomerType) -> Customer:
         if customer_type == "CORPORATE":
@@ -130,6 +139,17 @@ class PartySetUp(SetUpBase):
         return self.shared(
             "account",
             lambda: self.new_account(self.seed_for("account"), transactions=_SHARED_TRANSACTIONS),
+        )
+
+    def own_account(self, seed: int, *, transactions: int = 0) -> Account:
+        """An account of a customer the scenario of ``seed`` makes for itself (SCU, SA, and E7
+        with ``transactions``), for a scenario that adds to or changes an account (E7, E15);
+        without the sandbox the profile's account."""
+        if not self.profile.sandbox:
+            return self._existing_account()
+        owner = self.own_customer(seed)
+        return self.new_account(
+            self.own_seed(seed, "account"), owner=owner, transactions=transactions
         )
 
     def _existing_account(self) -> Account:
@@ -217,14 +237,22 @@ class PartySetUp(SetUpBase):
             ),
         )
 
-    def new_card_account(self, seed: int, *, booked: int = 0, pending: int = 0) -> CardAccount:
-        """A fresh card account (SCA) with ``booked`` invoiced and ``pending`` not yet invoiced
-        card transactions (E5)."""
+    def own_card_account(self, seed: int) -> CardAccount:
+        """A card account of a customer the scenario of ``seed`` makes for itself, for a
+        scenario that adds card transactions (E5)."""
+        self.require_sandbox("a sandbox card account")
+        return self.new_card_account(self.own_seed(seed, "card"), owner=self.own_customer(seed))
+
+    def new_card_account(
+        self, seed: int, *, booked: int = 0, pending: int = 0, owner: Customer | None = None
+    ) -> CardAccount:
+        """A fresh card account (SCA) of ``owner`` (the worker's private customer by default)
+        with ``booked`` invoiced and ``pending`` not yet invoiced card transactions (E5)."""
         self.require_sandbox("a sandbox card account")
         reason = self.unsupported_reason("SCA")
         if reason is not None:
             raise NotApplicable(f"the scenario needs a card account: {reason}")
-        owner = self.customer("PRIVATE")
+        owner = owner or self.customer("PRIVATE")
         body = factories.sandbox_card_account_create(seed, owner.customer_number or "")
         document = self.create("SCA", "creating a sandbox card account", body=body)
         resource = document.get("cardAccount", document) if isinstance(document, Mapping) else {}
@@ -270,9 +298,11 @@ class PartySetUp(SetUpBase):
         """The worker's corporate agreement with one engagement (REGISTER and VIEW)."""
         return self.shared("engagement", lambda: self.new_engagement(self.seed_for("engagement")))
 
-    def new_engagement(self, seed: int, roles: Sequence[str] = ("REGISTER", "VIEW")) -> Engagement:
-        """A CORPORATE customer owning an agreement (SAG) and an account (SA), and an engagement
-        (E6) that shows the account to a private member PSU (spec 4.3 E6)."""
+    def new_agreement(self, seed: int, *, member: Customer | None = None) -> Agreement:
+        """A CORPORATE customer owning an agreement (SAG) and an account (SA), and the private
+        member PSU an engagement (E6) is to show it to: fresh unless ``member`` is given, so
+        that an engagement the scenario adds is the first for that customer and account on the
+        agreement (a bank may refuse a second one, spec 4.3 E6 is silent)."""
         self.require_sandbox("a sandbox agreement")
         for op_id in ("SAG", "E6"):
             reason = self.unsupported_reason(op_id)
@@ -293,7 +323,19 @@ class PartySetUp(SetUpBase):
             corporate_id=agreement_id,
         )
         account = self.new_account(seed, owner=owner)
-        member = self.customer("PRIVATE")
+        member = member or self.new_customer(self.own_seed(seed, "member"), "PRIVATE")
+        return Agreement(agreement_id, owner, member, account)
+
+    def new_engagement(self, seed: int, roles: Sequence[str] = ("REGISTER", "VIEW")) -> Engagement:
+        """A CORPORATE customer owning an agreement (SAG) and an account (SA), and an engagement
+        (E6) that shows the account to the worker's private PSU (spec 4.3 E6)."""
+        made = self.new_agreement(seed, member=self.customer("PRIVATE"))
+        agreement_id, owner, member, account = (
+            made.agreement_id,
+            made.owner,
+            made.member,
+            made.account,
+        )
         engagement = self.create(
             "E6",
             "adding an engagement to the sandbox agreement",

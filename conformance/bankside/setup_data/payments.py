@@ -119,25 +119,22 @@ class DataFactory(ConsentSetUp):
         """The worker's payment of ``op_id`` for scenarios that only read it (PS)."""
         return self.shared(f"payment:{op_id}", lambda: self.payment(self.seed_for(op_id), op_id))
 
-    def cancellation_pending_payment(self, op_id: str = "E16") -> Payment:
-        """The worker's authorised payment of ``op_id`` whose cancellation (PC) waits for its own
-        authorisation (PCA, ``[cancellation] sca = "authorised"``), for the scenarios that only
-        start that authorisation (each start leaves it waiting). A batch run may carry a fresh
-        authorised payment past cancelling before PC reaches it: then another is made (three in
-        all); a target that cancels at once leaves the last one cancelled, and PCA's own
-        scenarios judge what it answers then."""
-
-        def make() -> Payment:
-            for attempt in range(3):
-                payment = self.payment(
-                    self.seed_for(f"cancellation:{op_id}:{attempt}"), op_id, authorise=True
-                )
-                answer = self.send("PC", psu=payment.psu, path_values=payment.path_values)
-                if answer.status == 202 or not 400 <= answer.status < 500:
-                    break
-            return payment
-
-        return self.shared(f"cancellation:{op_id}", make)
+    def cancellation_pending_payment(self, seed: int, op_id: str = "E16") -> Payment:
+        """An authorised payment of ``op_id`` made for the scenario of ``seed``, whose
+        cancellation (PC) waits for its own authorisation (PCA, ``[cancellation] sca =
+        "authorised"``): the scenario's own, so that its PCA is the first start of that
+        authorisation (a bank may answer a second one as already started). A batch run may carry
+        a fresh authorised payment past cancelling before PC reaches it: then another is made
+        (three in all); a target that cancels at once leaves the last one cancelled, and PCA's
+        own scenarios judge what it answers then."""
+        for attempt in range(3):
+            payment = self.payment(
+                self.own_seed(seed, f"cancellation:{op_id}:{attempt}"), op_id, authorise=True
+            )
+            answer = self.send("PC", psu=payment.psu, path_values=payment.path_values)
+            if answer.status == 202 or not 400 <= answer.status < 500:
+                break
+        return payment
 
     def payments(self, seed: int, count: int, op_id: str = "E16") -> list[Payment]:
         """``count`` fresh payments of one product (a basket's content)."""

@@ -81,6 +81,17 @@ class CardAccount:
 
 
 @dataclass(frozen=True)
+class Agreement:
+    """A corporate agreement (SAG) owned by ``owner``, with ``owner``'s ``account`` and the
+    private ``member`` PSU an engagement (E6) may show it to: what one engagement needs."""
+
+    agreement_id: str
+    owner: Customer
+    member: Customer
+    account: Account
+
+
+@dataclass(frozen=True)
 class Engagement:
     """A corporate agreement (SAG) owned by ``owner`` with an engagement (E6) giving ``member``
     access to ``account`` (roles REGISTER and VIEW, spec 4.3 E6)."""

@@ -132,7 +132,14 @@ def payment_cancelled(scenario: Scenario, ctx: RunContext, seed: int) -> None:
 
 
 def payment_authorisation_started(scenario: Scenario, ctx: RunContext, seed: int) -> None:
-    """PA answers like E2: scaStatus STARTED with a scaRedirect link (spec 4.3 E2)."""
+    """PA answers like E2: scaStatus STARTED with a scaRedirect link (spec 4.3 E2). At a bank
+    that starts a payment's SCA at its creation (``[sca] start``) there is no PA to judge."""
+    settings = ctx.profile.sca
+    if settings.starts_at_creation:
+        raise NotApplicable(
+            f"the profile says a payment's SCA starts at its creation ([sca] start = "
+            f'"{settings.start}"): PA would start an authorisation already started'
+        )
     payment = ctx.data.payment(seed, "E16")
     _authorisation_started(scenario, ctx, payment_request(ctx, "PA", payment))
 

@@ -14,6 +14,7 @@ from conformance.checks import (
     check_equal,
 )
 from conformance.generate import factories
+from conformance.profile.templates import apply_template
 from conformance.runners.flow.steps import fail, response_document, send_step
 from conformance.runners.operations import sandbox
 
@@ -51,9 +52,17 @@ def same_fields(
         )
 
 
+def _templated(ctx: RunContext, op_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A creation's body with the profile's set-up template merged in (``[setup] templates``):
+    what the bank needs beyond the contract's shape, so that a round trip sends what the bank
+    takes (and reads back what it sent)."""
+    template = ctx.profile.setup_templates.get(op_id)
+    return body if template is None else dict(apply_template(template, body))
+
+
 def roundtrip_customer(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """A customer created with SCU is listed by E9 with the same data."""
-    body = factories.sandbox_customer_create(seed, "CORPORATE")
+    body = _templated(ctx, "SCU", factories.sandbox_customer_create(seed, "CORPORATE"))
     created = send_step(scenario, ctx, OperationRequest.build(ctx, "SCU", body=body))
     customer_id = response_document(created).get("customerId")
     listed = send_step(scenario, ctx, OperationRequest.build(ctx, "E9"))
@@ -94,8 +103,10 @@ _ACCOUNT_FIELDS = (
 
 def roundtrip_account(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """An account created with SA reads back from E12 with the same data."""
-    owner = ctx.data.customer("PRIVATE")
-    body = factories.sandbox_account_create(seed, owner.customer_number or "")
+    owner = ctx.data.own_customer(seed)
+    body = _templated(
+        ctx, "SA", factories.sandbox_account_create(seed, owner.customer_number or "")
+    )
     created = send_step(scenario, ctx, OperationRequest.build(ctx, "SA", body=body))
     account_id = str(response_document(created).get("id"))
     read = send_step(scenario, ctx, sandbox.account_read(ctx, account_id))
@@ -121,8 +132,10 @@ def _same_balances(
 
 def roundtrip_card_account(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """A card account created with SCA reads back from E10 with the same data."""
-    owner = ctx.data.customer("PRIVATE")
-    body = factories.sandbox_card_account_create(seed, owner.customer_number or "")
+    owner = ctx.data.own_customer(seed)
+    body = _templated(
+        ctx, "SCA", factories.sandbox_card_account_create(seed, owner.customer_number or "")
+    )
     created = send_step(scenario, ctx, OperationRequest.build(ctx, "SCA", body=body))
     resource = response_document(created).get("cardAccount") or {}
     read = send_step(scenario, ctx, sandbox.card_account_read(ctx, str(resource.get("resourceId"))))
@@ -132,28 +145,35 @@ def roundtrip_card_account(scenario: Scenario, ctx: RunContext, seed: int) -> No
 
 
 def roundtrip_agreement(scenario: Scenario, ctx: RunContext, seed: int) -> None:
-    """A private or corporate agreement created with SAG reads back from E14 (spec 4.3 E14)."""
+    """A private or corporate agreement created with SAG reads back from E14 (spec 4.3 E14).
+    The owner, sent as the corporation's customerId, may read back as that or as its
+    customerNumber: spec 2.9 says only that an agreement has an optional ``owner``, not in which
+    of the customer's two identifiers it is shown."""
     corporate = scenario.param("agreement") == "corporate"
-    owner = ctx.data.corporate_customer().customer_id if corporate else None
-    body = factories.sandbox_agreement_create(seed, owner)
+    owner = ctx.data.own_customer(seed, "CORPORATE") if corporate else None
+    body = _templated(
+        ctx,
+        "SAG",
+        factories.sandbox_agreement_create(seed, None if owner is None else owner.customer_id),
+    )
     created = send_step(scenario, ctx, OperationRequest.build(ctx, "SAG", body=body))
     agreement_id = str(response_document(created).get("id"))
     read = send_step(scenario, ctx, sandbox.agreement_read(ctx, agreement_id))
+    document = response_document(read)
+    sent = {**body, "id": agreement_id}
+    if owner is not None and document.get("owner") == owner.customer_number:
+        sent["owner"] = owner.customer_number  # the same customer, by its other identifier
     same_fields(
-        read,
-        {**body, "id": agreement_id},
-        response_document(read),
-        ("id", "name", "owner"),
-        "the agreement",
-        scenario.spec,
-        created,
+        read, sent, document, ("id", "name", "owner"), "the agreement", scenario.spec, created
     )
 
 
 def roundtrip_engagement(scenario: Scenario, ctx: RunContext, seed: int) -> None:
-    """An engagement created with E6 reads back from E13 with the same data."""
-    shared = ctx.data.engagement()
+    """An engagement created with E6, on an agreement made for the scenario, reads back from
+    E13 with the same data."""
+    shared = ctx.data.new_agreement(ctx.data.own_seed(seed, "agreement"))
     body = factories.sandbox_engagement(seed, shared.member.customer_id, shared.account.iban)
+    body = _templated(ctx, "E6", body)
     created = send_step(scenario, ctx, sandbox.engagement_create(ctx, shared.agreement_id, body))
     engagement_id = response_document(created).get("id")
     if engagement_id is None:
@@ -175,7 +195,7 @@ def roundtrip_engagement(scenario: Scenario, ctx: RunContext, seed: int) -> None
 
 def roundtrip_balances(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """Balances changed with E15 read back from E12."""
-    account = ctx.data.new_account(seed)
+    account = ctx.data.own_account(seed)
     body = factories.balance_update(seed, account.currency)
     send_step(scenario, ctx, sandbox.balances_update(ctx, account.id, body))
     read = send_step(scenario, ctx, sandbox.account_read(ctx, account.id))

@@ -9,6 +9,8 @@ import copy
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from conformance.profile.templates import apply_template
+
 if TYPE_CHECKING:
     from conformance.contract import Contract
     from conformance.runners.context import RunContext
@@ -69,8 +71,15 @@ def operation_minimal_body(ctx: RunContext, op_id: str, body: Body, keep: Keep =
 
 
 def variant_body(ctx: RunContext, op_id: str, variant: str, complete: Any, keep: Keep = ()) -> Any:
-    """``complete`` as the ``variant`` wants it: made minimal for ``minimal``, else as it is."""
+    """``complete`` as the ``variant`` wants it: made minimal for ``minimal``, else as it is.
+
+    A minimal body of a sandbox creation the profile has a set-up template for (``[setup]
+    templates``) gets the template's members too: the contract's required members are its own
+    design (spec 4.1: "Their request and response shapes: not shown"), and the template says
+    what the bank requires beyond them."""
     operation = ctx.contract.operations[op_id]
     if variant == MINIMAL and operation.request_schema is not None:
-        return minimal_body(ctx.contract, operation.request_schema, complete, keep)
+        minimal = minimal_body(ctx.contract, operation.request_schema, complete, keep)
+        template = ctx.profile.setup_templates.get(op_id)
+        return minimal if template is None else apply_template(template, minimal)
     return complete

@@ -239,9 +239,9 @@ def _basket_read(op_id: str) -> Builder:
 
 def _payment_subresource(op_id: str) -> Builder:
     """PS, PC, PA, PCA: a payment of the variant's product (NDCT by E16, NCBCT by E18): fresh
-    for PC and PA, which change it when they succeed; the worker's own for PS, which only reads,
-    and for PCA the worker's authorised payment whose cancellation waits for its authorisation
-    (starting one more changes nothing until the PSU approves it)."""
+    for PC and PA, which change it when they succeed, and for PCA an authorised payment of its
+    own whose cancellation waits for its authorisation (a bank may refuse a second start of
+    it); the worker's own for PS, which only reads."""
 
     def build(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
         product = variant or NDCT_PRODUCT
@@ -252,7 +252,7 @@ def _payment_subresource(op_id: str) -> Builder:
         if op_id == "PS":  # a status read changes nothing: the worker's payment serves
             payment = ctx.data.shared_payment(creator)
         elif op_id == "PCA":
-            payment = ctx.data.cancellation_pending_payment(creator)
+            payment = ctx.data.cancellation_pending_payment(seed, creator)
         else:
             payment = ctx.data.payment(seed, creator)
         return payment_request(ctx, op_id, payment)

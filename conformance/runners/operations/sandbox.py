@@ -133,13 +133,13 @@ def _sandbox_customer(ctx: RunContext, variant: str, seed: int) -> OperationRequ
 
 
 def _sandbox_account(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
-    owner = ctx.data.customer("PRIVATE")
+    owner = ctx.data.own_customer(seed)
     body = factories.sandbox_account_create(seed, owner.customer_number or "")
     return OperationRequest.build(ctx, "SA", body=variant_body(ctx, "SA", variant, body))
 
 
 def _sandbox_card_account(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
-    owner = ctx.data.customer("PRIVATE")
+    owner = ctx.data.own_customer(seed)
     body = factories.sandbox_card_account_create(seed, owner.customer_number or "")
     if variant == COMPLETE:
         body["status"] = "enabled"
@@ -147,7 +147,7 @@ def _sandbox_card_account(ctx: RunContext, variant: str, seed: int) -> Operation
 
 
 def _sandbox_agreement(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
-    owner = ctx.data.corporate_customer().customer_id if variant != MINIMAL else None
+    owner = ctx.data.own_customer(seed, "CORPORATE").customer_id if variant != MINIMAL else None
     body = factories.sandbox_agreement_create(seed, owner)
     return OperationRequest.build(ctx, "SAG", body=body)
 
@@ -162,15 +162,17 @@ def _sandbox_reset(ctx: RunContext, variant: str, seed: int) -> OperationRequest
 
 
 def _engagement_create(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
-    """E6 on the worker's corporate agreement: its account, for the member PSU (spec 4.3 E6)."""
-    shared = ctx.data.engagement()
-    body = factories.sandbox_engagement(seed, shared.member.customer_id, shared.account.iban)
-    return engagement_create(ctx, shared.agreement_id, variant_body(ctx, "E6", variant, body))
+    """E6 on a corporate agreement made for the scenario: its account, for a member PSU of its
+    own (spec 4.3 E6), the first engagement of that customer and account there."""
+    own = ctx.data.new_agreement(ctx.data.own_seed(seed, "agreement"))
+    body = factories.sandbox_engagement(seed, own.member.customer_id, own.account.iban)
+    return engagement_create(ctx, own.agreement_id, variant_body(ctx, "E6", variant, body))
 
 
 def _account_transactions_create(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
-    """E7 on the worker's account: the debtor is the account itself (spec 7 rule 5)."""
-    account = ctx.data.account()
+    """E7 on an account made for the scenario: the debtor is the account itself (spec 7
+    rule 5)."""
+    account = ctx.data.own_account(seed)
     body = factories.sandbox_account_transactions(
         seed,
         {"iban": account.iban, "bban": account.bban, "currency": account.currency},
@@ -181,8 +183,8 @@ def _account_transactions_create(ctx: RunContext, variant: str, seed: int) -> Op
 
 
 def _card_transactions_create(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
-    """E5 on the worker's card account (a fresh cardTransactionId per seed)."""
-    card = ctx.data.card_account()
+    """E5 on a card account made for the scenario (a fresh cardTransactionId per seed)."""
+    card = ctx.data.own_card_account(seed)
     items = ctx.data.card_transactions_body(card, seed, booked=1)
     if variant == COMPLETE:
         for item in items:
@@ -197,7 +199,7 @@ def _card_transactions_create(ctx: RunContext, variant: str, seed: int) -> Opera
 
 
 def _balances(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
-    account = ctx.data.account()
+    account = ctx.data.own_account(seed)
     body = factories.balance_update(seed, account.currency)
     return balances_update(ctx, account.id, variant_body(ctx, "E15", variant, body))
 
