@@ -65,7 +65,13 @@ class BreaksScenarios(Protocol):
     def name(self) -> str: ...
 
     def breaks(
-        self, scenario_id: str, rule: str, operation: str, field: str | None = None
+        self,
+        scenario_id: str,
+        rule: str,
+        operation: str,
+        field: str | None = None,
+        *,
+        first_access: bool = False,
     ) -> bool: ...
 
 
@@ -105,12 +111,18 @@ class RunVerdict:
     text: str = ""
 
 
-def expected_failures(fault: BreaksScenarios | None, refs: Iterable[ScenarioRef]) -> frozenset[str]:
-    """The ids among ``refs`` that must fail with ``fault`` on (none on the faithful server)."""
+def expected_failures(
+    fault: BreaksScenarios | None, refs: Iterable[ScenarioRef], *, first_access: bool = False
+) -> frozenset[str]:
+    """The ids among ``refs`` that must fail with ``fault`` on (none on the faithful server);
+    ``first_access``: the played bank binds the consent to the TPP session (``[consent] model =
+    "first-access"``)."""
     if fault is None:
         return frozenset()
     return frozenset(
-        ref.id for ref in refs if fault.breaks(ref.id, ref.rule, ref.operation, ref.field)
+        ref.id
+        for ref in refs
+        if fault.breaks(ref.id, ref.rule, ref.operation, ref.field, first_access=first_access)
     )
 
 
@@ -354,6 +366,7 @@ def compare(
     exit_code: int | None = None,
     excuse_not_judged: bool = False,
     strict: bool = False,
+    first_access: bool = False,
 ) -> Outcome:
     """Compare a run with what ``fault`` (None: the faithful server) says must fail.
 
@@ -363,13 +376,14 @@ def compare(
     its scenarios fails at must, ``exit_code`` 1 when given), not only with should findings; a
     should fault (``strict``: its run was ``--strict``) with its should findings. With
     ``excuse_not_judged`` (a run under a bank's profile, ``--play``) an expected scenario the
-    profile leaves unjudged (not applicable, waived) is excused, not missing.
+    profile leaves unjudged (not applicable, waived) is excused, not missing; ``first_access``:
+    that profile's consent is given at the first account access (:func:`expected_failures`).
     """
     ran = [
         refs.get(scenario_id) or ScenarioRef(scenario_id, verdict.rule, verdict.operation)
         for scenario_id, verdict in run.items()
     ]
-    named = expected_failures(fault, ran)
+    named = expected_failures(fault, ran, first_access=first_access)
     expected = named
     if excuse_not_judged:
         expected = frozenset(i for i in named if run[i].verdict not in (NOT_APPLICABLE, WAIVED))

@@ -2,7 +2,9 @@
 (``[consent] model``) and the suite, run with that profile, judges its consent scenarios (CC, CG,
 CD, the lifecycle rows and flows, the consented account operations) without a failure or a
 should finding; run with the default (detailed) profile against a bank-offered bank, the consent
-creations fail, so the model is what makes the difference."""
+creations fail, so the model is what makes the difference. A first-access bank (no consent
+endpoint) is judged on its account operations, spec 8's ages too where the run has the reference
+server's controls, its consent operations not applicable."""
 
 from __future__ import annotations
 
@@ -32,18 +34,19 @@ def _run(profile: Path, server_profile: Path, reports: Path, log: Path) -> dict[
     return document
 
 
-def _profile(folder: Path, model: str) -> Path:
+def _profile(folder: Path, model: str, *, controls: bool = False) -> Path:
     path = folder / f"{model}.toml"
     path.write_text(
         f'name = "a {model} bank"\nbase_url = "http://127.0.0.1:8000"\n'
-        f'[consent]\nmodel = "{model}"\n',
+        + ("reference_server = true\n" if controls else "")
+        + f'[consent]\nmodel = "{model}"\n',
         encoding="utf-8",
     )
     return path
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["bank-offered", "global"])
+@pytest.mark.parametrize("model", ["bank-offered", "global", "first-access"])
 def test_a_bank_of_each_model_is_played_and_passes(model: str, tmp_path: Path) -> None:
     profile = _profile(tmp_path, model)
     document = _run(profile, profile, tmp_path / "reports", tmp_path / "server.log")
@@ -64,3 +67,35 @@ def test_the_detailed_body_fails_at_a_bank_offered_bank(tmp_path: Path) -> None:
     verdicts = {item["id"]: item["verdict"] for item in scenarios}
     assert verdicts["CC-complete-request-accepted"] != "passed"
     assert verdicts["CG-authorised-consent-reads-its-access"] != "passed"
+
+
+#: Spec 8's ages and limits and spec 7 rule 8 on the account operations (must rules).
+AGE_AND_LIMIT_RULES = (
+    "AL-ERR-8-consent-account-gone-empty-list-holds",
+    "AL-LIM-sca-renewal-180-days-rejected",
+    "AT-LIM-sca-renewal-180-days-rejected",
+    "E8-LIM-sca-renewal-180-days-rejected",
+    "E8-LIM-transaction-details-consent-max-90-days-rejected",
+    "E8-LIM-transaction-details-daily-calls-without-ip-rejected",
+)
+
+
+@pytest.mark.slow
+def test_a_first_access_bank_is_judged_on_its_sessions_consents(tmp_path: Path) -> None:
+    """With the reference server's controls (the consent aged, the account deleted) spec 8's
+    rules are judged on consents given at the first access, and hold; the consent operations
+    are not applicable, naming the model."""
+    profile = _profile(tmp_path, "first-access", controls=True)
+    document = _run(profile, profile, tmp_path / "reports", tmp_path / "server.log")
+    totals = document["totals"]
+    assert isinstance(totals, dict)
+    assert totals["failed"] == totals["failed_should"] == totals["error"] == 0, totals
+    assert totals["blocked"] == 0, totals
+    scenarios = document["scenarios"]
+    assert isinstance(scenarios, list)
+    verdicts = {item["id"]: item["verdict"] for item in scenarios}
+    assert {verdicts[scenario] for scenario in AGE_AND_LIMIT_RULES} == {"passed"}, verdicts
+    reasons = {item["id"]: item.get("reason", "") for item in scenarios}
+    for scenario in ("CC-complete-request-accepted", "CG-authorised-consent-reads-its-access"):
+        assert verdicts[scenario] == "not applicable"
+        assert "first-access" in reasons[scenario]

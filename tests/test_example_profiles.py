@@ -48,6 +48,7 @@ NOT_JUDGED = {
     "bank-offered-consents": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "berlin-group-naming": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "decoupled-bankid": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
+    "first-access-consents": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "gateway-bank": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "oauth-token-bank": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},
     "older-release": NEEDS_PREPARED_STATES | {"E3-sandbox-payment-is-listed"},

@@ -116,6 +116,17 @@ def _listed(operation: Operation) -> frozenset[str]:
     )
 
 
+def redirect_headers(profile: TargetProfile) -> dict[str, str]:
+    """Where the PSU returns after SCA (spec 5 item 6): TPP-Redirect-URI, and beside it
+    TPP-Nok-Redirect-URI where the profile names ``nok_redirect_uri`` (where a failed SCA is to
+    return; not in spec 4.2: the platform's)."""
+    headers = {"TPP-Redirect-URI": profile.redirect_uri}
+    nok = profile.lifecycle.nok_redirect_uri
+    if nok is not None:
+        headers[NOK_REDIRECT_HEADER] = nok
+    return headers
+
+
 def standard_headers(
     operation: Operation, profile: TargetProfile, psu: Psu | None
 ) -> dict[str, str]:
@@ -134,10 +145,7 @@ def standard_headers(
     if "tpp-session-id" in required:
         headers["TPP-Session-ID"] = str(uuid.uuid4())
     if "tpp-redirect-uri" in required:
-        headers["TPP-Redirect-URI"] = profile.redirect_uri
-        nok = profile.lifecycle.nok_redirect_uri
-        if nok is not None:  # where a failed SCA is to return (not in spec 4.2: the platform's)
-            headers[NOK_REDIRECT_HEADER] = nok
+        headers.update(redirect_headers(profile))
     if psu is not None:
         headers.update(psu.headers(operation))
         if "PSU-IP-Address" in headers and profile.psu_ip_address is not None:

@@ -27,6 +27,7 @@ from conformance.commands.usage import (
 from conformance.contract import load_contract
 from conformance.errors import ConformanceError
 from conformance.generate import generate_scenarios
+from conformance.profile import load_profile
 from conformance.report import writable_reports
 from conformance.report.verdicts import NOT_JUDGED_EXIT
 from conformance.selfcheck import (
@@ -239,6 +240,7 @@ def run_one(
         exit_code=code,
         excuse_not_judged=play is not None,
         strict=strict_for(fault),
+        first_access=play is not None and load_profile(Path(play)).consent.at_first_access,
     )
 
 

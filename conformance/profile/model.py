@@ -193,7 +193,8 @@ class TargetProfile:
     #: ``[required_headers]``: the bank's required header set of an operation whose set the
     #: spec does not show (``required_for``).
     required_headers: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
-    #: ``[consent] model``: detailed, bank-offered or global (spec 8 shows no consent operation).
+    #: ``[consent] model``: detailed, bank-offered, global or first-access (spec 8 shows no
+    #: consent operation).
     consent: ConsentSettings = field(default_factory=ConsentSettings)
     #: ``[response_headers] promised``: the response headers the bank promises; a broken promise
     #: counts as a must failure for it, reported as its own promise, not the spec's.
@@ -260,6 +261,9 @@ class TargetProfile:
                 return f"the profile's products do not include {product} ({op_id})"
         if not self.sandbox and operation.family == "sandbox":
             return f"{op_id} is a sandbox operation and the profile says sandbox = false"
+        consent_endpoint = self.consent.unsupported_reason(op_id, operation.family)
+        if consent_endpoint is not None:
+            return consent_endpoint
         if operation.optional and op_id not in self.lifecycle.optional_operations:
             return (
                 f"{op_id} ({operation.name}) is an optional operation and the profile's "

@@ -89,6 +89,16 @@ def _require_explicit_start(scenario: Scenario, ctx: RunContext) -> None:
         )
 
 
+def _step_not_needed(op_id: str, ctx: RunContext) -> bool:
+    """Whether a flow's step ``op_id`` is left out at this bank: PA where the payment's own
+    creation starts its SCA (``[sca] start``), a consent operation where the consent is given at
+    the first account access (``[consent] model = "first-access"``)."""
+    if op_id == "PA" and ctx.profile.sca.starts_at_creation:
+        return True
+    family = ctx.contract.operations[op_id].family
+    return family == "consents" and ctx.profile.consent.at_first_access
+
+
 def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
     """Run one scenario against the target; raise NotApplicable or ConformanceFailure.
 
@@ -114,8 +124,8 @@ def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
 
 def _run_tagged(scenario: Scenario, ctx: RunContext, runner: Runner) -> None:
     for op_id in (scenario.operation, *scenario.param("steps", ())):
-        if op_id == "PA" != scenario.operation and ctx.profile.sca.starts_at_creation:
-            continue  # the payment's own creation starts its SCA: PA is not needed
+        if op_id != scenario.operation and _step_not_needed(op_id, ctx):
+            continue
         reason = ctx.unsupported_reason(op_id)
         if reason is not None:
             raise NotApplicable(reason)

@@ -126,8 +126,10 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "spec 5 part 5 (the PSU a request names; ownership not stated: security, should)",
         "lets one PSU read, cancel and authorise another PSU's payments, baskets and consents",
         rules=("AUTH-other-psu",),
-        # E8 finds the consent by the PSU it names (no Consent-ID): another PSU has none anyway
+        # E8 finds the consent by the PSU it names (no Consent-ID): another PSU has none anyway;
+        # at a bank that binds it to the TPP session, E8 finds it by the session
         operations=(*_OTHER_PSU_OPERATIONS, "AL", "AT"),
+        session_operations=("E8",),
         level="should",
     ),
     Fault(

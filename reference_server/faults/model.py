@@ -20,6 +20,9 @@ class Fault:
       ``*`` matches any run of characters (``SB-dates-in-past-*``).
     - ``operations``: only the scenarios of these operations (none: every operation), where the
       fault breaks the rule on some operations only.
+    - ``session_operations``: more operations whose scenarios of ``rules`` fail where the played
+      bank binds the consent to the TPP session (``[consent] model = "first-access"``): E8 then
+      finds the consent by the session, not by the PSU it names.
     - ``fields``: of the scenarios that break one field on purpose (a constraint or header
       mutation), only those at these fields (``PSU-ID``; body fields as a JSON pointer without the
       leading slash, ``instructedAmount/amount``). Rule-table scenarios change no single field and
@@ -41,6 +44,7 @@ class Fault:
     description: str
     rules: tuple[str, ...] = ()
     operations: tuple[str, ...] = ()
+    session_operations: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()
     scenarios: tuple[str, ...] = ()
     level: str = "must"
@@ -50,14 +54,24 @@ class Fault:
         if self.level not in ("must", "should"):
             raise ValueError(f"fault {self.name}: level {self.level!r} is not must or should")
 
-    def breaks(self, scenario_id: str, rule: str, operation: str, field: str | None = None) -> bool:
+    def breaks(
+        self,
+        scenario_id: str,
+        rule: str,
+        operation: str,
+        field: str | None = None,
+        *,
+        first_access: bool = False,
+    ) -> bool:
         """Whether the scenario (its id, rule id, operation and mutated field, if any) must fail
-        while this fault is on."""
+        while this fault is on; ``first_access``: at a bank that binds the consent to the TPP
+        session (``session_operations``)."""
         if scenario_id in self.scenarios:
             return True
         if not any(fnmatchcase(rule, pattern) for pattern in self.rules):
             return False
-        if self.operations and operation not in self.operations:
+        operations = (*self.operations, *(self.session_operations if first_access else ()))
+        if self.operations and operation not in operations:
             return False
         return not (self.fields and field is not None and field not in self.fields)
 

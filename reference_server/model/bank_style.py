@@ -29,7 +29,10 @@ Played:
   ``Authorization: Bearer`` (``pipeline/tokens.py``); ``[sca] approach = "oauth"``: answers carry
   ``scaOAuth`` (the authorisation server's metadata) and no ``scaRedirect``;
 - ``[consent] model``: a bank-offered or global bank takes only that model's consent body (and
-  every answer names the SCA approach in ``ASPSP-SCA-Approach``, whatever the profile).
+  every answer names the SCA approach in ``ASPSP-SCA-Approach``, whatever the profile); a
+  first-access bank has no consent endpoint (404) and gives the consent at a TPP session's first
+  account access: 401 with ``_links.scaRedirect``, then the session is served
+  (``services/consent_access.py``).
 
 Without a profile the server is the bundled one (assumptions.md, "Bank styles").
 """
@@ -246,7 +249,8 @@ class BankStyle:
     #: ``release``: the release the bank runs (None: the latest, 1.22.0); what spec 9 dates
     #: later is not there (``schemas/releases.json``: NCBCT in signing baskets from 1.21.20).
     release: Release | None = None
-    #: ``[consent] model``: detailed (every form taken), bank-offered or global (only its own).
+    #: ``[consent] model``: detailed (every form taken), bank-offered or global (only its own),
+    #: first-access (no consent endpoint: the consent is bound to the TPP session).
     consent_model: str = "detailed"
 
 

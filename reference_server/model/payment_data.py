@@ -225,6 +225,9 @@ class Consent(DocRecord):
     authorised_at: str | None = None
     account_ids: tuple[str, ...] = field(default=())
     tpp_id: str | None = None
+    #: The TPP-Session-ID it is bound to: a consent given at the session's first account access
+    #: (a played bank's ``[consent] model = "first-access"``); None for a consent created (CC).
+    session_id: str | None = None
 
     @property
     def parent_id(self) -> str | None:

@@ -17,8 +17,12 @@ named accounts and ``allPsd2`` (the PSU chooses at SCA), a played ``global`` ban
 ``allPsd2: allAccounts``. CG shows the access as asked, except that a consent that named no
 account lists, once authorised, the accounts it covers (the PSU's choice).
 
+A played ``first-access`` bank has none of these operations (404 RESOURCE_UNKNOWN): its consent
+is given at a TPP session's first account access (``services/consent_access.py``).
+
 ``POST /_control/consents/{consentId}/age`` with ``{"days": N}`` (reference-server only, loopback,
 unsigned) makes a consent N days older: its SCA (``authorised_at``) and creation move N days back.
+For a ``first-access`` bank ``{consentId}`` may name the TPP session instead (its newest consent).
 Spec 8's ages (90 days without the PSU, SCA renewal after 180) can so be reached for one consent,
 where moving the server's clock would age every consent of every scenario running meanwhile.
 """
@@ -36,7 +40,11 @@ from reference_server.model.sandbox_data import ACCOUNTS
 from reference_server.pipeline import ownership
 from reference_server.pipeline.validation import BANK_ZONE
 from reference_server.services import sca_flow
-from reference_server.services.consent_access import effective_status
+from reference_server.services.consent_access import (
+    FIRST_ACCESS,
+    effective_status,
+    session_consents,
+)
 
 __all__ = [
     "OPERATIONS",
@@ -84,6 +92,17 @@ def _check_model(model: str, access: Any) -> None:
         )
 
 
+def _check_offered(call: Call) -> None:
+    """A played ``first-access`` bank has no consent endpoint: 404 RESOURCE_UNKNOWN."""
+    if call.app.bank.consent_model == FIRST_ACCESS:
+        raise ApiError(
+            404,
+            "RESOURCE_UNKNOWN",
+            "this bank has no consent endpoint: the consent is given at the first account "
+            "access of a TPP session (401 with _links.scaRedirect)",
+        )
+
+
 def create_consent(call: Call) -> Response:
     """CC: 201 ``{consentId, consentStatus: received, _links}``.
 
@@ -91,6 +110,7 @@ def create_consent(call: Call) -> Response:
     that PSU for consent (else 400 CONSENT_INVALID, naming them); a ``validUntil`` before today
     is 400 FORMAT_ERROR; a body of another model than the played bank's is 400 FORMAT_ERROR.
     """
+    _check_offered(call)
     app = call.app
     body = call.body
     _check_model(app.bank.consent_model, body["access"])
@@ -164,6 +184,7 @@ def _require(call: Call) -> Consent:
 def consent_status(call: Call) -> Response:
     """CS: ``{consentStatus}``; a valid consent past its validUntil or its SCA renewal period
     reads ``expired`` (spec 8)."""
+    _check_offered(call)
     consent = _require(call)
     return Response.json(200, {"consentStatus": effective_status(call.app, consent)})
 
@@ -172,6 +193,7 @@ def authorise_consent(call: Call) -> Response:
     """CA: start the consent's SCA, like E2 (spec 5 item 6): 201 STARTED, 401 with
     ``scaRedirect`` for a PSU the sandbox does not know, 400 RESOURCE_BLOCKED once the consent is
     no longer ``received``."""
+    _check_offered(call)
     app = call.app
     with app.store.atomic():
         consent = _require(call)
@@ -210,6 +232,7 @@ def _bank_date(moment: str) -> str:
 def read_consent(call: Call) -> Response:
     """CG: 200 with the consent (NextGenPSD2 ``ConsentInformationResponse``): its access,
     recurringIndicator, validUntil, frequencyPerDay, lastActionDate, consentStatus, _links."""
+    _check_offered(call)
     consent = _require(call)
     moment = consent.authorised_at or consent.created_at
     path = consent_path(consent.id)
@@ -234,6 +257,7 @@ def delete_consent(call: Call) -> Response:
     """CD: 204; the consent reads ``terminatedByTpp`` from now on and gives access to nothing
     (a terminated one deleted again: 204 too). Fault ``consent-termination-ignored``: 204, and
     the consent stays as it was."""
+    _check_offered(call)
     store = call.app.store
     with store.atomic():
         consent = _require(call)
@@ -259,6 +283,16 @@ def _earlier(moment: str | None, days: int) -> str | None:
     )
 
 
+def _aged(call: Call) -> Consent:
+    """The consent the age control names: by its id, or (a ``first-access`` bank) by its TPP
+    session, the session's newest."""
+    if call.app.bank.consent_model == FIRST_ACCESS:
+        bound = session_consents(call.app, call.path_params["consentId"])
+        if bound:
+            return bound[0]
+    return _require(call)
+
+
 def age_consent(call: Call) -> Response:
     """``POST /_control/consents/{consentId}/age`` ``{"days": N}``: the consent N days older
     (its SCA and creation N days earlier); 200 with its id, authorisation moment and status."""
@@ -268,7 +302,7 @@ def age_consent(call: Call) -> Response:
         raise ApiError(400, "FORMAT_ERROR", 'send {"days": N} with N a whole number >= 0')
     store = call.app.store
     with store.atomic():
-        consent = _require(call)
+        consent = _aged(call)
         consent = replace(
             consent,
             created_at=_earlier(consent.created_at, days) or consent.created_at,

@@ -5,6 +5,15 @@ sent (NextGenPSD2; AL and AT list it, E8 reads it too), else the latest valid co
 named by PSU-ID (covering the account, for AT and E8), else — E8 only, whose PSU headers are all
 optional — the latest valid consent covering the account.
 
+A played bank whose consent model is ``first-access`` (``[consent] model``) has no consent
+endpoint: the consent is bound to the TPP session (TPP-Session-ID, of this TPP and PSU). The
+session's first access, or one whose consent has expired (SCA renewal, spec 8), starts a consent
+of every account offered to the PSU (spec 4.3 E6) and its authorisation, and is answered 401
+with ``_links.scaRedirect`` (spec 5 item 6; CONSENT_UNKNOWN, or CONSENT_EXPIRED for a renewal);
+once the PSU approved it there, the session's requests are served. A consent the bank holds
+already (the profile's ``[production] consent_id``, ``[prepared]`` consents) is bound to the
+session of its id.
+
 Spec 8 limits, on the server's clock:
 
 - SCA renewal every 180 days (spec 9 1.17.4): a consent whose SCA is older reads ``expired``
@@ -16,25 +25,35 @@ Spec 8 limits, on the server's clock:
 
 from __future__ import annotations
 
+import uuid
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from reference_server.api import ApiError, Call
-from reference_server.model.payment_data import CONSENTS, Consent, ConsentStatus
+from reference_server.model.payment_data import CONSENTS, Consent, ConsentStatus, SubjectKind
 from reference_server.pipeline import ownership
 from reference_server.pipeline.validation import BANK_ZONE
+from reference_server.services import sca_flow
 
 if TYPE_CHECKING:
     from reference_server.api import ServerState
+    from reference_server.model.payment_data import Authorisation
 
 __all__ = [
     "DAILY_CALLS_WITHOUT_PSU",
+    "FIRST_ACCESS",
     "MAX_AGE_WITHOUT_PSU",
     "SCA_RENEWAL",
     "check_unattended_access",
     "consent_for",
     "effective_status",
+    "session_consents",
 ]
+
+#: The consent model without a consent endpoint (``[consent] model``).
+FIRST_ACCESS = "first-access"
+#: The header a first-access consent is bound by.
+SESSION_HEADER = "TPP-Session-ID"
 
 #: Spec 8 "renewal of SCA every 180 days" (account access).
 SCA_RENEWAL = timedelta(days=180)
@@ -42,6 +61,8 @@ SCA_RENEWAL = timedelta(days=180)
 MAX_AGE_WITHOUT_PSU = timedelta(days=90)
 #: Spec 8: E8 without PSU-IP-Address, 4 calls per day.
 DAILY_CALLS_WITHOUT_PSU = 4
+#: A first-access consent lasts until its SCA is due again (spec 8): no date of its own.
+SESSION_VALID_UNTIL = "9999-12-31"
 
 
 def _authorised_at(consent: Consent) -> datetime | None:
@@ -77,9 +98,84 @@ def consent_for(call: Call, account_id: str | None, *, any_psu: bool = False) ->
     """The valid consent the request uses (see the module docstring), covering ``account_id``
     when one is given. Raises 401 CONSENT_UNKNOWN / CONSENT_INVALID / CONSENT_EXPIRED and 403
     CONSENT_INVALID (the consent does not cover the account)."""
-    consent = _used_consent(call, account_id, any_psu)
+    if call.app.bank.consent_model == FIRST_ACCESS:
+        consent = _session_consent(call)
+    else:
+        consent = _used_consent(call, account_id, any_psu)
     _check_usable(call.app, consent, account_id)
     return consent
+
+
+def session_consents(app: ServerState, session: str) -> list[Consent]:
+    """The consents bound to the TPP session ``session``, newest first: those given in it, and
+    a consent the bank holds already under that id."""
+    store = app.store
+    found = {consent.id: consent for consent in store.find(CONSENTS, "sessionId", session)}
+    held = store.get(CONSENTS, session)
+    if held is not None:
+        found[held.id] = held
+    chosen = list(found.values())
+    chosen.sort(key=lambda consent: consent.authorised_at or consent.created_at, reverse=True)
+    return chosen
+
+
+def _session_consent(call: Call) -> Consent:
+    """The valid consent of this TPP session, TPP and PSU (``first-access``); else a new one
+    started, and the 401 that sends the PSU to its SCA."""
+    session = call.header(SESSION_HEADER)
+    if not session:
+        raise ApiError(
+            400,
+            "HTTP_HEADER_REQUIRED",
+            "this bank binds the consent to the TPP session: send TPP-Session-ID",
+            path=SESSION_HEADER,
+        )
+    app = call.app
+    with app.store.atomic():
+        mine = [
+            consent
+            for consent in session_consents(app, session)
+            if ownership.owned(call, consent.tpp_id)
+            and ownership.same_psu(call, consent.customer_id)
+        ]
+        valid = [consent for consent in mine if consent.status == ConsentStatus.VALID]
+        if valid and effective_status(app, valid[0]) == ConsentStatus.VALID:
+            return valid[0]
+        authorisation = _start_session_consent(call, session)
+    renewal = bool(valid)
+    raise ApiError(
+        401,
+        "CONSENT_EXPIRED" if renewal else "CONSENT_UNKNOWN",
+        (
+            "the consent of this TPP session needs its SCA renewed (spec 8: every 180 days)"
+            if renewal
+            else "no consent in this TPP session yet"
+        )
+        + ": send the PSU to _links.scaRedirect, then repeat the request (spec 5 item 6)",
+        links=sca_flow.redirect_links(
+            authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
+        ),
+    )
+
+
+def _start_session_consent(call: Call, session: str) -> Authorisation:
+    """A consent of every account offered to the PSU, bound to ``session``, and its SCA."""
+    app = call.app
+    consent = Consent(
+        id=str(uuid.uuid4()),
+        psu_key=sca_flow.psu_key(call),
+        customer_id=call.auth.customer_id,
+        access={},
+        valid_until=SESSION_VALID_UNTIL,
+        recurring=True,
+        frequency_per_day=DAILY_CALLS_WITHOUT_PSU,
+        status=ConsentStatus.RECEIVED,
+        created_at=app.clock.now().isoformat(),
+        tpp_id=ownership.tpp_of(call),
+        session_id=session,
+    )
+    app.store.add(CONSENTS, consent)
+    return sca_flow.start(app, call, SubjectKind.CONSENT, consent.id)
 
 
 def _used_consent(call: Call, account_id: str | None, any_psu: bool) -> Consent:

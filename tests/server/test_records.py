@@ -219,6 +219,7 @@ EXAMPLES: list[tuple[Record, dict[str, Any]]] = [
             "authorisedAt": "t1",
             "accountIds": ["acc1"],
             "tppId": None,
+            "sessionId": None,
         },
     ),
     (

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from conformance.bankside.setup_data.payments import DataFactory
 from conformance.bankside.setup_data.records import (
+    FIRST_ACCESS_STATUS,
     NDCT_PRODUCT,
     PRODUCT_OF_OPERATION,
     Account,
@@ -37,6 +38,7 @@ from conformance.bankside.setup_data.records import (
 )
 
 __all__ = [
+    "FIRST_ACCESS_STATUS",
     "NDCT_PRODUCT",
     "PRODUCT_OF_OPERATION",
     "Account",

@@ -19,7 +19,6 @@ from conformance.checks import NotApplicable, json_document
 from conformance.profile import PRODUCT_OPERATIONS
 
 if TYPE_CHECKING:
-    from conformance.bankside.request import Psu
     from conformance.bankside.setup_data.payments import DataFactory
 
 __all__ = [
@@ -98,15 +97,14 @@ def aged_consent(data: DataFactory) -> Consent:
             "server's controls can age and the profile names none",
             supply=AGED_CONSENT_SUPPLY,
         )
-    psu = data.psu("PRIVATE")
-    account_id, transaction_id = data.first_transaction(consent_id, psu)
-    if account_id is None or transaction_id is None:
+    consent = data.first_transaction(data.known_consent(consent_id, data.psu("PRIVATE")))
+    if consent.account_id is None or consent.transaction_id is None:
         raise NotApplicable(
             f"the prepared consent {consent_id} ([prepared] aged_consent_id) shows no account "
             "with a booked transaction to read (AL, AT)",
             supply=AGED_CONSENT_SUPPLY,
         )
-    return Consent(consent_id, psu, account_id, transaction_id)
+    return consent
 
 
 def renewal_due_consent(data: DataFactory, operation: str) -> Consent:
@@ -129,7 +127,7 @@ def renewal_due_consent(data: DataFactory, operation: str) -> Consent:
             "name",
             supply=RENEWAL_DUE_SUPPLY,
         )
-    return Consent(
+    return data.known_consent(
         consent_id,
         data.psu("PRIVATE"),
         prepared.renewal_due_account_id,
@@ -137,8 +135,8 @@ def renewal_due_consent(data: DataFactory, operation: str) -> Consent:
     )
 
 
-def closed_account(data: DataFactory) -> tuple[Psu, str, str]:
-    """The PSU, the prepared consent and the account of it that was closed since."""
+def closed_account(data: DataFactory) -> tuple[Consent, str]:
+    """The prepared consent (the private PSU's) and the account of it that was closed since."""
     prepared = data.profile.prepared
     if prepared.closed_account_consent_id is None or prepared.closed_account_id is None:
         raise NotApplicable(
@@ -146,7 +144,8 @@ def closed_account(data: DataFactory) -> tuple[Psu, str, str]:
             "reference server's controls can delete and the profile names none",
             supply=CLOSED_ACCOUNT_SUPPLY,
         )
-    return data.psu("PRIVATE"), prepared.closed_account_consent_id, prepared.closed_account_id
+    consent = data.known_consent(prepared.closed_account_consent_id, data.psu("PRIVATE"))
+    return consent, prepared.closed_account_id
 
 
 def changed_basket(data: DataFactory) -> tuple[str, list[Payment]] | None:

@@ -16,6 +16,13 @@ if TYPE_CHECKING:
 
 CustomerType = Literal["PRIVATE", "CORPORATE"]
 
+#: The header a consent given at the first account access is bound by (spec 4.2: "TPP session
+#: identifier").
+SESSION_HEADER = "TPP-Session-ID"
+#: The status of a TPP session's first account access at such a bank (spec 5 item 6: "the 401
+#: answer carries `_links.scaRedirect`").
+FIRST_ACCESS_STATUS = 401
+
 #: The payment product of the paths of PS, PC and PA, per creating operation (operations/PS.json:
 #: a periodic payment is reached under the NDCT product).
 NDCT_PRODUCT = "norwegian-domestic-credit-transfers"
@@ -106,13 +113,34 @@ class Engagement:
 @dataclass(frozen=True)
 class Consent:
     """An account-information consent confirmed through SCA, and what it gives access to:
-    ``account_id`` (an AL resourceId) and ``transaction_id`` (from AT, for E8)."""
+    ``account_id`` (an AL resourceId) and ``transaction_id`` (from AT, for E8).
+
+    ``consent_id`` is how the bank knows the consent: its Consent-ID, or, for a bank whose
+    consent is given at the first account access (``[consent] model = "first-access"``,
+    ``bound_to_session``), the TPP-Session-ID of the session it is bound to.
+    """
 
     consent_id: str
     psu: Psu
     account_id: str | None = None
     transaction_id: str | None = None
     sandbox_account: Account | None = None
+    bound_to_session: bool = False
+
+    @property
+    def access_headers(self) -> dict[str, str]:
+        """The headers that name the consent on AL and AT: Consent-ID, or the TPP-Session-ID
+        of the session it is bound to."""
+        if self.bound_to_session:
+            return {SESSION_HEADER: self.consent_id}
+        return {"Consent-ID": self.consent_id}
+
+    @property
+    def session_headers(self) -> dict[str, str]:
+        """The headers E8 names the consent with: the TPP-Session-ID of a consent bound to a
+        session; none otherwise (E8's header set has no Consent-ID, spec 4.2: the bank finds
+        the consent by the PSU and the account)."""
+        return {SESSION_HEADER: self.consent_id} if self.bound_to_session else {}
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,14 @@ model (``[consent] model``), deleted by the TPP (terminatedByTpp).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from conformance.bankside.request import OperationRequest
-from conformance.bankside.sca import sca_link
+from conformance.bankside.request import OperationRequest, redirect_headers
+from conformance.bankside.sca import require_sca_link, sca_link
+from conformance.bankside.setup_data import FIRST_ACCESS_STATUS, Consent
 from conformance.checks import (
     check_equal,
     check_response_schema,
@@ -37,7 +39,8 @@ from conformance.runners.response_headers import judge_response_headers
 from conformance.runners.verdict import judge_expectation
 
 if TYPE_CHECKING:
-    from conformance.bankside.setup_data import Consent, Engagement
+    from conformance.bankside.request import Psu
+    from conformance.bankside.setup_data import Engagement
     from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
@@ -60,8 +63,7 @@ def _engaged_consent(
 
 
 def list_consented_accounts(scenario: Scenario, ctx: RunContext, consent: Consent) -> Exchange:
-    request = accounts.account_list_request(ctx, consent.psu, consent.consent_id)
-    return send_step(scenario, ctx, request)
+    return send_step(scenario, ctx, accounts.account_list_request(ctx, consent))
 
 
 def consent_accounts(scenario: Scenario, ctx: RunContext, seed: int) -> None:
@@ -97,10 +99,7 @@ def consent_transaction_details(scenario: Scenario, ctx: RunContext, seed: int) 
             ctx.client.exchanges[-1] if ctx.client.exchanges else None,
             "booked transactions carry stable transaction ids (spec 9, 1.18.0)",
         )
-    request = accounts.transaction_details_request(
-        ctx, consent.psu, consent.account_id, consent.transaction_id
-    )
-    details = send_step(scenario, ctx, request)
+    details = send_step(scenario, ctx, accounts.transaction_details_request(ctx, consent))
     at_should(
         lambda: check_equal(
             details,
@@ -119,29 +118,13 @@ def consent_needs_register_and_view(scenario: Scenario, ctx: RunContext, seed: i
     is refused, or the account list leaves it out."""
     engagement = ctx.data.new_engagement(seed, roles=("VIEW",))
     member = engagement.member.psu
-    request = OperationRequest.build(
-        ctx,
-        "CC",
-        psu=member,
-        body=factories.consent_request(
-            seed, [engagement.account.iban], model=ctx.profile.consent.model
-        ),
-    )
-    created = request.send(ctx)
-    judge_response_headers(created, request.operation, ctx)
-    if 400 <= created.status < 500:
-        check_response_schema(created, request.operation, ctx.contract)
+    if ctx.profile.consent.at_first_access:
+        consent = _first_access_consent(scenario, ctx, member)
+    else:
+        consent = _created_consent(scenario, ctx, seed, engagement)
+    if consent is None:
         return
-    judge_expectation(
-        created, documented_success(ctx, "CC"), request.operation, ctx.contract, spec=scenario.spec
-    )
-    consent_id = str(response_document(created).get("consentId"))
-    link = sca_link(response_document(created), ctx.profile.sca)
-    if link is None:
-        started = accounts.consent_authorisation_request(ctx, member, consent_id)
-        _, link = start_authorisation(scenario, ctx, started)
-    complete_sca(ctx, str(link), member, approve=True)
-    listed = accounts.account_list_request(ctx, member, consent_id)
+    listed = accounts.account_list_request(ctx, consent)
     exchange = listed.send(ctx)
     judge_response_headers(exchange, listed.operation, ctx)
     if exchange.status >= 400:
@@ -154,8 +137,55 @@ def consent_needs_register_and_view(scenario: Scenario, ctx: RunContext, seed: i
             scenario.spec,
             exchange,
             "an engagement needs both REGISTER and VIEW to be offered for consent",
-            created,
         )
+
+
+def _first_access_consent(scenario: Scenario, ctx: RunContext, member: Psu) -> Consent | None:
+    """The member's consent given at a fresh TPP session's first account access (``[consent]
+    model = "first-access"``): 401 with the SCA link, then the member's SCA; None when the first
+    access is refused otherwise (a 4xx: nothing to consent to)."""
+    consent = Consent(str(uuid.uuid4()), member, bound_to_session=True)
+    first = accounts.account_list_request(ctx, consent)
+    for name, value in redirect_headers(ctx.profile).items():
+        first = first.with_header(name, value)
+    exchange = first.send(ctx)
+    judge_response_headers(exchange, first.operation, ctx)
+    if exchange.status != FIRST_ACCESS_STATUS and 400 <= exchange.status < 500:
+        check_response_schema(exchange, first.operation, ctx.contract)
+        return None
+    check_status(exchange, (FIRST_ACCESS_STATUS,), spec="spec 5 item 6")
+    complete_sca(ctx, require_sca_link(exchange, ctx.profile.sca), member, approve=True)
+    return consent
+
+
+def _created_consent(
+    scenario: Scenario, ctx: RunContext, seed: int, engagement: Engagement
+) -> Consent | None:
+    """The member's consent created (CC) and authorised; None when the creation is refused."""
+    member = engagement.member.psu
+    request = OperationRequest.build(
+        ctx,
+        "CC",
+        psu=member,
+        body=factories.consent_request(
+            seed, [engagement.account.iban], model=ctx.profile.consent.model
+        ),
+    )
+    created = request.send(ctx)
+    judge_response_headers(created, request.operation, ctx)
+    if 400 <= created.status < 500:
+        check_response_schema(created, request.operation, ctx.contract)
+        return None
+    judge_expectation(
+        created, documented_success(ctx, "CC"), request.operation, ctx.contract, spec=scenario.spec
+    )
+    consent_id = str(response_document(created).get("consentId"))
+    link = sca_link(response_document(created), ctx.profile.sca)
+    if link is None:
+        started = accounts.consent_authorisation_request(ctx, member, consent_id)
+        _, link = start_authorisation(scenario, ctx, started)
+    complete_sca(ctx, str(link), member, approve=True)
+    return Consent(consent_id, member)
 
 
 #: The consent statuses of the lifecycle flows (NextGenPSD2).

@@ -55,29 +55,34 @@ DETAILED_CONSENT = "detailed-consent"
 # --- typed requests -----------------------------------------------------------------------------
 
 
-def account_list_request(ctx: Target, psu: Psu, consent_id: str) -> OperationRequest:
-    """AL: the accounts the consent ``consent_id`` gives access to, for ``psu``."""
-    return OperationRequest.build(ctx, "AL", psu=psu, headers={"Consent-ID": consent_id})
+def account_list_request(ctx: Target, consent: Consent) -> OperationRequest:
+    """AL: the accounts ``consent`` gives access to, for its PSU (with its Consent-ID, or the
+    TPP-Session-ID of a consent given at the first access)."""
+    return OperationRequest.build(ctx, "AL", psu=consent.psu, headers=consent.access_headers)
 
 
 def consented_transactions_request(ctx: Target, consent: Consent, **query: Any) -> OperationRequest:
-    """AT for the consent's account, booked transactions, with its Consent-ID (and ``query``)."""
+    """AT for the consent's account, booked transactions, with the headers naming the consent
+    (and ``query``)."""
     return OperationRequest.build(
         ctx,
         "AT",
         psu=consent.psu,
         path_values={"id": consent.account_id or ""},
         query={"bookingStatus": "booked", **query},
-        headers={"Consent-ID": consent.consent_id},
+        headers=consent.access_headers,
     )
 
 
-def transaction_details_request(
-    ctx: Target, psu: Psu, account_id: str, transaction_id: str
-) -> OperationRequest:
-    """E8: the transaction ``transaction_id`` of the consented account ``account_id``."""
+def transaction_details_request(ctx: Target, consent: Consent) -> OperationRequest:
+    """E8: the consent's transaction on its account (in its TPP session, for a consent given at
+    the first access)."""
     return OperationRequest.build(
-        ctx, "E8", psu=psu, path_values={"id": account_id, "transactionId": transaction_id}
+        ctx,
+        "E8",
+        psu=consent.psu,
+        path_values={"id": consent.account_id or "", "transactionId": consent.transaction_id or ""},
+        headers=consent.session_headers,
     )
 
 
@@ -118,12 +123,11 @@ def _transaction_details(ctx: RunContext, variant: str, seed: int) -> OperationR
     consent = ctx.data.consent()
     if consent.account_id is None or consent.transaction_id is None:
         raise NotApplicable("the consented account shows no booked transaction to read (AT)")
-    return transaction_details_request(ctx, consent.psu, consent.account_id, consent.transaction_id)
+    return transaction_details_request(ctx, consent)
 
 
 def _account_list(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
-    consent = ctx.data.consent()
-    return account_list_request(ctx, consent.psu, consent.consent_id)
+    return account_list_request(ctx, ctx.data.consent())
 
 
 def _account_transactions(ctx: RunContext, variant: str, seed: int) -> OperationRequest:

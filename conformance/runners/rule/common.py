@@ -85,8 +85,10 @@ def send_expecting_success(
 def age_consent(ctx: RunContext, consent: Consent, days: int, why: str) -> None:
     """The consent ``days`` older on the reference server: its SCA moved back (spec 8 ages).
 
-    Only this consent ages: moving the server's clock instead would age the consents of the
-    scenarios other workers run meanwhile on the same server (a flaky CONSENT_EXPIRED there).
+    A consent given at the first account access is named by its TPP session, which the control
+    takes as well. Only this consent ages: moving the server's clock instead would age the
+    consents of the scenarios other workers run meanwhile on the same server (a flaky
+    CONSENT_EXPIRED there).
     """
     ctx.data.control(
         "POST", f"/_control/consents/{consent.consent_id}/age", {"days": days}, what=why

@@ -39,12 +39,12 @@ def _authorised_consent(ctx: RunContext, seed: int) -> Consent:
 def _use(ctx: RunContext, operation: str, consent: Consent) -> OperationRequest:
     """The request of ``operation`` (AL, AT or E8) made with ``consent`` (its Consent-ID)."""
     if operation == "AL":
-        return account_list_request(ctx, consent.psu, consent.consent_id)
+        return account_list_request(ctx, consent)
     if operation == "AT":
         return consented_transactions_request(ctx, consent)
-    request = transaction_details_request(
-        ctx, consent.psu, consent.account_id or "", consent.transaction_id or ""
-    )
+    request = transaction_details_request(ctx, consent)
+    if consent.bound_to_session:  # named by its session already
+        return request
     return request.with_header("Consent-ID", consent.consent_id)
 
 

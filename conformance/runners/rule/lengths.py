@@ -210,7 +210,7 @@ def check_account_name_length(scenario: Scenario, ctx: RunContext, seed: int) ->
         lambda: ctx.data.new_account(ctx.data.seed_for("long-name"), account_name=LONG_NAME),
     )
     consent = ctx.data.shared("long-name-consent", lambda: ctx.data.new_consent(ctx.seed, account))
-    request = account_list_request(ctx, consent.psu, consent.consent_id)
+    request = account_list_request(ctx, consent)
     longer = scenario.rule.endswith("longer-name-70")
     if longer:
         request = request.with_header("x-accept-fix", "longer-name")

@@ -68,10 +68,10 @@ def check_account_list_empty_when_account_gone(
         account = ctx.data.new_account(seed, transactions=1)
         consent = ctx.data.new_consent(seed, account)
         ctx.data.control("DELETE", f"/_control/accounts/{account.id}", what="delete the account")
-        psu, consent_id, account_id = consent.psu, consent.consent_id, account.id
+        account_id = account.id
     else:
-        psu, consent_id, account_id = prepared.closed_account(ctx.data)
-    request = account_list_request(ctx, psu, consent_id)
+        consent, account_id = prepared.closed_account(ctx.data)
+    request = account_list_request(ctx, consent)
     exchange = send_and_judge(scenario, ctx, request)
     listed = check_json_body(exchange).get("accounts") or []
     if any(item.get("resourceId") == account_id for item in listed if isinstance(item, Mapping)):
@@ -95,9 +95,7 @@ def _fresh_consent(ctx: RunContext, seed: int) -> Consent:
 
 
 def _details(ctx: RunContext, consent: Consent, *, with_ip: bool) -> OperationRequest:
-    request = transaction_details_request(
-        ctx, consent.psu, consent.account_id or "", consent.transaction_id or ""
-    )
+    request = transaction_details_request(ctx, consent)
     return request if with_ip else request.without_header("PSU-IP-Address")
 
 
@@ -135,7 +133,7 @@ def check_sca_renewal_required(scenario: Scenario, ctx: RunContext, seed: int) -
         else prepared.renewal_due_consent(ctx.data, scenario.operation)
     )
     if scenario.operation == "AL":
-        request = account_list_request(ctx, consent.psu, consent.consent_id)
+        request = account_list_request(ctx, consent)
     elif scenario.operation == "AT":
         request = consented_transactions_request(ctx, consent)
     else:
