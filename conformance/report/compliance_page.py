@@ -199,12 +199,8 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
         head = "CONFORMANT at must level: no must failure"
     scope = "" if complete else " (a partial run: a selection of the scenarios)"
     if "smoke" in document["run"].get("selection", {}):  # never a conformance verdict
-        if failed:
-            head = f"SMOKE RUN FAILED: {failed} must failure(s)"
-        elif errors or blocked:
-            head = f"SMOKE RUN INCOMPLETE: {blocked} scenario(s) blocked, {errors} error(s)"
-        else:
-            head = "SMOKE RUN PASSED: no must failure"
+        # the set-up failed: no smoke verdict either
+        head = not_judged.verdict() if not_judged is not None else _smoke_head(totals)
         scope = f" ({SMOKE_SELECTION}: not a conformance verdict; run without --smoke for one)"
     unjudged = len(not_judged_must(document))
     if unjudged:
@@ -214,6 +210,16 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
         f"{totals['failed_should']} with should findings; {totals['not_applicable']} not "
         f"applicable, {totals['waived']} waived, {blocked} blocked, {errors} errors."
     )
+
+
+def _smoke_head(totals: Mapping[str, int]) -> str:
+    """The head of a smoke run's verdict (never a conformance verdict)."""
+    failed, errors, blocked = totals["failed"], totals["error"], totals["blocked"]
+    if failed:
+        return f"SMOKE RUN FAILED: {failed} must failure(s)"
+    if errors or blocked:
+        return f"SMOKE RUN INCOMPLETE: {blocked} scenario(s) blocked, {errors} error(s)"
+    return "SMOKE RUN PASSED: no must failure"
 
 
 def promised_only(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -236,10 +242,10 @@ def verdict_word(document: Mapping[str, Any]) -> str:
     totals = document["totals"]
     if document.get("run", {}).get("interrupted"):
         return INTERRUPTED
-    if "smoke" in document.get("run", {}).get("selection", {}):  # never a conformance verdict
-        return "SMOKE RUN FAILED" if totals["failed"] else "SMOKE RUN (not a verdict)"
     if setup_failure(totals, blocked_causes_of(document.get("scenarios", ()))) is not None:
         return "NOT JUDGED (set-up failed)"
+    if "smoke" in document.get("run", {}).get("selection", {}):  # never a conformance verdict
+        return "SMOKE RUN FAILED" if totals["failed"] else "SMOKE RUN (not a verdict)"
     if totals["failed"]:
         return "NOT CONFORMANT"
     if totals["error"] or totals["blocked"]:
