@@ -127,7 +127,10 @@ class ComplianceCollector:
 
     def _count_unfinished(self, session: pytest.Session) -> None:
         """How many scenarios the run was to run; a run some of whose tests never ended is an
-        interrupted one whatever stopped it (``-x``, a worker that died), never complete."""
+        interrupted one whatever stopped it (``-x``, a worker that died), never complete. Only a
+        run of scenarios counts (not ``--collect-only``, not the project's own tests)."""
+        if session.config.option.collectonly or not (self.verdicts or self.interrupted):
+            return
         unfinished = max(0, session.testscollected - len(self.finished))
         self.to_run = len(self.verdicts) + unfinished
         if unfinished and self.interrupted is None:
