@@ -163,8 +163,9 @@ def _run(*argv: str, cwd: Path, new_session: bool = False) -> subprocess.Popen[s
     )
 
 
-#: The thread reading each run's output, by process id.
+#: The thread reading each run's output, and the output, by process id.
 _READERS: dict[int, threading.Thread] = {}
+_OUTPUT: dict[int, str] = {}
 
 
 def _drain(process: subprocess.Popen[str], into: list[str]) -> threading.Thread:
@@ -203,6 +204,7 @@ def _interrupted(reports: Path, process: subprocess.Popen[str], output: list[str
     process.stdout.close()
     text = "".join(output)
     assert process.returncode == INTERRUPTED_EXIT, text[-3000:]
+    _OUTPUT[process.pid] = text
     verdict = text.strip().splitlines()[-1]
     assert (
         verdict.startswith("INTERRUPTED: ") and " of 2498 scenarios judged; no verdict (" in verdict
@@ -227,7 +229,8 @@ def test_ctrl_c_mid_run_is_interrupted_not_conformant(tmp_path: Path) -> None:
     _drain(process, output)
     _after_some_scenarios(reports, process)
     process.send_signal(signal.SIGINT)
-    assert _interrupted(reports, process, output) == "Ctrl-C or SIGINT"
+    reason = _interrupted(reports, process, output)
+    assert reason == "Ctrl-C or SIGINT", _OUTPUT[process.pid][-4000:]
 
 
 def test_sigterm_to_the_whole_job_mid_run_is_interrupted(tmp_path: Path) -> None:
@@ -239,7 +242,8 @@ def test_sigterm_to_the_whole_job_mid_run_is_interrupted(tmp_path: Path) -> None
     _drain(process, output)
     _after_some_scenarios(reports, process)
     os.killpg(process.pid, signal.SIGTERM)
-    assert _interrupted(reports, process, output) == "SIGTERM"
+    reason = _interrupted(reports, process, output)
+    assert reason == "SIGTERM", _OUTPUT[process.pid][-4000:]
 
 
 def _server_pid(run: subprocess.Popen[str]) -> int:

@@ -3,7 +3,8 @@ conformance verdict built on the scenarios that happened to run.
 
 Three things stop a run early. Ctrl-C (SIGINT) raises ``KeyboardInterrupt``; SIGTERM (a CI
 job's time-out) raises :class:`~conformance.errors.RunInterrupted` the same way, in every pytest
-process of the suite (the controller and each xdist worker); and a process whose bundled
+process of the suite (the controller and each xdist worker), whose handlers note the signal at
+once, wherever the interrupt then lands; and a process whose bundled
 reference server is gone (the one ``conformance run`` started, named by
 ``--conformance-server-pid``, or the one the process started itself) stops after the test it is
 running (``session.shouldstop``), instead of running the rest into refused connections. Under
@@ -52,20 +53,38 @@ class Interruption:
         #: Why workers stopped, as they said it (the controller's).
         self._workers: list[str] = []
         self._raised = False
-        self._previous: tuple[Any, ...] = ()
+        self._previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():
-            self._previous = (signal.signal(signal.SIGTERM, self._terminated),)
+            self._previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._terminated)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored
+                self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._ctrl_c)
 
     def _terminated(self, signum: int, frame: FrameType | None) -> None:
         """SIGTERM: the run ends as on Ctrl-C, once (a second one while the reports are being
         written would cut them short)."""
+        self._record("SIGTERM")
         if not self._raised:
             self._raised = True
             raise RunInterrupted("SIGTERM")
 
+    def _ctrl_c(self, signum: int, frame: FrameType | None) -> None:
+        """Ctrl-C: said at once (wherever the interrupt then lands), and raised as Python does."""
+        self._record(CTRL_C)
+        raise KeyboardInterrupt
+
+    def _record(self, reason: str) -> None:
+        """The reason goes to the controller's collector, or from a worker to the controller
+        (the first one told is kept)."""
+        if is_worker(self.config):
+            getattr(self.config, "workeroutput", {}).setdefault(_WORKER_REASON, reason)
+            return
+        collector = self.config.stash.get(COLLECTOR, None)
+        if collector is not None:
+            collector.interrupt(reason)
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if self._previous:
-            signal.signal(signal.SIGTERM, self._previous[0])
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
 
     def server_gone(self) -> str | None:
         """Why the bundled server this process talks to is gone, or None while it runs."""
@@ -93,15 +112,8 @@ class Interruption:
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         """Ctrl-C, SIGTERM, or a stop a process asked for (``shouldstop``): the reason goes to
         the controller's collector, or from a worker to the controller."""
-        if not excinfo.errisinstance(KeyboardInterrupt):  # pytest.exit: its own line and code
-            return
-        reason = self._reason(excinfo.value)
-        if is_worker(self.config):
-            getattr(self.config, "workeroutput", {})[_WORKER_REASON] = reason
-            return
-        collector = self.config.stash.get(COLLECTOR, None)
-        if collector is not None:
-            collector.interrupt(reason)
+        if excinfo.errisinstance(KeyboardInterrupt):  # not pytest.exit: its own line and code
+            self._record(self._reason(excinfo.value))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
