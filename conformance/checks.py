@@ -63,6 +63,7 @@ __all__ = [
     "check_status",
     "check_success",
     "check_tpp_message_path",
+    "error_codes",
     "json_document",
     "quote_lines",
 ]
@@ -619,7 +620,8 @@ def check_error_status(exchange: Exchange, *, reading: str = "") -> None:
     raise ConformanceFailure(title, quotes=("7-body-status",), **details)
 
 
-def _codes(document: Any) -> list[str]:
+def error_codes(document: Any) -> list[str]:
+    """The codes of an error body: its ``code`` and each ``tppMessages[].code`` (spec 7)."""
     if not isinstance(document, Mapping):
         return []
     codes = [document["code"]] if isinstance(document.get("code"), str) else []
@@ -632,7 +634,7 @@ def _codes(document: Any) -> list[str]:
 def check_error_code(exchange: Exchange, code: str, *, spec: str = "spec 7") -> None:
     """The error body's ``code``, or the code of one of its ``tppMessages``, is ``code``."""
     document = check_json_body(exchange, spec=spec)
-    found = _codes(document)
+    found = error_codes(document)
     if code in found:
         return
     shown = ", ".join(found) if found else "no code at all"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from conformance import __version__
 from conformance.commands import COMMANDS
-from conformance.errors import ConformanceError
+from conformance.errors import INTERRUPTED_EXIT, ConformanceError
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -53,9 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConformanceError as error:
         print(f"conformance: {error.message}", file=sys.stderr)
         return error.exit_code
-    except KeyboardInterrupt:
-        print("conformance: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:
+        said = str(interrupt)
+        print(f"conformance: interrupted{f' ({said})' if said else ''}", file=sys.stderr)
+        return INTERRUPTED_EXIT
 
 
 if __name__ == "__main__":

@@ -20,6 +20,17 @@ class ConformanceError(Exception):
         self.message = message
 
 
+#: The exit code of a run that stopped before every scenario had a verdict (Ctrl-C, SIGTERM, the
+#: bundled reference server stopped): 128 + SIGINT, the code a shell gives a job Ctrl-C ended, and
+#: apart from 2 (a usage or configuration error) and pytest's own codes.
+INTERRUPTED_EXIT = 130
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped from outside other than by Ctrl-C (SIGTERM: a CI job's time-out): it ends
+    the run as Ctrl-C does, and its message says what stopped it."""
+
+
 class TargetError(ConformanceError):
     """The target could not be reached or did not speak HTTP/JSON as expected."""
 

@@ -463,15 +463,30 @@ def test_a_target_can_be_run_against_twice(tmp_path: Path) -> None:
 
 def test_a_run_whose_set_up_fails_everywhere_is_not_judged(tmp_path: Path) -> None:
     """A server that trusts another CA than the one the run signs with refuses every set-up
-    request: the verdict is NOT JUDGED with that cause, exit 3, the last line of the run."""
+    request: the verdict is NOT JUDGED with that cause, exit 3, the last line of the run. (The
+    profile leaves out the operations the preflight probes, which would stop the run before any
+    scenario: tests/test_interrupted_run.py.)"""
     other = write_run_identity(tmp_path / "other")
+    profile = tmp_path / "no-probes.toml"
+    text = (ROOT / "profiles" / "reference-server.toml").read_text(encoding="utf-8")
+    profile.write_text(text.replace('optional = ["SI"]', 'unsupported = ["AL", "E9"]'), "utf-8")
     selection = ["-n", "0", "--", "-k", "E12-valid-request-accepted or CS-valid-request-accepted"]
     with bundled_reference_server(trust=other.trusted, log_path=tmp_path / "server.log") as url:
         done = subprocess.run(
-            [sys.executable, "-c", DRIVER, "run", "--target", url,
+            [sys.executable, "-c", DRIVER, "run", "--target", url, "--profile", str(profile),
              "--reports", str(tmp_path / "r"), *selection],
             capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
+        refused = subprocess.run(
+            [sys.executable, "-c", DRIVER, "run", "--target", url,
+             "--reports", str(tmp_path / "refused"), *selection],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    # with the probes, the preflight stops it: the suite's own certificate refused, named
+    assert refused.returncode == 3, refused.stdout[-2000:] + refused.stderr[-2000:]
+    assert refused.stderr.startswith(
+        "conformance: NOT JUDGED: the target refused the suite's own signing certificate"
+    )
     assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
     last = done.stdout.strip().splitlines()[-1]
     assert last.startswith("NOT JUDGED: set-up failed: creating a ")

@@ -5,6 +5,7 @@ all is refused in one line."""
 from __future__ import annotations
 
 import http.server
+import json
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -108,6 +109,60 @@ def test_an_html_refusal_alone_is_the_interface_answering() -> None:
             name="probe", base_url=url, unsupported_operations=frozenset({"E9"})
         )
         assert preflight(no_sandbox)  # an answer time: the run goes on
+
+
+def _refusal(code: str, *, in_messages: bool = False) -> tuple[str, bytes]:
+    """A spec 7 error body refusing the request's certificate or signature with ``code`` (at the
+    top, or in ``tppMessages``, as a payment response carries it)."""
+    body: dict[str, object] = {"status": 401, "message": "not a certificate we know"}
+    body |= (
+        {"tppMessages": [{"category": "ERROR", "code": code}]} if in_messages else {"code": code}
+    )
+    return ("application/json", json.dumps(body).encode())
+
+
+@pytest.mark.parametrize(
+    ("code", "in_messages"),
+    [("CERTIFICATE_INVALID", False), ("CERTIFICATE_EXPIRED", False), ("SIGNATURE_INVALID", True)],
+)
+def test_the_suite_s_own_certificate_refused_on_every_probe_is_one_line_naming_it(
+    tmp_path: Path, code: str, in_messages: bool
+) -> None:
+    """Spec 7 lists no authentication code: the Berlin Group's names, by their prefix."""
+    files = write_identity(generate_tpp_identity(generate_ca()), tmp_path, ca=None)
+    refused = (401, _refusal(code, in_messages=in_messages))
+    for url in _serve({"/v1/accounts": refused, "/v1/sandbox/customers": refused}):
+        signed = TargetProfile(
+            name="probe", base_url=url, certificate=files["certificate"], key=files["key"]
+        )
+        with pytest.raises(TargetError) as raised:
+            preflight(signed)
+    message = raised.value.message
+    assert raised.value.exit_code == 3 and "\n" not in message
+    assert message.startswith(
+        "NOT JUDGED: the target refused the suite's own signing certificate "
+        f"{files['certificate']} (subject CN=Conformance Test TPP,"
+    )
+    assert f'on every probe: 401 {code} "not a certificate we know"' in message
+    assert "--cert and --key" in message and "no scenario was run" in message
+
+
+def test_a_refusal_of_one_probe_is_for_the_scenarios_to_judge() -> None:
+    """One probe refused for the certificate, the other answered: the interface answers."""
+    for url in _serve(
+        {
+            "/v1/accounts": (401, _refusal("CERTIFICATE_INVALID")),
+            "/v1/sandbox/customers": (200, JSON),
+        }
+    ):
+        assert preflight(profile(url))
+
+
+def test_a_refusal_of_another_kind_lets_the_run_go_on() -> None:
+    """A 401 with no certificate or signature code (an SCA redirect, a consent) is an answer."""
+    refused = (401, _refusal("CONSENT_INVALID"))
+    for url in _serve({"/v1/accounts": refused, "/v1/sandbox/customers": refused}):
+        assert preflight(profile(url))
 
 
 def test_the_candidates_shorten_the_path_one_segment_at_a_time() -> None:

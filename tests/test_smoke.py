@@ -15,7 +15,7 @@ import pytest
 from conformance.contract import load_contract
 from conformance.generate import generate_scenarios
 from conformance.generate.smoke import NEGATIVE_RULE, smoke_selection
-from conformance.report.compliance_page import overall_verdict
+from conformance.report.compliance_page import overall_verdict, verdict_word
 
 
 def test_one_positive_and_one_negative_per_operation() -> None:
@@ -68,3 +68,16 @@ def test_a_smoke_run_of_the_bundled_server(tmp_path: Path) -> None:
     assert document["run"]["complete"] is False
     assert "smoke" in document["run"]["selection"]
     assert document["totals"]["passed"] == 2 * len(load_contract().operations)
+
+
+def test_a_smoke_run_whose_set_up_failed_is_not_judged_never_a_must_failure() -> None:
+    """One set-up cause blocked most of it (the bank refused the suite's certificate after the
+    preflight): NOT JUDGED, as a whole run says, not "SMOKE RUN FAILED: 1 must failure"."""
+    document = _document(1, {"smoke": "..."})
+    document["totals"].update(passed=4, blocked=65)
+    cause = "Set-up failed: creating a sandbox customer (SCU) was answered HTTP 401"
+    document["scenarios"] = [{"verdict": "blocked", "reason": cause}] * 65
+    verdict = overall_verdict(document)
+    assert verdict.startswith("NOT JUDGED: set-up failed: creating a sandbox customer")
+    assert "must failure" not in verdict and "not a conformance verdict" in verdict
+    assert verdict_word(document) == "NOT JUDGED (set-up failed)"

@@ -32,8 +32,10 @@ __all__ = [
     "BundledIdentity",
     "BundledTls",
     "ReplayServer",
+    "ServerWatch",
     "bundled_reference_server",
     "identity_folder",
+    "process_gone",
     "tls_trust_anchor_arguments",
     "trust_anchor_arguments",
     "write_run_identity",
@@ -97,6 +99,7 @@ def bundled_reference_server(
     tls: BundledTls | None = None,
     server_args: Sequence[str] = (),
     crl: Path | None = None,
+    watch: ServerWatch | None = None,
 ) -> Iterator[str]:
     """Start ``python -m reference_server --port 0``; yield its base URL; stop it on exit.
 
@@ -105,7 +108,9 @@ def bundled_reference_server(
     nowhere. ``trust`` is the CA (or CAs) whose signing certificates it accepts, no other
     (``--trust``), and ``crl`` the revocation list it consults (``--crl``). With ``tls`` it
     serves HTTPS and requires a client certificate (mutual TLS).
-    A server that exits or stays silent is a :class:`ConformanceError` naming the log.
+    A server that exits or stays silent is a :class:`ConformanceError` naming the log. With
+    ``watch`` it learns the server's process id, and why the server stopped if it stops before
+    the context ends (:class:`ServerWatch`).
     """
     command = [sys.executable, "-m", "reference_server", "--host", "127.0.0.1", "--port", "0"]
     for ca in (trust,) if isinstance(trust, Path) else trust or ():
@@ -151,7 +156,54 @@ def bundled_reference_server(
         stack.callback(reader.join, _SERVER_STOP_TIMEOUT)
         stack.callback(_stop, process)
         url = _wait_for_url(process, lines, start_timeout, log_path)
+        if watch is not None:
+            watch.follow(process, log_path)
+            stack.callback(watch.ending.set)  # first on the way out: a stop of ours is no news
         yield url
+
+
+class ServerWatch:
+    """The bundled server of a run, watched: its process id (:attr:`pid`; ``conformance run``
+    hands it to every pytest process, which stops its session when that process is gone) and,
+    when it stopped before the run ended, why (:attr:`stopped`: its exit code and log), set by a
+    thread that waits for the process. Handed to the in-process pytest run as a
+    plugin object, so that the run's verdict names the cause."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.stopped: str | None = None
+        #: Set when the run stops the server itself (the end of the context).
+        self.ending = threading.Event()
+
+    def follow(self, process: subprocess.Popen[str], log_path: Path | None) -> None:
+        """Watch ``process`` from a daemon thread."""
+        self.pid = process.pid
+        threading.Thread(
+            target=self._wait, args=(process, log_path), name="reference-server-watch", daemon=True
+        ).start()
+
+    def _wait(self, process: subprocess.Popen[str], log_path: Path | None) -> None:
+        code = process.wait()
+        if not self.ending.is_set():
+            self.stopped = (
+                f"the bundled reference server stopped during the run, exit code {code}"
+                + (f"; its log: {log_path}" if log_path is not None else "")
+            )
+
+
+def process_gone(pid: int) -> bool:
+    """Whether no process ``pid`` is left (one that ended is gone once its parent has waited for
+    it: :class:`ServerWatch` does so at once). On Windows, where ``os.kill`` would end the
+    process, it is never said to be gone."""
+    if os.name == "nt":
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's process: it is there
+        return False
+    return False
 
 
 def _wait_for_url(

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from conformance.exchange import Exchange
     from conformance.profile import TargetProfile
+    from conformance.signing import TppIdentity
 
 __all__ = [
     "TARGET_OPTIONS",
@@ -35,9 +36,9 @@ _CANDIDATES = 3
 
 def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
     """Fail fast on what would make every scenario fail: certificate, connection, a base URL that
-    is not the interface; the answer times of the probe that answered (seconds; the round trip
-    to the target, for the run's concurrency): the probe itself and ``samples - 1`` more of the
-    same request, empty when no probe was answered.
+    is not the interface, the suite's own certificate refused; the answer times of the probe
+    that answered (seconds; the round trip to the target, for the run's concurrency): the probe
+    itself and ``samples - 1`` more of the same request, empty when no probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
     the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), fetches
@@ -48,7 +49,10 @@ def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
     points elsewhere, and the error names a shorter base URL where the interface does answer,
     when one does. Any other answer in JSON, an empty one, or a 4xx other than 404 (an error page
     in HTML: spec 7 broken, which is for the scenarios to judge) is the interface answering; a
-    2xx, 3xx or 5xx that is not JSON on every probe is something else than the interface. The
+    2xx, 3xx or 5xx that is not JSON on every probe is something else than the interface. A
+    probe refused for the suite's own certificate or signature (:func:`_identity_code`) is no
+    answer either: when no probe got another answer, no scenario can run, and the error names
+    the certificate, the bank's code and ``--cert``/``--key`` (:func:`_identity_refused`). The
     first answer time may include a cold start (:func:`conformance.bankside.concurrency.round_trip`
     leaves it out).
     """
@@ -63,6 +67,7 @@ def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
             client.tokens.token()
         first_error: TargetError | None = None
         not_found: list[Exchange] = []
+        refused: list[Exchange] = []
         probes = [operations[op] for op in _PROBE_OPERATIONS]
         paths = [profile.render_path(op) for op in probes if profile.supports(op)]
         for path in paths:
@@ -70,6 +75,8 @@ def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
             exchange = client.get(path)
             if exchange.status == 404:
                 not_found.append(exchange)
+            elif _identity_code(exchange):
+                refused.append(exchange)
             elif _speaks_the_interface(exchange):
                 more = (client.get(path).elapsed for _ in range(samples - 1))
                 return (exchange.elapsed, *more)
@@ -78,6 +85,8 @@ def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
                     exchange.json()
                 except TargetError as error:
                     first_error = first_error or error
+        if refused:
+            raise _identity_refused(profile, client.identity(), refused)
         if first_error is not None:
             raise TargetError(
                 f"{first_error.message}; is {profile.base_url} the base URL of the interface "
@@ -86,6 +95,55 @@ def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
         if not_found:
             raise _wrong_base_path(profile, not_found, paths)
     return ()
+
+
+#: The error codes that refuse the request's certificate or signature. Spec 7 lists none (its
+#: codes are those of payment responses; "Error responses of the remaining operations: not
+#: shown"); these are the Berlin Group's names (CERTIFICATE_INVALID, CERTIFICATE_EXPIRED,
+#: CERTIFICATE_BLOCKED, CERTIFICATE_REVOKED, CERTIFICATE_MISSING, SIGNATURE_INVALID,
+#: SIGNATURE_MISSING), matched by their prefix so that a bank's own variant counts too.
+_IDENTITY_CODE_PREFIXES = ("CERTIFICATE_", "SIGNATURE_")
+
+
+def _identity_code(exchange: Exchange) -> str | None:
+    """The code of a refusal (401 or 403) of the request's certificate or signature, or None."""
+    # on use, not at import: the pytest plugin imports this module in every pytest process
+    from conformance.checks import error_codes, json_document
+
+    if exchange.status not in (401, 403):
+        return None
+    codes = error_codes(json_document(exchange))
+    return next((code for code in codes if code.startswith(_IDENTITY_CODE_PREFIXES)), None)
+
+
+def _identity_refused(
+    profile: TargetProfile, identity: TppIdentity, refused: Sequence[Exchange]
+) -> TargetError:
+    """The one line for probes refused for the suite's own certificate or signature: which
+    certificate (file and subject), what the bank said, and how to give another."""
+    # on use, not at import: the pytest plugin imports this module in every pytest process
+    from conformance.checks import json_document
+
+    first = refused[0]
+    document = json_document(first)
+    said = document.get("message") if isinstance(document, dict) else None
+    probes = ", ".join(f"GET {exchange.url}" for exchange in refused)
+    certificate = identity.certificate
+    where = (
+        str(profile.certificate)
+        if profile.certificate is not None
+        else "(a test identity the suite made: no --cert given)"
+    )
+    start, end = certificate.not_valid_before_utc, certificate.not_valid_after_utc
+    return TargetError(
+        f"NOT JUDGED: the target refused the suite's own signing certificate {where} (subject "
+        f"{certificate.subject.rfc4514_string()}, serial {certificate.serial_number:X}, valid "
+        f"{start:%Y-%m-%d} to {end:%Y-%m-%d}) or its signature on every probe: "
+        f"{first.status} {_identity_code(first)}"
+        + (f' "{said}"' if isinstance(said, str) and said else "")
+        + f" ({probes}); give a certificate it accepts with --cert and --key (or certificate "
+        "and key in the profile); no scenario was run"
+    )
 
 
 def _speaks_the_interface(exchange: Exchange) -> bool:

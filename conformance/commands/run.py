@@ -21,6 +21,7 @@ from conformance.bankside.bundled import (
     BundledIdentity,
     BundledTls,
     ReplayServer,
+    ServerWatch,
     bundled_reference_server,
     identity_folder,
     tls_trust_anchor_arguments,
@@ -39,7 +40,7 @@ from conformance.commands.usage import (
     fault_table,
     selection_options,
 )
-from conformance.errors import ConformanceError
+from conformance.errors import ConformanceError, RunInterrupted
 from conformance.report import writable_reports
 from conformance.scenario import DEFAULT_SEED, run_seed
 from conformance.suite import SUITE_DIR
@@ -65,7 +66,8 @@ Run the conformance suite and write the reports. Without --target (and --profile
 reference server is started on a free port and the suite runs against it. Arguments after --
 go to pytest as they are, e.g. `conformance run -- -k E12 -n 0` or `-- -m "E16 and must"`.
 The exit code is pytest's: 0 when every must-level requirement was met (should-level failures
-are reported but count only with --strict)."""
+are reported but count only with --strict); 130 when the run was interrupted (Ctrl-C, SIGTERM,
+the bundled server stopped), whose verdict is INTERRUPTED."""
 
 
 # --- the command --------------------------------------------------------------------------------
@@ -259,6 +261,7 @@ def pytest_arguments(
     cleanup: bool = False,
     trust_anchor: BundledIdentity | None = None,
     tls_trust_anchor: BundledTls | None = None,
+    server_pid: int | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
@@ -286,6 +289,8 @@ def pytest_arguments(
         args += ["--conformance-threads", str(threads)]
     if smoke:
         args.append("--conformance-smoke")
+    if server_pid is not None:  # the bundled server: every process stops when it is gone
+        args += ["--conformance-server-pid", str(server_pid)]
     extra = list(extra)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -328,8 +333,9 @@ def _absolute(path: str | None) -> str | None:
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM ends a run like Ctrl-C does, so that the bundled server is stopped too."""
-    raise KeyboardInterrupt
+    """SIGTERM ends a run like Ctrl-C does, so that the bundled server is stopped too (the
+    plugin has its own handler while pytest runs: :mod:`conformance.plugin.interruption`)."""
+    raise RunInterrupted("SIGTERM")
 
 
 @contextlib.contextmanager
@@ -470,6 +476,7 @@ def run(args: argparse.Namespace) -> int:
                 cleanup=args.cleanup,
                 trust_anchor=setup.identity,
                 tls_trust_anchor=setup.bundled_tls,
+                server_pid=None if setup.watch is None else setup.watch.pid,
                 extra=args.pytest_args,
             )
             checked = PreflightDone.naming(
@@ -481,8 +488,8 @@ def run(args: argparse.Namespace) -> int:
             )
             # The plugin ends the output: where the reports are, then the verdict (the last
             # line); nothing is printed after it, and nothing at all of reports not written.
-            replay = setup.replay
-            plugins: list[object] = [checked] if replay is None else [checked, replay]
+            plugins: list[object] = [checked]
+            plugins += [plugin for plugin in (setup.replay, setup.watch) if plugin is not None]
             return int(pytest.main(pytest_args, plugins=plugins))
     finally:
         if in_main_thread:
@@ -531,6 +538,7 @@ class _RunSetup:
     identity: BundledIdentity | None = None
     bundled_tls: BundledTls | None = None
     replay: ReplayServer | None = None
+    watch: ServerWatch | None = None
 
 
 def _start_bundled(
@@ -566,8 +574,10 @@ def _start_bundled(
             "tls_key": tls["tls_key"] if tls["tls_cert"] else str(bundled_tls.client_key),
             "tls_ca": tls["tls_ca"] or str(bundled_tls.server_ca),
         }
+    setup.watch = ServerWatch()
     target = stack.enter_context(
         bundled_reference_server(
+            watch=setup.watch,
             faults=args.fault,
             trust=None if identity is None else identity.trusted,
             crl=None if identity is None else identity.crl,

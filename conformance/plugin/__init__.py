@@ -7,7 +7,8 @@ scenario), :mod:`~conformance.plugin.fixtures` (the run's client, profile and co
 :mod:`~conformance.plugin.verdicts` (outcomes as the suite's verdicts; the overall verdict is
 the last line of the terminal). :mod:`~conformance.plugin.timings` records which operation each
 exchange called and its answer time; :mod:`~conformance.plugin.prefetch` hands the scenarios of
-the items a process runs next to its pool (``--threads``).
+the items a process runs next to its pool (``--threads``); :mod:`~conformance.plugin.interruption`
+stops a run on SIGTERM or when its bundled server is gone, and says why in its INTERRUPTED verdict.
 """
 
 from conformance.plugin.collection import (

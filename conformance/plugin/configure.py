@@ -13,6 +13,7 @@ from conformance.bankside.bundled import ReplayServer
 from conformance.bankside.preflight import PreflightDone, preflight
 from conformance.errors import ConformanceError
 from conformance.plugin.collection import SCENARIO_MARKER, generated_scenarios, register_markers
+from conformance.plugin.interruption import Interruption
 from conformance.plugin.options import (
     COLLECTOR,
     SEED,
@@ -72,12 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SEED] = seed
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistSeed(), "conformance-xdist-seed")
-    threads = scenario_threads(config)
-    if threads > 1:
-        # on use, not at import: the plugin loads in every pytest process (start-up time)
-        from conformance.plugin.prefetch import Prefetcher
-
-        config.pluginmanager.register(Prefetcher(threads), "conformance-prefetch")
+    _register_run_plugins(config)
     if workerinput is None:
         collector = ComplianceCollector(
             reports=Path(config.getoption("reports")),
@@ -90,6 +86,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(collector, "conformance-compliance")
     if config.option.markers:  # `pytest --markers`: list the scenario markers too
         register_markers(config, generated_scenarios())
+
+
+def _register_run_plugins(config: pytest.Config) -> None:
+    """In a run of the suite, what stops it early (:class:`Interruption`); with
+    ``--conformance-threads`` above 1, the scenarios run ahead (``Prefetcher``)."""
+    if given_on_command_line(config) or names_scenarios(config):
+        config.pluginmanager.register(Interruption(config), "conformance-interruption")
+    threads = scenario_threads(config)
+    if threads > 1:
+        # on use, not at import: the plugin loads in every pytest process (start-up time)
+        from conformance.plugin.prefetch import Prefetcher
+
+        config.pluginmanager.register(Prefetcher(threads), "conformance-prefetch")
 
 
 @pytest.hookimpl(tryfirst=True)

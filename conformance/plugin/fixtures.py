@@ -11,11 +11,13 @@ import pytest
 
 from conformance.bankside.bundled import (
     BundledIdentity,
+    ServerWatch,
     bundled_reference_server,
     write_run_identity,
 )
 from conformance.errors import ConformanceError
 from conformance.plugin.cleanup import clean_up, cleanup_requested
+from conformance.plugin.interruption import WATCHES
 from conformance.plugin.options import (
     SEED,
     profile_from_config,
@@ -53,10 +55,12 @@ def conformance_bundled_server(
         return
     worker = getattr(config, "workerinput", {}).get("workerid", "main")
     log_path = Path(config.getoption("reports")) / f"reference-server-{worker}.log"
+    watch = ServerWatch()  # gone mid-run: this process stops (conformance.plugin.interruption)
+    config.stash.get(WATCHES, []).append(watch)
     try:
         identity = write_run_identity(tmp_path_factory.mktemp("identity"))
         with bundled_reference_server(
-            trust=identity.trusted, log_path=log_path, crl=identity.crl
+            trust=identity.trusted, log_path=log_path, crl=identity.crl, watch=watch
         ) as url:
             yield url, identity
     except ConformanceError as error:

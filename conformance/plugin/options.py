@@ -120,6 +120,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "ahead of their tests, to overlap a distant target's round trips (default 1)",
     )
     group.addoption(
+        "--conformance-server-pid",
+        metavar="PID",
+        type=int,
+        default=None,
+        help="the process serving the target (conformance run gives its bundled server's): when "
+        "it is gone, every process stops after its current test and the verdict is INTERRUPTED",
+    )
+    group.addoption(
         "--reports",
         metavar="DIR",
         default="reports",

@@ -10,14 +10,25 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from conformance.checks import ConformanceFailure
+from conformance.errors import INTERRUPTED_EXIT
 from conformance.findings import ShouldFindings
 from conformance.plugin.cleanup import cleanup_requested, note_creations, write_summary
 from conformance.plugin.collection import FACTS
 from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
 from conformance.plugin.timings import exchange_timings
 from conformance.report.causes import causes_summary, terminal_lines
-from conformance.report.compliance_page import not_judged_lines, overall_verdict
-from conformance.report.junit import ShouldFinding, add_should_suite, group_by_operation
+from conformance.report.compliance_page import (
+    interrupted_head,
+    not_judged_lines,
+    overall_verdict,
+    verdict_word,
+)
+from conformance.report.junit import (
+    ShouldFinding,
+    add_run_properties,
+    add_should_suite,
+    group_by_operation,
+)
 from conformance.report.masking import scrub
 from conformance.report.timings import timings_properties
 from conformance.report.verdicts import (
@@ -317,7 +328,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     a bank engineer reads first, found where a terminal leaves the eye."""
     collector = config.stash.get(COLLECTOR, None)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if collector is None or not collector.written or reporter is None:
+    if collector is None or reporter is None:
+        return
+    if not collector.written:
+        if collector.interrupted:  # stopped before any scenario had a verdict
+            head = interrupted_head(0, collector.to_run, collector.interrupted)
+            reporter.write_line(f"{head}.", bold=True)
         return
     json_path, _ = collector.written
     document = json.loads(json_path.read_text(encoding="utf-8"))
@@ -342,16 +358,38 @@ def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]
     if is_worker(session.config):
         return result
     xmlpath = getattr(session.config.option, "xmlpath", None)
+    collector = session.config.stash.get(COLLECTOR, None)
     if xmlpath:
         _group_by_operation(Path(xmlpath))
         add_should_suite(Path(xmlpath), list(session.config.stash.get(_SHOULD, {}).values()))
-    collector = session.config.stash.get(COLLECTOR, None)
+        if collector is not None:
+            add_run_properties(Path(xmlpath), _run_properties(collector))
     blocked = collector is not None and blocked_causes(collector.verdicts.values())
     if blocked and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if collector is not None and _not_judged(collector.verdicts.values()) is not None:
         session.exitstatus = NOT_JUDGED_EXIT
+    if collector is not None and collector.interrupted:
+        session.exitstatus = INTERRUPTED_EXIT
     return result
+
+
+def _run_properties(collector: ComplianceCollector) -> list[tuple[str, str]]:
+    """The run's verdict in a word, whether it was complete, and what interrupted it, for
+    JUnit (none when the run wrote no compliance document)."""
+    if not collector.written:
+        return []
+    json_path, _ = collector.written
+    document = json.loads(json_path.read_text(encoding="utf-8"))
+    run = document["run"]
+    pairs = [
+        ("verdict", verdict_word(document)),
+        ("verdict_line", overall_verdict(document)),
+        ("complete", "true" if run.get("complete") else "false"),
+    ]
+    if run.get("interrupted"):
+        pairs.append(("interrupted", str(run["interrupted"])))
+    return pairs
 
 
 def _not_judged(verdicts: Iterable[ScenarioVerdict]) -> NotJudged | None:

@@ -54,11 +54,27 @@ class ComplianceCollector:
         self.written: tuple[Path, Path] | None = None
         #: The command that starts a server like the bundled run's, for its replays (or None).
         self.replay_server: str | None = None
+        #: The tests whose teardown report came (every test, a scenario or not).
+        self.finished: set[str] = set()
+        #: What stopped the run early (Ctrl-C, SIGTERM, the bundled server), as said by
+        #: :meth:`interrupt`; then, at session end, also a run some of whose tests never ended.
+        self.interrupted: str | None = None
+        #: What else may have left a test without its end (a worker that died).
+        self.stop_notes: list[str] = []
+        #: How many tests the run was to run (known at session end).
+        self.to_run = 0
+
+    def interrupt(self, reason: str) -> None:
+        """The run was stopped early for ``reason`` (the first one told is kept)."""
+        if self.interrupted is None:
+            self.interrupted = reason
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # The phases' durations add up per test; the facts and the verdict come with the
         # teardown report only (the plugin sends the other phases' reports without them).
         duration = self.durations.get(report.nodeid, 0.0) + report.duration
+        if report.when == "teardown":
+            self.finished.add(report.nodeid)
         if report.when != "teardown":
             self.durations[report.nodeid] = duration
             text = _failure_text(report)
@@ -86,6 +102,7 @@ class ComplianceCollector:
         )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._count_unfinished(session)
         if not self.verdicts:
             return
         target, profile = self.describe_target()
@@ -99,12 +116,29 @@ class ComplianceCollector:
             selection=run_selection(session),
             commit=suite_commit(),
             replay_server=self.replay_server,
+            to_run=self.to_run,
+            interrupted=self.interrupted,
         )
         document = build_document(self.verdicts.values(), run, load_contract())
         self.written = write_compliance(self.reports, document)
         allure_results = session.config.getoption("allure_report_dir", None)
         if allure_results:
             finish_results(Path(allure_results), document)
+
+    def _count_unfinished(self, session: pytest.Session) -> None:
+        """How many scenarios the run was to run; a run some of whose tests never ended is an
+        interrupted one whatever stopped it (``-x``, a worker that died), never complete. Only a
+        run of scenarios counts (not ``--collect-only``, not the project's own tests)."""
+        if session.config.option.collectonly or not (self.verdicts or self.interrupted):
+            return
+        unfinished = max(0, session.testscollected - len(self.finished))
+        self.to_run = len(self.verdicts) + unfinished
+        if unfinished and self.interrupted is None:
+            stop = session.shouldstop or session.shouldfail
+            fallback = "the run ended before every scenario had a verdict"
+            self.interrupted = (
+                stop if isinstance(stop, str) and stop else next(iter(self.stop_notes), fallback)
+            )
 
 
 def _failure_text(report: pytest.TestReport) -> str:

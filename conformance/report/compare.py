@@ -81,6 +81,17 @@ def _findings(item: Mapping[str, Any]) -> list[tuple[str, str]]:
     return sorted((str(f.get("level")), str(f.get("title"))) for f in item.get("findings", ()))
 
 
+def _partial_run(label: str, run: Any) -> str:
+    """The note on a run that judged only some scenarios (interrupted, or a selection)."""
+    if not isinstance(run, dict):
+        return ""
+    if run.get("interrupted"):
+        return f"{label} run was interrupted ({run['interrupted']}): a partial run"
+    if run.get("complete") is False:
+        return f"{label} run is a selection ({run.get('selection')}): a partial run"
+    return ""
+
+
 def compare_runs(old: Mapping[str, Any], new: Mapping[str, Any]) -> Comparison:
     """The scenarios whose verdict or findings differ between ``old`` and ``new``."""
     before, after = _by_id(old), _by_id(new)
@@ -107,9 +118,9 @@ def compare_runs(old: Mapping[str, Any], new: Mapping[str, Any]) -> Comparison:
             "added and removed scenarios may come from the suite, not the target"
         )
     for label, document in (("the old", old), ("the new", new)):
-        run = document.get("run")
-        if isinstance(run, dict) and run.get("complete") is False:
-            notes.append(f"{label} run is a selection ({run.get('selection')}): a partial run")
+        note = _partial_run(label, document.get("run"))
+        if note:
+            notes.append(note)
     digests = [(d.get("profile") or {}).get("sha256") for d in (old, new)]
     if all(digests) and digests[0] != digests[1]:
         notes.append("the runs used different profile files (their SHA-256 differ)")

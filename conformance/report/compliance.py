@@ -80,6 +80,11 @@ class RunInfo:
     #: A bundled run: the ``conformance serve`` command its replay commands need (its server
     #: stopped with the run), else None.
     replay_server: str | None = None
+    #: How many scenarios the run was to run (0: as many as have a verdict).
+    to_run: int = 0
+    #: What stopped the run before every scenario had a verdict (Ctrl-C, SIGTERM, the bundled
+    #: server), else None: its verdict is INTERRUPTED.
+    interrupted: str | None = None
 
 
 def _file_digest(path: Path | None) -> str | None:
@@ -277,7 +282,9 @@ def build_document(
             "duration_seconds": round((run.finished - run.started).total_seconds(), 3),
             "seed": run.seed,
             "strict": run.strict,
-            "complete": not run.selection,
+            "complete": not run.selection and not run.interrupted,
+            "interrupted": run.interrupted,
+            "scenarios_to_run": max(run.to_run, len(ordered)),
             "throttled_answers": sum(verdict.retries for verdict in ordered),
             "selection": dict(run.selection),
             "suite_commit": run.commit,

@@ -41,10 +41,12 @@ from conformance.report.verdicts import (
 from conformance.scenario import SECURITY_RULES
 
 __all__ = [
+    "INTERRUPTED",
     "SMOKE_SELECTION",
     "Block",
     "Section",
     "blocked_causes_of",
+    "interrupted_head",
     "not_judged_lines",
     "not_judged_must",
     "outline",
@@ -144,9 +146,37 @@ def not_judged_must(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 SMOKE_SELECTION = "one positive and one negative scenario per operation"
 
 
+#: The verdict of a run stopped before every scenario had one (Ctrl-C, SIGTERM, the bundled
+#: server stopped): no conformance verdict at all, whatever the scenarios that ran gave.
+INTERRUPTED = "INTERRUPTED"
+
+
+def interrupted_head(judged: int, to_run: int, reason: str) -> str:
+    """The head of an interrupted run's verdict line (``to_run`` 0: stopped before the
+    scenarios were collected)."""
+    done = f"{judged} of {to_run} scenarios judged" if to_run else "no scenario judged"
+    return f"{INTERRUPTED}: {done}; no verdict ({reason})"
+
+
+def _interrupted(document: Mapping[str, Any]) -> str:
+    """An interrupted run's verdict line: what stopped it and what it had judged so far."""
+    run, totals = document["run"], document["totals"]
+    judged = len(document.get("scenarios", ()))
+    to_run = max(int(run.get("scenarios_to_run") or 0), judged)
+    return (
+        f"{interrupted_head(judged, to_run, run['interrupted'])}. So far {totals['passed']} "
+        f"passed, {totals['failed']} failed, {totals['failed_should']} with should findings; "
+        f"{totals['not_applicable']} not applicable, {totals['waived']} waived, "
+        f"{totals['blocked']} blocked, {totals['error']} errors."
+    )
+
+
 def overall_verdict(document: Mapping[str, Any]) -> str:
     """One sentence: conformant or not at must level, with the counts behind it, and how many
-    must rules could not be judged at this target."""
+    must rules could not be judged at this target; INTERRUPTED, with none of that, for a run
+    stopped before every scenario had a verdict."""
+    if document["run"].get("interrupted"):
+        return _interrupted(document)
     totals = document["totals"]
     failed, errors, blocked = totals["failed"], totals["error"], totals["blocked"]
     judged = totals["passed"] + failed + totals["failed_should"]
@@ -171,12 +201,8 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
         head = "CONFORMANT at must level: no must failure"
     scope = "" if complete else " (a partial run: a selection of the scenarios)"
     if "smoke" in document["run"].get("selection", {}):  # never a conformance verdict
-        if failed:
-            head = f"SMOKE RUN FAILED: {failed} must failure(s)"
-        elif errors or blocked:
-            head = f"SMOKE RUN INCOMPLETE: {blocked} scenario(s) blocked, {errors} error(s)"
-        else:
-            head = "SMOKE RUN PASSED: no must failure"
+        # the set-up failed: no smoke verdict either
+        head = not_judged.verdict() if not_judged is not None else _smoke_head(totals)
         scope = f" ({SMOKE_SELECTION}: not a conformance verdict; run without --smoke for one)"
     unjudged = len(not_judged_must(document))
     if unjudged:
@@ -186,6 +212,16 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
         f"{totals['failed_should']} with should findings; {totals['not_applicable']} not "
         f"applicable, {totals['waived']} waived, {blocked} blocked, {errors} errors."
     )
+
+
+def _smoke_head(totals: Mapping[str, int]) -> str:
+    """The head of a smoke run's verdict (never a conformance verdict)."""
+    failed, errors, blocked = totals["failed"], totals["error"], totals["blocked"]
+    if failed:
+        return f"SMOKE RUN FAILED: {failed} must failure(s)"
+    if errors or blocked:
+        return f"SMOKE RUN INCOMPLETE: {blocked} scenario(s) blocked, {errors} error(s)"
+    return "SMOKE RUN PASSED: no must failure"
 
 
 def promised_only(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -203,15 +239,18 @@ def promised_only(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def verdict_word(document: Mapping[str, Any]) -> str:
     """The verdict in a few words, for a field too narrow for the sentence (Allure's front page
-    cuts long values): CONFORMANT, NOT CONFORMANT, NOT SHOWN CONFORMANT or NOT JUDGED."""
+    cuts long values): CONFORMANT, NOT CONFORMANT, NOT SHOWN CONFORMANT, NOT JUDGED or
+    INTERRUPTED."""
     totals = document["totals"]
+    if document.get("run", {}).get("interrupted"):
+        return INTERRUPTED
     sides = (document.get("traffic") or {}).get("sides")
     if sides:  # judged traffic: each side's own verdict, never one for both
         return "; ".join(f"{_SIDES[side][0]} {sides[side]['verdict']}" for side in _SIDES)
-    if "smoke" in document.get("run", {}).get("selection", {}):  # never a conformance verdict
-        return "SMOKE RUN FAILED" if totals["failed"] else "SMOKE RUN (not a verdict)"
     if setup_failure(totals, blocked_causes_of(document.get("scenarios", ()))) is not None:
         return "NOT JUDGED (set-up failed)"
+    if "smoke" in document.get("run", {}).get("selection", {}):  # never a conformance verdict
+        return "SMOKE RUN FAILED" if totals["failed"] else "SMOKE RUN (not a verdict)"
     if totals["failed"]:
         return "NOT CONFORMANT"
     if totals["error"] or totals["blocked"]:
@@ -268,7 +307,6 @@ def _name(document: Mapping[str, Any], operation: str) -> str:
 def _run_facts(document: Mapping[str, Any]) -> tuple[str, ...]:
     run = document["run"]
     profile = document.get("profile") or {}
-    selection = run.get("selection", {})
     facts = [
         f"Target: {document['target']}",
         f"Profile: {profile.get('name', '(none)')}"
@@ -276,13 +314,7 @@ def _run_facts(document: Mapping[str, Any]) -> tuple[str, ...]:
         f"Spec release: {document['spec_version']}",
         f"Suite version: {document['suite_version']}",
         f"Seed: {run['seed']} (reproduce with --seed {run['seed']})",
-        "Scenarios: "
-        + (
-            "all (a complete run)"
-            if run.get("complete", True)
-            else "a selection (a partial run): "
-            + ", ".join(f"{k} {v}" for k, v in selection.items())
-        ),
+        "Scenarios: " + _scope(document),
         f"Suite commit: {run.get('suite_commit') or 'unknown (not run from a checkout)'}",
         "Throttled answers waited out (429/503 with Retry-After): "
         f"{run.get('throttled_answers', 0)}",
@@ -312,6 +344,23 @@ def _run_facts(document: Mapping[str, Any]) -> tuple[str, ...]:
             f" (serial {certificate['serial'] or '?'}, SHA-256 {certificate['sha256'] or '?'})"
         )
     return tuple(facts)
+
+
+def _scope(document: Mapping[str, Any]) -> str:
+    """Which scenarios the run judged: all, a selection, or those it had reached when it was
+    interrupted."""
+    run = document["run"]
+    selection = run.get("selection", {})
+    if run.get("complete", True):
+        return "all (a complete run)"
+    chosen = ", ".join(f"{k} {v}" for k, v in selection.items())
+    if not run.get("interrupted"):
+        return f"a selection (a partial run): {chosen}"
+    judged = len(document.get("scenarios", ()))
+    return (
+        f"{INTERRUPTED} after {judged} of {run.get('scenarios_to_run') or judged} "
+        f"({run['interrupted']})" + (f"; a selection: {chosen}" if chosen else "")
+    )
 
 
 def _counts(counts: Mapping[str, int]) -> tuple[str, ...]:
@@ -756,6 +805,8 @@ _FOLDED = ("Scenarios", "Not applicable", "Findings", "Assumptions")
 def _mood(document: Mapping[str, Any]) -> str:
     """The verdict box's colour: red for a must failure, amber for a run not (fully) judged."""
     totals = document["totals"]
+    if document["run"].get("interrupted"):
+        return "open"
     if setup_failure(totals, blocked_causes_of(document["scenarios"])) is not None:
         return "open"
     unsettled = totals["error"] or totals["blocked"] or not_judged_must(document)

@@ -14,7 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SHOULD_SUITE", "ShouldFinding", "add_should_suite", "group_by_operation"]
+__all__ = [
+    "SHOULD_SUITE",
+    "ShouldFinding",
+    "add_run_properties",
+    "add_should_suite",
+    "group_by_operation",
+]
 
 #: The name of the added suite (and the class name of its test cases).
 SHOULD_SUITE = "should"
@@ -59,6 +65,27 @@ def add_should_suite(path: Path, findings: Sequence[ShouldFinding]) -> None:
                 ET.SubElement(properties, "property", name=name, value=value)
         failure = ET.SubElement(case, "failure", message=finding.summary)
         failure.text = finding.text
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def add_run_properties(path: Path, pairs: Sequence[tuple[str, str]]) -> None:
+    """The run's own facts (its verdict in a word, whether it was complete, what interrupted
+    it) as ``<property>``s of pytest's test suite, where a CI dashboard shows a suite's
+    properties."""
+    if not pairs or not path.is_file():
+        return
+    tree = ET.parse(path)
+    root = tree.getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    suite = next((item for item in suites if item.get("name") != SHOULD_SUITE), None)
+    if suite is None:
+        return
+    properties = suite.find("properties")
+    if properties is None:
+        properties = ET.Element("properties")
+        suite.insert(0, properties)
+    for name, value in pairs:
+        ET.SubElement(properties, "property", name=name, value=value)
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
