@@ -46,8 +46,6 @@ PAYMENT_STATUSES = frozenset(
 )
 NOT_ACCEPTED = frozenset({"RCVD", "RJCT", "CANC"})
 REJECTED = frozenset({"RJCT", "CANC"})
-#: How many batch runs a flow waits at most for a payment to be booked (ACTC → ACSP → ACSC).
-MAX_BATCH_RUNS = 4
 
 
 def documented_success(ctx: RunContext, op_id: str) -> Expectation:
