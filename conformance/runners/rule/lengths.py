@@ -9,6 +9,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.setup_data.base import BATCH_SUPPLY
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
@@ -186,15 +187,26 @@ def check_response_field_length(scenario: Scenario, ctx: RunContext, seed: int) 
         raise NotApplicable(
             f"the target's answer carries no {field}"
             + (f" ({len(answers)} answers read)" if len(answers) > 1 else "")
-            + f": the bound of {scenario.rule} was not judged"
+            + f": the bound of {scenario.rule} was not judged",
+            supply=BATCH_SUPPLY if _books_with_a_batch(scenario, ctx) else "",
         )
+
+
+def _books_with_a_batch(scenario: Scenario, ctx: RunContext) -> bool:
+    """Whether a batch run would let the run book the payment whose details the rule reads
+    (the endToEndId bound, at a sandbox without one)."""
+    return scenario.rule == _END_TO_END_RULE and ctx.profile.sandbox and not ctx.data.can_run_batch
 
 
 def _length_request(scenario: Scenario, ctx: RunContext, seed: int) -> OperationRequest:
     """The request whose answer carries the bounded field. For endToEndId, E8 of a payment the
     run booked (spec 2.8's endToEndId is the bank's, and E7's creation cannot give one) where
     the run can book one (the sandbox and a batch run), else the consent's transaction."""
-    if scenario.rule != _END_TO_END_RULE or not (ctx.profile.sandbox and ctx.data.can_run_batch):
+    if (
+        scenario.rule != _END_TO_END_RULE
+        or not ctx.profile.sandbox
+        or _books_with_a_batch(scenario, ctx)
+    ):
         return rule_request(scenario, ctx, seed)
     consent = ctx.data.booked_payment_consent(seed)
     if consent.account_id is None or consent.transaction_id is None:
