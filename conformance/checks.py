@@ -66,6 +66,7 @@ __all__ = [
     "error_codes",
     "json_document",
     "quote_lines",
+    "values_at",
 ]
 
 #: The spec 7 error body, and its payment variant with ``tppMessages`` (types/errors.json).
@@ -787,6 +788,12 @@ def check_max_length(
         expected=f"{pointer} has at most {limit} characters",
         problems=problems,
     )
+
+
+def values_at(document: Any, pointer: str) -> list[Any]:
+    """Every value found at ``pointer`` (``a/*/b``: ``*`` walks arrays and objects), in order;
+    empty when the document has none there (a check that finds none has judged nothing)."""
+    return [value for _, value in _walk(document, pointer.split("/"), ())]
 
 
 def _dotted(path: str) -> str:

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import NoReturn
 
 from conformance.checks import ConformanceFailure
 
-__all__ = ["ShouldFindings", "at_should", "collecting_findings", "record_should"]
+__all__ = ["ShouldFindings", "at_should", "collecting_findings", "end_at_should", "record_should"]
 
 _FINDINGS: ContextVar[list[ConformanceFailure] | None] = ContextVar("findings", default=None)
 
@@ -53,6 +54,17 @@ def record_should(failure: ConformanceFailure, reading: str) -> None:
         raise failure
     failure.reading = reading
     findings.append(failure)
+
+
+def end_at_should(failure: ConformanceFailure, reading: str) -> NoReturn:
+    """End the running scenario at should: ``failure`` (something the rest of the scenario
+    needed, which rests on ``reading``) is recorded as a should finding and the scenario's should
+    findings so far are raised (``failure`` itself outside one)."""
+    findings = _FINDINGS.get()
+    if findings is None or failure.always_must:
+        raise failure
+    record_should(failure, reading)
+    raise ShouldFindings(list(findings))
 
 
 class ShouldFindings(ConformanceFailure):

@@ -292,3 +292,12 @@ def test_duplicate_ids_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(generate, "FAMILIES", (("positive", positive), ("again", positive)))
     with pytest.raises(ContractError, match="generated twice"):
         generate.build_scenarios(contract)
+
+
+def test_a_batch_run_leaving_periodic_payments_alone_is_must_with_its_sentence(
+    by_id: dict[str, Scenario],
+) -> None:
+    """Spec 3 states it ("The sandbox advances payments (except periodic ones) ..."): a stated
+    outcome is must, quoted (issue 29 item 10)."""
+    chosen = by_id["E17-batch-run-leaves-periodic-unchanged"]
+    assert (chosen.level, chosen.quotes, chosen.reading) == ("must", ("3-batch",), "")

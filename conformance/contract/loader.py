@@ -321,6 +321,7 @@ def _build_operation(doc: dict[str, Any], file: Path) -> Operation:
         source=f"operations/{file.name}",
         headers_quotes=tuple(headers.get("quotes", ())),
         optional=bool(doc.get("optional", False)),
+        unnamed=bool(doc.get("unnamed", False)),
     )
 
 

@@ -158,9 +158,23 @@ class Operation:
     #: An operation a bank may not offer at all (the platform's sandbox reset, SI): judged only
     #: where the profile names it (``[operations] optional``), else not applicable.
     optional: bool = False
+    #: An operation interface.md neither shows nor names (BR, BS, PCA, SI): that a bank offers
+    #: it is the bank's own promise (``[operations] promised``), not a sentence of the spec.
+    unnamed: bool = False
 
     def __repr__(self) -> str:
         return f"<Operation {self.id} {self.method} {self.path}>"
+
+    @property
+    def unnamed_reading(self) -> str:
+        """The reading every verdict on an unnamed operation rests on ("" for the others)."""
+        if not self.unnamed:
+            return ""
+        return (
+            f"{self.id} ({self.name}) is an operation interface.md neither shows nor names; the "
+            "contract assumes it as the platform's banks offer it, and a bank is held to it "
+            "only where its profile promises it ([operations] promised)"
+        )
 
     @property
     def sca_redirect_status(self) -> int | None:

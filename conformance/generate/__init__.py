@@ -27,7 +27,7 @@ from conformance.generate import (
     rule,
     version,
 )
-from conformance.generate._common import Context
+from conformance.generate._common import Context, on_unnamed_operation
 from conformance.scenario import Scenario
 
 __all__ = [
@@ -74,7 +74,11 @@ def build_scenarios(contract: Contract) -> tuple[Scenario, ...]:
     """
     context = Context(contract)
     scenarios = sorted(
-        (scenario for _kind, family in FAMILIES for scenario in family(context)),
+        (
+            on_unnamed_operation(scenario, contract)
+            for _kind, family in FAMILIES
+            for scenario in family(context)
+        ),
         key=lambda scenario: scenario.id,
     )
     seen: dict[str, str] = {}

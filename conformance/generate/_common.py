@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from conformance.scenario import (
     BODY_SCHEMA_RESPONSE,
     CHOSEN_STATUS,
     Expectation,
+    Scenario,
 )
 
 #: The spec 7 code of a payment request that breaks a schema constraint (spec 7 E17 row; the code
@@ -117,6 +119,18 @@ def success_quotes(op: Operation) -> tuple[str, ...]:
     if op.sca_redirect_status is not None:
         responses.append(op.responses[op.sca_redirect_status])
     return tuple(dict.fromkeys(label for response in responses for label in response.quotes))
+
+
+def on_unnamed_operation(scenario: Scenario, contract: Contract) -> Scenario:
+    """``scenario`` graded for its operation: on one interface.md neither shows nor names
+    (``Operation.unnamed``: BR, BS, PCA, SI) a must scenario is should, resting on the reading
+    that the bank offers the operation. It keeps its quotes: the sentences state the rule for
+    every operation, and bind this one where the bank promises it (``[operations] promised``:
+    a failure is then a must one for that bank, ``conformance.runners.promises``)."""
+    operation = contract.operations.get(scenario.operation)
+    if operation is None or not operation.unnamed or scenario.level != "must":
+        return scenario
+    return dataclasses.replace(scenario, level="should", reading=operation.unnamed_reading)
 
 
 def reading_of(op: Operation) -> str:

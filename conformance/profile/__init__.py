@@ -3,8 +3,9 @@
 
 ``model`` holds the value (:class:`TargetProfile` and its nested settings), ``load`` reads the
 file, ``options`` puts the environment and the command line on top; ``bank``, ``paths``,
-``parts``, ``templates``, ``tls_settings``, ``lifecycle``, ``consent_model`` and
-``response_headers`` read and hold the tables of their own; ``oauth``
+``parts``, ``templates``, ``tls_settings``, ``lifecycle``, ``consent_model``,
+``response_headers`` and ``operation_promises`` read and hold the tables (or keys) of their own;
+``oauth``
 the token endpoint, ``negative_certificates`` the ready-made negative certificates, and
 ``toml_table`` the typed getters every reader uses (an unknown key refused). The package sits
 below the bank side so that the reference server reads the same file through the same loader
@@ -23,6 +24,7 @@ from conformance.profile.model import (
 )
 from conformance.profile.negative_certificates import NegativeCertificate, NegativeCertificates
 from conformance.profile.oauth import OAuthSettings
+from conformance.profile.operation_promises import OperationPromises
 from conformance.profile.options import (
     DEMANDING_PROFILE,
     ENV_PROFILE,
@@ -70,6 +72,7 @@ __all__ = [
     "NegativeCertificate",
     "NegativeCertificates",
     "OAuthSettings",
+    "OperationPromises",
     "PaymentAccounts",
     "PreparedStates",
     "PrivatePsu",

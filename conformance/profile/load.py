@@ -35,6 +35,7 @@ from conformance.profile.model import (
     SecondIdentity,
     TargetProfile,
 )
+from conformance.profile.operation_promises import OperationPromises
 from conformance.profile.parts import (
     SCA_APPROACHES,
     SCA_MODES,
@@ -73,7 +74,7 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
     connection = _read_connection(top, source)
     ca_trust = _choice(top, "ca_trust", CA_TRUST_MODES, "replace")
     products = _read_products(top)
-    supported, unsupported, optional = _read_operations(top, known_ops)
+    supported, unsupported, optional, promised = _read_operations(top, known_ops)
     path_choices = read_paths(top, known_ops)
     prepared, basket_status_path = _read_prepared(top.table("prepared"), products)
     psu = top.table("psu")
@@ -114,6 +115,7 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         required_headers=read_required_headers(top, known_ops),
         consent=consent_model.read(top.table("consent")),
         response_headers=response_headers.read(top.table("response_headers")),
+        operation_promises=promised,
         product_ids=read_product_ids(top, known_ops),
         connection=connection,
         redirect_uri=check_redirect_uri(top),
@@ -276,9 +278,10 @@ def _read_products(top: Table) -> frozenset[str]:
 
 def _read_operations(
     top: Table, known_ops: Mapping[str, Operation]
-) -> tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str]]:
-    """``[operations] supported`` or ``unsupported``, and ``optional`` (the contract's optional
-    operations the bank offers): (supported, unsupported, optional)."""
+) -> tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str], OperationPromises]:
+    """``[operations] supported`` or ``unsupported``, ``optional`` (the contract's optional
+    operations the bank offers) and ``promised`` (the unnamed operations the bank promises):
+    (supported, unsupported, optional, promises)."""
     operations = top.table("operations")
     supported = _op_ids(operations, "supported", known_ops)
     unsupported = _op_ids(operations, "unsupported", known_ops)
@@ -290,8 +293,19 @@ def _read_operations(
             raise operations.error(
                 "optional", f"names {op_id}, which is not an optional operation of the contract"
             )
+    promised = _op_ids(operations, "promised", known_ops) or frozenset()
+    for op_id in sorted(promised):
+        if not known_ops[op_id].unnamed:
+            unnamed = ", ".join(sorted(op for op, found in known_ops.items() if found.unnamed))
+            raise operations.error(
+                "promised",
+                f"names {op_id}; only an operation interface.md neither shows nor names can be "
+                f"promised ({unnamed}): the spec's own are held to it anyway",
+            )
+        if op_id in (unsupported or ()) or (supported is not None and op_id not in supported):
+            raise operations.error("promised", f"names {op_id}, which the profile does not offer")
     operations.finish()
-    return supported, unsupported, optional
+    return supported, unsupported, optional, OperationPromises(promised)
 
 
 def _read_psus(psu: Table) -> tuple[PrivatePsu, CorporatePsu, PrivatePsu]:

@@ -22,6 +22,7 @@ from conformance.profile.consent_model import ConsentSettings
 from conformance.profile.lifecycle import Lifecycle
 from conformance.profile.negative_certificates import NegativeCertificates
 from conformance.profile.oauth import OAuthSettings
+from conformance.profile.operation_promises import OperationPromises
 from conformance.profile.parts import (
     CorporatePsu,
     Hooks,
@@ -199,6 +200,9 @@ class TargetProfile:
     #: ``[response_headers] promised``: the response headers the bank promises; a broken promise
     #: counts as a must failure for it, reported as its own promise, not the spec's.
     response_headers: ResponseHeaderPromises = field(default_factory=ResponseHeaderPromises)
+    #: ``[operations] promised``: the operations interface.md neither shows nor names that the
+    #: bank promises; a failure on one counts as a must failure for it, reported as its promise.
+    operation_promises: OperationPromises = field(default_factory=OperationPromises)
     reference_server: bool = False
     source: Path | None = None
 
@@ -264,10 +268,14 @@ class TargetProfile:
         consent_endpoint = self.consent.unsupported_reason(op_id, operation.family)
         if consent_endpoint is not None:
             return consent_endpoint
-        if operation.optional and op_id not in self.lifecycle.optional_operations:
+        if (
+            operation.optional
+            and op_id not in self.lifecycle.optional_operations
+            and not self.operation_promises.promises(operation)
+        ):
             return (
                 f"{op_id} ({operation.name}) is an optional operation and the profile's "
-                "operations.optional does not name it"
+                "operations.optional (or operations.promised) does not name it"
             )
         if op_id == CANCELLATION_AUTHORISATION and not self.lifecycle.cancellation_needs_sca:
             return (

@@ -190,7 +190,7 @@ def overall_verdict(document: Mapping[str, Any]) -> str:
         if promised:
             head += (
                 f", {promised} of them only the bank's own promises (its profile's "
-                "[response_headers]), not sentences of the spec"
+                "[response_headers] or [operations] promised), not sentences of the spec"
             )
     elif errors or blocked:
         head = (

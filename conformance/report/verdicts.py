@@ -114,8 +114,9 @@ class Finding:
     (``quotes.json``), for a should finding the reading it rests on ("our reading: ..."), and the
     id of its cause (``conformance.problems.cause_id``: the findings of one cause are one entry in
     every report). ``promise``: a must finding that no sentence of the spec states but the bank
-    promised in its profile (``[response_headers] promised``): what it promised; such a finding
-    counts as a must one for that bank, and names the promise instead of a quote."""
+    promised in its profile (``[response_headers] promised``, ``[operations] promised``): what
+    it promised; such a finding counts as a must one for that bank, and names the promise
+    instead of a quote."""
 
     level: str
     title: str

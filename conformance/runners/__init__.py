@@ -33,6 +33,7 @@ from conformance.runners import (
     version,
 )
 from conformance.runners.context import RunContext, Runner
+from conformance.runners.promises import keep_promise
 
 if TYPE_CHECKING:
     from conformance.scenario import Scenario
@@ -105,7 +106,8 @@ def run_scenario(scenario: Scenario, ctx: RunContext) -> None:
     An operation the profile does not support (the scenario's own, or one of the steps a flow
     names in ``params["steps"]``) makes it NotApplicable with the profile's reason, and so does
     a change spec 9 dates after the profile's ``release`` (``schemas/releases.json``).
-    A failure is reported under the scenario's requirement (rule id, spec part, level). Every
+    A failure is reported under the scenario's requirement (rule id, spec part, level), as the
+    bank's broken promise where it is one (``runners.promises``). Every
     exchange made meanwhile (set-up included) is appended to ``ctx.exchanges``.
     """
     try:
@@ -134,7 +136,10 @@ def _run_tagged(scenario: Scenario, ctx: RunContext, runner: Runner) -> None:
     with collecting_findings() as findings:
         try:
             runner(scenario, ctx)
+        except ShouldFindings:
+            raise  # a step ended the scenario at should (runners.promises)
         except ConformanceFailure as failure:
+            keep_promise(failure, scenario, ctx)
             failure.should_findings = tuple(findings)
             for finding in findings:
                 failure.add_note(f"Also (should): {finding.title}")

@@ -101,6 +101,13 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         level="must",
     ),
     Fault(
+        "batch-advances-periodic",
+        'spec 3 (the sandbox advances payments "except periodic ones")',
+        "moves periodic payments on in its simulated batch runs like the single ones",
+        scenarios=("E17-batch-run-leaves-periodic-unchanged",),
+        level="must",
+    ),
+    Fault(
         "kid-error-401",
         "spec 7 rule 2 (ERR-2-kid-*)",
         "answers a missing or invalid KID with 401 instead of 400",

@@ -88,15 +88,16 @@ def move(store: Store, payment: Payment, status: str, moment: datetime) -> Payme
     return updated
 
 
-def batch_step(payment: Payment, run_day: date) -> str | None:
+def batch_step(payment: Payment, run_day: date, *, periodic: bool = False) -> str | None:
     """The status one batch run on ``run_day`` gives ``payment``, or None if it stays.
 
     ACTC goes to PDNG while its requested execution date lies after the run's day, else to ACSP;
     PDNG goes to ACSP on or after that date; ACSP goes to ACSC. Periodic payments stay (spec 3),
-    and so does a payment whose cancellation waits for its SCA (PCA): the bank holds it back
-    until the PSU decides.
+    unless ``periodic`` (the fault ``batch-advances-periodic``) moves them like the others, and
+    so does a payment whose cancellation waits for its SCA (PCA): the bank holds it back until
+    the PSU decides.
     """
-    if payment.periodic or payment.cancellation_requested:
+    if (payment.periodic and not periodic) or payment.cancellation_requested:
         return None
     due = payment.execution_date
     if payment.status == Status.ACTC:

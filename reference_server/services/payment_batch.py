@@ -60,21 +60,25 @@ _INT32_MAX = 2_147_483_647
 BatchResult = list[tuple[str, str, str]]
 
 
-def _movable(store: Store) -> list[Payment]:
+def _movable(store: Store, *, periodic: bool = False) -> list[Payment]:
+    """The payments a run can move: the non-periodic ones (``periodic``: those too)."""
     found: list[Payment] = []
     for status in _MOVABLE:
         found.extend(store.find(PAYMENTS, "status", status))
-    return [payment for payment in found if not payment.periodic]
+    return [payment for payment in found if periodic or not payment.periodic]
 
 
 def run_batch(app: ServerState, moment: datetime) -> BatchResult:
-    """One batch run at ``moment``: every non-periodic payment moves one step (spec 3)."""
+    """One batch run at ``moment``: every non-periodic payment moves one step (spec 3: "The
+    sandbox advances payments (except periodic ones)"); with the fault ``batch-advances-periodic``
+    the periodic ones move too."""
     store = app.store
     run_day = moment.astimezone(BANK_ZONE).date()
+    periodic = app.faulty("batch-advances-periodic")
     moves: BatchResult = []
     with store.atomic():
-        for payment in _movable(store):
-            new_status = batch_step(payment, run_day)
+        for payment in _movable(store, periodic=periodic):
+            new_status = batch_step(payment, run_day, periodic=periodic)
             if new_status is None:
                 continue
             moved = move(store, payment, new_status, moment)

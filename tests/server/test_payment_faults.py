@@ -69,6 +69,7 @@ def test_every_payment_fault_is_registered_with_its_rule() -> None:
         "amount-precision-unchecked", "fee-indicator-false",
         "day-of-execution-unchecked", "tpp-message-code-outside-list",
         "basket-read-status-stale", "cancellation-without-sca", "paging-next-overlaps",
+        "batch-advances-periodic",
     }  # fmt: skip
     for name in names:
         assert FAULTS[name].rule.startswith("spec ")
@@ -132,6 +133,22 @@ def test_cancellation_without_sca(world: World, faulty: Callable[[str], World]) 
         (202, "ACTC"),
         (204, "CANC"),
     )
+
+
+def test_batch_advances_periodic(world: World, faulty: Callable[[str], World]) -> None:
+    """Spec 3: "The sandbox advances payments (except periodic ones)"; the fault moves them."""
+
+    def scenario(w: World) -> str:
+        psu = w.new_psu()
+        periodic = w.payment(psu, "E17")
+        record = w.authorise_payment(periodic, psu).json()
+        w.approve(record["_links"]["scaRedirect"]["href"], psu)
+        w.run_batch()
+        return w.status(periodic)
+
+    before, after = compare(world, faulty, "batch-advances-periodic", scenario)
+    assert before == "ACTC"
+    assert after in {"PDNG", "ACSP"}
 
 
 def test_allow_periodic_in_basket(world: World, faulty: Callable[[str], World]) -> None:

@@ -107,6 +107,7 @@ def test_a_fault_fails_the_matching_scenario_with_a_clear_message(
         ("no-consent-age-check", "E8-LIM-transaction-details-consent-max-90-days-rejected"),
         ("delete-pdng-allowed", "PC-ERR-6-pending-payment-not-deletable-rejected"),
         ("account-gone-404", "AL-ERR-8-consent-account-gone-empty-list-holds"),
+        ("batch-advances-periodic", "E17-batch-run-leaves-periodic-unchanged"),
     ],
 )
 def test_faults_behind_consents_and_the_batch_are_caught(

@@ -44,6 +44,8 @@ T = TypeVar("T")
 
 #: What a profile supplies so that a batch run can be had off the reference server.
 BATCH_SUPPLY = "[hooks] batch (a command that runs the bank's batch processing or waits for it)"
+#: How many batch runs a payment is given at most to be booked (ACTC → ACSP → ACSC).
+MAX_BATCH_RUNS = 4
 
 
 @dataclass(frozen=True)

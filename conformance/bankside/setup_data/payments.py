@@ -9,16 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.request import Psu
 from conformance.bankside.sca import sca_link
+from conformance.bankside.setup_data.base import MAX_BATCH_RUNS
 from conformance.bankside.setup_data.consents import ConsentSetUp
 from conformance.bankside.setup_data.records import (
     PRODUCT_OF_OPERATION,
     Account,
     Basket,
+    Consent,
     Payment,
 )
 from conformance.checks import (
     NotApplicable,
     SetUpFailure,
+    json_document,
 )
 from conformance.generate import factories
 
@@ -157,6 +160,29 @@ class DataFactory(ConsentSetUp):
             psu=payment.psu,
             path_values=payment.path_values,
         )
+
+    def booked_payment_consent(self, seed: int) -> Consent:
+        """A consent on a fresh sandbox account whose one booked transaction is a payment from
+        it (E16, authorised, booked by batch runs: spec 3; spec 4.3 E3 lists "those from
+        sandbox payments"): a transaction the bank made itself, with what the bank gives a
+        payment's transaction (its ``endToEndId``), which E7's creation (spec 2.9) cannot give.
+        Not applicable where no batch run can be had or the payment is not booked by them."""
+        account = self.new_account(seed)
+        body = self.payment_body("E16", seed, debtor=account)
+        payment = self.payment(seed, "E16", body=body, authorise=True)
+        status = None
+        for _ in range(MAX_BATCH_RUNS):
+            self.run_batch("run the batch processing that books a payment")
+            document = json_document(self.payment_status(payment))
+            status = document.get("transactionStatus") if isinstance(document, Mapping) else None
+            if status in ("ACSC", "RJCT", "CANC"):
+                break
+        if status != "ACSC":
+            raise NotApplicable(
+                f"the payment from the account was not booked by {MAX_BATCH_RUNS} batch runs "
+                f"(it reads {status})"
+            )
+        return self.new_consent(seed, account)
 
     def basket(self, seed: int, payments: Sequence[Payment]) -> Basket:
         """A signing basket (E1) of ``payments`` for their PSU."""

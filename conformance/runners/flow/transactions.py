@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.setup_data.base import MAX_BATCH_RUNS
 from conformance.checks import (
     NotApplicable,
     check_equal,
@@ -16,7 +17,6 @@ from conformance.findings import at_should
 from conformance.generate import factories
 from conformance.runners.flow.sandbox import same_fields
 from conformance.runners.flow.steps import (
-    MAX_BATCH_RUNS,
     REJECTED,
     fail,
     payment_status,
