@@ -18,11 +18,11 @@ from conformance.checks import (
     check_max_length,
     values_at,
 )
+from conformance.problems import body_breach
 from conformance.runners.operations.accounts import (
     account_list_request,
     transaction_details_request,
 )
-from conformance.problems import body_breach
 from conformance.runners.rule.common import (
     changed_body,
     rule_request,
@@ -215,7 +215,7 @@ def _length_request(scenario: Scenario, ctx: RunContext, seed: int) -> Operation
     consent = ctx.data.booked_payment_consent(seed)
     if consent.account_id is None or consent.transaction_id is None:
         raise NotApplicable("the consented account lists no booked transaction to read (AT)")
-    return transaction_details_request(ctx, consent.psu, consent.account_id, consent.transaction_id)
+    return transaction_details_request(ctx, consent)
 
 
 def _check_min_length(exchange: Exchange, document: Any, pointer: str, low: int, spec: str) -> None:
