@@ -207,7 +207,7 @@ def test_the_exit_code_is_pytests(
 
     # six answers, the first a cold start: the target is 25 ms away
     samples = (0.4, 0.025, 0.024, 0.026, 0.025, 0.025)
-    monkeypatch.setattr(run_command, "preflight", lambda profile, count=1: samples[:count])
+    monkeypatch.setattr(run_command, "preflight", lambda profile, count=1, **_: samples[:count])
     monkeypatch.setattr(run_command, "is_loopback", lambda url: False)
     monkeypatch.setattr(pytest, "main", fake_main)
     args = parse("--target", "https://bank.example", "--seed", "9", "--reports", str(tmp_path))

@@ -33,11 +33,15 @@ _PROBE_OPERATIONS = ("AL", "E9")
 _CANDIDATES = 3
 
 
-def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
+def preflight(
+    profile: TargetProfile, samples: int = 1, *, budget: float = 0.0, most: int = 0
+) -> tuple[float, ...]:
     """Fail fast on what would make every scenario fail: certificate, connection, a base URL that
     is not the interface; the answer times of the probe that answered (seconds; the round trip
     to the target, for the run's concurrency): the probe itself and ``samples - 1`` more of the
-    same request, empty when no probe was answered.
+    same request, then more while all their answer times add up to less than ``budget`` seconds,
+    ``most`` in all (a near target is timed more often for the same wait: its fastest answer is
+    then the one a busy machine did not hold up); empty when no probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
     the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), fetches
@@ -71,8 +75,10 @@ def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
             if exchange.status == 404:
                 not_found.append(exchange)
             elif _speaks_the_interface(exchange):
-                more = (client.get(path).elapsed for _ in range(samples - 1))
-                return (exchange.elapsed, *more)
+                times = [exchange.elapsed]
+                while len(times) < samples or (len(times) < most and sum(times) < budget):
+                    times.append(client.get(path).elapsed)
+                return tuple(times)
             else:
                 try:
                     exchange.json()

@@ -226,8 +226,12 @@ def _threads(text: str) -> int:
 
 
 #: Probes the preflight sends to every target: the first is discarded (a cold start), the others'
-#: fastest and median choose the concurrency (``conformance.bankside.concurrency``).
+#: fastest and median choose the concurrency (``conformance.bankside.concurrency``). More, up to
+#: PREFLIGHT_MOST, while their answers add up to less than PREFLIGHT_BUDGET seconds: a target
+#: on this machine is timed 21 times in a few milliseconds, one 300 ms away six times.
 PREFLIGHT_SAMPLES = 6
+PREFLIGHT_MOST = 21
+PREFLIGHT_BUDGET = 0.25
 
 
 def _has(module: str) -> bool:
@@ -577,7 +581,7 @@ def _chosen_concurrency(
 ) -> Concurrency:
     """The preflight (its answer times, the certificates' warnings), then the workers and the
     scenarios in flight for the target's measured answer time, printed in one line."""
-    samples = preflight(profile, PREFLIGHT_SAMPLES)
+    samples = preflight(profile, PREFLIGHT_SAMPLES, budget=PREFLIGHT_BUDGET, most=PREFLIGHT_MOST)
     for warning in certificate_warnings(profile):
         print(f"conformance: warning: {warning}", flush=True)
     if bundled:
