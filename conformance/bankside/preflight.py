@@ -5,6 +5,7 @@ run`` has just probed."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,9 +40,10 @@ def preflight(
     """Fail fast on what would make every scenario fail: certificate, connection, a base URL that
     is not the interface; the answer times of the probe that answered (seconds; the round trip
     to the target, for the run's concurrency): the probe itself and ``samples - 1`` more of the
-    same request, then more while all their answer times add up to less than ``budget`` seconds,
-    ``most`` in all (a near target is timed more often for the same wait: its fastest answer is
-    then the one a busy machine did not hold up); empty when no probe was answered.
+    same request, then more until ``budget`` seconds have passed since the first was sent (a
+    rate limit's pacing counted), ``most`` in all (a near target is timed more often for the
+    same wait: its fastest answer is then one a busy machine did not hold up); empty when no
+    probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
     the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), fetches
@@ -75,8 +77,10 @@ def preflight(
             if exchange.status == 404:
                 not_found.append(exchange)
             elif _speaks_the_interface(exchange):
-                times = [exchange.elapsed]
-                while len(times) < samples or (len(times) < most and sum(times) < budget):
+                times, started = [exchange.elapsed], time.monotonic() - exchange.elapsed
+                while len(times) < samples or (
+                    len(times) < most and time.monotonic() - started < budget
+                ):
                     times.append(client.get(path).elapsed)
                 return tuple(times)
             else:

@@ -227,8 +227,8 @@ def _threads(text: str) -> int:
 
 #: Probes the preflight sends to every target: the first is discarded (a cold start), the others'
 #: fastest and median choose the concurrency (``conformance.bankside.concurrency``). More, up to
-#: PREFLIGHT_MOST, while their answers add up to less than PREFLIGHT_BUDGET seconds: a target
-#: on this machine is timed 21 times in a few milliseconds, one 300 ms away six times.
+#: PREFLIGHT_MOST, until PREFLIGHT_BUDGET seconds have passed since the first: a target on this
+#: machine is timed 21 times in a few milliseconds, one 300 ms away six times.
 PREFLIGHT_SAMPLES = 6
 PREFLIGHT_MOST = 21
 PREFLIGHT_BUDGET = 0.25
