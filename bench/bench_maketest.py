@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent.parent
+#: ``make test`` may take at most this multiple of the baseline's (issue 30; a goal, not a gate).
+GOAL = 1.3
 _SUMMARY = re.compile(r"=*\s*(?P<counts>[0-9][^=\n]*?) in (?P<seconds>[0-9.]+)s")
 
 
@@ -71,6 +73,13 @@ def main() -> None:
             runs[checkout].append(run)
             label = "this" if checkout == _ROOT else "baseline"
             print(f"  round {index + 1}: {_row(label, run)}", flush=True)
+        if baseline:  # the pair of the same minutes
+            this, base = runs[_ROOT][-1], runs[checkouts[1]][-1]
+            print(
+                f"  round {index + 1}: {this.seconds / base.seconds:.2f}x wall, "
+                f"{this.cpu_seconds / base.cpu_seconds:.2f}x CPU",
+                flush=True,
+            )
     print(f"load average after: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
     best = {checkout: min(done, key=lambda run: run.seconds) for checkout, done in runs.items()}
     this = best[_ROOT]
@@ -81,7 +90,7 @@ def main() -> None:
         print(
             f"maketest: {this.seconds:.0f} s against the baseline's {base.seconds:.0f} s = "
             f"{this.seconds / base.seconds:.2f}x wall, {this.cpu_seconds / base.cpu_seconds:.2f}x "
-            f"CPU (best of {rounds}; goal: no slower)"
+            f"CPU (best of {rounds}; goal: at most {GOAL}x, issue 30)"
         )
 
 

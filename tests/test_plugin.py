@@ -16,6 +16,7 @@ import re
 import socket
 import xml.etree.ElementTree as ET
 from types import SimpleNamespace
+from typing import Any
 
 import httpx
 import pytest
@@ -25,7 +26,9 @@ from conformance.bankside.preflight import PreflightDone
 from conformance.contract import load_contract
 from conformance.contract.identifiers import generate_national_id
 from conformance.generate import generate_scenarios
-from conformance.scenario import DEFAULT_SEED
+from conformance.plugin.collection import SCENARIO
+from conformance.plugin.ordering import longest_first, round_trips
+from conformance.scenario import DEFAULT_SEED, Scenario
 from conformance.suite import SUITE_DIR
 
 pytest_plugins = ["pytester"]
@@ -201,7 +204,7 @@ def test_a_file_of_scenario_ids_selects_them(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(
         str(SCENARIOS_FILE), "--collect-only", "-q", "--conformance-scenarios", str(listing)
     )
-    assert collected_ids(result) == [ids[0], ids[2]]
+    assert sorted(collected_ids(result)) == sorted([ids[0], ids[2]])
     result = pytester.runpytest(
         str(SCENARIOS_FILE), "--collect-only", "-q", "--conformance-scenarios", "missing.txt"
     )
@@ -209,9 +212,51 @@ def test_a_file_of_scenario_ids_selects_them(pytester: pytest.Pytester) -> None:
     assert "--conformance-scenarios missing.txt" in result.stdout.str() + result.stderr.str()
 
 
+def run_order() -> list[Scenario]:
+    """The generated scenarios in the order a run runs them: the longest first, ties in the
+    order of generation (``conformance.plugin.ordering``)."""
+    return sorted(generate_scenarios(load_contract()), key=lambda s: -round_trips(s))
+
+
 def test_scenario_ids_are_the_test_ids(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(str(SCENARIOS_FILE), "--collect-only", "-q")
-    assert collected_ids(result) == [s.id for s in generate_scenarios(load_contract())]
+    assert collected_ids(result) == [s.id for s in run_order()]
+
+
+def test_the_longest_scenarios_run_first(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(str(SCENARIOS_FILE), "--collect-only", "-q")
+    by_id = {s.id: s for s in generate_scenarios(load_contract())}
+    scenarios = [by_id[scenario_id] for scenario_id in collected_ids(result)]
+    assert len(scenarios) == len(by_id)
+    trips = [round_trips(s) for s in scenarios]
+    assert trips == sorted(trips, reverse=True)
+    assert scenarios[0].kind == "flow" and trips[0] >= 10  # the longest flow (10 steps)
+    assert trips[-1] == 1
+
+
+def test_the_order_moves_only_scenarios_of_one_test() -> None:
+    scenarios = generate_scenarios(load_contract())
+    long_flow = next(s for s in scenarios if s.kind == "flow" and len(s.param("steps")) >= 5)
+    one = next(s for s in scenarios if round_trips(s) == 1)
+    assert round_trips(long_flow) >= 5
+    first, second = SimpleNamespace(name="first"), SimpleNamespace(name="second")
+
+    def item(scenario: Scenario | None, parent: object, name: str) -> Any:
+        return SimpleNamespace(
+            stash={} if scenario is None else {SCENARIO: scenario}, parent=parent, name=name
+        )
+
+    items = [
+        item(one, first, "a"),
+        item(long_flow, first, "b"),
+        item(None, first, "plain"),
+        item(one, first, "c"),
+        item(long_flow, first, "d"),
+        item(one, second, "e"),
+        item(long_flow, second, "f"),
+    ]
+    ordered = [each.name for each in longest_first(items)]
+    assert ordered == ["b", "a", "plain", "d", "c", "f", "e"]
 
 
 def test_each_item_has_its_scenario_bound_not_as_a_fixture(pytester: pytest.Pytester) -> None:
@@ -237,7 +282,7 @@ def test_a_target_without_test_paths_runs_the_suite(pytester: pytest.Pytester) -
     pytester.makepyfile(test_other="def test_nothing():\n    assert True\n")
     result = pytester.runpytest("--target", "http://127.0.0.1:9", "--collect-only", "-q")
     assert result.ret == 0, result.stdout.str()
-    assert collected_ids(result) == [s.id for s in generate_scenarios(load_contract())]
+    assert collected_ids(result) == [s.id for s in run_order()]
     result = pytester.runpytest("--target", "http://127.0.0.1:9", "--collect-only", "-q", ".")
     assert "test_other.py::test_nothing" in result.stdout.str()
     assert not collected_ids(result)

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.latency_proxy import latency_proxy
 from conformance.bankside.bundled import bundled_reference_server, write_run_identity
 from conformance.bankside.preflight import PreflightDone
 from conformance.commands import run as run_command
@@ -29,6 +30,8 @@ from conformance.report import writable_reports
 from conformance.scenario import DEFAULT_SEED, parse_seed, run_seed
 from conformance.signing import load_ca
 from conformance.suite import SUITE_DIR
+from reference_server.app import Application
+from reference_server.transport.http import start
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -204,7 +207,7 @@ def test_the_exit_code_is_pytests(
 
     # six answers, the first a cold start: the target is 25 ms away
     samples = (0.4, 0.025, 0.024, 0.026, 0.025, 0.025)
-    monkeypatch.setattr(run_command, "preflight", lambda profile, count=1: samples[:count])
+    monkeypatch.setattr(run_command, "preflight", lambda profile, count=1, **_: samples[:count])
     monkeypatch.setattr(run_command, "is_loopback", lambda url: False)
     monkeypatch.setattr(pytest, "main", fake_main)
     args = parse("--target", "https://bank.example", "--seed", "9", "--reports", str(tmp_path))
@@ -220,6 +223,31 @@ def test_the_exit_code_is_pytests(
     assert seen["plugins"] == [
         PreflightDone.naming(target="https://bank.example", profile=None, cert=None, key=None)
     ]
+
+
+def test_a_slow_loopback_target_gets_scenarios_in_flight(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a bank behind a tunnel: a loopback address whose every answer comes 25 ms late; the
+    # preflight times it for real (six probes) and the run keeps scenarios in flight
+    seen: dict[str, Any] = {}
+
+    def fake_main(args: list[str], plugins: list[object]) -> int:
+        seen["args"] = args
+        return 0
+
+    monkeypatch.setattr(pytest, "main", fake_main)
+    running = start(Application())
+    try:
+        with latency_proxy(running.url, 0.025) as proxy:
+            assert proxy.url.startswith("http://127.0.0.1:")
+            args = parse("--target", proxy.url, "--reports", str(tmp_path), "-n", "2")
+            assert run_command.run(args) == 0
+    finally:
+        running.stop()
+    choice = next(line for line in capsys.readouterr().out.splitlines() if "in flight" in line)
+    assert "the target (a loopback address) is " in choice, choice
+    assert int(seen["args"][seen["args"].index("--conformance-threads") + 1]) > 1
 
 
 # --- the bundled server --------------------------------------------------------------------------

@@ -198,3 +198,14 @@ def test_certificates_that_end_within_30_days_are_one_warning_each(tmp_path: Pat
         certificate_warnings(replace(base, certificate=fresh["certificate"], tls=TlsSettings()))
         == []
     )
+
+
+def test_a_near_target_is_timed_more_often_within_the_budget() -> None:
+    """Six answers at least; more until the budget's seconds have passed, at most ``most``:
+    the fastest of many is the one a busy machine did not hold up."""
+    for url in _serve({"/v1/accounts": (401, HTML)}):
+        near = TargetProfile(name="probe", base_url=url, unsupported_operations=frozenset({"E9"}))
+        assert len(preflight(near, 6)) == 6
+        timed = preflight(near, 6, budget=5.0, most=21)
+        assert len(timed) == 21  # 21 local answers take well under 5 s
+        assert len(preflight(near, 6, budget=0.0, most=21)) == 6  # the budget spent at once

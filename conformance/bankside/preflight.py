@@ -5,6 +5,7 @@ run`` has just probed."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -34,11 +35,16 @@ _PROBE_OPERATIONS = ("AL", "E9")
 _CANDIDATES = 3
 
 
-def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
+def preflight(
+    profile: TargetProfile, samples: int = 1, *, budget: float = 0.0, most: int = 0
+) -> tuple[float, ...]:
     """Fail fast on what would make every scenario fail: certificate, connection, a base URL that
-    is not the interface, the suite's own certificate refused; the answer times of the probe
-    that answered (seconds; the round trip to the target, for the run's concurrency): the probe
-    itself and ``samples - 1`` more of the same request, empty when no probe was answered.
+    is not the interface, the suite's own certificate refused; the answer times of the probe that
+    answered (seconds; the round trip to the target, for the run's concurrency): the probe itself
+    and ``samples - 1`` more of the same request, then more until ``budget`` seconds have passed since the first was sent (a
+    rate limit's pacing counted), ``most`` in all (a near target is timed more often for the
+    same wait: its fastest answer is then one a busy machine did not hold up); empty when no
+    probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
     the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), fetches
@@ -78,8 +84,12 @@ def preflight(profile: TargetProfile, samples: int = 1) -> tuple[float, ...]:
             elif _identity_code(exchange):
                 refused.append(exchange)
             elif _speaks_the_interface(exchange):
-                more = (client.get(path).elapsed for _ in range(samples - 1))
-                return (exchange.elapsed, *more)
+                times, started = [exchange.elapsed], time.monotonic() - exchange.elapsed
+                while len(times) < samples or (
+                    len(times) < most and time.monotonic() - started < budget
+                ):
+                    times.append(client.get(path).elapsed)
+                return tuple(times)
             else:
                 try:
                     exchange.json()

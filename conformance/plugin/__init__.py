@@ -8,7 +8,8 @@ scenario), :mod:`~conformance.plugin.fixtures` (the run's client, profile and co
 the last line of the terminal). :mod:`~conformance.plugin.timings` records which operation each
 exchange called and its answer time; :mod:`~conformance.plugin.prefetch` hands the scenarios of
 the items a process runs next to its pool (``--threads``); :mod:`~conformance.plugin.interruption`
-stops a run on SIGTERM or when its bundled server is gone, and says why in its INTERRUPTED verdict.
+stops a run on SIGTERM or when its bundled server is gone, and says why in its INTERRUPTED verdict;
+:mod:`~conformance.plugin.ordering` runs the longest scenarios first.
 """
 
 from conformance.plugin.collection import (
@@ -35,6 +36,7 @@ from conformance.plugin.fixtures import (
     conformance_utf8_trust_anchor,
 )
 from conformance.plugin.options import SEED, pytest_addoption
+from conformance.plugin.ordering import pytest_collection_modifyitems
 from conformance.plugin.verdicts import (
     pytest_report_teststatus,
     pytest_runtest_makereport,
@@ -57,6 +59,7 @@ __all__ = [
     "conformance_utf8_trust_anchor",
     "pytest_addhooks",
     "pytest_addoption",
+    "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_conformance_scenarios",
     "pytest_load_initial_conftests",
