@@ -16,6 +16,7 @@ from conformance.errors import ConformanceError, TargetError
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from conformance.bankside.client import TargetClient
     from conformance.exchange import Exchange
     from conformance.profile import TargetProfile
     from conformance.signing import TppIdentity
@@ -41,10 +42,10 @@ def preflight(
     """Fail fast on what would make every scenario fail: certificate, connection, a base URL that
     is not the interface, the suite's own certificate refused; the answer times of the probe that
     answered (seconds; the round trip to the target, for the run's concurrency): the probe itself
-    and ``samples - 1`` more of the same request, then more until ``budget`` seconds have passed since the first was sent (a
-    rate limit's pacing counted), ``most`` in all (a near target is timed more often for the
-    same wait: its fastest answer is then one a busy machine did not hold up); empty when no
-    probe was answered.
+    and ``samples - 1`` more of the same request, then more until ``budget`` seconds have passed
+    since the first was sent (a rate limit's pacing counted), ``most`` in all (a near target is
+    timed more often for the same wait: its fastest answer is then one a busy machine did not
+    hold up); empty when no probe was answered.
 
     Loads the signing certificate (:class:`~conformance.errors.CertificateError`), checks that
     the target answers HTTP at all (:class:`TargetError`: refused, DNS, TLS, timeout), fetches
@@ -84,12 +85,7 @@ def preflight(
             elif _identity_code(exchange):
                 refused.append(exchange)
             elif _speaks_the_interface(exchange):
-                times, started = [exchange.elapsed], time.monotonic() - exchange.elapsed
-                while len(times) < samples or (
-                    len(times) < most and time.monotonic() - started < budget
-                ):
-                    times.append(client.get(path).elapsed)
-                return tuple(times)
+                return _answer_times(client, path, exchange, samples, budget, most)
             else:
                 try:
                     exchange.json()
@@ -105,6 +101,17 @@ def preflight(
         if not_found:
             raise _wrong_base_path(profile, not_found, paths)
     return ()
+
+
+def _answer_times(
+    client: TargetClient, path: str, first: Exchange, samples: int, budget: float, most: int
+) -> tuple[float, ...]:
+    """The first probe's answer time and those of the same request sent again: ``samples`` in
+    all, then more, up to ``most``, until ``budget`` seconds have passed since the first."""
+    times, started = [first.elapsed], time.monotonic() - first.elapsed
+    while len(times) < samples or (len(times) < most and time.monotonic() - started < budget):
+        times.append(client.get(path).elapsed)
+    return tuple(times)
 
 
 #: The error codes that refuse the request's certificate or signature. Spec 7 lists none (its
