@@ -22,6 +22,10 @@ FAULT_FINDINGS = {
     "sca-start-not-started": ("BANK-sca-started", "not STARTED"),
     "delete-pdng-allowed": ("ERR-6-pending-payment-not-deletable", "PDNG"),
 }
+#: The faults found at should in this selection: its faulted basket mixes an accepted and a
+#: received payment, whose worst case (PATC) rests on our reading of spec 2.4 (issue 29 item 7;
+#: a basket with a rejected payment is must: tests/traffic/test_sides.py).
+FOUND_AT_SHOULD = frozenset({"basket-best-case"})
 
 
 @pytest.mark.slow
@@ -62,7 +66,8 @@ def test_a_faulted_server_gets_each_faults_findings_blamed_on_the_bank(
         # on a miss, the suite's own lines for the rule say whether its scenario ran at all
         key = "-".join(rule.split("-")[:2])
         suite_lines = [line for line in run.output.splitlines() if key in line]
-        assert any(f.rule == rule and phrase in f.title and f.level == "must" for f in bank), (
+        level = "should" if fault in FOUND_AT_SHOULD else "must"
+        assert any(f.rule == rule and phrase in f.title and f.level == level for f in bank), (
             fault,
             bank,
             suite_lines[-20:],
