@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from conformance.commands import COMMANDS, Subparsers
+from conformance.commands.usage import positive_int
 from conformance.errors import CertificateError
 from conformance.signing import (
     PSD2_ROLES,
@@ -74,16 +75,6 @@ def parse_serial(text: str) -> int:
     return value
 
 
-def _positive_days(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of days: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"the number of days must be positive: {text!r}")
-    return value
-
-
 def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "certs",
@@ -124,7 +115,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--days",
-        type=_positive_days,
+        type=positive_int,
         default=365,
         metavar="N",
         help="validity of the TPP certificate in days (default 365)",

@@ -23,6 +23,7 @@ from conformance.commands.usage import (
     check_numprocesses,
     check_selection,
     fault_table,
+    positive_int,
 )
 from conformance.contract import load_contract
 from conformance.errors import ConformanceError
@@ -114,7 +115,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "-j",
         "--jobs",
-        type=_positive,
+        type=positive_int,
         default=os.cpu_count() or 1,
         metavar="N",
         help="fault runs side by side (default: one per CPU, %(default)s here)",
@@ -133,16 +134,6 @@ def register(subparsers: Subparsers) -> None:
         help="arguments for every run's pytest, after --",
     )
     parser.set_defaults(func=selfcheck)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not at least 1")
-    return value
 
 
 def _chosen_faults(names: Sequence[str]) -> list[str]:

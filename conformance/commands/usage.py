@@ -22,6 +22,7 @@ __all__ = [
     "check_numprocesses",
     "check_selection",
     "fault_table",
+    "positive_int",
     "selection_options",
 ]
 
@@ -31,6 +32,17 @@ _WORKER_WORDS = ("auto", "logical")
 #: Names every scenario item matches with ``-k`` besides its id and markers: the test function,
 #: its module and the folders above it (pytest's keyword matching reads the parents' names).
 _ITEM_NAMES = ("test_scenario", "test_conformance.py", "suite", "conformance")
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: a whole number of at least 1 (``--jobs``, ``--days``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not at least 1")
+    return value
 
 
 def check_numprocesses(value: str | None, option: str = "-n") -> None:
