@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from conformance.bankside.cleanup import consent_delete as _consent_delete
+from conformance.bankside.cleanup import created_by as _created
 from conformance.commands.run import pytest_arguments
 from conformance.contract import load_contract
 from conformance.exchange import Exchange
-from conformance.plugin.cleanup import _consent_delete, _created
 
 CERT = "Y2VydA=="
 
