@@ -1,0 +1,144 @@
+"""The probing side of discovery: :class:`Prober` sends signed requests through the suite's own
+client (:class:`~conformance.bankside.client.TargetClient`) for the profile as decided so far,
+turns a target that does not answer into a line instead of an error, and notes what each answer
+created so that it is taken away again (:mod:`conformance.bankside.cleanup`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from conformance.bankside.cleanup import CleanupResult, Created, clean_up_one, created_by
+from conformance.bankside.client import TargetClient
+from conformance.bankside.request import NO_BODY, OperationRequest, Psu
+from conformance.errors import ConformanceError
+
+if TYPE_CHECKING:
+    import httpx
+
+    from conformance.contract import Contract
+    from conformance.exchange import Exchange
+    from conformance.profile import TargetProfile
+
+__all__ = ["Prober", "document_of", "interface_answer"]
+
+#: A payment id, consent id or account id no bank holds: a probe naming one reaches the
+#: operation's route without touching anything.
+NOBODY = "discover-0000"
+
+
+class Prober:
+    """Signed requests for ``profile`` (replaced as keys are decided: :meth:`adopt`), the record
+    of what did not answer, and the ledger of what the answers created."""
+
+    def __init__(
+        self,
+        contract: Contract,
+        profile: TargetProfile,
+        *,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.contract = contract
+        self.profile = profile
+        self._transport = transport
+        self._client: TargetClient | None = None
+        self.silent: list[str] = []
+        self.created: list[Created] = []
+        #: Everything the clean-ups of this discovery did, in all.
+        self.cleaned = CleanupResult()
+        #: What the probes left that no clean-up can take (a session's consent at first access).
+        self.notes: list[str] = []
+        self.psu = Psu(psu_id=str(uuid.UUID(int=31, version=4)))
+
+    @property
+    def client(self) -> TargetClient:
+        if self._client is None:
+            self._client = TargetClient.from_profile(self.profile, transport=self._transport)
+        return self._client
+
+    def adopt(self, **changes: Any) -> None:
+        """Probe from now on with the profile changed so (a base URL or headers decided)."""
+        self.profile = dataclasses.replace(self.profile, **changes)
+        self.close()
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # --- sending -------------------------------------------------------------------------------
+
+    def request(
+        self,
+        op_id: str,
+        *,
+        path_values: Mapping[str, str] | None = None,
+        body: Any = NO_BODY,
+        headers: Mapping[str, str | None] | None = None,
+        method: str | None = None,
+        path: str | None = None,
+        psu: Psu | None = None,
+    ) -> Exchange | None:
+        """``op_id``'s request (the suite's headers for it, the prober's PSU), changed as given;
+        the exchange, or None when the target gave no answer (the reason kept in
+        :attr:`silent`). An answer that created a payment or a consent is noted."""
+        operation = self.contract.operations[op_id]
+        built = OperationRequest.build(
+            self, operation, psu=psu or self.psu, path_values=path_values, body=body,
+            headers=headers,
+        )  # fmt: skip
+        built = dataclasses.replace(built, method=method, path=path)
+        try:
+            exchange = built.send(self)
+        except ConformanceError as error:  # refused, timeout, TLS, a header not set: a line
+            self.silent.append(f"{built.method or operation.method} {op_id}: {error.message}")
+            return None
+        if built.method is None and operation.method == "POST":
+            made = created_by(exchange, op_id, self.contract)
+            if made is not None:
+                self.created.append(made)
+        return exchange
+
+    def clean_up(self) -> CleanupResult:
+        """Take away every payment and consent the probes made so far (module docstring); what
+        this clean-up did (also added to :attr:`cleaned`)."""
+        result = CleanupResult()
+        for made in self.created:
+            clean_up_one(self, made, result)
+        self.created.clear()
+        self.cleaned.payments_cancelled += result.payments_cancelled
+        self.cleaned.payments_left += result.payments_left
+        self.cleaned.consents_deleted += result.consents_deleted
+        self.cleaned.consents_kept += result.consents_kept
+        self.cleaned.could_not += result.could_not
+        return result
+
+
+def document_of(exchange: Exchange | None) -> dict[str, Any]:
+    """The answer's JSON object, or an empty one."""
+    if exchange is None:
+        return {}
+    try:
+        document = json.loads(exchange.response_body or b"null")
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def interface_answer(exchange: Exchange | None) -> bool:
+    """Whether an answer is the interface speaking: JSON or empty, and not a server error (a
+    5xx or an HTML page decides nothing)."""
+    if exchange is None or exchange.status >= 500:
+        return False
+    if not exchange.response_body:
+        return True
+    try:
+        json.loads(exchange.response_body)
+    except ValueError:
+        return False
+    return True
+
+

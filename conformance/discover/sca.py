@@ -1,0 +1,71 @@
+"""Where a single payment's SCA starts (``[sca] start``) and how it is done (``[sca]
+approach``), from one NDCT payment the probe makes and never authorises (cancelled afterwards as
+the clean-up does).
+
+The creation's answer decides the start: ``_links.scaRedirect`` (or another approach's link) in
+a 201, or in spec 5 item 6's 401 ("the 401 answer carries `_links.scaRedirect`"), is SCA started
+at creation; a 201 without one (``startAuthorisation``) leaves it to the explicit start (PA).
+The links of the answer that started it decide the approach: ``scaRedirect`` a redirect (spec 5
+item 6), ``scaOAuth`` Berlin Group's OAuth approach, ``scaStatus`` alone a decoupled one."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from conformance.discover.evidence import Decision, decided, undecided
+from conformance.discover.operations import NDCT
+from conformance.discover.probe import document_of
+from conformance.generate import factories
+
+if TYPE_CHECKING:
+    from conformance.discover.probe import Prober
+    from conformance.exchange import Exchange
+
+__all__ = ["approach_of", "decide_sca"]
+
+_START = ("sca", "start")
+_APPROACH = ("sca", "approach")
+_SEED = 31
+
+
+def approach_of(exchange: Exchange | None) -> str | None:
+    """The SCA approach an answer's ``_links`` show, or None when they show none."""
+    links = document_of(exchange).get("_links")
+    if not isinstance(links, dict):
+        return None
+    if "scaRedirect" in links:
+        return "redirect"
+    if "scaOAuth" in links:
+        return "oauth"
+    if "scaStatus" in links:
+        return "decoupled"
+    return None
+
+
+def decide_sca(prober: Prober, *, pa_offered: bool) -> list[Decision]:
+    """``[sca] start`` and ``approach`` (module docstring)."""
+    body = factories.ndct_payment(_SEED, kid=False)
+    made = prober.request("E16", path_values={"payment-product": NDCT}, body=body)
+    payment_id = document_of(made).get("paymentId")
+    if made is None or made.status not in (201, 401) or not isinstance(payment_id, str):
+        why = "the payment the probe needs was not made"
+        seen = () if made is None else (made,)
+        return [
+            undecided(_START, "authorisation", why, *seen),
+            undecided(_APPROACH, "redirect", why, *seen),
+        ]
+    at_creation = approach_of(made)
+    if at_creation is not None:
+        return [decided(_START, "creation", made), decided(_APPROACH, at_creation, made)]
+    start = decided(_START, "authorisation", made)
+    if not pa_offered:
+        why = "its creation started no SCA and the bank has no explicit start (PA)"
+        return [start, undecided(_APPROACH, "redirect", why, made)]
+    values = {"payment-product": NDCT, "payment-id": payment_id}
+    started = prober.request("PA", path_values=values)
+    approach = approach_of(started)
+    if started is None or approach is None:
+        seen = () if started is None else (started,)
+        why = "the explicit start (PA) carried no SCA link"
+        return [start, undecided(_APPROACH, "redirect", why, *seen)]
+    return [start, decided(_APPROACH, approach, started)]

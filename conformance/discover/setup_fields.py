@@ -1,0 +1,118 @@
+"""The fields the sandbox creations require beyond the suite's (``[setup] templates``; spec
+4.1: the sandbox creations' "request and response shapes: not shown"), read from the bank's 400
+answers without making anything.
+
+Two probes per creation the bank offers: an empty body, whose refusal names the fields the bank
+requires (``tppMessages`` paths, "'x' is a required property"); and, for the creations whose
+owner is named in the body (an account, a card account), the suite's own body for an owner no
+bank holds, refused for a field the suite leaves out before (or instead of) the unknown owner.
+A field named there that the suite's body lacks goes into that creation's template, with the
+first value the contract's schema allows for it (its ``const``, ``default`` or first ``enum``
+value); a field the contract does not know is left for the reader (``null``, a comment says
+so)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from conformance.discover.evidence import Decision, decided, undecided
+from conformance.discover.probe import document_of
+from conformance.generate import factories
+
+if TYPE_CHECKING:
+    from conformance.contract import Contract
+    from conformance.discover.probe import Prober
+    from conformance.exchange import Exchange
+
+__all__ = ["CREATIONS", "decide_templates", "named_fields"]
+
+_KEY = ("setup", "templates")
+_NOBODY_CUSTOMER = "00000000"
+_SEED = 31
+_REQUIRED = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is a required property")
+_PATH_FIELD = re.compile(r"^/?([A-Za-z_][A-Za-z0-9_]*)$")
+
+#: The suite's body of each top-level sandbox creation, for an owner no bank holds (None: the
+#: creation names no owner in its body, so its own body would make something).
+CREATIONS: Mapping[str, Callable[[], dict[str, Any]] | None] = {
+    "SCU": None,
+    "SA": lambda: factories.sandbox_account_create(_SEED, _NOBODY_CUSTOMER),
+    "SCA": lambda: factories.sandbox_card_account_create(_SEED, _NOBODY_CUSTOMER),
+    "SAG": None,
+}
+#: The suite's own body keys per creation (what "beyond ours" is measured against).
+_OURS: Mapping[str, Callable[[], Mapping[str, Any]]] = {
+    "SCU": lambda: factories.sandbox_customer_create(_SEED),
+    "SA": lambda: factories.sandbox_account_create(_SEED, _NOBODY_CUSTOMER),
+    "SCA": lambda: factories.sandbox_card_account_create(_SEED, _NOBODY_CUSTOMER),
+    "SAG": lambda: factories.sandbox_agreement_create(_SEED, None),
+}
+
+
+def named_fields(exchange: Exchange) -> list[str]:
+    """The body fields a 400 answer names: its ``tppMessages`` paths and the required
+    properties its message lists."""
+    if exchange.status != 400:
+        return []
+    document = document_of(exchange)
+    found: list[str] = []
+    for item in document.get("tppMessages") or ():
+        if isinstance(item, Mapping) and isinstance(item.get("path"), str):
+            matched = _PATH_FIELD.match(item["path"])
+            if matched:
+                found.append(matched.group(1))
+    message = document.get("message")
+    if isinstance(message, str):
+        found.extend(_REQUIRED.findall(message))
+        matched = re.match(r"^([A-Za-z_][A-Za-z0-9_]*) is required\b", message)
+        if matched:
+            found.append(matched.group(1))
+    return list(dict.fromkeys(found))
+
+
+def value_for(contract: Contract, op_id: str, name: str) -> Any:
+    """The first value the contract's request schema allows for ``name``, else None."""
+    schema = contract.operations[op_id].request_schema
+    if schema is None:
+        return None
+    properties = contract.resolve(schema).get("properties", {})
+    if name not in properties:
+        return None
+    field = contract.resolve(properties[name])
+    for word in ("const", "default"):
+        if word in field:
+            return field[word]
+    enum = field.get("enum")
+    return enum[0] if enum else None
+
+
+def decide_templates(prober: Prober, exists: Mapping[str, bool | None]) -> Decision:
+    """``[setup] templates``: per creation, the fields beyond the suite's (module docstring);
+    decided as ``{}`` when no refusal names one."""
+    templates: dict[str, dict[str, Any]] = {}
+    evidence: list[Exchange | str] = []
+    probed = 0
+    for op_id, ours_for_nobody in CREATIONS.items():
+        if not exists.get(op_id):
+            continue
+        ours = set(_OURS[op_id]())
+        answers = [prober.request(op_id, body={})]
+        if ours_for_nobody is not None:
+            answers.append(prober.request(op_id, body=ours_for_nobody()))
+        for answer in answers:
+            if answer is None:
+                continue
+            probed += 1
+            beyond = [name for name in named_fields(answer) if name not in ours]
+            if beyond:
+                evidence.append(answer)
+                fields = templates.setdefault(op_id, {})
+                for name in beyond:
+                    fields[name] = value_for(prober.contract, op_id, name)
+    if not probed:
+        return undecided(_KEY, None, "no sandbox creation answered")
+    if not templates:
+        evidence.append("no refusal of an empty or an owner-less body named a field beyond ours")
+    return decided(_KEY, templates, *evidence)
