@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "compare": "compare two runs' compliance.json: regressions, fixes, changed findings",
     "call": "send one signed request and show the exchange",
     "certs": "write a test CA and a TPP signing certificate with PSD2 roles (spec 5)",
+    "discover": "probe a bank and write a draft profile of it (--check: has it changed?)",
     "serve": "run the reference server (a local sandbox of the interface)",
     "proxy": "judge live traffic: a reverse proxy between a TPP's app and a bank",
     "judge": "judge recorded traffic: a HAR file or the reference server's exchange log",

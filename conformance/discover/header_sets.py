@@ -46,25 +46,26 @@ def _probe(prober: Prober, operation: Operation) -> Decision:
     key = ("required_headers", operation.id)
     default = tuple(operation.required_headers)
     values = path_values(operation)
-    body = None if prober.profile.method_for(operation) == "GET" else {}
+    body: dict[str, object] | None = None if prober.profile.method_for(operation) == "GET" else {}
     required: list[str] = []
     evidence: list[Exchange | str] = []
+    refusal: Exchange | None = None
     for header in default:
         if header.lower() in _SIGNATURE_HEADERS:
             required.append(header)
             continue
-        answer = prober.request(
-            operation.id, path_values=values, body=body, headers={header: None}
-        )
+        answer = prober.request(operation.id, path_values=values, body=body, headers={header: None})
         if answer is None or not interface_answer(answer):
             why = f"the request without {header} got no answer of the interface"
             return undecided(key, default, why, *(() if answer is None else (answer,)))
         if names_header(answer, header):
             required.append(header)
+            refusal = refusal or answer
         else:
             evidence.append(answer)
     if not evidence:
-        evidence.append("every header of the contract's set was named when left out")
+        evidence.append("every header of the contract's set was named when left out, as")
+        evidence.extend(() if refusal is None else (refusal,))
     return decided(key, tuple(required), *evidence, default=default)
 
 

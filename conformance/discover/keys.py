@@ -4,48 +4,55 @@ share."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from conformance.discover.products import NCBCT
 
 if TYPE_CHECKING:
     from conformance.contract import Contract
-    from conformance.discover.evidence import Decision, Key
+    from conformance.discover.evidence import Decision
     from conformance.profile import TargetProfile
+
+from conformance.discover.evidence import Key
 
 __all__ = ["matches", "profile_value"]
 
 
+#: The keys of one value each: what the profile says for them.
+_SINGLE: dict[Key, Callable[[TargetProfile, Contract], Any]] = {
+    ("base_url",): lambda profile, _: profile.base_url.rstrip("/"),
+    ("sandbox",): lambda profile, _: profile.sandbox,
+    ("operations", "unsupported"): lambda profile, contract: _unsupported(profile, contract),
+    ("product_ids", "ncbct"): lambda profile, _: profile.product_ids.get(NCBCT, NCBCT),
+    ("sca", "start"): lambda profile, _: profile.sca.start,
+    ("sca", "approach"): lambda profile, _: profile.sca.approach,
+    ("consent", "model"): lambda profile, _: profile.consent.model,
+    ("setup", "templates"): lambda profile, _: {
+        op: dict(fields) for op, fields in profile.setup_templates.items()
+    },
+}
+
+
+def _unsupported(profile: TargetProfile, contract: Contract) -> list[str]:
+    if profile.supported_operations is not None:
+        return sorted(set(contract.operations) - set(profile.supported_operations))
+    return sorted(profile.unsupported_operations)
+
+
 def profile_value(profile: TargetProfile, key: Key, contract: Contract) -> Any:
     """The value ``profile`` gives ``key`` (the suite's default where it names none)."""
+    if key in _SINGLE:
+        return _SINGLE[key](profile, contract)
     ops = contract.operations
-    head = key[0]
-    if key == ("base_url",):
-        return profile.base_url.rstrip("/")
-    if key == ("sandbox",):
-        return profile.sandbox
-    if key == ("operations", "unsupported"):
-        if profile.supported_operations is not None:
-            return sorted(set(ops) - set(profile.supported_operations))
-        return sorted(profile.unsupported_operations)
-    if key == ("product_ids", "ncbct"):
-        return profile.product_ids.get(NCBCT, NCBCT)
-    if head == "paths" and key[-1] == "periodic":
+    if key[0] == "paths" and key[-1] == "periodic":
         return profile.periodic_paths.get(key[1], ops[key[1]].path)
-    if head == "paths":
+    if key[0] == "paths":
         return profile.paths.get(key[1], ops[key[1]].path)
-    if key == ("sca", "start"):
-        return profile.sca.start
-    if key == ("sca", "approach"):
-        return profile.sca.approach
-    if key == ("consent", "model"):
-        return profile.consent.model
-    if head == "headers":
+    if key[0] == "headers":
         return next((v for n, v in profile.headers.items() if n.lower() == key[1].lower()), None)
-    if head == "required_headers":
+    if key[0] == "required_headers":
         return tuple(profile.required_for(ops[key[1]]))
-    if key == ("setup", "templates"):
-        return {op: dict(fields) for op, fields in profile.setup_templates.items()}
     raise KeyError(key)
 
 

@@ -77,7 +77,9 @@ def decide_operations(prober: Prober) -> tuple[list[Decision], dict[str, bool | 
     }
     exists = {op_id: item.exists for op_id, item in found.items()}
     sandbox_ops = [
-        op for op in prober.contract.operations.values() if op.family == "sandbox" and not op.optional
+        op
+        for op in prober.contract.operations.values()
+        if op.family == "sandbox" and not op.optional
     ]
     decisions: list[Decision] = []
     sandbox_known = [found[op.id] for op in sandbox_ops if found[op.id].exists is not None]
@@ -98,7 +100,7 @@ def decide_operations(prober: Prober) -> tuple[list[Decision], dict[str, bool | 
         and (has_sandbox or prober.contract.operations[op_id].family != "sandbox")
     ]
     open_ones = sorted(op_id for op_id, item in found.items() if item.exists is None)
-    evidence = [e for item in absent for e in item.evidence]
+    evidence: list[Exchange | str] = [e for item in absent for e in item.evidence]
     if open_ones:
         evidence.append(f"not told (a 404 for an id no bank holds): {', '.join(open_ones)}")
     if not absent:

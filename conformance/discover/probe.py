@@ -102,6 +102,42 @@ class Prober:
                 self.created.append(made)
         return exchange
 
+    def known_psu(self) -> Psu | None:
+        """A PSU the bank knows: the profile's private PSU, else the first private customer of
+        the sandbox's customer list (E9, read only); None when there is neither."""
+        private = self.profile.psu_private
+        if private.psu_id is not None:
+            return Psu(psu_id=private.psu_id, customer_number=private.customer_number)
+        listed = self.request("E9") if self.profile.sandbox else None
+        if listed is None or listed.status != 200:
+            return None
+        try:
+            customers = json.loads(listed.response_body or b"[]")
+        except ValueError:
+            return None
+        for customer in customers if isinstance(customers, list) else ():
+            if isinstance(customer, dict) and customer.get("customerType") == "PRIVATE":
+                psu_id = customer.get("customerId")
+                if isinstance(psu_id, str):
+                    return Psu(psu_id=psu_id, customer_number=customer.get("customerNumber"))
+        return None
+
+    def new_customer(self) -> Psu | None:
+        """A private sandbox customer made for the probes (SCU), noted as kept: the sandbox API
+        has no operation that deletes one."""
+        from conformance.generate import factories
+
+        made = self.request("SCU", body=factories.sandbox_customer_create(31))
+        customer = document_of(made)
+        psu_id = customer.get("customerId")
+        if made is None or made.status not in (200, 201) or not isinstance(psu_id, str):
+            return None
+        self.notes.append(
+            f"sandbox customer {psu_id} ({customer.get('customerNumber')}): made to know how a "
+            "known PSU's SCA goes, kept (the sandbox API has no operation that deletes one)"
+        )
+        return Psu(psu_id=psu_id, customer_number=customer.get("customerNumber"))
+
     def clean_up(self) -> CleanupResult:
         """Take away every payment and consent the probes made so far (module docstring); what
         this clean-up did (also added to :attr:`cleaned`)."""
@@ -140,5 +176,3 @@ def interface_answer(exchange: Exchange | None) -> bool:
     except ValueError:
         return False
     return True
-
-

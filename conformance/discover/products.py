@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import date
 from typing import TYPE_CHECKING
 
-from conformance.discover.evidence import Decision, decided, undecided
+from conformance.discover.evidence import Decision, decided, describe, undecided
 from conformance.discover.operations import NDCT
 from conformance.discover.probe import document_of, interface_answer
 from conformance.generate import factories
@@ -90,7 +90,7 @@ def decide_periodic_paths(prober: Prober, *, offered: bool) -> list[Decision]:
         return [found[op_id] for op_id in PERIODIC]
     contract_read = prober.request("PS", path_values={**values, "payment-service": "payments"})
     if contract_read is not None and contract_read.status == 200:
-        line = f"{made.method} {made.url} made it; its status reads under /v1/payments"
+        line = f"{describe(made)}: made it; its status reads under /v1/payments"
         return [
             decided(key, defaults[op_id], line, *_seen(under_periodic), contract_read)
             for op_id, key in keys.items()

@@ -6,7 +6,12 @@ The creation's answer decides the start: ``_links.scaRedirect`` (or another appr
 a 201, or in spec 5 item 6's 401 ("the 401 answer carries `_links.scaRedirect`"), is SCA started
 at creation; a 201 without one (``startAuthorisation``) leaves it to the explicit start (PA).
 The links of the answer that started it decide the approach: ``scaRedirect`` a redirect (spec 5
-item 6), ``scaOAuth`` Berlin Group's OAuth approach, ``scaStatus`` alone a decoupled one."""
+item 6), ``scaOAuth`` Berlin Group's OAuth approach, ``scaStatus`` alone a decoupled one. The
+payment is made for a PSU the bank knows (the profile's, or the sandbox's first private
+customer): a bank asks a PSU it does not know to identify at a redirect whatever its approach,
+so a 401 for an unknown PSU leaves the approach open. Where the sandbox has no customer yet,
+the probe makes one (SCU) and asks again for it: the sandbox API has no operation that deletes a
+customer, so the clean-up report names it as kept (test data, as every run's)."""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from conformance.discover.probe import document_of
 from conformance.generate import factories
 
 if TYPE_CHECKING:
+    from conformance.bankside.request import Psu
     from conformance.discover.probe import Prober
     from conformance.exchange import Exchange
 
@@ -42,10 +48,24 @@ def approach_of(exchange: Exchange | None) -> str | None:
     return None
 
 
-def decide_sca(prober: Prober, *, pa_offered: bool) -> list[Decision]:
+def decide_sca(prober: Prober, *, pa_offered: bool, scu_offered: bool) -> list[Decision]:
     """``[sca] start`` and ``approach`` (module docstring)."""
+    psu = prober.known_psu()
+    decisions = _decide_for(prober, psu, pa_offered=pa_offered)
+    if psu is None and not decisions[1].is_decided and scu_offered and _unknown_psu(decisions):
+        made = prober.new_customer()
+        if made is not None:
+            decisions = _decide_for(prober, made, pa_offered=pa_offered)
+    return decisions
+
+
+def _unknown_psu(decisions: list[Decision]) -> bool:
+    return decisions[1].why.startswith(_UNKNOWN_PSU)
+
+
+def _decide_for(prober: Prober, psu: Psu | None, *, pa_offered: bool) -> list[Decision]:
     body = factories.ndct_payment(_SEED, kid=False)
-    made = prober.request("E16", path_values={"payment-product": NDCT}, body=body)
+    made = prober.request("E16", path_values={"payment-product": NDCT}, body=body, psu=psu)
     payment_id = document_of(made).get("paymentId")
     if made is None or made.status not in (201, 401) or not isinstance(payment_id, str):
         why = "the payment the probe needs was not made"
@@ -56,16 +76,27 @@ def decide_sca(prober: Prober, *, pa_offered: bool) -> list[Decision]:
         ]
     at_creation = approach_of(made)
     if at_creation is not None:
-        return [decided(_START, "creation", made), decided(_APPROACH, at_creation, made)]
+        return [decided(_START, "creation", made), _approach(made, at_creation, psu)]
     start = decided(_START, "authorisation", made)
     if not pa_offered:
         why = "its creation started no SCA and the bank has no explicit start (PA)"
         return [start, undecided(_APPROACH, "redirect", why, made)]
     values = {"payment-product": NDCT, "payment-id": payment_id}
-    started = prober.request("PA", path_values=values)
+    started = prober.request("PA", path_values=values, psu=psu)
     approach = approach_of(started)
     if started is None or approach is None:
         seen = () if started is None else (started,)
         why = "the explicit start (PA) carried no SCA link"
         return [start, undecided(_APPROACH, "redirect", why, *seen)]
-    return [start, decided(_APPROACH, approach, started)]
+    return [start, _approach(started, approach, psu)]
+
+
+_UNKNOWN_PSU = "the bank asked the probe's PSU, which it does not know, to identify first"
+
+
+def _approach(exchange: Exchange, approach: str, psu: Psu | None) -> Decision:
+    """The approach an answer shows, unless it is a 401 for a PSU the bank does not know."""
+    if exchange.status == 401 and psu is None:
+        why = f"{_UNKNOWN_PSU}; name a PSU it knows in [psu.private] psu_id and discover again"
+        return undecided(_APPROACH, "redirect", why, exchange)
+    return decided(_APPROACH, approach, exchange)

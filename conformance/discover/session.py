@@ -146,10 +146,14 @@ def _probe_all(prober: Prober, found: Discovery) -> None:
     )  # fmt: skip
     _guarded(
         found, [("sca", "start"), ("sca", "approach")],
-        lambda: decide_sca(prober, pa_offered=exists.get("PA") is not False),
+        lambda: decide_sca(
+            prober, pa_offered=exists.get("PA") is not False, scu_offered=bool(exists.get("SCU"))
+        ),
     )  # fmt: skip
     prober.clean_up()
-    consent = _guarded(found, [("consent", "model"), ("paths", "CC")], lambda: decide_consent(prober))
+    consent = _guarded(
+        found, [("consent", "model"), ("paths", "CC")], lambda: decide_consent(prober)
+    )
     first_access = any(d.key == ("consent", "model") and d.value == "first-access" for d in consent)
     if first_access:
         prober.notes.append(
@@ -163,3 +167,12 @@ def _probe_all(prober: Prober, found: Discovery) -> None:
         found, [],
         lambda: decide_header_sets(prober, exists, first_access=first_access),
     )  # fmt: skip
+    found.decisions.append(_SCA_MODE)
+
+
+#: Who completes SCA: the bank's answers cannot tell (a person, a command, the reference server).
+_SCA_MODE = undecided(
+    ("sca", "mode"), "reference",
+    "who completes SCA is yours to say: manual (a person at a terminal) or command (a "
+    "program given the link); reference works against the reference server only",
+)  # fmt: skip

@@ -1,0 +1,111 @@
+"""``conformance discover``: probe a bank with signed requests and write a draft profile of it,
+each key with the exchange that decided it (``conformance.discover``); ``--check FILE`` probes
+again and lists where the bank now differs from that profile (exit 1)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from pathlib import Path
+
+from conformance.commands import COMMANDS, Subparsers
+from conformance.commands.run import add_tls_arguments
+from conformance.errors import ProfileError, TargetError
+
+__all__ = ["register"]
+
+_DESCRIPTION = """\
+Probe a bank's implementation of the interface with signed requests and write a draft profile:
+its base path, which operations exist, the NCBCT product id and periodic service paths, where
+SCA starts and how it is done, the consent model, headers its gateway demands, the fields its
+sandbox creations require beyond the suite's, and its required header sets. Every key written
+carries a comment with the exchange that decided it; a key it could not decide is written
+commented out, with the default and why. What a probe made (a payment, a consent) is taken away
+again. With --check FILE it probes again and lists where the bank now answers otherwise than
+FILE says (exit 1 when it does)."""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "discover",
+        help=COMMANDS["discover"],
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--target", metavar="URL", help="the bank's base URL (before /v1)")
+    parser.add_argument(
+        "--profile",
+        metavar="FILE",
+        help="a base profile: what you know already (certificates, PSUs, [oauth], [headers]); "
+        "its keys stay in the draft",
+    )
+    parser.add_argument("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
+    parser.add_argument("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
+    add_tls_arguments(parser)
+    parser.add_argument(
+        "--out", metavar="FILE", type=Path, help="where the draft goes (default: bank.toml)"
+    )
+    parser.add_argument(
+        "--check",
+        metavar="FILE",
+        type=Path,
+        help="probe again and list where the bank differs from this profile (exit 1 if it does)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from conformance.contract import load_contract
+    from conformance.discover.check import differences
+    from conformance.discover.draft import write_draft
+    from conformance.discover.session import discover
+    from conformance.profile import profile_from_options
+
+    if args.check is not None and (args.profile is not None or args.out is not None):
+        raise ProfileError("--check FILE takes the profile to check; give no --profile or --out")
+    given = args.check if args.check is not None else args.profile
+    if args.target is None and given is None:
+        raise ProfileError("give the bank's base URL with --target (or a profile naming it)")
+    profile = profile_from_options(
+        target=args.target, profile=None if given is None else str(given), cert=args.cert,
+        key=args.key, tls_cert=args.tls_cert, tls_key=args.tls_key, tls_ca=args.tls_ca,
+    )  # fmt: skip
+    contract = load_contract()
+    found = discover(profile, contract=contract)
+    for decision in found.decisions:
+        if decision.is_decided:
+            print(f"decided   {decision.name} = {decision.value!r}")
+        else:
+            print(f"undecided {decision.name}: {decision.why}")
+    print(found.cleanup_line())
+    for note in found.notes:
+        print(f"  kept: {note}")
+    if args.check is not None:
+        return _report_check(found.stopped, differences(found, profile, contract), args.check)
+    out: Path = args.out or Path("bank.toml")
+    base_data = None
+    if args.profile is not None:
+        with Path(args.profile).open("rb") as stream:
+            base_data = tomllib.load(stream)
+    folder = write_draft(
+        found, out, contract, base=profile if args.profile else None, base_data=base_data
+    )
+    print(f"draft written to {out}" + (f" (set-up templates in {folder})" if folder else ""))
+    if found.stopped:
+        raise TargetError(
+            f"discover: {found.stopped}; the draft {out} says what could not be decided"
+        )
+    return 0
+
+
+def _report_check(stopped: str | None, lines: list[str], checked: Path) -> int:
+    if stopped:
+        raise TargetError(f"discover --check: {stopped}; nothing of {checked} could be checked")
+    if not lines:
+        print(f"the bank answers as {checked} says")
+        return 0
+    print(f"the bank differs from {checked} in {len(lines)} key(s):", file=sys.stderr)
+    for line in lines:
+        print(f"  {line}", file=sys.stderr)
+    return 1
