@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from conformance.discover.session import Discovery
     from conformance.profile import TargetProfile
 
-__all__ = ["write_draft"]
+__all__ = ["absolute_paths", "write_draft"]
 
 #: Keys whose value is a file or folder relative to the profile's own folder.
 _PATH_KEYS: frozenset[tuple[str, ...]] = frozenset(
@@ -160,7 +160,9 @@ def _shown(value: Any) -> str:
     return toml_value(_plain(value)) if not isinstance(value, dict) else json.dumps(value)
 
 
-def _absolute_paths(data: dict[str, Any], base_dir: Path) -> None:
+def absolute_paths(data: dict[str, Any], base_dir: Path) -> None:
+    """Make the file and folder keys of a profile's data absolute against ``base_dir`` (its own
+    folder), so that the data can be written into another folder."""
     for key in _PATH_KEYS:
         node: Any = data
         for part in key[:-1]:
@@ -234,7 +236,7 @@ def write_draft(
     folder written, or None."""
     draft = _Draft(base_data or {})
     if base is not None and base.source is not None:
-        _absolute_paths(draft.data, Path(base.source).parent)
+        absolute_paths(draft.data, Path(base.source).parent)
     draft.data.setdefault("name", f"{out.stem} (drafted by conformance discover)")
     for decision in found.decisions:
         _place(draft, decision, base, contract)

@@ -1,0 +1,143 @@
+"""The round trip of ``conformance discover`` (issue 31): for every example profile played by the
+reference server (``--profile``) and for its permissive and demanding readings, discover drafts
+a profile from a base that leaves out every key discovery claims to decide; every key it
+decides matches the example's, its clean-up leaves nothing behind, and the draft loads.
+
+For four targets that between them exercise every decision (a gateway header and NCBCT id,
+periodic service paths and decoupled SCA, consent at first access, a set-up template and SCA at
+creation) the suite's smoke run with the draft is compared with its smoke run with the example:
+it judges at least 95 % of what the example's judges, with no must failure. The other targets'
+runs with their examples are the round trip of ``test_example_profiles.py``; running both smoke
+runs for all eleven would take some five minutes of CI, so only these four are run here.
+All slow (``make test-slow``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.bankside.bundled import bundled_reference_server
+from conformance.contract import load_contract
+from conformance.discover.draft import absolute_paths, write_draft
+from conformance.discover.keys import matches
+from conformance.discover.session import discover
+from conformance.profile import ENV_PREFIX, load_profile, profile_from_options
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILES = ROOT / "profiles"
+#: (id, the server's arguments, the profile of the bank it plays).
+TARGETS = [
+    *(
+        (path.stem, ["--profile", str(path)], path)
+        for path in sorted((PROFILES / "examples").glob("*.toml"))
+    ),
+    ("permissive", ["--permissive"], PROFILES / "reference-server-permissive.toml"),
+    ("demanding", ["--demanding"], PROFILES / "reference-server-demanding.toml"),
+]
+#: The targets whose runs are compared (module docstring).
+RUN_COMPARED = frozenset({"gateway-bank", "decoupled-bankid", "first-access-consents", "demanding"})
+#: Keys the reference server does not play (it offers every operation and the sandbox whatever
+#: the profile says), so the base keeps them and they are not compared.
+NOT_PLAYED = frozenset({("operations", "unsupported"), ("sandbox",)})
+#: The verdicts of a scenario that was judged.
+JUDGED = frozenset({"passed", "failed", "failed (should)"})
+_SECRET = "round-trip-secret"
+
+
+def _base(example: Path) -> dict[str, Any]:
+    """The example without the keys discovery claims to decide (those the server plays)."""
+    with example.open("rb") as stream:
+        data = tomllib.load(stream)
+    absolute_paths(data, example.parent)
+    for table in ("headers", "product_ids", "required_headers", "setup", "consent"):
+        data.pop(table, None)
+    sca = data.get("sca", {})
+    for key in ("start", "approach"):
+        sca.pop(key, None)
+    paths = data.get("paths", {})
+    paths.pop("CC", None)
+    for op_id in list(paths):
+        if isinstance(paths[op_id], dict):
+            paths[op_id].pop("periodic", None)
+            if not paths[op_id]:
+                del paths[op_id]
+    return data
+
+
+def _toml(data: dict[str, Any]) -> str:
+    """The base as TOML (the draft writer's own rendering, with no decision)."""
+    from conformance.discover.draft import _Draft, _render
+
+    return _render(_Draft(data), ["the round trip's base"])
+
+
+def _secrets(example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment the server and the draft read the example's secrets from: the same
+    value under the example's variable and under the one the draft names."""
+    from conformance.discover.gateway import env_name
+
+    loaded = load_profile(example)
+    for name, value in loaded.headers.items():
+        if value.startswith(ENV_PREFIX):
+            monkeypatch.setenv(value.removeprefix(ENV_PREFIX), _SECRET)
+            monkeypatch.setenv(env_name(name), _SECRET)
+    if loaded.oauth is not None and loaded.oauth.client_secret_env:
+        monkeypatch.setenv(loaded.oauth.client_secret_env, _SECRET)
+
+
+def _smoke(profile: Path, url: str, reports: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--profile", str(profile), "--target", url,
+         "--reports", str(reports), "--smoke"],
+        capture_output=True, text=True, timeout=600, check=False, env=dict(os.environ),
+    )  # fmt: skip
+    document: dict[str, Any] = json.loads((reports / "compliance.json").read_text("utf-8"))
+    assert document["totals"]["failed"] == 0, done.stdout[-3000:]
+    return document
+
+
+def _judged(document: dict[str, Any]) -> set[str]:
+    return {s["id"] for s in document["scenarios"] if s["verdict"] in JUDGED}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "server_args", "example"), TARGETS, ids=[t[0] for t in TARGETS])
+def test_discover_drafts_what_the_example_says(
+    name: str, server_args: list[str], example: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    _secrets(example, monkeypatch)
+    contract = load_contract()
+    base_path = tmp_path / "base.toml"
+    base_data = _base(example)
+    base_path.write_text(_toml(base_data), encoding="utf-8")
+    draft_path = tmp_path / "draft.toml"
+    with bundled_reference_server(server_args=server_args, log_path=tmp_path / "server.log") as url:
+        base = profile_from_options(target=url, profile=str(base_path))
+        found = discover(base, contract=contract)
+        write_draft(found, draft_path, contract, base=base, base_data=base_data)
+        assert found.stopped is None
+        assert found.cleanup.nothing_left, found.cleanup
+        played = dataclasses.replace(load_profile(example), base_url=url)
+        decided = [d for d in found.decisions if d.is_decided and d.key not in NOT_PLAYED]
+        assert {("sca", "start"), ("consent", "model"), ("product_ids", "ncbct")} <= {
+            d.key for d in decided
+        }
+        wrong = [(d.name, d.value) for d in decided if not matches(d, played, contract)]
+        assert wrong == [], draft_path.read_text("utf-8")
+        load_profile(draft_path)  # the draft is a profile
+        if name not in RUN_COMPARED:
+            return
+        with_example = _judged(_smoke(example, url, tmp_path / "example"))
+        with_draft = _judged(_smoke(draft_path, url, tmp_path / "draft"))
+    assert len(with_example & with_draft) >= 0.95 * len(with_example), sorted(
+        with_example - with_draft
+    )
