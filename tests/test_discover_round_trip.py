@@ -26,7 +26,7 @@ import pytest
 
 from conformance.bankside.bundled import bundled_reference_server
 from conformance.contract import load_contract
-from conformance.discover.draft import absolute_paths, write_draft
+from conformance.discover.draft import absolute_paths, profile_text, write_draft
 from conformance.discover.keys import matches
 from conformance.discover.session import discover
 from conformance.profile import ENV_PREFIX, load_profile, profile_from_options
@@ -72,13 +72,6 @@ def _base(example: Path) -> dict[str, Any]:
     return data
 
 
-def _toml(data: dict[str, Any]) -> str:
-    """The base as TOML (the draft writer's own rendering, with no decision)."""
-    from conformance.discover.draft import _Draft, _render
-
-    return _render(_Draft(data), ["the round trip's base"])
-
-
 def _secrets(example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The environment the server and the draft read the example's secrets from: the same
     value under the example's variable and under the one the draft names."""
@@ -118,7 +111,7 @@ def test_discover_drafts_what_the_example_says(
     contract = load_contract()
     base_path = tmp_path / "base.toml"
     base_data = _base(example)
-    base_path.write_text(_toml(base_data), encoding="utf-8")
+    base_path.write_text(profile_text(base_data), encoding="utf-8")
     draft_path = tmp_path / "draft.toml"
     with bundled_reference_server(server_args=server_args, log_path=tmp_path / "server.log") as url:
         base = profile_from_options(target=url, profile=str(base_path))

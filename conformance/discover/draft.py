@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from conformance.discover.session import Discovery
     from conformance.profile import TargetProfile
 
-__all__ = ["absolute_paths", "write_draft"]
+__all__ = ["absolute_paths", "profile_text", "write_draft"]
 
 #: Keys whose value is a file or folder relative to the profile's own folder.
 _PATH_KEYS: frozenset[tuple[str, ...]] = frozenset(
@@ -110,6 +110,10 @@ def _place(
     draft: _Draft, decision: Decision, base: TargetProfile | None, contract: Contract
 ) -> None:
     key, value = _written_key(decision, contract)
+    if not decision.is_decided and key == ("base_url",):  # required: the URL as given
+        why = f"undecided: {decision.why}; written as given"
+        draft.set(key, decision.default, [why, *_evidence(decision)])
+        return
     if not decision.is_decided:
         default = "" if decision.default is None else f" (the default: {_shown(decision.default)})"
         lines = [f"undecided {decision.name}{default}: {decision.why}", *_evidence(decision)]
@@ -179,6 +183,11 @@ def absolute_paths(data: dict[str, Any], base_dir: Path) -> None:
         for name, value in negative.items():
             if isinstance(value, str) and name != "password_env" and not Path(value).is_absolute():
                 negative[name] = str((base_dir / value).resolve())
+
+
+def profile_text(data: Mapping[str, Any], header: Sequence[str] = ()) -> str:
+    """A profile's data as TOML, with ``header`` as its opening comment."""
+    return _render(_Draft(data), header)
 
 
 def _render(draft: _Draft, header: Sequence[str]) -> str:

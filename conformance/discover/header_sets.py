@@ -26,8 +26,9 @@ _SIGNATURE_HEADERS = frozenset({"signature", "tpp-signature-certificate", "diges
 
 
 def names_header(exchange: Exchange, header: str) -> bool:
-    """Whether a 4xx answer names ``header`` as what is wrong with the request."""
-    if not 400 <= exchange.status < 500:
+    """Whether a refusal (400, 401, 403: not a 404 for an unknown id) names ``header`` as what
+    is wrong with the request."""
+    if exchange.status not in (400, 401, 403):
         return False
     document = document_of(exchange)
     wanted = header.lower()
