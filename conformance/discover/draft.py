@@ -114,6 +114,8 @@ def _place(
         why = f"undecided: {decision.why}; written as given"
         draft.set(key, decision.default, [why, *_evidence(decision)])
         return
+    if not decision.is_decided and _base_says(draft, key):
+        return  # the base profile's value stands
     if not decision.is_decided:
         default = "" if decision.default is None else f" (the default: {_shown(decision.default)})"
         lines = [f"undecided {decision.name}{default}: {decision.why}", *_evidence(decision)]
@@ -214,11 +216,12 @@ def _render_table(draft: _Draft, at: Key, table: Mapping[str, Any], lines: list[
             _render_key(draft, (*at, name), value, lines)
     lines.extend(f"# {note}" for note in draft.notes.get(at, ()))
     for name, value in table.items():
-        header = ".".join(toml_key(part) for part in (*at, name))
         if _is_table(value, inline):
-            lines.extend(("", f"[{header}]"))
+            lines.extend(("", f"[{'.'.join(toml_key(part) for part in (*at, name))}]"))
             _render_table(draft, (*at, name), value, lines)
-        elif _is_table_array(value):
+    for name, value in table.items():  # arrays of tables last: [[waivers]]
+        header = ".".join(toml_key(part) for part in (*at, name))
+        if _is_table_array(value):
             for item in value:
                 lines.extend(("", f"[[{header}]]"))
                 _render_table(draft, (*at, name), item, lines)
