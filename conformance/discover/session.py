@@ -49,14 +49,15 @@ class Discovery:
         return [d for d in self.decisions if not d.is_decided]
 
     def cleanup_line(self) -> str:
-        """The clean-up report in one line."""
+        """The clean-up report in one line (what no operation can take away: :attr:`notes`)."""
         result = self.cleanup
         made = result.payments_cancelled + result.payments_left + result.consents_deleted
         made += result.consents_kept + len(result.could_not)
         if result.nothing_left:
             return (
-                f"clean-up: nothing left behind ({result.payments_cancelled} payment(s) "
-                f"cancelled, {result.consents_deleted} consent(s) deleted of {made} made)"
+                f"clean-up: every payment and consent the probes made was taken away "
+                f"({result.payments_cancelled} payment(s) cancelled, {result.consents_deleted} "
+                f"consent(s) deleted, of {made})"
             )
         return (
             f"clean-up: LEFT BEHIND {result.payments_left} payment(s) no longer unauthorised, "
