@@ -19,8 +19,12 @@ found):
 - :mod:`~conformance.discover.header_sets`: the required header sets where the spec shows none.
 
 Each decision is a :class:`~conformance.discover.evidence.Decision`: the profile key, the value
-decided (or none, with the default and why), and the exchanges that decided it.
-:mod:`~conformance.discover.draft` writes them as a profile with a comment on every key;
-:mod:`~conformance.discover.check` compares them with a profile (``--check``). What a probe
-made (a payment, a consent) is taken away again by :mod:`conformance.bankside.cleanup`.
+decided (or none, with the default and why), and the exchanges that decided it. The requests go
+through :class:`~conformance.discover.probe.Prober` (the suite's signed client; a target that
+does not answer is a line, not an error); :mod:`~conformance.discover.session` runs the groups,
+each guarded, and cleans up. :mod:`~conformance.discover.draft` writes the decisions as a
+profile with a comment on every key (TOML text: :mod:`~conformance.discover.toml_text`);
+:mod:`~conformance.discover.check` lists where a profile says otherwise (``--check``), through
+the one comparison of :mod:`~conformance.discover.keys`. What a probe made (a payment, a
+consent) is taken away again by :mod:`conformance.bankside.cleanup`.
 """

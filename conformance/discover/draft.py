@@ -246,6 +246,7 @@ def write_draft(
 ) -> Path | None:
     """Write the draft to ``out`` (and its templates folder, when a creation needs one); the
     folder written, or None."""
+    out.parent.mkdir(parents=True, exist_ok=True)
     draft = _Draft(base_data or {})
     if base is not None and base.source is not None:
         absolute_paths(draft.data, Path(base.source).parent)
