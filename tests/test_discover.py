@@ -296,3 +296,21 @@ def test_check_lists_where_the_bank_differs(
     err = capsys.readouterr().err
     assert "[sca] start: the profile says 'authorisation', the bank answered 'creation'" in err
     assert "[setup] templates" in err
+
+
+def test_the_sandbox_reset_and_data_fill_are_never_sent(contract: Contract) -> None:
+    """At a bank that answers no 405 (every PATCH 404), the own method of each operation is
+    asked, but never that of the data fill or the reset, which would put data back."""
+    sent: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(f"{request.method} {request.url.path}")
+        if request.method == "PATCH":
+            return httpx.Response(404, json={"code": "RESOURCE_UNKNOWN"})
+        return httpx.Response(400, json={"code": "FORMAT_ERROR", "message": "refused"})
+
+    found = discover(_profile(), transport=httpx.MockTransport(handler), contract=contract)
+    assert found.stopped is None
+    assert "POST /v1/sandbox/customers" in sent  # the own method of the others is asked
+    assert not [line for line in sent if line.startswith("POST /v1/sandbox/initialize")]
+    assert not [line for line in sent if line.startswith("POST /v1/sandbox/data-fill")]

@@ -4,7 +4,8 @@ assumption topic ``required-headers``). For each such operation the bank offers,
 header the refusal names (``HTTP_HEADER_REQUIRED``, its ``tppMessages`` path or message) is
 required; one whose absence the bank lets past (it answers as it does with every header: the
 id unknown, the body refused for its fields) is not. Spec 5's signature headers are never left
-out (a bank's set cannot drop them)."""
+out (a bank's set cannot drop them), and the sandbox's data fill and reset are never sent (a
+request let past would put their data back)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from conformance.discover.evidence import Decision, decided, undecided
-from conformance.discover.operations import path_values
+from conformance.discover.operations import NEVER_SENT, path_values
 from conformance.discover.probe import document_of, interface_answer
 
 if TYPE_CHECKING:
@@ -78,6 +79,8 @@ def decide_header_sets(
     decisions = []
     for operation in prober.contract.operations.values():
         if not assumed_set(operation) or not exists.get(operation.id):
+            continue
+        if operation.id in NEVER_SENT:  # a request let past would fill or reset the sandbox
             continue
         if first_access and operation.family == "consents":
             continue

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Existence", "decide_operations", "probe_operation"]
 
+#: Operations whose own request is never sent, whatever its body: the sandbox's data fill and
+#: reset put data back (a reset may drop what others made). Their existence is told by the odd
+#: method alone.
+NEVER_SENT = frozenset({"SDF", "SI"})
 #: A method no operation of the contract takes: its answer tells whether the route exists.
 _ODD_METHOD = "PATCH"
 #: The NDCT product identifier, stated by spec 4.1 (the only product whose id cannot change).
@@ -47,7 +51,8 @@ def probe_operation(prober: Prober, operation: Operation, *, tells_405: bool) ->
     """The odd method first (405: exists, unless ``Allow`` leaves out the operation's method),
     then the operation's own method without a body (anything but 404 or a server error:
     exists; 404 on a path without a resource id: absent; on a path naming one, absent only at
-    a bank that ``tells_405`` on the routes it has, where the odd method got 404 too)."""
+    a bank that ``tells_405`` on the routes it has, where the odd method got 404 too). The
+    operations of :data:`NEVER_SENT` get the odd method only."""
     values = path_values(operation)
     method = prober.profile.method_for(operation)
     odd = prober.request(operation.id, path_values=values, method=_ODD_METHOD)
@@ -55,6 +60,8 @@ def probe_operation(prober: Prober, operation: Operation, *, tells_405: bool) ->
         allow = odd.response_header("allow")
         if allow is None or method in {m.strip().upper() for m in allow.split(",")}:
             return Existence(operation.id, True, (odd,))
+    if operation.id in NEVER_SENT:
+        return Existence(operation.id, None, () if odd is None else (odd,))
     own = prober.request(operation.id, path_values=values, body={} if method != "GET" else None)
     if own is None or not interface_answer(own):
         return Existence(operation.id, None, tuple(e for e in (odd, own) if e is not None))
