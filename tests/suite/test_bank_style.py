@@ -17,9 +17,9 @@ from conformance.bankside.sca import ReferenceSca
 from conformance.bankside.setup_data import DataFactory
 from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
+from conformance.operations import base_request
 from conformance.profile import TargetProfile, load_profile
 from conformance.runners import RunContext, run_scenario
-from conformance.runners.operations import base_request
 from conformance.scenario import Scenario
 from reference_server.app import Application
 from reference_server.model.bank_style import BankStyle, style_of

@@ -1,4 +1,4 @@
-"""One home per operation (``conformance.runners.operations``): every operation of the contract
+"""One home per operation (``conformance.operations``): every operation of the contract
 has all of its parts in the module of its family, so an operation without a base request builder
 or an example fails here instead of making its scenarios "not applicable" in a run."""
 
@@ -11,9 +11,9 @@ import pytest
 from conformance.contract import Contract, load_contract
 from conformance.contract.crossfield import CheckContext, checks_for
 from conformance.generate.auth import REPLAYED_CREATIONS
+from conformance.operations import FAMILY_MODULES, OPERATIONS, parts_of, sandbox
+from conformance.operations.parts import NO_BODY, ExampleInputs
 from conformance.profile.templates import setup_operations
-from conformance.runners.operations import FAMILY_MODULES, OPERATIONS, parts_of, sandbox
-from conformance.runners.operations.parts import NO_BODY, ExampleInputs
 
 CONTRACT = load_contract()
 OP_IDS = sorted(CONTRACT.operations)

@@ -14,13 +14,13 @@ from conformance.bankside.request import OperationRequest, Psu, apply_mutation
 from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
 from conformance.exchange import Exchange
+from conformance.operations.minimal import minimal_body
 from conformance.runners import RUNNERS, run_scenario
 from conformance.runners.auth import CASES as AUTH_CASES
 from conformance.runners.auth import SENT_TWICE as AUTH_SENT_TWICE
 from conformance.runners.auth import SIGNED_AS as AUTH_SIGNED_AS
 from conformance.runners.context import RunContext
 from conformance.runners.flow import FLOWS
-from conformance.runners.operations.minimal import minimal_body
 from conformance.runners.robustness import CASES as ROBUSTNESS_CASES
 from conformance.runners.rule import RULE_CHECKS
 from conformance.runners.version import EFFECTS
