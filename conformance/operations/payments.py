@@ -13,8 +13,9 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from conformance._types import JsonObject
 from conformance.bankside.request import OperationRequest
 from conformance.bankside.setup_data import NDCT_PRODUCT, PRODUCT_OF_OPERATION
 from conformance.checks import NotApplicable
@@ -86,7 +87,7 @@ def _later(ctx: BuildContext, days: int) -> str:
     return (ctx.data.today() + timedelta(days=days)).isoformat()
 
 
-def _ndct_body(ctx: BuildContext, variant: str, seed: int) -> dict[str, Any]:
+def _ndct_body(ctx: BuildContext, variant: str, seed: int) -> JsonObject:
     """E16 bodies: each remittance form (spec 2.7, spec 7 rule 2), a card debtor, minimal."""
     debtor = ctx.data.debtor_bban()
     creditor = ctx.profile.payment_accounts.creditor_bban
@@ -131,7 +132,7 @@ def _ndct_body(ctx: BuildContext, variant: str, seed: int) -> dict[str, Any]:
     return body
 
 
-def _ncbct_body(ctx: BuildContext, variant: str, seed: int) -> dict[str, Any]:
+def _ncbct_body(ctx: BuildContext, variant: str, seed: int) -> JsonObject:
     """E18 bodies: below/above NOK 100 000 (spec 2.7, spec 8), creditor BBAN with agent or IBAN."""
     debtor = ctx.data.debtor_bban()
     name = variant or "ncbct-below-threshold"
@@ -150,7 +151,7 @@ def _ncbct_body(ctx: BuildContext, variant: str, seed: int) -> dict[str, Any]:
     return body
 
 
-def _periodic_body(ctx: BuildContext, variant: str, seed: int) -> dict[str, Any]:
+def _periodic_body(ctx: BuildContext, variant: str, seed: int) -> JsonObject:
     """E17 bodies, one per frequency (``periodic-every-two-weeks``); MonthlyVariable with months."""
     debtor = ctx.data.debtor_bban()
     frequency = _frequency(ctx, variant.removeprefix("periodic-") or "monthly")
@@ -191,7 +192,7 @@ def _kebab(name: str) -> str:
 
 
 def _payment_builder(
-    make_body: Callable[[BuildContext, str, int], dict[str, Any]], op_id: str
+    make_body: Callable[[BuildContext, str, int], JsonObject], op_id: str
 ) -> Builder:
     """The builder of a payment creation (E16, E17, E18) for the worker's private PSU."""
 
@@ -263,7 +264,7 @@ def _payment_subresource(op_id: str) -> Builder:
 # --- examples -----------------------------------------------------------------------------------
 
 
-def _basket_example(inputs: ExampleInputs) -> dict[str, Any]:
+def _basket_example(inputs: ExampleInputs) -> JsonObject:
     """E1: two made-up payment ids (replace them with created ones)."""
     rng = inputs.rng()
     return factories.signing_basket(str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(2))

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from conformance._types import JsonObject
 from conformance.bankside.request import OperationRequest
 from conformance.checks import NotApplicable
 from conformance.contract.identifiers import generate_masked_pan
@@ -236,7 +237,7 @@ def _engagement(ctx: BuildContext) -> OperationRequest:
 # --- examples -----------------------------------------------------------------------------------
 
 
-def _card_transactions_example(inputs: ExampleInputs) -> list[dict[str, Any]]:
+def _card_transactions_example(inputs: ExampleInputs) -> list[JsonObject]:
     """E5: one purchase on a made-up card (its masked PAN drawn from the seed)."""
     pan = generate_masked_pan(inputs.rng())
     return factories.sandbox_card_transactions(inputs.seed, pan, 1, today=inputs.today)
