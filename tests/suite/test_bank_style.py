@@ -24,7 +24,7 @@ from conformance.scenario import Scenario
 from reference_server.app import Application
 from reference_server.model.bank_style import BankStyle, style_of
 from reference_server.transport.http import RunningServer, start
-from tests.suite.conftest import RUN_SEED
+from suite.conftest import RUN_SEED
 
 GATEWAY = MappingProxyType({"X-IBM-Client-Id": "demo-client-id"})
 SCOR = BankStyle(gateway_headers=GATEWAY, kid_reference_types=frozenset({"SCOR"}))

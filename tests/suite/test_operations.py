@@ -54,6 +54,7 @@ def test_each_example_body_is_valid(op_id: str) -> None:
     today = datetime.now(UTC).date()
     body = OPERATIONS[op_id].example(ExampleInputs(today=today))
     schema = CONTRACT.operations[op_id].request_schema
+    assert schema is not None, op_id
     assert [e.message for e in CONTRACT.validator(schema).iter_errors(body)] == []
     context = CheckContext.at(datetime.now(UTC), CONTRACT.minor_units)
     assert [v for check in checks_for(op_id) for v in check(body, context)] == []
