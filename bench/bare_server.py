@@ -66,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     server = BareServer((args.host, args.port), BareHandler)
     host, port = server.server_address[:2]
+    assert isinstance(host, str)  # an IPv4 or IPv6 address
     print(f"bare server listening on http://{host}:{port}", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)

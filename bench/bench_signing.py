@@ -137,7 +137,11 @@ def measure(rounds: int = 7, iterations: int = 200) -> SigningBenchmark:
         try:
             for index, request in enumerate(prepared):
                 flow = partial(next, auth.sync_auth_flow(request))
-                order = [("bare", bare), ("flow", flow), ("full", full)]
+                order: list[tuple[str, Callable[[], object]]] = [
+                    ("bare", bare),
+                    ("flow", flow),
+                    ("full", full),
+                ]
                 shift = index % 3
                 for label, operation in order[shift:] + order[:shift]:
                     samples[label].append(_timed(operation))

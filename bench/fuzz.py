@@ -174,9 +174,11 @@ def cases(seed: int, count: int, contract: Contract | None = None) -> Iterator[F
                 name = rng.choice(listed)
                 if name.lower() in ("signature", "digest", "tpp-signature-certificate"):
                     continue  # the signer makes these
-                value = rng.choice((None, "", "x" * 5000, "\u00e6\u00f8\u00e5", "=?utf-8?B?***?="))
-                headers[name] = value
-                what.append(f"header {name} {'removed' if value is None else 'changed'}")
+                header_value: str | None = rng.choice(
+                    (None, "", "x" * 5000, "\u00e6\u00f8\u00e5", "=?utf-8?B?***?=")
+                )
+                headers[name] = header_value
+                what.append(f"header {name} {'removed' if header_value is None else 'changed'}")
             else:
                 path += ("&" if "?" in path else "?") + "limit=-1&offset=abc&x%00=%ff"
                 what.append("junk query")

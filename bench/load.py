@@ -63,7 +63,7 @@ class WorkerSample:
 
     elapsed: float
     """Seconds from the worker's first send to its last answer."""
-    latencies: array
+    latencies: array[float]
     """Seconds per exchange (``array('d')``), in order."""
     unexpected: int
     first_unexpected: str | None

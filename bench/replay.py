@@ -135,7 +135,8 @@ def _worker(pipe: Connection, base_url: str, cert: str, key: str | None) -> None
                     response = client.request(
                         method,
                         path,
-                        headers=[("X-Request-ID", str(uuid.uuid4())), *headers],
+                        # httpx takes str names with bytes values; its types do not say so
+                        headers=[("X-Request-ID", str(uuid.uuid4())), *headers],  # type: ignore[arg-type]
                         content=body,
                         auth=auth,
                     )

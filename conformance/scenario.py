@@ -24,7 +24,7 @@ __all__ = [
     "SECURITY_RULES",
     "TARGETS",
     "Expectation",
-    "JsonObject",
+    "FrozenObject",
     "Mutation",
     "Scenario",
     "freeze",
@@ -87,7 +87,7 @@ BODY_SCHEMA_ERROR = "error"
 
 
 @dataclass(frozen=True, slots=True)
-class JsonObject:
+class FrozenObject:
     """An immutable JSON object: its members as ``(name, value)`` pairs in their order."""
 
     items: tuple[tuple[str, Any], ...] = ()
@@ -97,17 +97,17 @@ class JsonObject:
 
 
 def freeze(value: Any) -> Any:
-    """The immutable form of a JSON value: lists become tuples, dicts :class:`JsonObject`."""
+    """The immutable form of a JSON value: lists become tuples, dicts :class:`FrozenObject`."""
     if isinstance(value, Mapping):
-        return JsonObject(tuple((str(name), freeze(item)) for name, item in value.items()))
+        return FrozenObject(tuple((str(name), freeze(item)) for name, item in value.items()))
     if isinstance(value, list | tuple):
         return tuple(freeze(item) for item in value)
     return value
 
 
 def thaw(value: Any) -> Any:
-    """The JSON form to send of a frozen value: tuples become lists, :class:`JsonObject` dicts."""
-    if isinstance(value, JsonObject):
+    """The JSON form to send of a frozen value: tuples become lists, :class:`FrozenObject` dicts."""
+    if isinstance(value, FrozenObject):
         return value.to_dict()
     if isinstance(value, tuple):
         return [thaw(item) for item in value]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,40 @@ def test_it_cites_nothing_outside_the_repository_but_the_spec() -> None:
     assert outside == {SPEC}
     for name in ("DESIGN.md", "STYLE.md", "reviews/"):
         assert name not in TEXT, f"ARCHITECTURE.md cites {name}, outside the repository"
+
+
+def _contract_layers(container: str) -> list[frozenset[str]]:
+    """The ``layers`` of the import-linter contract on ``container`` (pyproject.toml), top to
+    bottom, each a set of module names."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = (
+        contract
+        for contract in config["tool"]["importlinter"]["contracts"]
+        if contract["type"] == "layers" and contract.get("containers") == [container]
+    )
+    return [frozenset(part.strip() for part in layer.split("|")) for layer in contract["layers"]]
+
+
+def _document_layers(tree: str) -> list[frozenset[str]]:
+    """The layer table of ``tree`` in the document, top to bottom: a row numbered "n" is one
+    layer of every name it gives; a row numbered "n–m" is one layer per name, in order."""
+    table = TEXT.split(f"| layer | `{tree}/` | owns |", 1)[1].split("\n\n", 1)[0]
+    layers: list[frozenset[str]] = []
+    for row in table.strip().splitlines()[1:]:
+        number, names = row.split("|")[1:3]
+        modules = [re.sub(r"(\.py|/)$", "", name) for name in re.findall(r"`([^`]+)`", names)]
+        first, _, last = number.strip().partition("–")
+        if last:
+            assert len(modules) == int(last) - int(first) + 1, row
+            layers += [frozenset({module}) for module in modules]
+        else:
+            layers.append(frozenset(modules))
+        assert len(layers) == int(last or first), f"{row}: numbered out of order"
+    return layers
+
+
+@pytest.mark.parametrize("tree", TREES)
+def test_its_layer_tables_are_the_import_contracts(tree: str) -> None:
+    """Each of the two layer tables names the layers of its tree's import-linter contract, in
+    its order, each row joining what the contract joins."""
+    assert _document_layers(tree) == _contract_layers(tree)

@@ -113,7 +113,7 @@ def main(monkeypatch: pytest.MonkeyPatch) -> Callable[[list[str]], int]:
 
 
 def test_call_sends_a_request_whose_signature_verifies(
-    server: Recorder, main, capsys: pytest.CaptureFixture[str]
+    server: Recorder, main: Callable[[list[str]], int], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(
         [
@@ -147,7 +147,9 @@ def test_call_sends_a_request_whose_signature_verifies(
     assert "<<< HTTP 201 Created" in out and '"paymentId": "p-1"' in out
 
 
-def test_call_exits_zero_whatever_the_status(server: Recorder, main) -> None:
+def test_call_exits_zero_whatever_the_status(
+    server: Recorder, main: Callable[[list[str]], int]
+) -> None:
     server.status = 404
     assert main(["call", "GET", f"{server.url}/v1/accounts/unknown/transactions/t"]) == 0
     assert server.received[0].target == "/v1/accounts/unknown/transactions/t"
@@ -155,7 +157,9 @@ def test_call_exits_zero_whatever_the_status(server: Recorder, main) -> None:
     assert server.received[0].header("Digest") is None
 
 
-def test_headers_override_and_remove_defaults(server: Recorder, main) -> None:
+def test_headers_override_and_remove_defaults(
+    server: Recorder, main: Callable[[list[str]], int]
+) -> None:
     code = main(
         [
             "call",
@@ -179,7 +183,9 @@ def test_headers_override_and_remove_defaults(server: Recorder, main) -> None:
     assert received.verify() is None
 
 
-def test_digest_sha512_and_data_file(server: Recorder, main, tmp_path: Path) -> None:
+def test_digest_sha512_and_data_file(
+    server: Recorder, main: Callable[[list[str]], int], tmp_path: Path
+) -> None:
     body = tmp_path / "body.json"
     body.write_bytes(BODY.encode("utf-8"))
     args = ["call", "POST", "/v1/signing-baskets", "--target", server.url]
@@ -190,7 +196,7 @@ def test_digest_sha512_and_data_file(server: Recorder, main, tmp_path: Path) -> 
     assert received.verify() is None
 
 
-def test_no_sign_sends_no_signature(server: Recorder, main) -> None:
+def test_no_sign_sends_no_signature(server: Recorder, main: Callable[[list[str]], int]) -> None:
     assert main(["call", "GET", "/v1/accounts", "--target", server.url, "--no-sign"]) == 0
     [received] = server.received
     for name in ("Signature", "Digest", "TPP-Signature-Certificate"):
@@ -198,7 +204,9 @@ def test_no_sign_sends_no_signature(server: Recorder, main) -> None:
     assert received.header("X-Request-ID") is not None
 
 
-def test_cert_and_key_sign_with_that_identity(server: Recorder, main, tmp_path: Path) -> None:
+def test_cert_and_key_sign_with_that_identity(
+    server: Recorder, main: Callable[[list[str]], int], tmp_path: Path
+) -> None:
     identity = generate_tpp_identity(default_ca(), roles=["PSP_PI"], serial=0xC0FFEE)
     files = write_identity(identity, tmp_path)
     args = ["call", "GET", "/v1/accounts", "--target", server.url]
@@ -210,7 +218,9 @@ def test_cert_and_key_sign_with_that_identity(server: Recorder, main, tmp_path: 
     assert received.verify() is None
 
 
-def test_profile_names_target_and_certificate(server: Recorder, main, tmp_path: Path) -> None:
+def test_profile_names_target_and_certificate(
+    server: Recorder, main: Callable[[list[str]], int], tmp_path: Path
+) -> None:
     identity = generate_tpp_identity(default_ca(), serial=0xBEEF)
     write_identity(identity, tmp_path / "certs")
     profile = tmp_path / "bank.toml"
@@ -240,7 +250,11 @@ def closed_port() -> int:
     ],
 )
 def test_bad_input_is_one_line_and_a_non_zero_exit(
-    main, capsys: pytest.CaptureFixture[str], tmp_path: Path, extra: list[str], message: str
+    main: Callable[[list[str]], int],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    extra: list[str],
+    message: str,
 ) -> None:
     port = closed_port()
     words = [word.format(port=port, tmp=tmp_path) for word in extra]
@@ -252,7 +266,7 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(
 
 
 def test_cert_that_is_not_a_certificate_is_a_clear_error(
-    main, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    main: Callable[[list[str]], int], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     bogus = tmp_path / "bogus.pem"
     bogus.write_text("not a certificate\n")
@@ -262,7 +276,7 @@ def test_cert_that_is_not_a_certificate_is_a_clear_error(
 
 
 def test_invalid_json_is_sent_as_given_with_a_note(
-    server: Recorder, main, capsys: pytest.CaptureFixture[str]
+    server: Recorder, main: Callable[[list[str]], int], capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["call", "POST", "/v1/signing-baskets", "--target", server.url]
     assert main([*args, "--data-json", "{broken"]) == 0
@@ -270,7 +284,9 @@ def test_invalid_json_is_sent_as_given_with_a_note(
     assert "not valid JSON" in capsys.readouterr().err
 
 
-def test_reproduce_command_replays_the_exchange(server: Recorder, main) -> None:
+def test_reproduce_command_replays_the_exchange(
+    server: Recorder, main: Callable[[list[str]], int]
+) -> None:
     with TargetClient(server.url) as client:
         original = client.post(
             "/v1/payments/norwegian-domestic-credit-transfers",

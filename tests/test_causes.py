@@ -106,7 +106,10 @@ def test_a_schema_failure_names_five_places_and_counts_the_rest(contract: Contra
 
 
 def test_the_value_words_follow_the_keyword(contract: Contract) -> None:
-    body = {"status": "400", "tppMessages": [{"category": "NOTE", "code": "FORMAT_ERROR"}]}
+    body: dict[str, Any] = {
+        "status": "400",
+        "tppMessages": [{"category": "NOTE", "code": "FORMAT_ERROR"}],
+    }
     failure = failure_of(lambda: check_error_body(exchange(400, body), contract, payments=True))
     assert not isinstance(failure, ReadingFailure)
     details = " | ".join(problem.detail for problem in failure.problems)

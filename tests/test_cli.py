@@ -8,9 +8,10 @@ import sys
 import pytest
 
 from conformance import cli
+from conformance.commands import COMMANDS
 
 
-@pytest.mark.parametrize("name", list(cli.COMMANDS))
+@pytest.mark.parametrize("name", list(COMMANDS))
 def test_each_command_gets_its_full_parser(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stopped:
         cli.build_parser([name, "--help"]).parse_args([name, "--help"])
@@ -25,7 +26,7 @@ def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     shown = " ".join(capsys.readouterr().out.split())
-    for name, summary in cli.COMMANDS.items():
+    for name, summary in COMMANDS.items():
         assert f"{name} {summary}" in shown
 
 

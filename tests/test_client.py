@@ -66,7 +66,7 @@ def send_payment(
         params={"allowLogicalDuplicate": True},
         json=PAYMENT,
         headers=headers,
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
 
 

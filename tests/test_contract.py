@@ -615,7 +615,10 @@ def test_validator_is_cached_and_checks_formats_and_refs(fixture_contract: Contr
     assert validator.META_SCHEMA == Draft202012Validator.META_SCHEMA
     assert fixture_contract.validator(body) is validator
     assert fixture_contract.validator(json.loads(json.dumps(body))) is validator  # equal content
-    good = {"instructedAmount": {"amount": "1.00", "currency": "NOK"}, "creditorName": "Kari"}
+    good: dict[str, Any] = {
+        "instructedAmount": {"amount": "1.00", "currency": "NOK"},
+        "creditorName": "Kari",
+    }
     assert validator.is_valid(good)
     assert not validator.is_valid({**good, "requestedExecutionDate": "2026-02-30"})
     assert not validator.is_valid({**good, "instructedAmount": {"amount": "1", "currency": "XXX"}})

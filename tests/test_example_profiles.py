@@ -136,7 +136,7 @@ def _round_trip(
             capture_output=True, text=True, timeout=900, check=False, env=dict(os.environ),
         )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    document: dict[str, Any] = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
     totals = document["totals"]
     assert totals["failed"] == totals["error"] == totals["blocked"] == 0, totals
     assert totals["failed_should"] == 0, totals  # the security group holds too

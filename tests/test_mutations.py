@@ -25,7 +25,7 @@ from conformance.generate.breaking_values import (
     string_of_length,
 )
 from conformance.generate.mutations import SchemaResolver, body_constraints, parameter_constraints
-from conformance.scenario import JsonObject, Mutation, Scenario, freeze, thaw
+from conformance.scenario import FrozenObject, Mutation, Scenario, freeze, thaw
 
 # ------------------------------------------------------------------------------- a valid example
 
@@ -343,10 +343,10 @@ def test_any_of_formats_get_one_value_failing_all() -> None:
 def test_frozen_values_thaw_to_json() -> None:
     value = {"a": [1, {"b": None}], "c": "d"}
     frozen = freeze(value)
-    assert isinstance(frozen, JsonObject)
+    assert isinstance(frozen, FrozenObject)
     hash(frozen)
     assert thaw(frozen) == value
-    assert thaw(()) == [] and thaw(JsonObject()) == {}
+    assert thaw(()) == [] and thaw(FrozenObject()) == {}
 
 
 def test_mutation_refuses_unknown_targets_and_actions() -> None:

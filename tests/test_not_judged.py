@@ -8,6 +8,7 @@ import stat
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,7 +147,7 @@ def test_not_applicable_carries_what_the_profile_could_supply() -> None:
     assert not_judged_properties("") == []
 
 
-def document(*extra: ScenarioVerdict) -> dict[str, object]:
+def document(*extra: ScenarioVerdict) -> dict[str, Any]:
     def facts(scenario_id: str, rule: str, level: str) -> ScenarioFacts:
         return ScenarioFacts(scenario_id, "PC", rule, "spec 7 rule 6", level, "rule", scenario_id)
 

@@ -45,7 +45,7 @@ def test_without_results_it_says_to_run_first(tmp_path: Path) -> None:
 def test_without_allure_it_says_how_to_get_it(
     reports: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(report_command.shutil, "which", lambda name: None)
+    monkeypatch.setattr("conformance.commands.report.shutil.which", lambda name: None)
     err = io.StringIO()
     code = report_command.run(parse("--reports", str(reports)), stderr=err)
     assert code == 1
@@ -57,7 +57,8 @@ def test_without_allure_it_says_how_to_get_it(
 
 def test_npx_is_used_when_there_is_no_allure(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        report_command.shutil, "which", lambda name: "/usr/bin/npx" if name == "npx" else None
+        "conformance.commands.report.shutil.which",
+        lambda name: "/usr/bin/npx" if name == "npx" else None,
     )
     command = report_command.allure_command(Path("r/allure-results"), Path("r/allure-report"))
     assert command == [

@@ -57,7 +57,7 @@ def test_location_is_on_a_201_and_names_the_created_id() -> None:
 
 
 def test_the_sca_approach_names_the_profiles() -> None:
-    named = {"ASPSP-SCA-Approach": "REDIRECT"}
+    named: dict[str, Any] = {"ASPSP-SCA-Approach": "REDIRECT"}
     assert sca_approach_problems(_answer(**named), "redirect") == []
     assert sca_approach_problems(_answer(**named), "oauth") == []  # Berlin Group: subsumed
     assert [p.kind for p in sca_approach_problems(_answer(**named), "decoupled")] == ["other"]

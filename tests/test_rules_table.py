@@ -66,7 +66,10 @@ def contract() -> Contract:
 
 @pytest.fixture(scope="module")
 def raw_rows() -> list[dict[str, Any]]:
-    return json.loads((DEFAULT_ROOT / "rules.json").read_text(encoding="utf-8"))["rules"]
+    rows: list[dict[str, Any]] = json.loads(
+        (DEFAULT_ROOT / "rules.json").read_text(encoding="utf-8")
+    )["rules"]
+    return rows
 
 
 def references(spec: str) -> list[str]:

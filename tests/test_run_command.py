@@ -63,7 +63,8 @@ def parse(*argv: str) -> argparse.Namespace:
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def refuses(url: str) -> bool:
@@ -357,7 +358,8 @@ def test_a_bundled_runs_replay_works_as_printed(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
-        server.stdout.close()
+        if server.stdout is not None:
+            server.stdout.close()
     assert "<<< HTTP 401" in done.stdout and "KID_MISSING" in done.stdout, done.stdout
 
 

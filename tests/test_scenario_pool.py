@@ -183,10 +183,10 @@ def test_a_scenario_record_holds_only_its_own_exchanges() -> None:
 
 def test_shared_set_up_is_made_once_whatever_the_threads() -> None:
     base = SetUpBase(
-        SimpleNamespace(),
-        SimpleNamespace(),
-        SimpleNamespace(),
-        run_seed=1,  # type: ignore[arg-type]
+        SimpleNamespace(),  # type: ignore[arg-type]
+        SimpleNamespace(),  # type: ignore[arg-type]
+        SimpleNamespace(),  # type: ignore[arg-type]
+        run_seed=1,
     )
     made: list[int] = []
 

@@ -55,7 +55,7 @@ def shared(name: str) -> Schema:
 def months_field(contract: Contract) -> str:
     """The months list's name is an assumption (spec 4.3 E17); find it by its cross-field rule."""
     body = contract.resolve(shared("payments.PeriodicNdctPaymentRequest"))
-    names = [
+    names: list[str] = [
         n for n, s in body["properties"].items() if MONTHS_RULE in s.get("x-crossFieldRules", ())
     ]
     assert len(names) == 1, names

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from conformance.bankside.bundled import bundled_reference_server
 SELECTION = "other-tpp or other-psu"
 
 
-def _run(url: str, reports: Path) -> dict[str, object]:
+def _run(url: str, reports: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "conformance", "run", "--target", url, "--reports", str(reports),
          "-n", "0", "--", "-k", SELECTION],
@@ -38,7 +39,7 @@ def test_a_shared_sandbox_fails_exactly_the_ownership_scenarios(tmp_path: Path) 
         shared = _run(url, tmp_path / "shared")
     scenarios = shared["scenarios"]
     assert isinstance(scenarios, list) and len(scenarios) == 29
-    assert {s["verdict"] for s in checked["scenarios"]} == {"passed"}  # type: ignore[index]
+    assert {s["verdict"] for s in checked["scenarios"]} == {"passed"}
     found = {s["id"] for s in scenarios if s["verdict"] == "failed (should)"}
     # E8 finds the consent by the PSU it names: a second PSU has none, shared sandbox or not
     assert found == {s["id"] for s in scenarios} - {"E8-auth-other-psu-refused"}

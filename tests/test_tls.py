@@ -251,9 +251,9 @@ def test_certs_writes_a_qwac_beside_the_signing_certificate(tmp_path: Path) -> N
     assert encode_oid(QC_TYPES["web"]) in statements.value  # QcType web: a QWAC
     assert (
         encode_oid(QC_TYPES["web"])
-        not in signing.extensions.get_extension_for_oid(QC_STATEMENTS_OID).value.value
-    )  # type: ignore[attr-defined]
-    assert read_psd2_roles(qwac) == {"PSP_PI"}
+        not in signing.extensions.get_extension_for_oid(QC_STATEMENTS_OID).value.value  # type: ignore[attr-defined]
+    )
+    assert read_psd2_roles(qwac) == frozenset({"PSP_PI"})
     assert qwac.issuer == signing.issuer and qwac.serial_number != signing.serial_number
     assert (tmp_path / "qwac.key").stat().st_mode & 0o077 == 0
 

@@ -4,7 +4,7 @@
 Each file holds the operation, its spec part, method and path, the headers spec 4.2 requires of it
 (the signer adds Digest, Signature and TPP-Signature-Certificate, spec 5) and the example body of
 the operation's home (``null`` for an operation without a body: its example is the headers and
-the path) (``conformance.runners.operations``, made by the suite's own factories), so
+the path) (``conformance.operations``, made by the suite's own factories), so
 it is valid against the operation's schema and cross-field rules (a test checks every file). Ids
 of resources that must exist first (a sandbox account, the payments of a basket) are placeholders
 in the path, or made-up UUIDs in the body: replace them with real ones. ``conformance call
@@ -24,9 +24,9 @@ from conformance._data import data_directory
 from conformance.bankside.request import Psu, standard_headers
 from conformance.commands import COMMANDS, Subparsers
 from conformance.contract import Contract, load_contract
+from conformance.operations import parts_of
+from conformance.operations.parts import EXAMPLE_SEED, ExampleInputs
 from conformance.profile import TargetProfile
-from conformance.runners.operations import parts_of
-from conformance.runners.operations.parts import EXAMPLE_SEED, ExampleInputs
 
 __all__ = [
     "EXAMPLE_SEED",

@@ -42,7 +42,8 @@ from conformance.commands.usage import (
 )
 from conformance.errors import ConformanceError, RunInterrupted
 from conformance.report import writable_reports
-from conformance.scenario import DEFAULT_SEED, run_seed
+from conformance.run_options import RUN, RUN_OPTIONS, TARGET, TLS
+from conformance.scenario import run_seed
 from conformance.suite import SUITE_DIR
 
 if TYPE_CHECKING:
@@ -85,15 +86,11 @@ def register(subparsers: Subparsers) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--target",
-        metavar="URL",
-        help="base URL of the implementation under test (default: start the bundled reference "
-        "server)",
-    )
-    parser.add_argument("--profile", metavar="FILE", help="target profile (TOML)")
-    parser.add_argument("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
-    parser.add_argument("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
+    """The run's options: the settings it shares with the pytest plugin
+    (:mod:`conformance.run_options`), the bundled server's own, ``-n`` and the pytest
+    arguments."""
+    for option in TARGET.values():
+        parser.add_argument(option.flag, **option.keywords())
     add_tls_arguments(parser)
     parser.add_argument(
         "--tls",
@@ -135,47 +132,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="pytest-xdist workers: a number, 'auto' (one per CPU) or 0 for one process; by "
         "default one per CPU (fewer under the profile's rate_limit)",
     )
-    parser.add_argument(
-        "--threads",
-        metavar="N",
-        type=_threads,
-        default=None,
-        help="scenarios in flight in each worker; by default 1 for the bundled server and a "
-        "target on this machine, and for a target 5 ms or more away enough to overlap its "
-        "round trips (at most 16), within the profile's rate_limit",
-    )
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a smoke run: one positive and one negative scenario per operation, in one "
-        "process (a first contact, a CI pre-check; seconds against the bundled server); its "
-        "verdict says it is a smoke run, never a conformance verdict",
-    )
-    parser.add_argument(
-        "--seed",
-        metavar="N",
-        help=f"seed of the generated data ('random' draws one); default {DEFAULT_SEED} for "
-        "the bundled server, random for a target (it keeps an earlier run's data, which the "
-        "same seed would create again); printed in the header and the reports",
-    )
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help="should-level failures fail the run too (they are reported either way)",
-    )
-    parser.add_argument(
-        "--reports",
-        metavar="DIR",
-        default="reports",
-        help="where the reports are written (default: reports)",
-    )
-    parser.add_argument(
-        "--cleanup",
-        action="store_true",
-        help="after the run, cancel the payments it left unauthorised and delete the consents it "
-        "made (where the contract has a consent deletion); what could not be is reported "
-        "(cleanup.json)",
-    )
+    for option in RUN.values():
+        changes = {"type": _threads} if option.name == "threads" else {}
+        parser.add_argument(option.flag, **option.keywords(**changes))
     parser.add_argument(
         "--fault",
         action="append",
@@ -209,20 +168,8 @@ def check_command_line(args: argparse.Namespace, command: str) -> None:
 
 def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
     """``--tls-cert``, ``--tls-key``, ``--tls-ca`` (``run`` and ``call``)."""
-    parser.add_argument(
-        "--tls-cert",
-        metavar="CERT",
-        help="TLS client certificate for mutual TLS (QWAC; PEM or PKCS#12), apart from --cert",
-    )
-    parser.add_argument(
-        "--tls-key", metavar="KEY", help="private key of --tls-cert (when not in CERT)"
-    )
-    parser.add_argument(
-        "--tls-ca",
-        metavar="CA.pem",
-        help="CA bundle the target's TLS certificate is checked against (overrides the "
-        "profile's ca_certificate)",
-    )
+    for option in TLS.values():
+        parser.add_argument(option.flag, **option.keywords())
 
 
 def _threads(text: str) -> int:
@@ -235,6 +182,10 @@ def _threads(text: str) -> int:
         raise argparse.ArgumentTypeError(f"--threads takes a whole number from 1, not {text!r}")
     return value
 
+
+#: The pytest plugin's flag of each setting the command passes on (``strict``:
+#: ``--conformance-strict``).
+_PLUGIN_FLAG = {name: option.plugin_flag for name, option in RUN_OPTIONS.items()}
 
 #: Probes the preflight sends to every target: the first is discarded (a cold start), the others'
 #: fastest and median choose the concurrency (``conformance.bankside.concurrency``). More, up to
@@ -281,18 +232,18 @@ def pytest_arguments(
         args += trust_anchor_arguments(trust_anchor)
     if tls_trust_anchor is not None:
         args += tls_trust_anchor_arguments(tls_trust_anchor)
-    args += ["--seed", str(seed), "--reports", str(reports)]
+    args += [_PLUGIN_FLAG["seed"], str(seed), _PLUGIN_FLAG["reports"], str(reports)]
     if strict:
-        args.append("--conformance-strict")
+        args.append(_PLUGIN_FLAG["strict"])
     if cleanup:
-        args.append("--cleanup")
+        args.append(_PLUGIN_FLAG["cleanup"])
     args += _report_arguments(reports)
     if numprocesses is not None and _has("xdist"):
         args += ["-n", str(numprocesses)]
     if threads != 1:
-        args += ["--conformance-threads", str(threads)]
+        args += [_PLUGIN_FLAG["threads"], str(threads)]
     if smoke:
-        args.append("--conformance-smoke")
+        args.append(_PLUGIN_FLAG["smoke"])
     if server_pid is not None:  # the bundled server: every process stops when it is gone
         args += ["--conformance-server-pid", str(server_pid)]
     extra = list(extra)
@@ -310,15 +261,15 @@ def _target_arguments(
 ) -> list[str]:
     """The target, the profile and the identity's files, each given one."""
     args: list[str] = []
-    for flag, value in (
-        ("--target", target),
-        ("--profile", profile),
-        ("--cert", cert),
-        ("--key", key),
-        *(("--" + name.replace("_", "-"), value) for name, value in (tls or {}).items()),
+    for name, value in (
+        ("target", target),
+        ("profile", profile),
+        ("cert", cert),
+        ("key", key),
+        *((name.replace("_", "-"), value) for name, value in (tls or {}).items()),
     ):
         if value is not None:
-            args += [flag, value]
+            args += [_PLUGIN_FLAG[name], value]
     return args
 
 

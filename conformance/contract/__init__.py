@@ -26,6 +26,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from conformance._data import data_directory
+from conformance._types import Schema
 from conformance.contract.compiled import Check, CheckCompiler
 from conformance.contract.loader import LoadedContract, load, prefix_of
 from conformance.contract.model import (
@@ -36,7 +37,6 @@ from conformance.contract.model import (
     Quote,
     Response,
     Rule,
-    Schema,
 )
 from conformance.contract.router import Router
 from conformance.contract.validators import ContractValidator, inline_refs

@@ -7,12 +7,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 from urllib.parse import quote
 
-#: A JSON Schema as loaded from ``schemas/`` (a ``dict``; never mutate it).
-Schema = Mapping[str, Any]
+from conformance._types import Schema
 
+#: A JSON Schema as loaded from ``schemas/`` (a ``dict``; never mutate it).
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 

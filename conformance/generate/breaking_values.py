@@ -14,7 +14,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from conformance.scenario import JsonObject
+from conformance._types import Schema
+from conformance.scenario import FrozenObject
 
 __all__ = [
     "BAD_FORMAT_VALUES",
@@ -28,8 +29,6 @@ __all__ = [
     "outside_enum",
     "string_of_length",
 ]
-
-Schema = Mapping[str, Any]
 
 
 #: A value that is not of the named ``format``, for the formats ``jsonschema`` checks without
@@ -52,7 +51,7 @@ OTHER_TYPE: Mapping[str, Any] = {
     "number": "12",
     "boolean": "yes",
     "object": (),
-    "array": JsonObject(),
+    "array": FrozenObject(),
     "null": "null",
 }
 #: The text a ``type`` mutation sends in a query string (everything there is text).

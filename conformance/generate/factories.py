@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from faker import Faker
 
+from conformance._types import JsonObject
 from conformance.contract import identifiers as ids
 from conformance.contract import load_contract
 
@@ -35,7 +36,6 @@ __all__ = [
     "signing_basket",
 ]
 
-JsonObject = dict[str, Any]
 
 #: Sandbox dates lie at least this many days before ``today``: dates are days, and a target in
 #: another time zone may already (or still) be on a different date than the suite.

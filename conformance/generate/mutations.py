@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from conformance._types import Schema
 from conformance.generate.breaking_values import (
     BAD_FORMAT_VALUES,
     OTHER_TYPE,
@@ -32,7 +33,7 @@ from conformance.generate.breaking_values import (
     outside_enum,
     string_of_length,
 )
-from conformance.scenario import JsonObject, Mutation
+from conformance.scenario import FrozenObject, Mutation
 
 __all__ = [
     "DEFAULT_SPEC",
@@ -43,8 +44,6 @@ __all__ = [
 ]
 
 Pointer = tuple[str | int, ...]
-Schema = Mapping[str, Any]
-
 #: Spec part of a constraint whose schema (and every schema above it) names none.
 DEFAULT_SPEC = "spec 2"
 
@@ -467,7 +466,7 @@ def _json_type(value: Any) -> str:
         return "string"
     if isinstance(value, tuple):
         return "array"
-    if isinstance(value, JsonObject):
+    if isinstance(value, FrozenObject):
         return "object"
     return "null"
 

@@ -4,7 +4,7 @@ pytest reads hooks and fixtures from this module's names, so it re-exports those
 :mod:`~conformance.plugin.options` (command-line options), :mod:`~conformance.plugin.configure`
 (seed, markers, xdist, header, preflight), :mod:`~conformance.plugin.collection` (one item per
 scenario), :mod:`~conformance.plugin.fixtures` (the run's client, profile and context) and
-:mod:`~conformance.plugin.verdicts` (outcomes as the suite's verdicts; the overall verdict is
+:mod:`~conformance.plugin.reporting` (outcomes as the suite's verdicts; the overall verdict is
 the last line of the terminal). :mod:`~conformance.plugin.timings` records which operation each
 exchange called and its answer time; :mod:`~conformance.plugin.prefetch` hands the scenarios of
 the items a process runs next to its pool (``--threads``); :mod:`~conformance.plugin.interruption`
@@ -37,7 +37,7 @@ from conformance.plugin.fixtures import (
 )
 from conformance.plugin.options import SEED, pytest_addoption
 from conformance.plugin.ordering import pytest_collection_modifyitems
-from conformance.plugin.verdicts import (
+from conformance.plugin.reporting import (
     pytest_report_teststatus,
     pytest_runtest_makereport,
     pytest_sessionfinish,

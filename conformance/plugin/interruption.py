@@ -14,7 +14,7 @@ controller ends the run with that reason.
 The controller hands the reason to the compliance collector (:meth:`ComplianceCollector.interrupt`),
 which also counts a run whose scenarios did not all reach a verdict as interrupted; the reports
 say INTERRUPTED (``conformance.report.compliance_page``) and the exit code is
-:data:`~conformance.errors.INTERRUPTED_EXIT` (``conformance.plugin.verdicts``).
+:data:`~conformance.errors.INTERRUPTED_EXIT` (``conformance.plugin.reporting``).
 """
 
 from __future__ import annotations

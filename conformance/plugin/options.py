@@ -11,7 +11,7 @@ import pytest
 from conformance.bankside.preflight import TARGET_OPTIONS
 from conformance.errors import ConformanceError
 from conformance.report.collector import ComplianceCollector
-from conformance.scenario import DEFAULT_SEED
+from conformance.run_options import RUN, TARGET, TLS
 from conformance.suite import SUITE_DIR
 
 if TYPE_CHECKING:
@@ -26,32 +26,11 @@ COLLECTOR = pytest.StashKey[ComplianceCollector]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """The settings a run shares with ``conformance run`` (:mod:`conformance.run_options`), then
+    the plugin's own: the trust anchors, a scenario list, the server's process."""
     group = parser.getgroup("conformance", "PSD2 conformance suite (spec 1.22.0)")
-    group.addoption(
-        "--target",
-        metavar="URL",
-        help="base URL of the implementation under test (overrides the profile's base_url); "
-        "without --target and --profile the bundled reference server is started",
-    )
-    group.addoption(
-        "--profile",
-        metavar="FILE",
-        help="target profile (TOML): supported operations and products, PSUs, SCA mode, paths",
-    )
-    group.addoption("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
-    group.addoption("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
-    group.addoption(
-        "--tls-cert",
-        metavar="CERT",
-        help="TLS client certificate for mutual TLS (QWAC; PEM or PKCS#12), apart from --cert",
-    )
-    group.addoption("--tls-key", metavar="KEY", help="private key of --tls-cert (when not in it)")
-    group.addoption(
-        "--tls-ca",
-        metavar="CA.pem",
-        help="CA bundle the target's TLS certificate is checked against (overrides the profile's "
-        "ca_certificate)",
-    )
+    for option in (*TARGET.values(), *TLS.values()):
+        group.addoption(option.flag, **option.keywords())
     group.addoption(
         "--trust-anchor",
         metavar="CA.pem",
@@ -85,39 +64,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--tls-trust-anchor-key", metavar="KEY", help="private key of --tls-trust-anchor"
     )
-    group.addoption(
-        "--seed",
-        metavar="N",
-        help=f"seed of the generated data ('random' draws one); default {DEFAULT_SEED} for "
-        "the bundled server, random for a target (it keeps an earlier run's data, which the "
-        "same seed would create again); printed in the header and the reports",
-    )
-    group.addoption(
-        "--conformance-strict",
-        action="store_true",
-        default=False,
-        help="should-level failures fail the run (without it they are reported only)",
-    )
-    group.addoption(
-        "--conformance-smoke",
-        action="store_true",
-        default=False,
-        help="a smoke run: one positive and one negative scenario per operation (a first "
-        "contact, a CI pre-check); its verdict says so",
-    )
+    for option in RUN.values():
+        changes = {"type": int, "default": 1} if option.name == "threads" else {}
+        group.addoption(option.plugin_flag, **option.keywords(**changes))
     group.addoption(
         "--conformance-scenarios",
         metavar="FILE",
         help="run only the scenarios whose ids FILE lists, one a line (a partial run; the "
         "self-check runs each fault on the scenarios that can see it this way)",
-    )
-    group.addoption(
-        "--conformance-threads",
-        metavar="N",
-        type=int,
-        default=1,
-        help="scenarios in flight in each process: N - 1 upcoming scenarios run in threads "
-        "ahead of their tests, to overlap a distant target's round trips (default 1)",
     )
     group.addoption(
         "--conformance-server-pid",
@@ -126,19 +80,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="the process serving the target (conformance run gives its bundled server's): when "
         "it is gone, every process stops after its current test and the verdict is INTERRUPTED",
-    )
-    group.addoption(
-        "--reports",
-        metavar="DIR",
-        default="reports",
-        help="directory of compliance.json and compliance.md (default: reports)",
-    )
-    group.addoption(
-        "--cleanup",
-        action="store_true",
-        default=False,
-        help="after the run, cancel the payments it left unauthorised and delete the consents "
-        "it made (where the contract can delete one); what could not be is reported",
     )
 
 

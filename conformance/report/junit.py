@@ -16,7 +16,7 @@ from pathlib import Path
 
 __all__ = [
     "SHOULD_SUITE",
-    "ShouldFinding",
+    "ShouldCase",
     "add_run_properties",
     "add_should_suite",
     "group_by_operation",
@@ -27,8 +27,9 @@ SHOULD_SUITE = "should"
 
 
 @dataclass(frozen=True)
-class ShouldFinding:
-    """A scenario's should findings: its node id, their one-line summary and the full text."""
+class ShouldCase:
+    """One test case of the "should" suite: a scenario's should findings, with its node id, their
+    one-line summary and the full text."""
 
     nodeid: str
     summary: str
@@ -37,7 +38,7 @@ class ShouldFinding:
     properties: tuple[tuple[str, str], ...] = ()
 
 
-def add_should_suite(path: Path, findings: Sequence[ShouldFinding]) -> None:
+def add_should_suite(path: Path, findings: Sequence[ShouldCase]) -> None:
     """Append the "should" suite to the JUnit file at ``path`` (nothing when there is none)."""
     if not findings or not path.is_file():
         return

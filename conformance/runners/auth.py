@@ -46,8 +46,8 @@ from conformance.checks import (
     json_document,
 )
 from conformance.generate.auth import STALE_DATE_MARGIN
+from conformance.operations import base_request, parts_of
 from conformance.problems import Breach
-from conformance.runners.operations import base_request, parts_of
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 from conformance.signing import (
@@ -188,7 +188,7 @@ def _replay(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> N
     ``_links.scaRedirect``) was carried out as much as one answered 201."""
     name = parts_of(scenario.operation).created_id
     if name is None:  # tests/suite/test_operations.py keeps every replayed creation's named
-        raise KeyError(f"{scenario.operation} has no created_id (conformance.runners.operations)")
+        raise KeyError(f"{scenario.operation} has no created_id (conformance.operations)")
     first = request.send(ctx)
     if not 200 <= first.status < 300 and _created(first, name, ctx.profile.sca) is None:
         raise SetUpFailure(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.request import apply_mutation
-from conformance.runners.operations import base_request
+from conformance.operations import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from conformance.bankside.request import apply_mutation
 from conformance.checks import NotApplicable
-from conformance.runners.operations import base_request
+from conformance.operations import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 

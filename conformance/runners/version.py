@@ -32,7 +32,7 @@ from conformance.checks import (
     check_json_body,
     check_status,
 )
-from conformance.runners.operations import base_request
+from conformance.operations import base_request
 from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 

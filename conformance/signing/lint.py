@@ -28,7 +28,7 @@ from conformance.signing.qcstatement import PSD2_ROLE_OIDS, QcStatements, read_q
 __all__ = [
     "EXPIRY_WARNING_DAYS",
     "CertificateKind",
-    "Finding",
+    "LintNote",
     "expiry_warning",
     "kind_of",
     "lint_certificate",
@@ -51,8 +51,9 @@ _ROLE_NAME_BY_OID = {oid: name for name, oid in PSD2_ROLE_OIDS.items()}
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One line of the lint: ``error`` (a bank refuses the certificate), ``warning`` (some do),
+class LintNote:
+    """One line of the lint (a note, not a finding: the certificate is read as a bank would, not
+    judged against the spec): ``error`` (a bank refuses the certificate), ``warning`` (some do),
     ``ok`` (a check that held, said once so the reader sees what was checked)."""
 
     level: Level
@@ -88,7 +89,7 @@ def lint_certificate(
     *,
     kind: CertificateKind | None = None,
     now: dt.datetime | None = None,
-) -> list[Finding]:
+) -> list[LintNote]:
     """Every finding on ``certificate`` used as ``kind`` (guessed by :func:`kind_of` when None),
     in a fixed order: validity, the QCStatements, the organizationIdentifier, key usage, key."""
     moment = now or dt.datetime.now(dt.UTC)
@@ -118,117 +119,117 @@ def expiry_warning(
     return None
 
 
-def _validity(certificate: x509.Certificate, moment: dt.datetime) -> list[Finding]:
+def _validity(certificate: x509.Certificate, moment: dt.datetime) -> list[LintNote]:
     start, end = certificate.not_valid_before_utc, certificate.not_valid_after_utc
     if moment < start:
-        return [Finding("error", f"not valid before {start:%Y-%m-%d %H:%M} UTC")]
+        return [LintNote("error", f"not valid before {start:%Y-%m-%d %H:%M} UTC")]
     if moment > end:
-        return [Finding("error", f"expired on {end:%Y-%m-%d %H:%M} UTC")]
+        return [LintNote("error", f"expired on {end:%Y-%m-%d %H:%M} UTC")]
     warning = expiry_warning(certificate, "certificate", now=moment)
     if warning is not None:
-        return [Finding("warning", warning)]
-    return [Finding("ok", f"valid from {start:%Y-%m-%d} to {end:%Y-%m-%d}")]
+        return [LintNote("warning", warning)]
+    return [LintNote("ok", f"valid from {start:%Y-%m-%d} to {end:%Y-%m-%d}")]
 
 
 def _statements(
     certificate: x509.Certificate, kind: CertificateKind
-) -> tuple[QcStatements | None, list[Finding]]:
+) -> tuple[QcStatements | None, list[LintNote]]:
     """The QCStatements read back (None when absent or unreadable) and their findings."""
     try:
         statements = read_qc_statements(certificate)
     except CertificateError as error:
-        return None, [Finding("error", f"{error.message} (ETSI TS 119 495 encoding)")]
+        return None, [LintNote("error", f"{error.message} (ETSI TS 119 495 encoding)")]
     if statements is None:
         return None, [
-            Finding("error", "no qcStatements extension: a PSD2 certificate carries the PSD2 "
+            LintNote("error", "no qcStatements extension: a PSD2 certificate carries the PSD2 "
                     "QCStatement with the TPP's roles (ETSI TS 119 495)")
         ]  # fmt: skip
-    findings: list[Finding] = []
+    findings: list[LintNote] = []
     if not statements.compliance:
         findings.append(
-            Finding("warning", "no QcCompliance statement (ETSI EN 319 412-5): not a qualified "
+            LintNote("warning", "no QcCompliance statement (ETSI EN 319 412-5): not a qualified "
                     "certificate, which a production gateway requires")
         )  # fmt: skip
     wanted = "eseal" if kind == "seal" else "web"
     other = "web" if kind == "seal" else "eseal"
     if other in statements.types and wanted not in statements.types:
         use = "signing requests (a QWAC authenticates TLS)" if kind == "seal" else "mutual TLS"
-        findings.append(Finding("error", f"QcType {other}, used for {use}: QcType {wanted} due"))
+        findings.append(LintNote("error", f"QcType {other}, used for {use}: QcType {wanted} due"))
     elif wanted not in statements.types:
         findings.append(
-            Finding("warning", f"no QcType {wanted} (ETSI EN 319 412-5): a bank that checks the "
+            LintNote("warning", f"no QcType {wanted} (ETSI EN 319 412-5): a bank that checks the "
                     f"certificate type refuses it")
         )  # fmt: skip
     else:
-        findings.append(Finding("ok", f"QcType {wanted}"))
+        findings.append(LintNote("ok", f"QcType {wanted}"))
     findings += _psd2_statement(statements)
     return statements, findings
 
 
-def _psd2_statement(statements: QcStatements) -> list[Finding]:
+def _psd2_statement(statements: QcStatements) -> list[LintNote]:
     psd2 = statements.psd2
     if psd2 is None:
-        return [Finding("error", "no PSD2 QCStatement (ETSI TS 119 495 id-etsi-psd2-qcStatement)")]
-    findings: list[Finding] = []
+        return [LintNote("error", "no PSD2 QCStatement (ETSI TS 119 495 id-etsi-psd2-qcStatement)")]
+    findings: list[LintNote] = []
     if not psd2.role_entries:
-        findings.append(Finding("error", "the PSD2 QCStatement lists no role (RolesOfPSP empty)"))
+        findings.append(LintNote("error", "the PSD2 QCStatement lists no role (RolesOfPSP empty)"))
     for entry in psd2.role_entries:
         name = _ROLE_NAME_BY_OID.get(entry.oid)
         if name is None:
-            findings.append(Finding("error", f"unknown roleOfPspOid {entry.oid}"))
+            findings.append(LintNote("error", f"unknown roleOfPspOid {entry.oid}"))
         elif entry.name != name:
             findings.append(
-                Finding("error", f"roleOfPspName {entry.name!r} does not match its OID "
+                LintNote("error", f"roleOfPspName {entry.name!r} does not match its OID "
                         f"{entry.oid} ({name})")
             )  # fmt: skip
     if psd2.role_entries and all(e.oid in _ROLE_NAME_BY_OID for e in psd2.role_entries):
         roles = ", ".join(sorted(psd2.roles))
-        findings.append(Finding("ok", f"PSD2 roles {roles}"))
+        findings.append(LintNote("ok", f"PSD2 roles {roles}"))
     if not psd2.nca_name.strip():
-        findings.append(Finding("error", "nCAName is empty"))
+        findings.append(LintNote("error", "nCAName is empty"))
     if _NCA_ID.fullmatch(psd2.nca_id) is None:
         findings.append(
-            Finding("error", f"nCAId {psd2.nca_id!r} is not country-NCA (2 letters, '-', 2-8 "
+            LintNote("error", f"nCAId {psd2.nca_id!r} is not country-NCA (2 letters, '-', 2-8 "
                     "capital letters, e.g. NO-FSA)")
         )  # fmt: skip
     return findings
 
 
-def _organisation(certificate: x509.Certificate, statements: QcStatements | None) -> list[Finding]:
+def _organisation(certificate: x509.Certificate, statements: QcStatements | None) -> list[LintNote]:
     found = certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_IDENTIFIER)
     if not found:
-        return [Finding("error", "the subject has no organizationIdentifier (2.5.4.97)")]
+        return [LintNote("error", "the subject has no organizationIdentifier (2.5.4.97)")]
     value = str(found[0].value)
     match = _ORGANISATION_ID.fullmatch(value)
     if match is None:
         return [
-            Finding("error", f"organizationIdentifier {value!r} is not PSD + country + '-' + NCA "
+            LintNote("error", f"organizationIdentifier {value!r} is not PSD + country + '-' + NCA "
                     "+ '-' + authorisation number (e.g. PSDNO-FSA-123456789)")
         ]  # fmt: skip
-    findings = [Finding("ok", f"organizationIdentifier {value}")]
+    findings = [LintNote("ok", f"organizationIdentifier {value}")]
     psd2 = statements.psd2 if statements is not None else None
     nca = _NCA_ID.fullmatch(psd2.nca_id) if psd2 is not None else None
     if nca is not None and (nca["country"], nca["nca"]) != (match["country"], match["nca"]):
         findings.append(
-            Finding("error", f"organizationIdentifier {value} names another authority than "
+            LintNote("error", f"organizationIdentifier {value} names another authority than "
                     f"nCAId {psd2.nca_id if psd2 else ''}")
         )  # fmt: skip
     countries = certificate.subject.get_attributes_for_oid(NameOID.COUNTRY_NAME)
     country = str(countries[0].value) if countries else None
     if country is not None and country != match["country"]:
         findings.append(
-            Finding("warning", f"the subject's country {country} is not the "
+            LintNote("warning", f"the subject's country {country} is not the "
                     f"organizationIdentifier's {match['country']}")
         )  # fmt: skip
     return findings
 
 
-def _usage(certificate: x509.Certificate, kind: CertificateKind) -> list[Finding]:
-    findings: list[Finding] = []
+def _usage(certificate: x509.Certificate, kind: CertificateKind) -> list[LintNote]:
+    findings: list[LintNote] = []
     try:
         constraints = certificate.extensions.get_extension_for_class(x509.BasicConstraints).value
         if constraints.ca:
-            findings.append(Finding("error", "basicConstraints says CA: a TPP certificate is not"))
+            findings.append(LintNote("error", "basicConstraints says CA: a TPP certificate is not"))
     except x509.ExtensionNotFound:
         pass
     try:
@@ -240,32 +241,32 @@ def _usage(certificate: x509.Certificate, kind: CertificateKind) -> list[Finding
     if kind == "seal":
         if usage is None or not (usage.digital_signature or usage.content_commitment):
             findings.append(
-                Finding("error", "key usage allows neither digitalSignature nor nonRepudiation: "
+                LintNote("error", "key usage allows neither digitalSignature nor nonRepudiation: "
                         "the certificate cannot seal requests")
             )  # fmt: skip
         else:
-            findings.append(Finding("ok", "key usage to seal (digitalSignature/nonRepudiation)"))
+            findings.append(LintNote("ok", "key usage to seal (digitalSignature/nonRepudiation)"))
         return findings
     if ExtendedKeyUsageOID.CLIENT_AUTH not in _extended_usages(certificate):
         findings.append(
-            Finding("error", "no extended key usage clientAuth: a TLS server refuses it as a "
+            LintNote("error", "no extended key usage clientAuth: a TLS server refuses it as a "
                     "client certificate")
         )  # fmt: skip
     else:
-        findings.append(Finding("ok", "extended key usage clientAuth"))
+        findings.append(LintNote("ok", "extended key usage clientAuth"))
     if usage is not None and not usage.digital_signature:
-        findings.append(Finding("warning", "key usage lacks digitalSignature (TLS client)"))
+        findings.append(LintNote("warning", "key usage lacks digitalSignature (TLS client)"))
     return findings
 
 
-def _key(certificate: x509.Certificate, kind: CertificateKind) -> list[Finding]:
+def _key(certificate: x509.Certificate, kind: CertificateKind) -> list[LintNote]:
     key = certificate.public_key()
     if not isinstance(key, rsa.RSAPublicKey):
         if kind == "seal":
             return [
-                Finding("error", f"a {type(key).__name__} key: spec 5 item 2 expects rsa-sha256")
+                LintNote("error", f"a {type(key).__name__} key: spec 5 item 2 expects rsa-sha256")
             ]
         return []
     if key.key_size < _MIN_RSA_BITS:
-        return [Finding("error", f"an RSA key of {key.key_size} bits (at least {_MIN_RSA_BITS})")]
-    return [Finding("ok", f"RSA key of {key.key_size} bits")]
+        return [LintNote("error", f"an RSA key of {key.key_size} bits (at least {_MIN_RSA_BITS})")]
+    return [LintNote("ok", f"RSA key of {key.key_size} bits")]

@@ -32,7 +32,7 @@ from conformance.report.allure_files import finish_results
 from conformance.report.causes import specific_first
 from conformance.report.compliance import RunInfo, build_document, write_compliance
 from conformance.report.compliance_page import side_causes, traffic_verdict_lines
-from conformance.report.junit import ShouldFinding, add_should_suite
+from conformance.report.junit import ShouldCase, add_should_suite
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
     FAILED,
@@ -287,7 +287,7 @@ def _write_junit(
         errors="0",
         skipped=str(skipped),
     )
-    should: list[ShouldFinding] = []
+    should: list[ShouldCase] = []
     for item, verdict, text in zip(judged, verdicts, evidence, strict=True):
         case = ET.SubElement(
             suite,
@@ -307,7 +307,7 @@ def _write_junit(
             failure.text = text
         should_findings = [f for f in item.findings if f.level == "should"]
         if should_findings:
-            should.append(ShouldFinding(verdict.facts.id, _finding_title(should_findings[0]), text))
+            should.append(ShouldCase(verdict.facts.id, _finding_title(should_findings[0]), text))
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
     add_should_suite(path, should)
 

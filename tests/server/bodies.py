@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from datetime import date, timedelta
 from typing import Any
 
@@ -40,7 +41,7 @@ def account(customer_number: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def account_transaction(debtor: dict[str, Any], **extra: Any) -> dict[str, Any]:
+def account_transaction(debtor: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
     """An E7 item whose debtor is the account ``debtor`` (a SandboxAccount document)."""
     creditor_bban, creditor_iban = account_numbers()
     return {

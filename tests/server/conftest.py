@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -136,7 +136,7 @@ class FreshRequestId(httpx.Auth):
     def __init__(self, signer: httpx.Auth) -> None:
         self.signer = signer
 
-    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         if "x-request-id" not in request.headers:
             request.headers["X-Request-ID"] = str(uuid.uuid4())
         yield from self.signer.auth_flow(request)

@@ -4,6 +4,7 @@ sandbox debtor account (spec 4.3 E3), periodic payments left alone, PDNG for fut
 from __future__ import annotations
 
 from datetime import date, timedelta
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from server.payment_support import World
 
 
 def record(status: str, execution: str | None = None, kind: str = PaymentKind.SINGLE) -> Payment:
-    request = {"instructedAmount": {"amount": "1.00", "currency": "NOK"}}
+    request: dict[str, Any] = {"instructedAmount": {"amount": "1.00", "currency": "NOK"}}
     if execution is not None:
         request["requestedExecutionDate" if kind == PaymentKind.SINGLE else "startDate"] = execution
     return Payment(

@@ -16,6 +16,7 @@ from conformance.signing import (
     IncompleteHeadersSigner,
     KeyIdSerialMismatchSigner,
     SignatureAuth,
+    SigningCredentials,
     StaleDigestSigner,
     WrongKeySigner,
     default_identity,
@@ -30,7 +31,7 @@ Start = Callable[..., tuple[RunningServer, httpx.Client]]
 Scenario = Callable[[httpx.Client], httpx.Response]
 
 
-def _credentials():
+def _credentials() -> SigningCredentials:
     return default_identity().signing_credentials()
 
 
@@ -315,4 +316,4 @@ def test_every_fault_the_server_checks_is_registered() -> None:
         and isinstance(node.args[0], ast.Constant)
     }
     assert checked, "no faulty(...) call found: the pattern no longer matches the code"
-    assert checked <= FAULTS.keys(), sorted(checked - FAULTS.keys())
+    assert checked <= FAULTS.keys(), sorted(map(str, checked - FAULTS.keys()))

@@ -117,7 +117,8 @@ def test_every_reading_is_consulted_by_the_server_and_listed_in_assumptions() ->
 def test_an_empty_header_value_is_a_value(world: World, faithful: World, header: str) -> None:
     for server, status in ((world, 401), (faithful, 400)):
         psu = server.new_psu()
-        answer = server.create("E16", server.ndct_body(psu), psu, **{header: ""})
+        headers: dict[str, Any] = {header: ""}
+        answer = server.create("E16", server.ndct_body(psu), psu, **headers)
         assert answer.status_code == status, answer.text
 
 
@@ -288,7 +289,11 @@ def test_expired_and_untrusted_certificates_authenticate_a_bad_signature_does_no
 
 def test_tpp_header_values_are_taken_as_they_come(world: World) -> None:
     psu = world.new_psu()
-    for headers in ({"TPP_Redirect_URI": "abc"}, {"TPP_Redirect_Preferred": "maybe"}):
+    choices: tuple[dict[str, Any], ...] = (
+        {"TPP_Redirect_URI": "abc"},
+        {"TPP_Redirect_Preferred": "maybe"},
+    )
+    for headers in choices:
         accepted(world.create("E16", world.ndct_body(psu), psu, **headers))
 
 

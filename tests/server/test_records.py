@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from typing import Any
 
 import pytest
@@ -260,10 +260,17 @@ def test_unknown_keys_are_ignored(record: Record, document: dict[str, Any]) -> N
     assert type(record).from_doc({**document, "somethingNew": [1]}) == record
 
 
+def _factory(item: Field[Any]) -> Any:
+    """What the field's ``default_factory`` makes (a field without a default has none)."""
+    make = item.default_factory
+    assert callable(make), item.name
+    return make()
+
+
 def _defaults(record_type: type) -> dict[str, Any]:
     """Document key -> default value, for the fields that have a default."""
     return {
-        key: item.default if item.default is not MISSING else item.default_factory()
+        key: item.default if item.default is not MISSING else _factory(item)
         for item in fields(record_type)
         for key in [item.metadata.get("doc", _camel(item.name))]
         if item.default is not MISSING or item.default_factory is not MISSING

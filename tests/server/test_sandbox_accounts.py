@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -217,7 +218,7 @@ def history(client: httpx.Client, account: dict) -> list[str]:
     return sorted(item["bookingDate"] for item in items)
 
 
-def booking_dates(client: httpx.Client, account: dict, **query: object) -> list[str]:
+def booking_dates(client: httpx.Client, account: dict, **query: Any) -> list[str]:
     response = client.get(f"/v1/sandbox/accounts/{account['id']}/transactions", params=query)
     assert response.status_code == 200, response.text
     return [item["bookingDate"] for item in response.json()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 
@@ -80,7 +82,7 @@ def card_history(client: httpx.Client, card: dict) -> None:
     assert response.status_code == 201
 
 
-def listed(client: httpx.Client, card: dict, **query: object) -> dict:
+def listed(client: httpx.Client, card: dict, **query: Any) -> dict:
     response = client.get(f"{path(card)}/transactions", params=query)
     assert response.status_code == 200, response.text
     return response.json()["cardTransactions"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import httpx
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from server import bodies
 
 
-def create_customer(client: httpx.Client, **kwargs: object) -> dict:
+def create_customer(client: httpx.Client, **kwargs: Any) -> dict:
     response = client.post("/v1/sandbox/customers", json=bodies.customer(**kwargs))
     assert response.status_code == 201, response.text
     return response.json()

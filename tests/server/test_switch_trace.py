@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from conformance.contract import Contract
 from conformance.contract.trace import TRACE_HEADER
@@ -14,7 +15,7 @@ from reference_server.transport.http import start
 from server.conftest import core_app, make_client
 
 
-def lines(path: Path) -> list[dict[str, object]]:
+def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 

@@ -4,6 +4,7 @@ deprecated ``remittanceInformationStructured`` still accepted."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -71,7 +72,7 @@ def test_amounts_are_strings_with_the_currency_minor_units(
 
 
 def test_card_amounts_switch_only_with_the_fix() -> None:
-    item = {
+    item: dict[str, Any] = {
         "cardTransactionId": "c1",
         "transactionAmount": {"currency": "NOK", "amount": 100},
         "originalAmount": {"currency": "EUR", "amount": 9},
@@ -115,7 +116,9 @@ def listed_account(world: World, consent_id: str, fix: str) -> dict:
         "/v1/accounts", headers={"Consent-ID": consent_id, "x-accept-fix": fix}
     )
     assert answer.status_code == 200, answer.text
-    schema = world.contract.resolve(world.contract.operations["AL"].responses[200].schema)
+    answered = world.contract.operations["AL"].responses[200].schema
+    assert answered is not None
+    schema = world.contract.resolve(answered)
     item_schema = schema["properties"]["accounts"]["items"]
     fixes = versioning.parse_accept_fix(fix)
     (account,) = answer.json()["accounts"]

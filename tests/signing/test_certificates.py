@@ -676,7 +676,7 @@ def test_cli_writes_files_that_load_identity_reads(
     out = tmp_path / "out"
     assert run_cli("--out", str(out), "--roles", "PSP_PI,psp_ai", "--serial", "0x1F") == 0
     loaded = load_identity(out / "tpp.pem", out / "tpp.key")
-    assert loaded.roles == {"PSP_PI", "PSP_AI"}
+    assert loaded.roles == frozenset({"PSP_PI", "PSP_AI"})
     assert loaded.certificate.serial_number == 0x1F
     assert (
         verify_chain(loaded.certificate, load_ca(out / "ca.pem", out / "ca.key").certificate)

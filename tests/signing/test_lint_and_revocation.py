@@ -26,7 +26,7 @@ from conformance.signing import (
 )
 from conformance.signing.certificates import tpp_subject
 from conformance.signing.der import encode_oid, encode_sequence, encode_tlv
-from conformance.signing.lint import Finding, expiry_warning, kind_of, lint_certificate
+from conformance.signing.lint import LintNote, expiry_warning, kind_of, lint_certificate
 from conformance.signing.qcstatement import PSD2_QC_STATEMENT_OID, QC_STATEMENTS_OID
 from conformance.signing.revocation import RevocationLists, load_crls, write_crl
 
@@ -43,11 +43,11 @@ def _seal() -> TppIdentity:
     return generate_tpp_identity(_ca(), now=NOW)
 
 
-def _errors(findings: list[Finding]) -> list[str]:
+def _errors(findings: list[LintNote]) -> list[str]:
     return [finding.text for finding in findings if finding.level == "error"]
 
 
-def _warnings(findings: list[Finding]) -> list[str]:
+def _warnings(findings: list[LintNote]) -> list[str]:
     return [finding.text for finding in findings if finding.level == "warning"]
 
 

@@ -17,14 +17,14 @@ from conformance.bankside.sca import ReferenceSca
 from conformance.bankside.setup_data import DataFactory
 from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
+from conformance.operations import base_request
 from conformance.profile import TargetProfile, load_profile
 from conformance.runners import RunContext, run_scenario
-from conformance.runners.operations import base_request
 from conformance.scenario import Scenario
 from reference_server.app import Application
 from reference_server.model.bank_style import BankStyle, style_of
 from reference_server.transport.http import RunningServer, start
-from tests.suite.conftest import RUN_SEED
+from suite.conftest import RUN_SEED
 
 GATEWAY = MappingProxyType({"X-IBM-Client-Id": "demo-client-id"})
 SCOR = BankStyle(gateway_headers=GATEWAY, kid_reference_types=frozenset({"SCOR"}))

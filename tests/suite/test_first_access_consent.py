@@ -24,7 +24,7 @@ from reference_server.app import Application
 from reference_server.faults import FAULTS
 from reference_server.model.bank_style import BankStyle
 from reference_server.transport.http import RunningServer, start
-from tests.suite.conftest import build_context
+from suite.conftest import build_context
 
 FIRST_ACCESS = ConsentSettings("first-access")
 

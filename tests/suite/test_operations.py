@@ -1,4 +1,4 @@
-"""One home per operation (``conformance.runners.operations``): every operation of the contract
+"""One home per operation (``conformance.operations``): every operation of the contract
 has all of its parts in the module of its family, so an operation without a base request builder
 or an example fails here instead of making its scenarios "not applicable" in a run."""
 
@@ -11,9 +11,9 @@ import pytest
 from conformance.contract import Contract, load_contract
 from conformance.contract.crossfield import CheckContext, checks_for
 from conformance.generate.auth import REPLAYED_CREATIONS
+from conformance.operations import FAMILY_MODULES, OPERATIONS, parts_of, sandbox
+from conformance.operations.parts import NO_BODY, ExampleInputs
 from conformance.profile.templates import setup_operations
-from conformance.runners.operations import FAMILY_MODULES, OPERATIONS, parts_of, sandbox
-from conformance.runners.operations.parts import NO_BODY, ExampleInputs
 
 CONTRACT = load_contract()
 OP_IDS = sorted(CONTRACT.operations)
@@ -54,6 +54,7 @@ def test_each_example_body_is_valid(op_id: str) -> None:
     today = datetime.now(UTC).date()
     body = OPERATIONS[op_id].example(ExampleInputs(today=today))
     schema = CONTRACT.operations[op_id].request_schema
+    assert schema is not None, op_id
     assert [e.message for e in CONTRACT.validator(schema).iter_errors(body)] == []
     context = CheckContext.at(datetime.now(UTC), CONTRACT.minor_units)
     assert [v for check in checks_for(op_id) for v in check(body, context)] == []

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.bankside.client import TargetClient
 from conformance.checks import PROMISE_GROUND, ConformanceFailure
 from conformance.contract import Contract
 from conformance.errors import ProfileError
@@ -22,7 +23,7 @@ from conformance.runners.context import RunContext
 from conformance.runners.promises import judge_step
 from conformance.scenario import Scenario
 from reference_server.app import Application
-from reference_server.transport.http import start
+from reference_server.transport.http import RunningServer, start
 from suite.conftest import build_context
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +90,9 @@ def test_a_wrong_promise_is_refused(tmp_path: Path, text: str, message: str) -> 
         load_profile(_write(tmp_path, text))
 
 
-def _faulty_context(contract: Contract, promised: frozenset[str]) -> tuple[RunContext, object]:
+def _faulty_context(
+    contract: Contract, promised: frozenset[str]
+) -> tuple[RunContext, tuple[RunningServer, TargetClient]]:
     running = start(Application(faults=("accept-any-signature",)))
     context, client = build_context(
         contract, running.url, operation_promises=OperationPromises(promised)
@@ -103,8 +106,8 @@ def _failure(contract: Contract, chosen: Scenario, promised: frozenset[str]) -> 
         with pytest.raises(ConformanceFailure) as failed:
             run_scenario(chosen, context)
     finally:
-        client.close()  # type: ignore[attr-defined]
-        running.stop()  # type: ignore[attr-defined]
+        client.close()
+        running.stop()
     return failed.value
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -14,13 +15,13 @@ from conformance.bankside.request import OperationRequest, Psu, apply_mutation
 from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
 from conformance.exchange import Exchange
+from conformance.operations.minimal import minimal_body
 from conformance.runners import RUNNERS, run_scenario
 from conformance.runners.auth import CASES as AUTH_CASES
 from conformance.runners.auth import SENT_TWICE as AUTH_SENT_TWICE
 from conformance.runners.auth import SIGNED_AS as AUTH_SIGNED_AS
 from conformance.runners.context import RunContext
 from conformance.runners.flow import FLOWS
-from conformance.runners.operations.minimal import minimal_body
 from conformance.runners.robustness import CASES as ROBUSTNESS_CASES
 from conformance.runners.rule import RULE_CHECKS
 from conformance.runners.version import EFFECTS
@@ -129,10 +130,11 @@ def test_a_transaction_booked_between_two_listings_keeps_ids_stable(
 ) -> None:
     """A batch run may book a payment between the two listings (spec 3): a new id is allowed,
     a changed one is not (the fault gives every listing new ids)."""
+    from conformance.runners.rule import common as rule_common
     from conformance.runners.rule import requests as rule_requests
 
     chosen = scenario(scenarios, "E3-SB-booked-transaction-ids-stable-holds")
-    judge = rule_requests.send_and_judge
+    judge = rule_common.send_and_judge
     context = faulty()
     listings: list[int] = []
 
@@ -331,7 +333,7 @@ def test_mutations_change_one_thing_and_leave_the_base_alone(context: RunContext
     body = {"creditorAccount": {"bban": "1234"}, "paymentIds": ["a", "b"], "months": [1]}
     request = OperationRequest.build(context, "E16", psu=Psu(psu_id="p"), body=body)
 
-    def mutated(**fields: object) -> OperationRequest:
+    def mutated(**fields: Any) -> OperationRequest:
         return apply_mutation(request, Mutation(keyword="k", **fields), fresh_items=["c", "d"])
 
     assert (

@@ -26,7 +26,7 @@ from reference_server.model import sandbox_data
 from reference_server.model.bank_style import BankStyle, contract_route, style_of
 from reference_server.model.payment_data import CONSENTS
 from reference_server.transport.http import RunningServer, start
-from tests.suite.conftest import RUN_SEED
+from suite.conftest import RUN_SEED
 
 DECOUPLED = ScaSettings(approach="decoupled", poll_interval=0.01, poll_timeout=5.0)
 AT_CREATION = ScaSettings(start="creation")

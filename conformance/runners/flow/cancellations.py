@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from conformance.checks import NotApplicable, json_document
+from conformance.operations.payments import payment_request
 from conformance.runners.flow.steps import (
     authorise,
     complete_sca,
@@ -21,7 +22,6 @@ from conformance.runners.flow.steps import (
     read_sca_status,
     start_authorisation,
 )
-from conformance.runners.operations.payments import payment_request
 from conformance.runners.verdict import judge_expectation
 
 if TYPE_CHECKING:

@@ -21,6 +21,8 @@ from conformance.checks import (
 )
 from conformance.findings import at_should
 from conformance.generate import factories
+from conformance.operations import accounts
+from conformance.operations.accounts import consented_transactions_request
 from conformance.runners.flow.steps import (
     complete_sca,
     documented_success,
@@ -33,8 +35,6 @@ from conformance.runners.flow.transactions import (
     create_account_transactions,
     dated_account_transactions,
 )
-from conformance.runners.operations import accounts
-from conformance.runners.operations.accounts import consented_transactions_request
 from conformance.runners.response_headers import judge_response_headers
 from conformance.runners.verdict import judge_expectation
 

@@ -18,15 +18,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from conformance.checks import NotApplicable, check_equal
+from conformance.operations.accounts import (
+    consented_transactions_request,
+    large_account_consent,
+)
 from conformance.runners.flow.steps import fail, response_document, send_step
 from conformance.runners.flow.transactions import (
     create_account_transactions,
     dated_account_transactions,
     get_account_transactions,
-)
-from conformance.runners.operations.accounts import (
-    consented_transactions_request,
-    large_account_consent,
 )
 
 if TYPE_CHECKING:

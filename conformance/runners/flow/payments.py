@@ -17,6 +17,12 @@ from conformance.checks import (
 )
 from conformance.contract.releases import change
 from conformance.findings import at_should
+from conformance.operations.payments import (
+    basket_authorisation_request,
+    basket_read_request,
+    basket_request,
+    payment_request,
+)
 from conformance.runners.flow.steps import (
     NOT_ACCEPTED,
     PAYMENT_STATUSES,
@@ -32,12 +38,6 @@ from conformance.runners.flow.steps import (
     run_batch,
     send_step,
     start_authorisation,
-)
-from conformance.runners.operations.payments import (
-    basket_authorisation_request,
-    basket_read_request,
-    basket_request,
-    payment_request,
 )
 from conformance.runners.verdict import judge_expectation
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from conformance.checks import NotApplicable
+from conformance.operations.payments import payment_request
 from conformance.runners.flow.steps import (
     complete_sca,
     fail,
     start_authorisation,
 )
-from conformance.runners.operations.payments import payment_request
 
 if TYPE_CHECKING:
     from conformance.runners.context import RunContext

@@ -14,9 +14,9 @@ from conformance.checks import (
     check_equal,
 )
 from conformance.generate import factories
+from conformance.operations import sandbox
 from conformance.profile.templates import apply_template
 from conformance.runners.flow.steps import fail, response_document, send_step
-from conformance.runners.operations import sandbox
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange

@@ -24,7 +24,7 @@ from conformance.checks import (
     check_json_body,
     json_document,
 )
-from conformance.runners.operations.payments import payment_request
+from conformance.operations.payments import payment_request
 from conformance.runners.promises import judge_step
 from conformance.runners.response_headers import judge_response_headers
 from conformance.runners.verdict import judge_expectation, success_of

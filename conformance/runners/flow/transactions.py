@@ -15,6 +15,7 @@ from conformance.checks import (
 )
 from conformance.findings import at_should
 from conformance.generate import factories
+from conformance.operations import sandbox
 from conformance.runners.flow.sandbox import same_fields
 from conformance.runners.flow.steps import (
     REJECTED,
@@ -24,7 +25,6 @@ from conformance.runners.flow.steps import (
     run_batch,
     send_step,
 )
-from conformance.runners.operations import sandbox
 
 if TYPE_CHECKING:
     from conformance.bankside.setup_data import Account, CardAccount

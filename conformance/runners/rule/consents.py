@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from conformance.checks import NotApplicable
-from conformance.runners.operations.accounts import (
+from conformance.operations.accounts import (
     account_list_request,
     consent_delete_request,
     consented_transactions_request,

@@ -18,11 +18,11 @@ from conformance.checks import (
     check_max_length,
     values_at,
 )
-from conformance.problems import body_breach
-from conformance.runners.operations.accounts import (
+from conformance.operations.accounts import (
     account_list_request,
     transaction_details_request,
 )
+from conformance.problems import body_breach
 from conformance.runners.rule.common import (
     changed_body,
     rule_request,

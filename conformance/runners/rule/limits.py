@@ -18,7 +18,7 @@ from conformance.checks import (
 )
 from conformance.findings import record_should
 from conformance.generate import factories
-from conformance.runners.operations.accounts import (
+from conformance.operations.accounts import (
     account_list_request,
     consented_transactions_request,
     large_account_consent,

@@ -19,7 +19,7 @@ from conformance.checks import (
 )
 from conformance.contract.identifiers import is_valid_kid
 from conformance.generate import factories
-from conformance.runners.operations.payments import (
+from conformance.operations.payments import (
     basket_authorisation_request,
     basket_request,
     payment_request,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from conformance.bankside.request import OperationRequest
 from conformance.checks import ConformanceFailure, NotApplicable, breaking, json_document
 from conformance.generate import factories
+from conformance.operations import sandbox
 from conformance.problems import Breach, body_breach
-from conformance.runners.operations import sandbox
 from conformance.runners.rule.common import changed_body, rule_request, send_and_judge, set_at
 
 if TYPE_CHECKING:

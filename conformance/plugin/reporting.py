@@ -1,4 +1,5 @@
-"""Verdicts: each phase's outcome turned into the suite's verdict, and the terminal summary."""
+"""Reporting (schemathesis's ``pytest/reporting.py``): each phase's outcome turned into the
+suite's verdict, and the terminal summary."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from conformance.report.compliance_page import (
     verdict_word,
 )
 from conformance.report.junit import (
-    ShouldFinding,
+    ShouldCase,
     add_run_properties,
     add_should_suite,
     group_by_operation,
@@ -87,7 +88,7 @@ _FOUND = pytest.StashKey[list[Finding]]()
 #: The replay command of a test's failure, for its teardown report.
 _REPLAY = pytest.StashKey[str]()
 #: The should findings the controller saw (by node id), for JUnit's "should" suite.
-_SHOULD = pytest.StashKey[dict[str, ShouldFinding]]()
+_SHOULD = pytest.StashKey[dict[str, ShouldCase]]()
 
 
 #: Exceptions that are a verdict on the target (a failed requirement), not a crash of the suite.
@@ -224,7 +225,7 @@ def pytest_report_teststatus(
         causes = tuple(
             (str(name), str(value)) for name, value in getattr(report, "should_causes", ())
         )
-        config.stash.setdefault(_SHOULD, {})[report.nodeid] = ShouldFinding(
+        config.stash.setdefault(_SHOULD, {})[report.nodeid] = ShouldCase(
             report.nodeid, summary, text, causes
         )
         return SHOULD_CATEGORY, "s", ("PASSED (should findings)", {"yellow": True})

@@ -13,26 +13,38 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from conformance.bankside.request import NO_BODY, OperationRequest
+from conformance.bankside.request import NO_BODY, OperationRequest, Target
 from conformance.contract.identifiers import bban_to_iban, generate_bban
 
 if TYPE_CHECKING:
-    from conformance.runners.context import RunContext
+    from conformance.bankside.setup_data import DataFactory
 
 __all__ = [
     "EXAMPLE_PSU_ID",
     "EXAMPLE_SEED",
     "NO_BODY",
+    "BuildContext",
     "Builder",
     "Example",
     "ExampleInputs",
     "OperationParts",
 ]
 
+
+class BuildContext(Target, Protocol):
+    """What a builder reads of a run: what building and sending a request needs (the contract,
+    the target's profile, the client) and the factory of its set-up data. The runners'
+    :class:`~conformance.runners.context.RunContext` is one; the catalogue names only what it
+    reads, so it sits below the runners."""
+
+    @property
+    def data(self) -> DataFactory: ...
+
+
 #: One signature for every builder: the context, the variant name, the scenario's seed.
-Builder = Callable[["RunContext", str, int], OperationRequest]
+Builder = Callable[[BuildContext, str, int], OperationRequest]
 
 #: The seed every example is drawn with (the files do not change between exports on one day).
 EXAMPLE_SEED = 20261125

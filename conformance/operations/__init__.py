@@ -2,7 +2,7 @@
 per family of operations (``payments``: payments and signing baskets; ``sandbox``; ``accounts``:
 account information and consents), registered here in :data:`OPERATIONS`.
 
-An operation's parts (:class:`~conformance.runners.operations.parts.OperationParts`) are its base
+An operation's parts (:class:`~conformance.operations.parts.OperationParts`) are its base
 request builder (the valid request every scenario of the operation starts from: path values that
 name existing resources, set up through :class:`~conformance.bankside.setup_data.DataFactory`, the
 headers spec 4.2 requires, and a body valid against its schema and the cross-field rules of
@@ -18,12 +18,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from conformance.runners.operations import accounts, payments, sandbox
-from conformance.runners.operations.parts import OperationParts
+from conformance.operations import accounts, payments, sandbox
+from conformance.operations.parts import BuildContext, OperationParts
 
 if TYPE_CHECKING:
     from conformance.bankside.request import OperationRequest
-    from conformance.runners.context import RunContext
 
 __all__ = ["FAMILY_MODULES", "OPERATIONS", "OperationParts", "base_request", "parts_of"]
 
@@ -51,10 +50,10 @@ def parts_of(op_id: str) -> OperationParts:
         return OPERATIONS[op_id]
     except KeyError:
         raise KeyError(
-            f"operation {op_id} has no home in conformance.runners.operations (a suite bug)"
+            f"operation {op_id} has no home in conformance.operations (a suite bug)"
         ) from None
 
 
-def base_request(ctx: RunContext, op_id: str, variant: str, seed: int) -> OperationRequest:
+def base_request(ctx: BuildContext, op_id: str, variant: str, seed: int) -> OperationRequest:
     """The valid request of ``op_id`` in ``variant``, its set-up data created or reused."""
     return parts_of(op_id).builder(ctx, variant, seed)

@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Any
 from conformance.bankside.request import OperationRequest
 from conformance.checks import NotApplicable
 from conformance.generate import factories
-from conformance.runners.operations.minimal import Keep, variant_body
-from conformance.runners.operations.parts import NO_BODY, OperationParts
+from conformance.operations.minimal import Keep, variant_body
+from conformance.operations.parts import NO_BODY, BuildContext, OperationParts
 
 if TYPE_CHECKING:
     from conformance.bankside.request import Psu, Target
     from conformance.bankside.setup_data import Consent
-    from conformance.runners.context import RunContext
 
 __all__ = [
     "FAMILIES",
@@ -86,7 +85,7 @@ def transaction_details_request(ctx: Target, consent: Consent) -> OperationReque
     )
 
 
-def large_account_consent(ctx: RunContext, transactions: int) -> Consent:
+def large_account_consent(ctx: BuildContext, transactions: int) -> Consent:
     """The worker's account with ``transactions`` booked transactions (more than a page: spec 8's
     page size is 200) and a consent on it, through the sandbox; shared per worker, since the
     scenarios using it only read it."""
@@ -117,7 +116,7 @@ def consent_delete_request(ctx: Target, psu: Psu, consent_id: str) -> OperationR
 # --- builders -----------------------------------------------------------------------------------
 
 
-def _transaction_details(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _transaction_details(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """E8 for a transaction from the consented account list; with PSU-IP-Address, so the call
     does not count against the daily limit of spec 8."""
     consent = ctx.data.consent()
@@ -126,18 +125,18 @@ def _transaction_details(ctx: RunContext, variant: str, seed: int) -> OperationR
     return transaction_details_request(ctx, consent)
 
 
-def _account_list(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _account_list(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     return account_list_request(ctx, ctx.data.consent())
 
 
-def _account_transactions(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _account_transactions(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     consent = ctx.data.consent()
     if consent.account_id is None:
         raise NotApplicable("the consent gives access to no account (AL)")
     return consented_transactions_request(ctx, consent)
 
 
-def _consent_create(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _consent_create(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     account = ctx.data.account()
     model = "detailed" if variant == DETAILED_CONSENT else ctx.profile.consent.model
     body = factories.consent_request(seed, [account.iban], model=model)
@@ -146,25 +145,25 @@ def _consent_create(ctx: RunContext, variant: str, seed: int) -> OperationReques
     )
 
 
-def _consent_status(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _consent_status(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     consent = ctx.data.consent()
     return OperationRequest.build(
         ctx, "CS", psu=consent.psu, path_values={"consentId": consent.consent_id}
     )
 
 
-def _consent_authorisation(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _consent_authorisation(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """CA for a fresh consent that has not been authorised yet."""
     consent_id, psu = ctx.data.new_consent_request(seed, ctx.data.account())
     return consent_authorisation_request(ctx, psu, consent_id)
 
 
-def _consent_read(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _consent_read(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     consent = ctx.data.consent()
     return consent_read_request(ctx, consent.psu, consent.consent_id)
 
 
-def _consent_delete(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _consent_delete(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """CD for a fresh consent of its own (never the worker's shared one, which others use)."""
     consent_id, psu = ctx.data.new_consent_request(seed, ctx.data.account())
     return consent_delete_request(ctx, psu, consent_id)

@@ -13,16 +13,22 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from conformance._types import JsonObject
 from conformance.bankside.request import OperationRequest
 from conformance.checks import NotApplicable
 from conformance.contract.identifiers import generate_masked_pan
 from conformance.generate import factories
-from conformance.runners.operations.minimal import COMPLETE, MINIMAL, variant_body
-from conformance.runners.operations.parts import NO_BODY, Builder, ExampleInputs, OperationParts
+from conformance.operations.minimal import COMPLETE, MINIMAL, variant_body
+from conformance.operations.parts import (
+    NO_BODY,
+    BuildContext,
+    Builder,
+    ExampleInputs,
+    OperationParts,
+)
 
 if TYPE_CHECKING:
     from conformance.bankside.request import Target
-    from conformance.runners.context import RunContext
 
 __all__ = [
     "FAMILIES",
@@ -125,20 +131,20 @@ def _customer_number(seed: int) -> str:
     return f"7{random.Random(f'customer-number:{seed}').randint(0, 9_999_999):07d}"
 
 
-def _sandbox_customer(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _sandbox_customer(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     body = factories.sandbox_customer_create(seed, "PRIVATE")
     if variant == COMPLETE:
         body["customerNumber"] = _customer_number(seed)
     return OperationRequest.build(ctx, "SCU", body=variant_body(ctx, "SCU", variant, body))
 
 
-def _sandbox_account(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _sandbox_account(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     owner = ctx.data.own_customer(seed)
     body = factories.sandbox_account_create(seed, owner.customer_number or "")
     return OperationRequest.build(ctx, "SA", body=variant_body(ctx, "SA", variant, body))
 
 
-def _sandbox_card_account(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _sandbox_card_account(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     owner = ctx.data.own_customer(seed)
     body = factories.sandbox_card_account_create(seed, owner.customer_number or "")
     if variant == COMPLETE:
@@ -146,22 +152,22 @@ def _sandbox_card_account(ctx: RunContext, variant: str, seed: int) -> Operation
     return OperationRequest.build(ctx, "SCA", body=variant_body(ctx, "SCA", variant, body))
 
 
-def _sandbox_agreement(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _sandbox_agreement(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     owner = ctx.data.own_customer(seed, "CORPORATE").customer_id if variant != MINIMAL else None
     body = factories.sandbox_agreement_create(seed, owner)
     return OperationRequest.build(ctx, "SAG", body=body)
 
 
-def _data_fill(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _data_fill(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     return OperationRequest.build(ctx, "SDF")
 
 
-def _sandbox_reset(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _sandbox_reset(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """SI (the platform's sandbox reset, optional): an empty POST."""
     return OperationRequest.build(ctx, "SI")
 
 
-def _engagement_create(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _engagement_create(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """E6 on a corporate agreement made for the scenario: its account, for a member PSU of its
     own (spec 4.3 E6), the first engagement of that customer and account there."""
     own = ctx.data.new_agreement(ctx.data.own_seed(seed, "agreement"))
@@ -169,7 +175,7 @@ def _engagement_create(ctx: RunContext, variant: str, seed: int) -> OperationReq
     return engagement_create(ctx, own.agreement_id, variant_body(ctx, "E6", variant, body))
 
 
-def _account_transactions_create(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _account_transactions_create(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """E7 on an account made for the scenario: the debtor is the account itself (spec 7
     rule 5)."""
     account = ctx.data.own_account(seed)
@@ -182,7 +188,7 @@ def _account_transactions_create(ctx: RunContext, variant: str, seed: int) -> Op
     return account_transactions_create(ctx, account.id, variant_body(ctx, "E7", variant, body))
 
 
-def _card_transactions_create(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _card_transactions_create(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """E5 on a card account made for the scenario (a fresh cardTransactionId per seed)."""
     card = ctx.data.own_card_account(seed)
     items = ctx.data.card_transactions_body(card, seed, booked=1)
@@ -198,7 +204,7 @@ def _card_transactions_create(ctx: RunContext, variant: str, seed: int) -> Opera
     return card_transactions_create(ctx, card.id, variant_body(ctx, "E5", variant, items))
 
 
-def _balances(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _balances(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     account = ctx.data.own_account(seed)
     body = factories.balance_update(seed, account.currency)
     return balances_update(ctx, account.id, variant_body(ctx, "E15", variant, body))
@@ -207,23 +213,23 @@ def _balances(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
 # --- builders: reads ----------------------------------------------------------------------------
 
 
-def _reader(read: Callable[[RunContext], OperationRequest]) -> Builder:
+def _reader(read: Callable[[BuildContext], OperationRequest]) -> Builder:
     """The builder of a read: the same request for every variant and seed."""
 
-    def build(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    def build(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
         return read(ctx)
 
     return build
 
 
-def _account_transaction(ctx: RunContext) -> OperationRequest:
+def _account_transaction(ctx: BuildContext) -> OperationRequest:
     account = ctx.data.account()
     if not account.transaction_ids:
         raise NotApplicable("the worker's sandbox account shows no transaction to read")
     return account_transaction_read(ctx, account.id, account.transaction_ids[0])
 
 
-def _engagement(ctx: RunContext) -> OperationRequest:
+def _engagement(ctx: BuildContext) -> OperationRequest:
     shared = ctx.data.engagement()
     return engagement_read(ctx, shared.agreement_id, shared.engagement_id)
 
@@ -231,7 +237,7 @@ def _engagement(ctx: RunContext) -> OperationRequest:
 # --- examples -----------------------------------------------------------------------------------
 
 
-def _card_transactions_example(inputs: ExampleInputs) -> list[dict[str, Any]]:
+def _card_transactions_example(inputs: ExampleInputs) -> list[JsonObject]:
     """E5: one purchase on a made-up card (its masked PAN drawn from the seed)."""
     pan = generate_masked_pan(inputs.rng())
     return factories.sandbox_card_transactions(inputs.seed, pan, 1, today=inputs.today)

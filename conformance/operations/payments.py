@@ -13,16 +13,18 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from conformance._types import JsonObject
 from conformance.bankside.request import OperationRequest
 from conformance.bankside.setup_data import NDCT_PRODUCT, PRODUCT_OF_OPERATION
 from conformance.checks import NotApplicable
 from conformance.contract import identifiers as ids
 from conformance.generate import factories
-from conformance.runners.operations.minimal import MINIMAL, Keep, operation_minimal_body
-from conformance.runners.operations.parts import (
+from conformance.operations.minimal import MINIMAL, Keep, operation_minimal_body
+from conformance.operations.parts import (
     NO_BODY,
+    BuildContext,
     Builder,
     ExampleInputs,
     OperationParts,
@@ -31,7 +33,6 @@ from conformance.runners.operations.parts import (
 if TYPE_CHECKING:
     from conformance.bankside.request import Psu, Target
     from conformance.bankside.setup_data import Basket, Payment
-    from conformance.runners.context import RunContext
 
 __all__ = [
     "FAMILIES",
@@ -82,11 +83,11 @@ def payment_request(ctx: Target, op_id: str, payment: Payment) -> OperationReque
 # --- bodies (spec 2.7) --------------------------------------------------------------------------
 
 
-def _later(ctx: RunContext, days: int) -> str:
+def _later(ctx: BuildContext, days: int) -> str:
     return (ctx.data.today() + timedelta(days=days)).isoformat()
 
 
-def _ndct_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
+def _ndct_body(ctx: BuildContext, variant: str, seed: int) -> JsonObject:
     """E16 bodies: each remittance form (spec 2.7, spec 7 rule 2), a card debtor, minimal."""
     debtor = ctx.data.debtor_bban()
     creditor = ctx.profile.payment_accounts.creditor_bban
@@ -131,7 +132,7 @@ def _ndct_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
     return body
 
 
-def _ncbct_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
+def _ncbct_body(ctx: BuildContext, variant: str, seed: int) -> JsonObject:
     """E18 bodies: below/above NOK 100 000 (spec 2.7, spec 8), creditor BBAN with agent or IBAN."""
     debtor = ctx.data.debtor_bban()
     name = variant or "ncbct-below-threshold"
@@ -150,7 +151,7 @@ def _ncbct_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
     return body
 
 
-def _periodic_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
+def _periodic_body(ctx: BuildContext, variant: str, seed: int) -> JsonObject:
     """E17 bodies, one per frequency (``periodic-every-two-weeks``); MonthlyVariable with months."""
     debtor = ctx.data.debtor_bban()
     frequency = _frequency(ctx, variant.removeprefix("periodic-") or "monthly")
@@ -168,7 +169,7 @@ def _periodic_body(ctx: RunContext, variant: str, seed: int) -> dict[str, Any]:
     return body
 
 
-def _frequency(ctx: RunContext, slug: str) -> str:
+def _frequency(ctx: BuildContext, slug: str) -> str:
     """The Frequency enum value whose kebab form is ``slug`` (``every-two-weeks``)."""
     schema = ctx.contract.resolve(ctx.contract.operations["E17"].request_schema or {})
     values = ctx.contract.resolve(schema["properties"]["frequency"]).get("enum", [])
@@ -191,11 +192,11 @@ def _kebab(name: str) -> str:
 
 
 def _payment_builder(
-    make_body: Callable[[RunContext, str, int], dict[str, Any]], op_id: str
+    make_body: Callable[[BuildContext, str, int], JsonObject], op_id: str
 ) -> Builder:
     """The builder of a payment creation (E16, E17, E18) for the worker's private PSU."""
 
-    def build(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    def build(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
         return OperationRequest.build(
             ctx, op_id, psu=ctx.data.psu("PRIVATE"), body=make_body(ctx, variant, seed)
         )
@@ -203,7 +204,7 @@ def _payment_builder(
     return build
 
 
-def _basket(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _basket(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """E1: a basket of fresh payments (spec 4.3 E1: created with the payments operations)."""
     name = variant or "basket-ndct"
     if name == "basket-ten-payments":
@@ -217,7 +218,7 @@ def _basket(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
     return basket_request(ctx, payments[0].psu, (payment.payment_id for payment in payments))
 
 
-def _basket_authorisation(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+def _basket_authorisation(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """E2: a fresh basket of one payment."""
     basket = ctx.data.basket(seed, [ctx.data.payment(seed, "E16")])
     return basket_authorisation_request(ctx, basket.psu, basket.basket_id)
@@ -226,7 +227,7 @@ def _basket_authorisation(ctx: RunContext, variant: str, seed: int) -> Operation
 def _basket_read(op_id: str) -> Builder:
     """BR, BS: the worker's basket of one NDCT payment (a read changes nothing: one serves)."""
 
-    def build(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    def build(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
         def make() -> Basket:
             basket_seed = ctx.data.seed_for("basket")
             return ctx.data.basket(basket_seed, [ctx.data.payment(basket_seed, "E16")])
@@ -243,7 +244,7 @@ def _payment_subresource(op_id: str) -> Builder:
     own whose cancellation waits for its authorisation (a bank may refuse a second start of
     it); the worker's own for PS, which only reads."""
 
-    def build(ctx: RunContext, variant: str, seed: int) -> OperationRequest:
+    def build(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
         product = variant or NDCT_PRODUCT
         creator = next(
             (op for op, name in PRODUCT_OF_OPERATION.items() if name == product and op != "E17"),
@@ -263,7 +264,7 @@ def _payment_subresource(op_id: str) -> Builder:
 # --- examples -----------------------------------------------------------------------------------
 
 
-def _basket_example(inputs: ExampleInputs) -> dict[str, Any]:
+def _basket_example(inputs: ExampleInputs) -> JsonObject:
     """E1: two made-up payment ids (replace them with created ones)."""
     rng = inputs.rng()
     return factories.signing_basket(str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(2))

@@ -13,7 +13,7 @@ from conformance.profile.templates import apply_template
 
 if TYPE_CHECKING:
     from conformance.contract import Contract
-    from conformance.runners.context import RunContext
+    from conformance.operations.parts import BuildContext
 
 __all__ = ["COMPLETE", "MINIMAL", "Keep", "minimal_body", "operation_minimal_body", "variant_body"]
 
@@ -64,13 +64,15 @@ def _strip(
     return node
 
 
-def operation_minimal_body(ctx: RunContext, op_id: str, body: Body, keep: Keep = ()) -> Body:
+def operation_minimal_body(ctx: BuildContext, op_id: str, body: Body, keep: Keep = ()) -> Body:
     """``body`` of ``op_id`` made minimal against the operation's request schema."""
     schema = ctx.contract.operations[op_id].request_schema or {}
     return minimal_body(ctx.contract, schema, body, keep)
 
 
-def variant_body(ctx: RunContext, op_id: str, variant: str, complete: Any, keep: Keep = ()) -> Any:
+def variant_body(
+    ctx: BuildContext, op_id: str, variant: str, complete: Any, keep: Keep = ()
+) -> Any:
     """``complete`` as the ``variant`` wants it: made minimal for ``minimal``, else as it is.
 
     A minimal body of a sandbox creation the profile has a set-up template for (``[setup]
