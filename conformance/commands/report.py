@@ -43,8 +43,9 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "report",
         help=COMMANDS["report"],
-        description="Render reports/allure-results into reports/allure-report/index.html with "
-        "the Allure command line (an `allure` on the PATH, else `npx --yes allure@3`).",
+        description="Render reports/allure-results into reports/allure-report/index.html, one "
+        "file that opens in a browser without a server, with the Allure command line (an "
+        "`allure` on the PATH, else `npx --yes allure@3`).",
     )
     parser.add_argument(
         "--reports",
@@ -65,7 +66,9 @@ def allure_command(results: Path, output: Path) -> list[str] | None:
     allure = shutil.which("allure")
     if allure is not None:
         command = [allure, "generate", str(results), "-o", str(output)]
-        return command if allure_major(allure) < 3 else command + _history_config(results.parent)
+        if allure_major(allure) < 3:  # Allure 2.24 and later: one file, as Allure 3 is told
+            return [*command, "--single-file"]
+        return command + _history_config(results.parent)
     npx = shutil.which("npx")
     if npx is not None:
         command = [npx, "--yes", ALLURE_NPM_PACKAGE, "generate", str(results), "-o", str(output)]
@@ -190,8 +193,7 @@ def run(
         )
     print(f"Allure report written to {output / 'index.html'}", file=out)
     print(
-        f"  serve it with `npx --yes {ALLURE_NPM_PACKAGE} open {output}` "
-        "(a browser cannot load it from file:// everywhere)",
+        "  one file with the results inside: open it in a browser as it is, or send it on",
         file=out,
     )
     return 0

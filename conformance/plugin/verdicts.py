@@ -11,6 +11,7 @@ import pytest
 
 from conformance.checks import ConformanceFailure
 from conformance.errors import INTERRUPTED_EXIT
+from conformance.exchange import replay_program
 from conformance.findings import ShouldFindings
 from conformance.plugin.cleanup import cleanup_requested, note_creations, write_summary
 from conformance.plugin.collection import FACTS
@@ -318,7 +319,12 @@ def _write_run_end(
         _, md_path = collector.written
         terminalreporter.line(
             f"reports in {md_path.parent}/ (compliance.md, compliance.html, compliance.json, "
-            "junit.xml, allure-results/); `conformance report` renders the Allure HTML"
+            "junit.xml, allure-results/)"
+        )
+        terminalreporter.line(
+            f"open them: {md_path.parent / 'compliance.html'} in a browser (a file, no server); "
+            f"`{replay_program()} report --reports {md_path.parent}` renders the Allure report "
+            f"as one file, {md_path.parent / 'allure-report' / 'index.html'}"
         )
 
 

@@ -227,6 +227,9 @@ def allure3_config(document: Mapping[str, Any] | None, history: Path) -> dict[st
                     # by name: the spec parts in spec order (allure.sortable_spec), not the order
                     # the scenarios happened to run in
                     "defaultSortBy": "name,asc",
+                    # one index.html with the data inside: it opens from a file (a report sent
+                    # by mail or kept as a CI artefact), where the many-file report's fetches fail
+                    "singleFile": True,
                 }
             }
         },

@@ -1,7 +1,9 @@
-"""The README's figures hold: the counts it states once (its "Figures" paragraph) are what the
-code makes: the scenarios ``generate_scenarios`` makes of the contract, the bundled run's judged
-and not applicable ones, the reference server's faults by grade and the example profiles; and the
-operation count of "The contract" is the contract's."""
+"""The figures hold: the counts stated once, in the "Figures" paragraph of ``bench/RESULTS.md``
+(the README states none), are what the code makes: the scenarios ``generate_scenarios`` makes of
+the contract, the bundled run's judged and not applicable ones, the reference server's faults by
+grade and the example profiles; the example profiles' table (``docs/explanation/
+reference-server.md``) names each of them, and the operation count of
+``docs/explanation/contract.md`` is the contract's."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from conformance.generate import generate_scenarios
 from reference_server.faults import FAULTS
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+FIGURES = (ROOT / "bench" / "RESULTS.md").read_text(encoding="utf-8")
+EXAMPLES_TABLE = (ROOT / "docs" / "explanation" / "reference-server.md").read_text(encoding="utf-8")
+CONTRACT_PAGE = (ROOT / "docs" / "explanation" / "contract.md").read_text(encoding="utf-8")
 
 
 def _number(text: str) -> int:
@@ -23,9 +27,9 @@ def _number(text: str) -> int:
 def test_the_stated_scenario_count_is_what_the_contract_generates() -> None:
     stated = re.search(
         r"the\s+contract\s+generates\s+\*\*([\d,]+)\s+scenarios\*\*\s+\(([\d,]+)\s+must,\s+([\d,]+)\s+should",
-        README,
+        FIGURES,
     )
-    assert stated, "the README states the scenario count in its Figures paragraph"
+    assert stated, "bench/RESULTS.md states the scenario count in its Figures paragraph"
     scenarios = generate_scenarios(load_contract())
     assert _number(stated.group(1)) == len(scenarios)
     assert _number(stated.group(2)) == sum(1 for s in scenarios if s.level == "must")
@@ -35,12 +39,12 @@ def test_the_stated_scenario_count_is_what_the_contract_generates() -> None:
 def test_the_bundled_runs_judged_count_is_the_scenarios_it_can_judge() -> None:
     """Not applicable to the bundled server (no mutual TLS by default): a bulk basket (spec 1
     has no bulk product), the checks of the TLS client certificate and the bounds of psuMessage
-    (the server sends none, and a bound no answer showed is not judged); the README says it
+    (the server sends none, and a bound no answer showed is not judged); the figures say it
     judges the rest."""
     judged = re.search(
         r"the\s+bundled\s+run\s+judges\s+([\d,]+)\s+of\s+them\s+and\s+passes\s+them\s+all,\s+"
         r"with\s+([\d,]+)\s+not\s+applicable",
-        README,
+        FIGURES,
     )
     assert judged
     scenarios = generate_scenarios(load_contract())
@@ -54,24 +58,24 @@ def test_the_bundled_runs_judged_count_is_the_scenarios_it_can_judge() -> None:
 def test_the_stated_fault_count_is_the_fault_table() -> None:
     stated = re.search(
         r"\*\*([\d,]+)\s+deliberate\s+faults\*\*\s+\(([\d,]+)\s+graded\s+must,\s+([\d,]+)\s+should\)",
-        README,
+        FIGURES,
     )
-    assert stated, "the README states the fault count in its Figures paragraph"
+    assert stated, "bench/RESULTS.md states the fault count in its Figures paragraph"
     assert _number(stated.group(1)) == len(FAULTS)
     assert _number(stated.group(2)) == sum(1 for f in FAULTS.values() if f.level == "must")
     assert _number(stated.group(3)) == sum(1 for f in FAULTS.values() if f.level == "should")
 
 
 def test_the_stated_example_profile_count_is_the_examples_folder() -> None:
-    stated = re.search(r"\*\*([\d,]+)\s+example\s+profiles\*\*", README)
-    assert stated, "the README states the example profile count in its Figures paragraph"
+    stated = re.search(r"\*\*([\d,]+)\s+example\s+profiles\*\*", FIGURES)
+    assert stated, "bench/RESULTS.md states the example profile count in its Figures paragraph"
     examples = sorted((ROOT / "profiles" / "examples").glob("*.toml"))
     assert _number(stated.group(1)) == len(examples)
-    for example in examples:  # and its table names each of them
-        assert f"| `{example.name}` |" in README
+    for example in examples:  # and the examples' table names each of them
+        assert f"| `{example.name}` |" in EXAMPLES_TABLE
 
 
 def test_the_stated_operation_count_is_the_contracts() -> None:
-    stated = re.search(r"([\d,]+) operations: E1–E18", README)
+    stated = re.search(r"([\d,]+) operations: E1–E18", CONTRACT_PAGE)
     assert stated
     assert _number(stated.group(1)) == len(load_contract().operations)
