@@ -97,7 +97,7 @@ def _one_part(part: str, titles: Mapping[str, str], operations: Mapping[str, str
         return part.strip()
     number, rest = match.group(1), match.group(2) or ""
     if _OPERATION.fullmatch(rest) and rest in operations:
-        return f"{number} {rest} {operations[rest]}"
+        return f"{number} {sortable_spec(rest)} {operations[rest]}"
     title = titles.get(number) or titles.get(number.split(".")[0], "")
     label = f"{number} {title}".strip()
     if not rest:
@@ -108,7 +108,11 @@ def _one_part(part: str, titles: Mapping[str, str], operations: Mapping[str, str
 def spec_label(spec: str, titles: Mapping[str, str], operations: Mapping[str, str]) -> str:
     """The Allure tree's label of a scenario's spec part: its number and title, the way the
     spec heads it (``4.3 E16 Create NDCT payment``, ``2.7 Payment request bodies``); a scenario
-    resting on several parts is grouped under the first, the others named after ``also``."""
+    resting on several parts is grouped under the first, the others named after ``also``.
+
+    Allure sorts the tree by name, as text (``localeCompare``, not numeric): the spec's section,
+    rule and item numbers are single digits, and an operation's number is written two digits
+    wide (``4.3 E02 Create payment basket``), so that the labels sort in spec order."""
     first, *others = [part for part in spec.split(", spec ") if part]
     label = _one_part(first, titles, operations)
     if not others:
