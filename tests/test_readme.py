@@ -97,3 +97,10 @@ def test_the_slow_fresh_clone_commands_run_as_written(beside: Path) -> None:
         done = _run(command, beside, whole=True)
         assert done.returncode == _expected(command), f"{command}\n{done.stdout}\n{done.stderr}"
         assert "open them: reports/compliance.html" in done.stdout
+
+
+def test_every_relative_link_of_the_docs_resolves() -> None:
+    pages = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "reports" / "README.md"]
+    for page in pages:
+        for target in _LINK.findall(page.read_text(encoding="utf-8")):
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)}: {target}"
