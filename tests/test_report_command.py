@@ -166,3 +166,18 @@ def test_the_rendered_report_is_one_file_that_opens_without_a_server(tmp_path: P
     assert epics and all(re.match(r"\d(\.\d)? [A-Z]", name) for name in epics), epics
     for result in tree["leavesById"].values():
         assert "test_conformance" not in json.dumps(result)
+    assert "googletagmanager" not in page  # opened on a bank's machine, it calls no third party
+
+
+def test_the_report_calls_no_third_party() -> None:
+    """Allure 3 puts Google Analytics in every report; the rendered page goes without it."""
+    page = (
+        "<head></head><body><script>app()</script>\n"
+        '    <script async src="https://www.googletagmanager.com/gtag/js?id=G-X"></script>\n'
+        "    <script>\n        window.dataLayer = window.dataLayer || [];\n"
+        "        function gtag(){dataLayer.push(arguments);}\n        gtag('js', new Date());\n"
+        "    </script>\n    <script async>window.allureReportData = {};</script></body>"
+    )
+    cleaned = report_command.without_analytics(page)
+    assert "googletagmanager" not in cleaned and "dataLayer" not in cleaned
+    assert "<script>app()</script>" in cleaned and "window.allureReportData" in cleaned
