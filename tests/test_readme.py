@@ -88,6 +88,8 @@ def test_the_fresh_clone_commands_run_as_written(beside: Path) -> None:
     for command in commands:
         done = _run(command, beside, whole=False)
         assert done.returncode == _expected(command), f"{command}\n{done.stdout}\n{done.stderr}"
+        if " run" in f" {command}":  # a run ends with how to open its reports
+            assert "open them: reports/compliance.html in a browser" in done.stdout
 
 
 @pytest.mark.slow  # whole runs: make test-slow

@@ -317,15 +317,24 @@ def _write_run_end(
         )
     if collector.written:
         _, md_path = collector.written
+        reports = _here(md_path.parent)
         terminalreporter.line(
-            f"reports in {md_path.parent}/ (compliance.md, compliance.html, compliance.json, "
+            f"reports in {reports}/ (compliance.md, compliance.html, compliance.json, "
             "junit.xml, allure-results/)"
         )
         terminalreporter.line(
-            f"open them: {md_path.parent / 'compliance.html'} in a browser (a file, no server); "
-            f"`{replay_program()} report --reports {md_path.parent}` renders the Allure report "
-            f"as one file, {md_path.parent / 'allure-report' / 'index.html'}"
+            f"open them: {reports / 'compliance.html'} in a browser (a file, no server); "
+            f"`{replay_program()} report --reports {reports}` renders the Allure report "
+            f"as one file, {reports / 'allure-report' / 'index.html'}"
         )
+
+
+def _here(path: Path) -> Path:
+    """``path`` as the user typed it: relative to the working directory when it is below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 @pytest.hookimpl(trylast=True)
