@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 # The line and branch coverage of conformance/ and reference_server/ under `make test`'s tests
-# (pytest-cov, configured in pyproject.toml) may not fall below this floor (README, Development).
+# (pytest-cov, configured in pyproject.toml) may not fall below this floor (docs/guides/develop.md).
 # `make coverage` is `make test` measuring it, which CI runs (.ci/run): the tests run once there,
 # and the tracer's cost (a fifth of make test's time on CPython 3.11) stays out of a developer's
 # `make test`. `make test COVERAGE="$(COVERAGE_ON)"` is the same.
@@ -14,7 +14,7 @@ COVERAGE_FLOOR := 75
 COVERAGE_ON := --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR)
 COVERAGE ?=
 
-.PHONY: run test coverage test-not-slow test-slow selfcheck selfcheck-full selfcheck-examples lint bench openapi clean
+.PHONY: run test coverage test-not-slow test-slow selfcheck selfcheck-full selfcheck-examples lint bench openapi docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,7 +42,7 @@ test-not-slow: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist worksteal -m slow tests
 
-# Each fault on the scenarios that reached its switch in the faithful run (README, Self-check);
+# Each fault on the scenarios that reached its switch in the faithful run (docs/guides/self-check.md);
 # selfcheck-full runs every fault on every scenario.
 selfcheck: $(STAMP)
 	$(BIN)/conformance selfcheck --reports reports/selfcheck
@@ -70,6 +70,12 @@ bench: $(STAMP)
 
 openapi: $(STAMP)
 	$(BIN)/conformance export-openapi
+
+# The generated references: docs/reference/cli.md from the argparse parsers,
+# docs/reference/profile.md from the profile model's field descriptions, and the README's exit-code
+# table from conformance/errors.py (tests/test_reference_docs.py keeps them in sync).
+docs: $(STAMP)
+	$(BIN)/python scripts/reference_docs.py
 
 clean:
 	rm -rf $(VENV) reports/allure-results reports/allure-report reports/selfcheck reports/junit.xml \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import textwrap
 from collections.abc import Iterable
 
 
@@ -47,6 +48,52 @@ class ProfileError(ConformanceError):
 
 class ContractError(ConformanceError):
     """A file in ``schemas/`` is malformed: a schema fails ``check_schema`` or a row is bad."""
+
+
+#: What each exit code of ``conformance run`` means, in order: the one table the README and
+#: ``conformance run --help`` both show (``exit_codes_markdown``, ``exit_codes_text``).
+EXIT_CODES: tuple[tuple[str, str], ...] = (
+    ("0", "every must requirement judged was met (should findings count only with --strict)"),
+    (
+        "1",
+        "a must failure (with --strict, a should finding too), or scenarios blocked by their "
+        "set-up",
+    ),
+    (
+        str(ConformanceError.exit_code),
+        "a mistake in the command line, profile, certificate or reports folder: one line, "
+        "nothing ran",
+    ),
+    (
+        str(TargetError.exit_code),
+        "not judged: the target cannot be reached or is not the interface, the preflight's "
+        "probes were all refused for the suite's own certificate, or one set-up cause blocked "
+        "most scenarios (pytest's internal error, a crash of the suite, is 3 too)",
+    ),
+    ("4, 5", "pytest's own: a pytest argument after -- it refuses, no test collected"),
+    (
+        str(INTERRUPTED_EXIT),
+        "interrupted (Ctrl-C, SIGTERM, the bundled server stopped, or any other stop before "
+        "every scenario ran, such as pytest's -x): no verdict",
+    ),
+)
+
+
+def exit_codes_markdown() -> str:
+    """:data:`EXIT_CODES` as the README's Markdown table."""
+    rows = [f"| {code} | {meaning} |" for code, meaning in EXIT_CODES]
+    return "\n".join(["| exit | the run |", "|---|---|", *rows])
+
+
+def exit_codes_text() -> str:
+    """:data:`EXIT_CODES` as plain text for ``--help`` (an argparse epilog, kept as written)."""
+    width = max(len(code) for code, _ in EXIT_CODES)
+    lines = ["exit codes:"]
+    for code, meaning in EXIT_CODES:
+        wrapped = textwrap.wrap(meaning, width=88 - width - 4, break_on_hyphens=False)
+        lines.append(f"  {code.rjust(width)}  {wrapped[0]}")
+        lines.extend(f"  {' ' * width}  {more}" for more in wrapped[1:])
+    return "\n".join(lines)
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import shlex
+import shutil
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +19,43 @@ import httpx
 from conformance.contract.identifiers import mask_identity
 from conformance.errors import TargetError
 
-__all__ = ["GENERATED_HEADERS", "JSON_MEDIA_TYPE", "STANDARD_SIGNER", "Exchange"]
+__all__ = [
+    "GENERATED_HEADERS",
+    "JSON_MEDIA_TYPE",
+    "STANDARD_SIGNER",
+    "Exchange",
+    "program_for",
+    "replay_program",
+]
+
+
+def program_for(executable: str, on_path: str | None, cwd: Path) -> str:
+    """How a printed command starts ``conformance`` so that it runs as printed: the bare name
+    where ``on_path`` (what the shell finds as ``conformance``) is the script beside
+    ``executable`` (the venv is active, or the package installed for the user); else that
+    script's path (``.venv/bin/conformance`` after ``make run``); else ``executable -m
+    conformance``. A path below ``cwd`` is shown relative to it, as the reports' paths are."""
+    interpreter = Path(os.path.abspath(executable))  # not resolved: a venv's python is a link
+    script = interpreter.parent / "conformance"
+    if script.is_file():
+        if on_path is not None and Path(on_path).resolve() == script.resolve():
+            return "conformance"
+        return shlex.quote(_below(script, cwd))
+    return f"{shlex.quote(_below(interpreter, cwd))} -m conformance"
+
+
+def _below(path: Path, cwd: Path) -> str:
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
+@functools.cache
+def replay_program() -> str:
+    """:func:`program_for` this interpreter, the PATH and the working directory (once per
+    process: every replay line of a run names the same program)."""
+    return program_for(sys.executable, shutil.which("conformance"), Path.cwd())
 
 
 #: ``Exchange.signer`` of a request signed by the client's own :class:`SignatureAuth`.
@@ -188,7 +228,7 @@ class Exchange:
         key: str | Path | None = None,
         data_file: str | Path | None = None,
         mask_identities: bool = True,
-        program: str = "conformance",
+        program: str | None = None,
     ) -> str:
         """The ``conformance call`` line that replays this exchange (each word ``shlex.quote``d).
 
@@ -207,9 +247,10 @@ class Exchange:
         ``--data FILE`` when ``data_file`` is given (the caller writes ``request_body`` there;
         needed for a body that is not UTF-8). With ``mask_identities`` an X-PSU-IDENTITY value
         becomes ``$PSU_IDENTITY``, so a report carries no identity number; set that variable to
-        replay.
+        replay. ``program`` starts the command (default :func:`replay_program`: as this run's
+        ``conformance`` can be started again from here).
         """
-        words: list[str] = [program, "call", self.method, self.path]
+        words: list[str] = ["call", self.method, self.path]
         words += ["--target", target or self.target]
         words += self._identity_words(profile, cert, key)
         fresh_signature = self.signer == STANDARD_SIGNER
@@ -222,7 +263,7 @@ class Exchange:
         quoted = [shlex.quote(word) for word in words]
         quoted += self._header_words(fresh_signature, mask_identities)
         quoted += self._body_words(data_file)
-        return " ".join(quoted)
+        return " ".join([replay_program() if program is None else program, *quoted])
 
     def _identity_words(
         self, profile: str | Path | None, cert: str | Path | None, key: str | Path | None

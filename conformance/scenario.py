@@ -47,8 +47,8 @@ CERTIFICATE_RULES = frozenset(
         "AUTH-qwac-other-organisation",
     }
 )
-#: The rules of the security group (README "Security"): what a bank's security review asks and
-#: the spec does not state, graded should.
+#: The rules of the security group (docs/explanation/security.md): what a bank's security review
+#: asks and the spec does not state, graded should.
 SECURITY_RULES = (
     frozenset(
         {

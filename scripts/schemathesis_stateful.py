@@ -6,7 +6,8 @@ signed by the suite's own signer (``scripts/schemathesis_signing.py``).
 It installs Schemathesis and this project into a temporary virtual environment (PyPI), starts
 ``conformance serve`` on a free port, runs ``st run --phases stateful`` against it for a bounded
 time, prints Schemathesis's report and stops the server. CI does not run it (it needs the
-network for the install and takes minutes); the result of the last run is in the README.
+network for the install and takes minutes); the result of the last run is in
+docs/explanation/contract.md.
 
     .venv/bin/python scripts/schemathesis_stateful.py [--max-time 120] [--checks LIST]
 """

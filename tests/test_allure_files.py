@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from conformance.report.allure import sortable_spec
+from conformance.contract import load_contract
+from conformance.report.allure import sortable_spec, spec_label, spec_titles
 from conformance.report.allure_files import (
     CATEGORIES,
     SHOULD_PREFIX,
@@ -147,6 +148,7 @@ def test_the_allure_3_configuration_groups_by_spec_part_operation_rule(tmp_path:
     options = config["plugins"]["awesome"]["options"]
     assert options["groupBy"] == ["epic", "feature", "story"]
     assert options["defaultSortBy"] == "name,asc"  # spec parts in spec order (sortable labels)
+    assert options["singleFile"] is True  # one index.html that opens from a file
     assert options["reportName"] == config["name"] == report_name(_document())
     assert config["categories"] == list(CATEGORIES)
     assert config["historyPath"].endswith("history.jsonl")
@@ -154,3 +156,70 @@ def test_the_allure_3_configuration_groups_by_spec_part_operation_rule(tmp_path:
     # inline flags such as (?s), which JavaScript lacks (a lookahead, (?!...), both read)
     assert all(not re.search(r"\(\?[a-z]", c.get("messageRegex", "")) for c in CATEGORIES)
     assert allure3_config(None, tmp_path / "h.jsonl")["name"] == "PSD2 conformance"
+
+
+SPEC = Path(__file__).resolve().parent.parent.parent / "shared" / "spec" / "interface.md"
+
+
+def test_the_spec_titles_are_the_specs_headings() -> None:
+    titles = spec_titles(load_contract().root)
+    headings = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.? (.+)$", SPEC.read_text("utf-8"), re.M))
+    assert set(titles.items()) == headings  # verbatim, every part of the spec
+
+
+def test_a_spec_part_is_labelled_with_its_title() -> None:
+    contract = load_contract()
+    titles = spec_titles(contract.root)
+    names = {op_id: operation.name for op_id, operation in contract.operations.items()}
+    assert spec_label("spec 4.3 E16", titles, names) == "4.3 E16 Create NDCT payment"
+    assert spec_label("spec 4.3 E2", titles, names) == f"4.3 E02 {names['E2']}"
+    assert spec_label("spec 7 rule 2", titles, names) == "7 Errors, rule 2"
+    assert spec_label("spec 2.4", titles, names) == "2.4 Signing basket"
+    assert spec_label("spec 2.4, spec 3", titles, names) == "2.4 Signing basket; also 3"
+    assert spec_label("spec 9 (1.17.4)", titles, names) == "9 Versioning (1.17.4)"
+    assert spec_label("nothing of the spec", titles, names) == "nothing of the spec"
+
+
+def test_the_labels_sort_in_spec_order_as_text() -> None:
+    """Allure sorts the tree by name as text: the labels' text order is the spec's order."""
+    contract = load_contract()
+    titles = spec_titles(contract.root)
+    names = {op_id: operation.name for op_id, operation in contract.operations.items()}
+    parts = ["spec 9", "spec 4.3 E16", "spec 7 rule 8", "spec 4.3 E2", "spec 7 rule 2", "spec 5"]
+    labels = [spec_label(part, titles, names) for part in parts]
+    assert sorted(labels) == [
+        f"4.3 E02 {names['E2']}",
+        "4.3 E16 Create NDCT payment",
+        "5 Authentication",
+        "7 Errors, rule 2",
+        "7 Errors, rule 8",
+        "9 Versioning",
+    ]
+
+
+def test_a_result_is_named_after_its_scenario(tmp_path: Path) -> None:
+    result = tmp_path / "1-result.json"
+    result.write_text(
+        json.dumps(
+            {
+                "name": "E16: a title",
+                "fullName": "conformance.suite.test_conformance#test_scenario",
+                "status": "passed",
+                "parameters": [{"name": "scenario", "value": "'E16-x-rejected'"}],
+                "labels": [
+                    {"name": "epic", "value": "4.3 E16 Create NDCT payment"},
+                    {"name": "package", "value": "conformance.suite.test_conformance"},
+                    {"name": "testMethod", "value": "test_scenario"},
+                    {"name": "suite", "value": "test_conformance"},
+                    {"name": "parentSuite", "value": "conformance.suite"},
+                    {"name": "host", "value": "vm"},
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
+    finish_results(tmp_path, _document())
+    tidied = json.loads(result.read_text(encoding="utf-8"))
+    assert tidied["fullName"] == "E16-x-rejected"
+    assert [label["name"] for label in tidied["labels"]] == ["epic", "host"]
+    assert "test_conformance" not in json.dumps(tidied)

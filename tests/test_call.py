@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives import serialization
 from conformance import cli
 from conformance.bankside.client import TargetClient
 from conformance.commands import call
+from conformance.exchange import replay_program
 from conformance.signing import default_ca, generate_tpp_identity, verify_request, write_identity
 
 PSU_ID = "6f2c0a4e-0b8e-4b36-9d7a-1c0f6ad1f001"
@@ -295,8 +296,9 @@ def test_reproduce_command_replays_the_exchange(
             headers={"PSU-ID": PSU_ID, "TPP-Redirect-URI": "https://tpp.example/cb?x='1'"},
         )
     words = shlex.split(original.reproduce_command())
-    assert words[:2] == ["conformance", "call"]
-    assert main(words[1:]) == 0
+    program = shlex.split(replay_program())
+    assert words[: len(program) + 1] == [*program, "call"]
+    assert main(words[len(program) :]) == 0
     first, replayed = server.received
     assert (replayed.method, replayed.target, replayed.body) == (
         first.method,

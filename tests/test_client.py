@@ -20,7 +20,7 @@ import pytest
 from conformance.bankside.client import TargetClient, target_error
 from conformance.commands import call
 from conformance.errors import TargetError
-from conformance.exchange import STANDARD_SIGNER, Exchange
+from conformance.exchange import STANDARD_SIGNER, Exchange, program_for, replay_program
 from conformance.profile import load_profile
 from conformance.signing import (
     StaleDigestSigner,
@@ -197,10 +197,11 @@ def test_non_json_answer_is_a_target_error_naming_the_url() -> None:
 
 def parse_call(command: str) -> argparse.Namespace:
     words = shlex.split(command)
-    assert words[:2] == ["conformance", "call"]
+    program = shlex.split(replay_program())
+    assert words[: len(program) + 1] == [*program, "call"]
     parser = argparse.ArgumentParser()
     call.add_arguments(parser)
-    return parser.parse_args(words[2:])
+    return parser.parse_args(words[len(program) + 1 :])
 
 
 def test_reproduce_command_round_trips_through_the_call_parser(client: TargetClient) -> None:
@@ -409,3 +410,30 @@ def test_a_replay_signs_with_the_run_s_own_files_and_names_no_key_content(
     with TargetClient.from_profile(profile, transport=httpx.MockTransport(echo)) as again:
         exchange = again.get("/v1/x")
     assert "--cert other.pem" in exchange.reproduce_command(cert="other.pem")
+
+
+@pytest.mark.parametrize(
+    ("executable", "on_path", "shown"),
+    [
+        # make run: the venv's script, not on the PATH, shown by its path
+        ("{root}/.venv/bin/python", None, ".venv/bin/conformance"),
+        # the venv active (or a user install): the shell finds that very script
+        ("{root}/.venv/bin/python", "{root}/.venv/bin/conformance", "conformance"),
+        # another conformance on the PATH is not this one: the path again
+        ("{root}/.venv/bin/python", "/usr/bin/conformance", ".venv/bin/conformance"),
+        # an interpreter with no script beside it: python -m, by the interpreter's path
+        ("{root}/py/python3", None, "py/python3 -m conformance"),
+    ],
+)
+def test_a_replay_names_the_program_as_it_can_be_started_again(
+    tmp_path: Path, executable: str, on_path: str | None, shown: str
+) -> None:
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "conformance").write_text("#!/bin/sh\n", encoding="utf-8")
+    (tmp_path / "py").mkdir()
+    path = on_path.format(root=tmp_path) if on_path else None
+    assert program_for(executable.format(root=tmp_path), path, tmp_path) == shown
+    # from another folder, the absolute path
+    elsewhere = tmp_path / "elsewhere"
+    if shown != "conformance":
+        assert program_for(executable.format(root=tmp_path), path, elsewhere).startswith("/")

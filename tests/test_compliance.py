@@ -446,3 +446,20 @@ def test_not_judged_counts_only_the_scenarios_to_judge() -> None:
     assert judged is not None and (judged.blocked, judged.to_judge) == (2, 3)
     assert setup_failure(counts, []) is None
     assert setup_failure({"passed": 2, "blocked": 2}, [("cause", 2)]) is None
+
+
+def test_a_long_value_wraps_instead_of_widening_the_page() -> None:
+    """A 71-character name in a replay line or a cell breaks where it must: every element that
+    holds a value may wrap anywhere, and examples wrap their lines (no sideways scroll)."""
+    long_name = "A" * 71
+    failure = ScenarioVerdict(
+        facts("E16-f-rejected", quotes=("2.7-ndct-creditorName",)),
+        FAILED,
+        f"creditorName {long_name} accepted",
+        reproduce=f'conformance call POST /v1/payments/x --data-json \'{{"n": "{long_name}"}}\'',
+    )
+    page = render_html(build_document([failure], run_info(), load_contract()))
+    style = page.split("<style>", 1)[1].split("</style>", 1)[0]
+    assert "td, th, p, li, summary, pre { overflow-wrap: anywhere; }" in style
+    assert "pre { white-space: pre-wrap; }" in style
+    assert long_name in page

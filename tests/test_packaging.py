@@ -10,7 +10,9 @@ it silently.
 from __future__ import annotations
 
 import fnmatch
+import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -97,3 +99,41 @@ def test_an_installed_wheel_uses_its_bundled_copy(
 def test_an_unknown_name_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown data directory"):
         data_directory("reports")
+
+
+@pytest.mark.slow  # a build, a fresh venv and a smoke run: make test-slow
+def test_the_distributions_pass_twine_and_the_wheel_works_from_another_folder(
+    tmp_path: Path,
+) -> None:
+    """``python -m build`` makes an sdist and a wheel of what git tracks (a fresh clone's files),
+    ``twine check --strict`` passes both (their metadata and README render as an index shows
+    them), and the wheel installed into a fresh venv runs from a folder that is not a checkout:
+    its help, and a smoke run against the bundled server on the contract inside the wheel."""
+    source = tmp_path / "source"
+    for file in _tracked("."):
+        (source / file).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / file, source / file)
+    dist = tmp_path / "dist"
+    _run(sys.executable, "-m", "build", "--outdir", str(dist), str(source))
+    built = sorted(path.name for path in dist.iterdir())
+    assert len(built) == 2 and built[0].endswith(".whl") and built[1].endswith(".tar.gz"), built
+    _run(sys.executable, "-m", "twine", "check", "--strict", *map(str, dist.iterdir()))
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", str(venv))
+    wheel = next(dist.glob("*.whl"))
+    _run(str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    helped = _run(str(venv / "bin" / "conformance"), "--help", cwd=elsewhere)
+    assert "conformance" in helped.stdout and "run" in helped.stdout
+    smoke = _run(str(venv / "bin" / "conformance"), "run", "--smoke", cwd=elsewhere)
+    assert "SMOKE RUN PASSED" in smoke.stdout
+    assert (elsewhere / "reports" / "compliance.json").is_file()
+
+
+def _run(*command: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=900, check=False
+    )
+    assert done.returncode == 0, f"{' '.join(command)}\n{done.stdout}\n{done.stderr}"
+    return done

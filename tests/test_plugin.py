@@ -477,7 +477,7 @@ def test_the_reports_carry_verdicts_labels_and_no_secret(suite: pytest.Pytester)
     failed = next(r for r in results if "must-fails" in r["name"])
     labels = {(label["name"], label["value"]) for label in failed["labels"]}
     assert {
-        ("epic", "spec 04.03 E12"),  # numbers two digits wide: the tree in spec order
+        ("epic", "4.3 E12 " + load_contract().operations["E12"].name),  # the spec part's title
         ("feature", "E12 " + load_contract().operations["E12"].name),
         ("story", "POS-E12"),
         ("severity", "critical"),
@@ -485,6 +485,9 @@ def test_the_reports_carry_verdicts_labels_and_no_secret(suite: pytest.Pytester)
     attachment_names = [a["name"] for a in failed["attachments"]]
     assert "reproduce" in attachment_names
     assert "01 GET /v1/sandbox/accounts/1 → 200" in attachment_names
+    # named after the scenario, without the Python test's module and function
+    assert failed["fullName"] in verdicts
+    assert not {name for name, _ in labels} & {"package", "testMethod", "suite", "parentSuite"}
     should = next(r for r in results if "should-fails" in r["name"])
     assert ("severity", "normal") in {(lb["name"], lb["value"]) for lb in should["labels"]}
     # One history per scenario, though no item is parametrised (the scenario id is the Allure

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import base64
 import io
 import json
+import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -134,3 +138,47 @@ def test_the_allure_version_is_read_from_the_command(tmp_path: Path) -> None:
     report_command.allure_major.cache_clear()
     assert report_command.allure_major(str(fake)) == 2
     report_command.allure_major.cache_clear()
+
+
+@pytest.mark.slow  # a run and npx allure@3 (which downloads Allure once): make test-slow
+@pytest.mark.skipif(shutil.which("npx") is None, reason="needs Node.js (npx allure@3)")
+def test_the_rendered_report_is_one_file_that_opens_without_a_server(tmp_path: Path) -> None:
+    """``conformance report`` after a run writes ``allure-report/index.html`` with the results
+    inside it (Allure 3's single file): nothing it shows is fetched from a file beside it, which a
+    browser refuses over file://, and its tree is labelled with the spec parts' titles."""
+    reports = tmp_path / "reports"
+    conformance = [sys.executable, "-m", "conformance"]
+    ran = subprocess.run(
+        [*conformance, "run", "--smoke", "--reports", str(reports)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    rendered = subprocess.run(
+        [*conformance, "report", "--reports", str(reports)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    page = (reports / "allure-report" / "index.html").read_text(encoding="utf-8")
+    embedded = dict(re.findall(r'd\("([^"]+)","([^"]*)"\)', page))
+    assert "widgets/tree.json" in embedded  # the data is in the page, not in data/ beside it
+    assert not (reports / "allure-report" / "data").exists()
+    tree = json.loads(base64.b64decode(embedded["widgets/tree.json"]))
+    epics = [tree["groupsById"][node]["name"] for node in tree["root"]["groups"]]
+    assert epics and all(re.match(r"\d(\.\d)? [A-Z]", name) for name in epics), epics
+    for result in tree["leavesById"].values():
+        assert "test_conformance" not in json.dumps(result)
+    assert "googletagmanager" not in page  # opened on a bank's machine, it calls no third party
+
+
+def test_the_report_calls_no_third_party() -> None:
+    """Allure 3 puts Google Analytics in every report; the rendered page goes without it."""
+    page = (
+        "<head></head><body><script>app()</script>\n"
+        '    <script async src="https://www.googletagmanager.com/gtag/js?id=G-X"></script>\n'
+        "    <script>\n        window.dataLayer = window.dataLayer || [];\n"
+        "        function gtag(){dataLayer.push(arguments);}\n        gtag('js', new Date());\n"
+        "    </script>\n    <script async>window.allureReportData = {};</script></body>"
+    )
+    cleaned = report_command.without_analytics(page)
+    assert "googletagmanager" not in cleaned and "dataLayer" not in cleaned
+    assert "<script>app()</script>" in cleaned and "window.allureReportData" in cleaned

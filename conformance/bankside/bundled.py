@@ -26,6 +26,7 @@ from typing import IO
 
 from conformance.bankside.trace import SERVER_TRACE, trace_dir
 from conformance.errors import ConformanceError
+from conformance.exchange import replay_program
 
 __all__ = [
     "UTF8_CA_NAME",
@@ -427,7 +428,7 @@ class ReplayServer:
     def command(self) -> str:
         """``conformance serve --port N --trust ... [--fault ...] [--profile ...] [TLS]``."""
         port = self.url.rsplit(":", 1)[-1].rstrip("/")
-        words = ["conformance", "serve", "--port", port]
+        words = ["serve", "--port", port]
         for ca in self.trust:
             words += ["--trust", _shown(ca)]
         for fault in self.faults:
@@ -439,4 +440,4 @@ class ReplayServer:
                 word if word.startswith("--") else _shown(word)
                 for word in self.tls.server_arguments()
             ]
-        return shlex.join(words)
+        return f"{replay_program()} {shlex.join(words)}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -25,7 +26,14 @@ from conformance.commands import COMMANDS, Subparsers
 from conformance.errors import ConformanceError
 from conformance.report.allure_files import allure3_config
 
-__all__ = ["ALLURE_NPM_PACKAGE", "HISTORY_FILE", "allure_command", "register", "run"]
+__all__ = [
+    "ALLURE_NPM_PACKAGE",
+    "HISTORY_FILE",
+    "allure_command",
+    "register",
+    "run",
+    "without_analytics",
+]
 
 #: The npm package of the Allure 3 command line, pinned to its major version.
 ALLURE_NPM_PACKAGE = "allure@3"
@@ -43,8 +51,9 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "report",
         help=COMMANDS["report"],
-        description="Render reports/allure-results into reports/allure-report/index.html with "
-        "the Allure command line (an `allure` on the PATH, else `npx --yes allure@3`).",
+        description="Render reports/allure-results into reports/allure-report/index.html, one "
+        "file that opens in a browser without a server, with the Allure command line (an "
+        "`allure` on the PATH, else `npx --yes allure@3`).",
     )
     parser.add_argument(
         "--reports",
@@ -65,7 +74,9 @@ def allure_command(results: Path, output: Path) -> list[str] | None:
     allure = shutil.which("allure")
     if allure is not None:
         command = [allure, "generate", str(results), "-o", str(output)]
-        return command if allure_major(allure) < 3 else command + _history_config(results.parent)
+        if allure_major(allure) < 3:  # Allure 2.24 and later: one file, as Allure 3 is told
+            return [*command, "--single-file"]
+        return command + _history_config(results.parent)
     npx = shutil.which("npx")
     if npx is not None:
         command = [npx, "--yes", ALLURE_NPM_PACKAGE, "generate", str(results), "-o", str(output)]
@@ -127,6 +138,32 @@ def _how_to_get_it(results: Path, output: Path) -> str:
     )
 
 
+#: What Allure 3 puts in every report to count its users with Google Analytics (the script it
+#: loads, and the inline block that configures it); 3.18 has no switch for it (Allure 2 reads
+#: ALLURE_NO_ANALYTICS, which is set too). A certification report opened on a bank's machine
+#: calls no third party, so :func:`without_analytics` takes both out of the rendered page.
+_ANALYTICS = (
+    re.compile(
+        r'\s*<script[^>]*\bsrc="https://www\.googletagmanager\.com/[^"]*"[^>]*>\s*</script>'
+    ),
+    re.compile(r"\s*<script>\s*window\.dataLayer\s*=.*?</script>", re.S),
+)
+
+
+def without_analytics(page: str) -> str:
+    """``page`` without Allure's Google Analytics scripts (:data:`_ANALYTICS`)."""
+    for pattern in _ANALYTICS:
+        page = pattern.sub("", page)
+    return page
+
+
+def _strip_analytics(index: Path) -> None:
+    page = index.read_text(encoding="utf-8")
+    cleaned = without_analytics(page)
+    if cleaned != page:
+        index.write_text(cleaned, encoding="utf-8")
+
+
 def _clear(output: Path) -> None:
     """Empty the previous report; refuse to touch a directory that is not one."""
     if not output.exists():
@@ -169,6 +206,7 @@ def run(
     try:
         finished = subprocess.run(
             chosen,
+            env={**os.environ, "ALLURE_NO_ANALYTICS": "true"},
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -188,10 +226,10 @@ def run(
             f"`{' '.join(chosen)}` failed (exit code {finished.returncode})"
             + (": " + " / ".join(said) if said else "")
         )
+    _strip_analytics(output / "index.html")
     print(f"Allure report written to {output / 'index.html'}", file=out)
     print(
-        f"  serve it with `npx --yes {ALLURE_NPM_PACKAGE} open {output}` "
-        "(a browser cannot load it from file:// everywhere)",
+        "  one file with the results inside: open it in a browser as it is, or send it on",
         file=out,
     )
     return 0

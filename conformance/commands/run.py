@@ -40,7 +40,7 @@ from conformance.commands.usage import (
     fault_table,
     selection_options,
 )
-from conformance.errors import ConformanceError, RunInterrupted
+from conformance.errors import ConformanceError, RunInterrupted, exit_codes_text
 from conformance.report import writable_reports
 from conformance.run_options import RUN, RUN_OPTIONS, TARGET, TLS
 from conformance.scenario import run_seed
@@ -66,9 +66,7 @@ _DESCRIPTION = """\
 Run the conformance suite and write the reports. Without --target (and --profile) the bundled
 reference server is started on a free port and the suite runs against it. Arguments after --
 go to pytest as they are, e.g. `conformance run -- -k E12 -n 0` or `-- -m "E16 and must"`.
-The exit code is pytest's: 0 when every must-level requirement was met (should-level failures
-are reported but count only with --strict); 130 when the run was interrupted (Ctrl-C, SIGTERM,
-the bundled server stopped), whose verdict is INTERRUPTED."""
+The exit code says what happened (the table below, also the README's)."""
 
 
 # --- the command --------------------------------------------------------------------------------
@@ -79,6 +77,7 @@ def register(subparsers: Subparsers) -> None:
         "run",
         help=COMMANDS["run"],
         description=_DESCRIPTION,
+        epilog=exit_codes_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(parser)

@@ -12,6 +12,7 @@ import pytest
 
 from conformance.checks import ConformanceFailure
 from conformance.errors import INTERRUPTED_EXIT
+from conformance.exchange import replay_program
 from conformance.findings import ShouldFindings
 from conformance.plugin.cleanup import cleanup_requested, note_creations, write_summary
 from conformance.plugin.collection import FACTS
@@ -317,10 +318,24 @@ def _write_run_end(
         )
     if collector.written:
         _, md_path = collector.written
+        reports = _here(md_path.parent)
         terminalreporter.line(
-            f"reports in {md_path.parent}/ (compliance.md, compliance.html, compliance.json, "
-            "junit.xml, allure-results/); `conformance report` renders the Allure HTML"
+            f"reports in {reports}/ (compliance.md, compliance.html, compliance.json, "
+            "junit.xml, allure-results/)"
         )
+        terminalreporter.line(
+            f"open them: {reports / 'compliance.html'} in a browser (a file, no server); "
+            f"`{replay_program()} report --reports {reports}` renders the Allure report "
+            f"as one file, {reports / 'allure-report' / 'index.html'}"
+        )
+
+
+def _here(path: Path) -> Path:
+    """``path`` as the user typed it: relative to the working directory when it is below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 @pytest.hookimpl(trylast=True)

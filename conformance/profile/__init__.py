@@ -1,5 +1,5 @@
 """The target profile: one TOML file read and checked (every key documented in
-``profiles/README.md``, an unknown key an error), and merged with command-line options.
+``docs/reference/profile.md``, an unknown key an error), and merged with command-line options.
 
 ``model`` holds the value (:class:`TargetProfile` and its nested settings), ``load`` reads the
 file, ``options`` puts the environment and the command line on top; ``bank``, ``paths``,

@@ -25,7 +25,7 @@ CANCELLATION_SCA: tuple[CancellationSca, ...] = get_args(CancellationSca)
 
 @dataclass(frozen=True)
 class Lifecycle:
-    """The lifecycle choices of a profile (each key in ``profiles/README.md``).
+    """The lifecycle choices of a profile (each key in ``docs/reference/profile.md``).
 
     ``release`` None is the release the spec shows (1.22.0): nothing is gated.
     ``optional_operations`` are the contract's optional operations (``"optional": true``, such

@@ -1,6 +1,6 @@
 """Reading a profile: one TOML file → :class:`~conformance.profile.model.TargetProfile`, every
-key checked and every unknown key an error naming the file and the key (``profiles/README.md``
-is the list). Each table has its reader below; :func:`load_profile` puts them together.
+key checked and every unknown key an error naming the file and the key (``docs/reference/
+profile.md`` is the list). Each table has its reader below; :func:`load_profile` puts them together.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from conformance.errors import ProfileError
+from conformance.profile import key_docs
 from conformance.profile.bank import ENV_PREFIX, Waiver
 from conformance.profile.consent_model import ConsentSettings
 from conformance.profile.lifecycle import Lifecycle
@@ -114,97 +115,122 @@ def _empty() -> Mapping[Any, Any]:
 
 @dataclass(frozen=True)
 class TargetProfile:
-    """One target, as read from its TOML file (every key in ``profiles/README.md``).
+    """One target, as read from its TOML file. Each field's metadata says which keys set it and
+    what they mean (``key_docs``; ``docs/reference/profile.md`` is made of them).
 
     ``supported_operations`` is ``None`` when the profile does not narrow the operations (all
     supported); ``unsupported_operations`` lists the ones it excludes. Use :meth:`supports` rather
     than reading them: products and the sandbox switch narrow the set too.
     """
 
-    name: str
-    base_url: str
-    certificate: Path | None = None
-    key: Path | None = None
-    key_password: str | None = field(default=None, repr=False)
+    name: str = field(metadata=key_docs.NAME)
+    base_url: str = field(metadata=key_docs.BASE_URL)
+    certificate: Path | None = field(default=None, metadata=key_docs.CERTIFICATE)
+    key: Path | None = field(default=None, metadata=key_docs.NOT_A_KEY)
+    key_password: str | None = field(default=None, repr=False, metadata=key_docs.KEY_PASSWORD)
     #: The trusted CAs and the TLS client certificate (QWAC) of mutual TLS, apart from the
     #: signing one (top-level keys ``ca_certificate``, ``ca_trust``, ``tls_certificate``,
     #: ``tls_key``, ``tls_key_password_env``).
-    tls: TlsSettings = field(default_factory=TlsSettings)
-    second_identity: SecondIdentity = field(default_factory=SecondIdentity)
+    tls: TlsSettings = field(default_factory=TlsSettings, metadata=key_docs.TLS)
+    second_identity: SecondIdentity = field(
+        default_factory=SecondIdentity, metadata=key_docs.SECOND_IDENTITY
+    )
     #: ``[negative_certificates]``: ready-made certificates for the negative scenarios of
     #: spec 5 item 1 (expired, without role, another CA, revoked, QWACs), so they need no CA key.
-    negative_certificates: NegativeCertificates = field(default_factory=NegativeCertificates)
+    negative_certificates: NegativeCertificates = field(
+        default_factory=NegativeCertificates, metadata=key_docs.NEGATIVE_CERTIFICATES
+    )
     #: ``[oauth]``: the token endpoint the run fetches its bearer tokens from (spec 5 item 8:
     #: "Access token or OAuth flow: not shown."); None: no token is sent.
-    oauth: OAuthSettings | None = None
-    connection: ConnectionSettings = field(default_factory=ConnectionSettings)
-    mask: MaskSettings = field(default_factory=MaskSettings)
+    oauth: OAuthSettings | None = field(default=None, metadata=key_docs.OAUTH)
+    connection: ConnectionSettings = field(
+        default_factory=ConnectionSettings, metadata=key_docs.CONNECTION
+    )
+    mask: MaskSettings = field(default_factory=MaskSettings, metadata=key_docs.MASK)
     #: Scenarios reported ``waived`` with a reason, never run and never passed.
-    waivers: tuple[Waiver, ...] = ()
+    waivers: tuple[Waiver, ...] = field(default=(), metadata=key_docs.WAIVERS)
     #: The clock skew (seconds) the bank allows between a signed Date and its own clock; the
     #: stale-Date scenarios sign a Date an hour beyond it.
-    date_skew: float = 300.0
-    redirect_uri: str = DEFAULT_REDIRECT_URI
-    psu_private: PrivatePsu = field(default_factory=PrivatePsu)
-    psu_corporate: CorporatePsu = field(default_factory=CorporatePsu)
+    date_skew: float = field(default=300.0, metadata=key_docs.DATE_SKEW)
+    redirect_uri: str = field(default=DEFAULT_REDIRECT_URI, metadata=key_docs.REDIRECT_URI)
+    psu_private: PrivatePsu = field(default_factory=PrivatePsu, metadata=key_docs.PSU_PRIVATE)
+    psu_corporate: CorporatePsu = field(
+        default_factory=CorporatePsu, metadata=key_docs.PSU_CORPORATE
+    )
     #: ``[psu.second]``: another private PSU, for checks that one PSU never reaches another's
     #: resources.
-    psu_second: PrivatePsu = field(default_factory=PrivatePsu)
-    products: frozenset[str] = frozenset(PRODUCT_OPERATIONS)
-    supported_operations: frozenset[str] | None = None
-    unsupported_operations: frozenset[str] = frozenset()
-    paths: Mapping[str, str] = field(default_factory=_empty)
+    psu_second: PrivatePsu = field(default_factory=PrivatePsu, metadata=key_docs.PSU_SECOND)
+    products: frozenset[str] = field(
+        default=frozenset(PRODUCT_OPERATIONS), metadata=key_docs.PRODUCTS
+    )
+    supported_operations: frozenset[str] | None = field(
+        default=None, metadata=key_docs.SUPPORTED_OPERATIONS
+    )
+    unsupported_operations: frozenset[str] = field(default=frozenset(), metadata=key_docs.NOT_A_KEY)
+    paths: Mapping[str, str] = field(default_factory=_empty, metadata=key_docs.PATHS)
     #: ``[paths] OP = { method = ..., periodic = ... }``: the bank's method where spec 4.1 does
     #: not show it, and the path of PS, PC or PA for a periodic payment.
-    methods: Mapping[str, str] = field(default_factory=_empty)
-    periodic_paths: Mapping[str, str] = field(default_factory=_empty)
-    sandbox: bool = True
-    production: ProductionData = field(default_factory=ProductionData)
+    methods: Mapping[str, str] = field(default_factory=_empty, metadata=key_docs.METHODS)
+    periodic_paths: Mapping[str, str] = field(default_factory=_empty, metadata=key_docs.NOT_A_KEY)
+    sandbox: bool = field(default=True, metadata=key_docs.SANDBOX)
+    production: ProductionData = field(default_factory=ProductionData, metadata=key_docs.PRODUCTION)
     #: ``[payments]``: the debtor and creditor accounts of payments on a target without sandbox.
-    payment_accounts: PaymentAccounts = field(default_factory=PaymentAccounts)
+    payment_accounts: PaymentAccounts = field(
+        default_factory=PaymentAccounts, metadata=key_docs.PAYMENT_ACCOUNTS
+    )
     #: ``[prepared]``: states the bank prepared for the run (a PDNG payment, aged consents, ...).
-    prepared: PreparedStates = field(default_factory=PreparedStates)
+    prepared: PreparedStates = field(default_factory=PreparedStates, metadata=key_docs.PREPARED)
     #: ``[hooks]``: commands run at the bank's side (its batch processing run).
-    hooks: Hooks = field(default_factory=Hooks)
+    hooks: Hooks = field(default_factory=Hooks, metadata=key_docs.HOOKS)
     #: ``[setup] templates``: per sandbox creation, an object merged into the suite's body.
-    setup_templates: Mapping[str, Mapping[str, Any]] = field(default_factory=_empty)
-    sca: ScaSettings = field(default_factory=ScaSettings)
+    setup_templates: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=_empty, metadata=key_docs.SETUP_TEMPLATES
+    )
+    sca: ScaSettings = field(default_factory=ScaSettings, metadata=key_docs.SCA)
     #: ``[cancellation] sca``, ``nok_redirect_uri``, ``release``, ``[operations] optional``: the
     #: bank's choices about its payments' lifecycle and the release it runs.
-    lifecycle: Lifecycle = field(default_factory=Lifecycle)
-    x_accept_fix: str = DEFAULT_X_ACCEPT_FIX
+    lifecycle: Lifecycle = field(default_factory=Lifecycle, metadata=key_docs.LIFECYCLE)
+    x_accept_fix: str = field(default=DEFAULT_X_ACCEPT_FIX, metadata=key_docs.X_ACCEPT_FIX)
     #: ``[headers]``: sent on every request (an API gateway's client id); a value
     #: ``env:NAME`` is read from the environment variable NAME when the run starts.
-    headers: Mapping[str, str] = field(default_factory=_empty)
+    headers: Mapping[str, str] = field(default_factory=_empty, metadata=key_docs.HEADERS)
     #: ``[psu] ip_address``, ``user_agent``: the PSU-IP-Address and PSU-User-Agent values sent.
-    psu_ip_address: str | None = None
-    psu_user_agent: str | None = None
+    psu_ip_address: str | None = field(default=None, metadata=key_docs.PSU_HEADERS)
+    psu_user_agent: str | None = field(default=None, metadata=key_docs.NOT_A_KEY)
     #: ``[key_id]``: how the signer writes the keyId (spec 5 item 2 fixes neither the case of the
     #: hexadecimal serial nor how the DN is written), for a bank that compares it as text.
-    key_id: KeyIdStyle = field(default_factory=KeyIdStyle)
+    key_id: KeyIdStyle = field(default_factory=KeyIdStyle, metadata=key_docs.KEY_ID)
     #: The ``referenceType`` of a KID in the structured remittance array (spec 2.7 leaves the
     #: value open: "KID", or ISO 20022's "SCOR" as several banks' own samples have it).
-    kid_reference_type: str = "KID"
+    kid_reference_type: str = field(default="KID", metadata=key_docs.KID_REFERENCE_TYPE)
     #: ``[query.<op id>]``: the bank's names of an operation's query parameters where the spec
     #: does not name them (AT's ``fromDate`` → ``dateFrom``, as Berlin Group banks name them).
-    query_names: Mapping[str, Mapping[str, str]] = field(default_factory=_empty)
+    query_names: Mapping[str, Mapping[str, str]] = field(
+        default_factory=_empty, metadata=key_docs.QUERY_NAMES
+    )
     #: ``[product_ids]``: the contract's product identifier → the bank's (only NCBCT's is open:
     #: spec 4.1 "The NCBCT product identifier: not shown").
-    product_ids: Mapping[str, str] = field(default_factory=_empty)
+    product_ids: Mapping[str, str] = field(default_factory=_empty, metadata=key_docs.PRODUCT_IDS)
     #: ``[required_headers]``: the bank's required header set of an operation whose set the
     #: spec does not show (``required_for``).
-    required_headers: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
+    required_headers: Mapping[str, tuple[str, ...]] = field(
+        default_factory=_empty, metadata=key_docs.REQUIRED_HEADERS
+    )
     #: ``[consent] model``: detailed, bank-offered, global or first-access (spec 8 shows no
     #: consent operation).
-    consent: ConsentSettings = field(default_factory=ConsentSettings)
+    consent: ConsentSettings = field(default_factory=ConsentSettings, metadata=key_docs.CONSENT)
     #: ``[response_headers] promised``: the response headers the bank promises; a broken promise
     #: counts as a must failure for it, reported as its own promise, not the spec's.
-    response_headers: ResponseHeaderPromises = field(default_factory=ResponseHeaderPromises)
+    response_headers: ResponseHeaderPromises = field(
+        default_factory=ResponseHeaderPromises, metadata=key_docs.RESPONSE_HEADERS
+    )
     #: ``[operations] promised``: the operations interface.md neither shows nor names that the
     #: bank promises; a failure on one counts as a must failure for it, reported as its promise.
-    operation_promises: OperationPromises = field(default_factory=OperationPromises)
-    reference_server: bool = False
-    source: Path | None = None
+    operation_promises: OperationPromises = field(
+        default_factory=OperationPromises, metadata=key_docs.OPERATION_PROMISES
+    )
+    reference_server: bool = field(default=False, metadata=key_docs.REFERENCE_SERVER)
+    source: Path | None = field(default=None, metadata=key_docs.NOT_A_KEY)
 
     def static_headers(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         """``[headers]`` with ``env:NAME`` values read from the environment; a variable that is
@@ -253,7 +279,7 @@ class TargetProfile:
         """Why the target does not offer ``operation`` (one sentence), or None when it does.
 
         A scenario of an operation the target does not offer is "not applicable", never passed
-        (README, "Verdicts and reports"); the reason is what the report shows.
+        (docs/explanation/verdicts-and-causes.md); the reason is what the report shows.
         """
         op_id = operation.id
         if self.supported_operations is not None and op_id not in self.supported_operations:

@@ -21,7 +21,7 @@ from conformance.profile.toml_table import Table
 
 __all__ = ["NEGATIVE_CERTIFICATE_NAMES", "NegativeCertificate", "NegativeCertificates", "read"]
 
-#: The certificates the table may name, and what each is (profiles/README.md).
+#: The certificates the table may name, and what each is (docs/reference/profile.md).
 NEGATIVE_CERTIFICATE_NAMES: Mapping[str, str] = MappingProxyType(
     {
         "expired": "a signing certificate of a CA the bank trusts, past its validity",

@@ -120,7 +120,7 @@ class ScaSettings:
 class PreparedStates:
     """``[prepared]``: states the bank prepared for the run, which only time or the bank's
     backend bring about, so that the rules stated for them are judged off the reference server
-    (whose controls reach them there; profiles/README.md gives each key its spec sentence).
+    (whose controls reach them there; docs/reference/profile.md gives each key its spec sentence).
 
     - ``pending_payment_id`` (product ``pending_payment_product``, ``ndct`` or ``ncbct``): a
       single payment of the private PSU in status PDNG (spec 7 rule 6);

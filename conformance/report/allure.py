@@ -4,8 +4,11 @@ attachments (exchanges, reproduction commands) of one scenario.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance.checks import quote_lines
@@ -13,6 +16,7 @@ from conformance.report.masking import scrub
 from conformance.scenario import SECURITY_RULES
 
 if TYPE_CHECKING:
+    from conformance.contract import Contract
     from conformance.exchange import Exchange
     from conformance.report.verdicts import Finding
     from conformance.scenario import Scenario
@@ -32,18 +36,28 @@ __all__ = [
     "label_scenario",
     "reproduce_commands",
     "sortable_spec",
+    "spec_label",
+    "spec_titles",
 ]
 
 #: Allure severity of each level: a must requirement's scenario is critical, a should one normal.
 SEVERITY = {"must": "critical", "should": "normal"}
 
 
-def label_scenario(scenario: Scenario, operation_name: str = "") -> None:
-    """Epic, feature, story, severity, title and description of the running test."""
+def label_scenario(
+    scenario: Scenario, operation_name: str = "", contract: Contract | None = None
+) -> None:
+    """Epic, feature, story, severity, title and description of the running test. With the
+    contract, the epic is the spec part's title (:func:`spec_label`), else its sortable number."""
     if allure is None:
         return
     feature = f"{scenario.operation} {operation_name}".strip()
-    allure.dynamic.epic(sortable_spec(scenario.spec))
+    if contract is not None:
+        names = {op_id: op.name for op_id, op in contract.operations.items()}
+        epic = spec_label(scenario.spec, spec_titles(contract.root), names)
+    else:
+        epic = sortable_spec(scenario.spec)
+    allure.dynamic.epic(epic)
     allure.dynamic.feature(feature)
     allure.dynamic.story(scenario.rule)
     if scenario.rule in SECURITY_RULES:
@@ -61,6 +75,50 @@ def sortable_spec(spec: str) -> str:
     Allure's tree, which orders its groups by name, lists spec 4 before spec 10 and rule 2 before
     rule 10."""
     return re.sub(r"\d+", lambda number: number.group().zfill(2), spec)
+
+
+@functools.cache
+def spec_titles(root: Path) -> Mapping[str, str]:
+    """Spec part number → its heading in interface.md (``spec-parts.json`` ``titles``)."""
+    document = json.loads((root / "spec-parts.json").read_text(encoding="utf-8"))
+    titles = document.get("titles", {}) if isinstance(document, dict) else {}
+    return {number: title for number, title in titles.items() if not number.startswith("$")}
+
+
+_PART = re.compile(r"spec (\d+(?:\.\d+)?)(?: (.*))?$")
+_OPERATION = re.compile(r"[A-Z]+\d*")
+
+
+def _one_part(part: str, titles: Mapping[str, str], operations: Mapping[str, str]) -> str:
+    """``spec 4.3 E16`` → ``4.3 E16 Create NDCT payment``; ``spec 7 rule 2`` → ``7 Errors,
+    rule 2``; ``spec 2.4`` → ``2.4 Signing basket``; a part it cannot read, as it is."""
+    match = _PART.match(part.strip())
+    if match is None:
+        return part.strip()
+    number, rest = match.group(1), match.group(2) or ""
+    if _OPERATION.fullmatch(rest) and rest in operations:
+        return f"{number} {sortable_spec(rest)} {operations[rest]}"
+    title = titles.get(number) or titles.get(number.split(".")[0], "")
+    label = f"{number} {title}".strip()
+    if not rest:
+        return label
+    return f"{label} {rest}" if rest.startswith("(") else f"{label}, {rest}"
+
+
+def spec_label(spec: str, titles: Mapping[str, str], operations: Mapping[str, str]) -> str:
+    """The Allure tree's label of a scenario's spec part: its number and title, the way the
+    spec heads it (``4.3 E16 Create NDCT payment``, ``2.7 Payment request bodies``); a scenario
+    resting on several parts is grouped under the first, the others named after ``also``.
+
+    Allure sorts the tree by name, as text (``localeCompare``, not numeric): the spec's section,
+    rule and item numbers are single digits, and an operation's number is written two digits
+    wide (``4.3 E02 Create payment basket``), so that the labels sort in spec order."""
+    first, *others = [part for part in spec.split(", spec ") if part]
+    label = _one_part(first, titles, operations)
+    if not others:
+        return label
+    also = ", ".join(_PART.sub(r"\1 \2", f"spec {part}").strip() for part in others)
+    return f"{label}; also {also}"
 
 
 def _description(scenario: Scenario) -> str:

@@ -11,9 +11,11 @@ beside allure-pytest's results when a run ends, and the Allure 3 configuration
 - ``executor.json``: the CI system and build that made the run, when one did (GitHub Actions,
   GitLab CI, Jenkins, or any that sets ``CI``);
 - tidied results: a not-applicable, blocked or waived scenario keeps its reason as its message,
-  without pytest's ``Skipped:`` prefix and without a traceback (it is not an error);
+  without pytest's ``Skipped:`` prefix and without a traceback (it is not an error); a result is
+  named after its scenario id, without the Python test's module and function;
 - ``allurerc.json`` (Allure 3): the report named after the target and profile, grouped spec part ›
-  operation › rule (epic › feature › story), with the same categories.
+  operation › rule (epic › feature › story), with the same categories, written as one HTML file
+  (``singleFile``) that opens from disk.
 """
 
 from __future__ import annotations
@@ -160,15 +162,38 @@ def executor(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
 _CLASS_PREFIX = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*: ")
 
 
-def _tidy(result: Path) -> None:
-    """A result as a reader should meet it: a skipped scenario's message is its verdict and
-    reason, with no traceback; a failure's message starts with what failed, not with the
-    exception's Python class; a scenario with should findings only is "broken" (amber), its
-    message saying so (:data:`SHOULD_PREFIX`)."""
-    try:
-        document = json.loads(result.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return
+#: The labels allure-pytest derives from the Python test function (its module, class, function
+#: and package): the same for every scenario, and no reader's business.
+_PYTHON_LABELS = frozenset(
+    {"package", "testClass", "testMethod", "parentSuite", "suite", "subSuite"}
+)
+
+
+def _named(document: dict[str, Any]) -> bool:
+    """A scenario's page names the scenario, not the Python test (``fullName`` is its id, the
+    ``scenario`` parameter, and the module and function labels go); True when it changed."""
+    scenario = next(
+        (
+            str(parameter.get("value", "")).strip("'")
+            for parameter in document.get("parameters") or []
+            if parameter.get("name") == "scenario"
+        ),
+        None,
+    )
+    labels = document.get("labels") or []
+    kept = [label for label in labels if label.get("name") not in _PYTHON_LABELS]
+    if scenario is None or (document.get("fullName") == scenario and kept == labels):
+        return False
+    document["fullName"] = scenario
+    document["labels"] = kept
+    return True
+
+
+def _messages(document: dict[str, Any]) -> bool:
+    """A skipped scenario's message is its verdict and reason, with no traceback; a failure's
+    message starts with what failed, not with the exception's Python class; a scenario with
+    should findings only is "broken" (amber), its message saying so (:data:`SHOULD_PREFIX`).
+    True when it changed."""
     details = document.get("statusDetails") or {}
     message = str(details.get("message") or "")
     status = document.get("status")
@@ -182,6 +207,21 @@ def _tidy(result: Path) -> None:
         details["message"] = _CLASS_PREFIX.sub("", message, count=1)
         document["statusDetails"] = details
     else:
+        return False
+    return True
+
+
+def _tidy(result: Path) -> None:
+    """A result as a reader should meet it: named after its scenario (:func:`_named`), its
+    message the verdict's (:func:`_messages`)."""
+    try:
+        document = json.loads(result.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return
+    if not isinstance(document, dict):
+        return
+    named = _named(document)
+    if not (_messages(document) or named):
         return
     result.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
 
@@ -227,6 +267,9 @@ def allure3_config(document: Mapping[str, Any] | None, history: Path) -> dict[st
                     # by name: the spec parts in spec order (allure.sortable_spec), not the order
                     # the scenarios happened to run in
                     "defaultSortBy": "name,asc",
+                    # one index.html with the data inside: it opens from a file (a report sent
+                    # by mail or kept as a CI artefact), where the many-file report's fetches fail
+                    "singleFile": True,
                 }
             }
         },

@@ -784,6 +784,8 @@ def render_markdown(document: Mapping[str, Any]) -> str:
 
 # --- HTML ----------------------------------------------------------------------------------------
 
+#: A long unbroken value (a 71-character name in a replay line, a URL) wraps wherever it must,
+#: in a cell, a paragraph or an example, instead of pushing the page sideways.
 _STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 75em; color: #1d1d1f;
        padding: 0 1em; }
@@ -797,6 +799,7 @@ th { background: #f5f5f7; } code { font-size: .9em; overflow-wrap: anywhere; }
 details > summary { cursor: pointer; color: #0645ad; margin: .5em 0; }
 h3 { font-size: 1.05em; margin-top: 1.5em; }
 pre { background: #f5f5f7; padding: .6em .8em; overflow-x: auto; font-size: .85em; }
+td, th, p, li, summary, pre { overflow-wrap: anywhere; } pre { white-space: pre-wrap; }
 """
 #: Sections shown folded (long reference tables).
 _FOLDED = ("Scenarios", "Not applicable", "Findings", "Assumptions")

@@ -4,7 +4,7 @@ certs`` (empty with a new CA, one entry more with each ``--revoke``), read by th
 
 Spec 5 does not speak of revocation; a bank checks it all the same (PSD2 RTS Art. 34 rests on
 eIDAS certificates, whose status a relying party consults). The suite's scenarios that sign with
-a revoked certificate are graded should for that reason (README, Security).
+a revoked certificate are graded should for that reason (docs/explanation/security.md).
 """
 
 from __future__ import annotations

@@ -40,7 +40,9 @@ def test_scenario(
 ) -> None:
     ctx = conformance_context
     operation = ctx.contract.operations.get(scenario.operation)
-    allure_report.label_scenario(scenario, operation.name if operation is not None else "")
+    allure_report.label_scenario(
+        scenario, operation.name if operation is not None else "", ctx.contract
+    )
     unsupported = ctx.profile.unsupported_reason(ctx.contract.operations[scenario.operation])
     if unsupported is not None:
         pytest.skip(NOT_APPLICABLE_PREFIX + unsupported)

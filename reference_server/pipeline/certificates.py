@@ -1,7 +1,7 @@
 """What a bank's gateway and its supervisor check of a TPP's certificates beyond spec 5, after the
 signature and the chain (``auth``) held. Spec 5 speaks only of "the TPP certificate"; each check
 here is a reading of PSD2 practice (ETSI TS 119 495, EN 319 412-5, RTS Art. 34), listed in
-``assumptions.md``, and the suite judges it at should (README, Security):
+``assumptions.md``, and the suite judges it at should (docs/explanation/security.md):
 
 1. revocation: a signing certificate, or the QWAC of the TLS connection, whose issuer's list
    (``--crl``) revokes it → 401 ``CERTIFICATE_INVALID``;
