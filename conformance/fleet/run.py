@@ -152,7 +152,7 @@ def _ended(folder: Path, code: int, log: Path) -> tuple[str, str]:
     return NOT_RUN, f"exit code {code}: {_last_word(log)}"
 
 
-def run_bank(bank: Bank, options: FleetOptions, grace: float = GRACE_SECONDS) -> BankOutcome:
+def run_bank(bank: Bank, options: FleetOptions) -> BankOutcome:
     """Run one bank under the deadline and record how it ended (in its folder, too)."""
     folder = options.reports / bank.folder
     _clear(folder)
@@ -174,7 +174,7 @@ def run_bank(bank: Bank, options: FleetOptions, grace: float = GRACE_SECONDS) ->
             try:
                 code = process.wait(timeout=options.deadline)
             except subprocess.TimeoutExpired:
-                _stop_group(process, grace)
+                _stop_group(process, GRACE_SECONDS)
                 status = TIMED_OUT
                 why = (
                     f"no verdict within the deadline of {options.deadline:g} s: its run was "
