@@ -204,3 +204,13 @@ def test_an_outcome_record_reads_back(tmp_path: Path) -> None:
     assert outcome is not None and outcome.status == NOT_RUN and outcome.round == "r"
     (tmp_path / "other.json").write_text("{}")
     assert read_outcome(tmp_path / "other.json") is None
+
+
+def test_a_cause_must_at_one_bank_and_should_at_another_says_both(tmp_path: Path) -> None:
+    """A bank that promised what the spec leaves open has the cause at must level."""
+    _write_run(tmp_path / "a", "a", "2026-11-28T02:00:00+00:00", _cause(SHARED, "must"))
+    _write_run(tmp_path / "b", "b", "2026-11-28T02:00:00+00:00", _cause(SHARED, "should"))
+    fleet = build_fleet(collect_runs([tmp_path]), tmp_path)
+    assert [(c["scope"], c["level"]) for c in fleet["causes"]] == [("platform", "must/should")]
+    html = render_fleet_html(fleet)
+    assert 'class="cell has must"' in html and 'class="cell has should"' in html

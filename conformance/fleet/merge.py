@@ -91,7 +91,10 @@ def _cause_rows(latest: Sequence[BankRun]) -> list[dict[str, Any]]:
         {
             "id": cause,
             "title": known[cause]["title"],
-            "level": known[cause]["level"],
+            # one cause can be must at a bank that promised what another leaves to a reading
+            "level": "/".join(
+                sorted({run.causes[cause]["level"] for run in latest if cause in run.causes})
+            ),
             "spec": known[cause]["spec"],
             "scope": "platform" if len(banks) >= threshold else "bank",
             "banks": banks,
@@ -204,6 +207,7 @@ def _bank_entry(history: Sequence[BankRun], out: Path) -> dict[str, Any]:
         "folder": str(latest.folder),
         "totals": dict(document.get("totals", {})),
         "causes": {cause: facts["count"] for cause, facts in latest.causes.items()},
+        "levels": {cause: facts["level"] for cause, facts in latest.causes.items()},
         "changes": _changes(history),
         "trend": _trend(history),
     }

@@ -161,8 +161,9 @@ def _html_cell(cause: Mapping[str, Any], bank: Mapping[str, Any]) -> str:
         css, text, title = "unknown", "?", f"no verdict: {bank['status']}"
     elif cause["id"] in bank["causes"]:
         count = bank["causes"][cause["id"]]
-        css, text = f"has {cause['level']}", f"✗ {count}"
-        title = f"{count} scenario{'s' if count != 1 else ''} at {bank['label']}"
+        level = bank["levels"][cause["id"]]
+        css, text = f"has {level}", f"✗ {count}"
+        title = f"{count} scenario{'s' if count != 1 else ''} at {bank['label']} ({level})"
     else:
         css, text, title = "clear", "–", f"not at {bank['label']}"
     inner = _e(text)
