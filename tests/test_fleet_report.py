@@ -127,6 +127,7 @@ def test_history_tells_new_fixed_and_persisting_per_bank(two_rounds: Path) -> No
         "note": "",
     }
     assert banks["b"]["changes"]["new"] == ["cause-b"]
+    assert f"  - fixed: `{OWN}` title of {OWN}\n" in render_fleet_markdown(fleet)
     # a bank without a verdict now: nothing is called fixed
     assert banks["c"]["changes"]["fixed"] == [] and "no verdict" in banks["c"]["changes"]["note"]
     assert [point["must"] for point in banks["a"]["trend"]] == [2, 1]

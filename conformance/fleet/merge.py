@@ -232,6 +232,10 @@ def build_fleet(runs: Sequence[BankRun], out: Path) -> dict[str, Any]:
         "banks_judged": judged,
         "banks": [_bank_entry(history, out) for history in banks.values()],
         "causes": _cause_rows(latest),
+        # every cause of every run, fixed ones too: the history names them by their title
+        "cause_titles": {
+            cause: facts["title"] for run in runs for cause, facts in sorted(run.causes.items())
+        },
         "platform_trend": _platform_trend(runs),
         "runs_seconds": round(sum(seconds), 3),
     }

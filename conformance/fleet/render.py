@@ -108,7 +108,12 @@ def _markdown_matrix(fleet: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _markdown_bank(bank: Mapping[str, Any]) -> list[str]:
+def _named(cause: str, titles: Mapping[str, str]) -> str:
+    """A cause of the history: its id and title."""
+    return f"`{cause}` {_md(titles.get(cause, ''))}".rstrip()
+
+
+def _markdown_bank(bank: Mapping[str, Any], titles: Mapping[str, str]) -> list[str]:
     changes = bank["changes"]
     lines = [f"### {_md(bank['label'])}: {_md(bank['bank'])}", ""]
     lines.append(f"- last run: {bank['started']} ({_bank_word(bank)})")
@@ -119,7 +124,7 @@ def _markdown_bank(bank: Mapping[str, Any]) -> list[str]:
     if changes["since"] is not None:
         lines.append(f"- since {changes['since']}:")
         for key in ("new", "fixed", "persisting"):
-            shown = ", ".join(f"`{cause}`" for cause in changes[key]) or "none"
+            shown = "; ".join(_named(cause, titles) for cause in changes[key]) or "none"
             lines.append(f"  - {key}: {shown}")
     if changes["note"]:
         lines.append(f"- note: {_md(changes['note'])}")
@@ -145,7 +150,7 @@ def render_fleet_markdown(fleet: Mapping[str, Any]) -> str:
     lines += _markdown_matrix(fleet)
     lines += ["## Banks", ""]
     for bank in fleet["banks"]:
-        lines += _markdown_bank(bank)
+        lines += _markdown_bank(bank, fleet["cause_titles"])
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -203,12 +208,17 @@ def _html_matrix(fleet: Mapping[str, Any]) -> str:
     )
 
 
-def _html_changes(changes: Mapping[str, Any]) -> str:
+def _html_changes(changes: Mapping[str, Any], titles: Mapping[str, str]) -> str:
     if changes["since"] is None:
         return f"<p><small>{_e(changes['note'])}</small></p>"
     items = "".join(
         f"<li>{key}: "
-        + (", ".join(f"<code>{_e(cause)}</code>" for cause in changes[key]) or "none")
+        + (
+            "; ".join(
+                f"<code>{_e(cause)}</code> {_e(titles.get(cause, ''))}" for cause in changes[key]
+            )
+            or "none"
+        )
         + "</li>"
         for key in ("new", "fixed", "persisting")
     )
@@ -216,13 +226,13 @@ def _html_changes(changes: Mapping[str, Any]) -> str:
     return f"<p>since {_e(changes['since'])}:</p><ul>{items}</ul>{note}"
 
 
-def _html_bank(bank: Mapping[str, Any]) -> str:
+def _html_bank(bank: Mapping[str, Any], titles: Mapping[str, str]) -> str:
     link = f' · <a href="{html.escape(bank["report"])}">report</a>' if bank["report"] else ""
     why = f"<p>{_e(bank['why'])}</p>" if bank["why"] else ""
     return (
         f'<div class="bankcard"><h3>{_e(bank["label"])}</h3><small>{_e(bank["bank"])}</small>'
         f"<p>last run {_e(bank['started'])}: <b>{_e(_bank_word(bank))}</b>{link}</p>{why}"
-        f"{_html_changes(bank['changes'])}{bank_trend_svg(bank)}</div>"
+        f"{_html_changes(bank['changes'], titles)}{bank_trend_svg(bank)}</div>"
     )
 
 
@@ -249,7 +259,9 @@ def render_fleet_html(fleet: Mapping[str, Any]) -> str:
         "<h2>Causes × banks <small>(latest run of each bank)</small></h2>",
         _html_matrix(fleet),
         "<h2>Banks</h2>",
-        '<div class="banks">' + "".join(_html_bank(bank) for bank in fleet["banks"]) + "</div>",
+        '<div class="banks">'
+        + "".join(_html_bank(bank, fleet["cause_titles"]) for bank in fleet["banks"])
+        + "</div>",
     ]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
