@@ -215,3 +215,17 @@ def test_a_cause_must_at_one_bank_and_should_at_another_says_both(tmp_path: Path
     assert [(c["scope"], c["level"]) for c in fleet["causes"]] == [("platform", "must/should")]
     html = render_fleet_html(fleet)
     assert 'class="cell has must"' in html and 'class="cell has should"' in html
+
+
+def test_two_profiles_of_one_name_in_two_files_are_two_banks(tmp_path: Path) -> None:
+    for stem in ("first", "second"):
+        folder = _write_run(tmp_path / stem, "x", "2026-11-28T02:00:00+00:00", _cause(OWN))
+        document = json.loads((folder / "compliance.json").read_text())
+        document["profile"]["source"] = f"/profiles/{stem}.toml"
+        (folder / "compliance.json").write_text(json.dumps(document))
+    fleet = build_fleet(collect_runs([tmp_path]), tmp_path)
+    assert [(bank["label"], bank["bank"]) for bank in fleet["banks"]] == [
+        ("first", "Bank x"),
+        ("second", "Bank x"),
+    ]
+    assert fleet["causes"][0]["scope"] == "platform"

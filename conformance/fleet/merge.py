@@ -55,11 +55,13 @@ def threshold_words(judged: int) -> str:
     )
 
 
-def _by_bank(runs: Sequence[BankRun]) -> dict[str, list[BankRun]]:
-    banks: dict[str, list[BankRun]] = {}
+def _by_bank(runs: Sequence[BankRun]) -> dict[tuple[str, str], list[BankRun]]:
+    """The runs of each bank, oldest first; a bank is its profile's name and its short label
+    (two profiles of one name in two files are two banks)."""
+    banks: dict[tuple[str, str], list[BankRun]] = {}
     for run in sorted(runs, key=lambda item: (item.started, str(item.folder))):
-        banks.setdefault(run.bank, []).append(run)
-    return dict(sorted(banks.items(), key=lambda item: item[1][-1].label))
+        banks.setdefault((run.label, run.bank), []).append(run)
+    return dict(sorted(banks.items()))
 
 
 def _rounds(runs: Sequence[BankRun]) -> list[str]:
