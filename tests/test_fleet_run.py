@@ -150,3 +150,36 @@ def test_mistakes_are_one_line(
     code = main(["fleet", "run", profile, "--reports", str(tmp_path), *words])
     assert code == 2
     assert said in capsys.readouterr().err
+
+
+def test_the_command_runs_the_banks_then_writes_the_report(
+    tmp_path: Path, stand_ins: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    profiles = []
+    for stem in ("judges", "refused"):
+        profiles.append(tmp_path / f"{stem}.toml")
+        profiles[-1].write_text(f'name = "Bank {stem}"\nbase_url = "http://127.0.0.1:9"\n')
+    reports = tmp_path / "fleet"
+    code = main(["fleet", "run", *map(str, profiles), "--reports", str(reports), "--jobs", "2"])
+    assert code == 1  # one bank gave no verdict
+    said = capsys.readouterr().out
+    assert (
+        "fleet: judges: judged (exit 0)" in said and "fleet: refused: not run (exit code 3" in said
+    )
+    assert "2 bank(s) in" in said and "1 gave a verdict" in said
+    fleet = (reports / "fleet-report" / "fleet.md").read_text()
+    assert "- **refused** (not run): exit code 3: conformance: NOT JUDGED" in fleet
+
+
+def test_index_runs_one_bank_and_leaves_the_report_to_the_merge(
+    tmp_path: Path, stand_ins: dict[str, Path]
+) -> None:
+    profiles = []
+    for stem in ("refused", "judges"):
+        profiles.append(tmp_path / f"{stem}.toml")
+        profiles[-1].write_text(f'name = "Bank {stem}"\nbase_url = "http://127.0.0.1:9"\n')
+    reports = tmp_path / "fleet"
+    assert (
+        main(["fleet", "run", *map(str, profiles), "--reports", str(reports), "--index", "1"]) == 0
+    )
+    assert sorted(path.name for path in reports.iterdir()) == ["judges"]
