@@ -4,7 +4,10 @@ banks' runs are stood in for by small Python children here (the whole suite: tes
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -26,7 +29,10 @@ print("conformance: bundled reference server started", flush=True)
 time.sleep(120)
 """
 REFUSED = """
+import os
+import signal
 import sys
+import threading
 print("conformance: NOT JUDGED: the target refused the suite's own signing certificate")
 sys.exit(3)
 """
@@ -183,3 +189,25 @@ def test_index_runs_one_bank_and_leaves_the_report_to_the_merge(
         main(["fleet", "run", *map(str, profiles), "--reports", str(reports), "--index", "1"]) == 0
     )
     assert sorted(path.name for path in reports.iterdir()) == ["judges"]
+
+
+def test_a_fleet_interrupted_stops_every_bank_s_run(
+    tmp_path: Path, stand_ins: dict[str, Path]
+) -> None:
+    """The banks' runs are in sessions of their own (out of reach of the terminal's Ctrl-C):
+    the fleet stops them when it is stopped itself."""
+    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_fleet(_banks("hangs"), _options(tmp_path, deadline=60.0))
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 30  # not at the deadline: at once
+    grandchild = int(stand_ins["pid"].read_text())
+    for _ in range(50):
+        if not _alive(grandchild):
+            break
+        time.sleep(0.1)
+    assert not _alive(grandchild)

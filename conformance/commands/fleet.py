@@ -6,14 +6,18 @@ report`` merges the runs it finds under some folders into that report
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 
 from conformance.commands import COMMANDS, Subparsers
 from conformance.commands.usage import check_faults, check_numprocesses, positive_int
-from conformance.errors import ConformanceError
+from conformance.errors import ConformanceError, RunInterrupted
 from conformance.fleet.outcome import JUDGED, BankOutcome
 from conformance.report import writable_reports
 
@@ -221,7 +225,8 @@ def fleet_run(args: argparse.Namespace) -> int:
     )
     print(f"fleet: {len(banks)} bank(s), {args.jobs} at once, reports in {reports}/", flush=True)
     started = time.monotonic()
-    outcomes = run_fleet(banks, options, _said)
+    with _sigterm_interrupts():
+        outcomes = run_fleet(banks, options, _said)
     wall = time.monotonic() - started
     print(
         f"fleet: {len(outcomes)} bank(s) in {wall:.0f} s wall time; their runs took "
@@ -231,6 +236,24 @@ def fleet_run(args: argparse.Namespace) -> int:
     if args.index is None and not args.no_report:
         _report([reports], (args.out or reports / "fleet-report").resolve())
     return 0 if all(outcome.exit_code == 0 for outcome in outcomes) else 1
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (a pod deleted, a CI job cancelled) ends the fleet as Ctrl-C does, so that its
+    banks' runs are stopped with it."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise RunInterrupted("SIGTERM")
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _report(folders: Sequence[Path], out: Path) -> None:

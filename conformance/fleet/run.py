@@ -17,11 +17,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from conformance.errors import INTERRUPTED_EXIT, ConformanceError
@@ -135,6 +137,34 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
+class _Running:
+    """The banks' processes still running, so that a fleet stopped itself (Ctrl-C, SIGTERM: a
+    pod deleted) stops them too: each is in a session of its own, out of reach of the
+    terminal's Ctrl-C."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._processes: set[subprocess.Popen[bytes]] = set()
+
+    def add(self, process: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._processes.add(process)
+
+    def discard(self, process: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._processes.discard(process)
+
+    def stop_all(self) -> None:
+        with self._lock:
+            processes = list(self._processes)
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGTERM)
+
+
+_RUNNING = _Running()
+
+
 def _clear(folder: Path) -> None:
     """An earlier run's compliance document and record in the bank's folder are removed, so that
     a run that writes none is never read as that earlier one."""
@@ -158,31 +188,10 @@ def run_bank(bank: Bank, options: FleetOptions) -> BankOutcome:
     _clear(folder)
     command = bank_command(bank, options)
     started, clock = _now(), time.monotonic()
-    code: int | None = None
     if bank.error:
-        status, why = NOT_RUN, bank.error
+        status, why, code = NOT_RUN, bank.error, None
     else:
-        log = folder / RUN_LOG
-        with log.open("wb") as output:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            try:
-                code = process.wait(timeout=options.deadline)
-            except subprocess.TimeoutExpired:
-                _stop_group(process, GRACE_SECONDS)
-                status = TIMED_OUT
-                why = (
-                    f"no verdict within the deadline of {options.deadline:g} s: its run was "
-                    f"stopped (last said: {_last_word(log)})"
-                )
-            else:
-                _kill_group(process)
-                status, why = _ended(folder, code, log)
+        status, why, code = _run(command, folder, options.deadline)
     outcome = BankOutcome(
         bank=bank.folder,
         name=bank.name,
@@ -200,6 +209,43 @@ def run_bank(bank: Bank, options: FleetOptions) -> BankOutcome:
     return outcome
 
 
+def _run(command: Sequence[str], folder: Path, deadline: float) -> tuple[str, str, int | None]:
+    """Run ``command`` in a session of its own, its output in the bank's log: its status, why
+    and exit code (None: it passed ``deadline`` and was stopped, or never started)."""
+    log = folder / RUN_LOG
+    with log.open("wb") as output:
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as error:
+            return NOT_RUN, f"its run could not start: {error}", None
+        _RUNNING.add(process)
+        try:
+            code = process.wait(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            _stop_group(process, GRACE_SECONDS)
+            why = (
+                f"no verdict within the deadline of {deadline:g} s: its run was stopped "
+                f"(last said: {_last_word(log)})"
+            )
+            return TIMED_OUT, why, None
+        finally:
+            _RUNNING.discard(process)
+    _kill_group(process)
+    return (*_ended(folder, code, log), code)
+
+
+def _tell(done: Callable[[BankOutcome], None], ended: Future[BankOutcome]) -> None:
+    """Tell ``done`` of a bank's run as it ends (not of one cancelled before it began)."""
+    if not ended.cancelled() and ended.exception() is None:
+        done(ended.result())
+
+
 def run_fleet(
     banks: Sequence[Bank],
     options: FleetOptions,
@@ -210,5 +256,11 @@ def run_fleet(
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
         futures = [pool.submit(run_bank, bank, options) for bank in banks]
         for future in futures:
-            future.add_done_callback(lambda ended: done(ended.result()))
-        return [future.result() for future in futures]
+            future.add_done_callback(partial(_tell, done))
+        try:
+            return [future.result() for future in futures]
+        except BaseException:  # Ctrl-C, SIGTERM: no bank's run outlives the fleet
+            for future in futures:
+                future.cancel()
+            _RUNNING.stop_all()
+            raise
