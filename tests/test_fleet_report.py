@@ -229,3 +229,13 @@ def test_two_profiles_of_one_name_in_two_files_are_two_banks(tmp_path: Path) -> 
         ("second", "Bank x"),
     ]
     assert fleet["causes"][0]["scope"] == "platform"
+
+
+def test_smoke_runs_are_said_to_be_no_conformance_verdict(tmp_path: Path) -> None:
+    folder = _write_run(tmp_path / "a", "a", "2026-11-28T02:00:00+00:00", _cause(OWN))
+    document = json.loads((folder / "compliance.json").read_text())
+    document["run"]["selection"] = {"smoke": "one positive and one negative scenario"}
+    (folder / "compliance.json").write_text(json.dumps(document))
+    markdown = render_fleet_markdown(build_fleet(collect_runs([tmp_path]), tmp_path))
+    assert "(1 of the verdicts from smoke runs or selections: no conformance verdict)" in markdown
+    assert "(1 cause, smoke run)" in markdown

@@ -202,6 +202,8 @@ def _bank_entry(history: Sequence[BankRun], out: Path) -> dict[str, Any]:
         "why": latest.why,
         "verdict": latest.document is not None,
         "complete": bool(document.get("run", {}).get("complete")),
+        # a smoke run or a -k/-m selection: its causes are real, its verdict no conformance one
+        "selection": dict(document.get("run", {}).get("selection") or {}),
         "started": latest.started,
         "round": latest.round,
         "seconds": latest.seconds,

@@ -56,11 +56,17 @@ def headline(fleet: Mapping[str, Any]) -> str:
     platform = sum(1 for cause in causes if cause["scope"] == "platform")
     failing = sum(1 for bank in banks if bank["verdict"] and bank["causes"])
     missing = len(banks) - fleet["banks_judged"]
+    selections = sum(1 for bank in banks if bank["verdict"] and bank["selection"])
     return (
         f"{len(banks)} bank{'s' if len(banks) != 1 else ''}: {fleet['banks_judged']} gave a "
         f"verdict ({failing} with causes), {missing} gave none; {platform} platform "
         f"cause{'s' if platform != 1 else ''}, {len(causes) - platform} bank "
         f"cause{'s' if len(causes) - platform != 1 else ''}"
+        + (
+            f" ({selections} of the verdicts from smoke runs or selections: no conformance verdict)"
+            if selections
+            else ""
+        )
     )
 
 
@@ -73,7 +79,11 @@ def _bank_word(bank: Mapping[str, Any]) -> str:
         return str(bank["status"])
     if bank["why"]:
         return "partial"
-    return f"{len(bank['causes'])} cause{'s' if len(bank['causes']) != 1 else ''}"
+    count = len(bank["causes"])
+    kind = (
+        ", smoke run" if "smoke" in bank["selection"] else ", a selection" * bool(bank["selection"])
+    )
+    return f"{count} cause{'s' if count != 1 else ''}{kind}"
 
 
 # --- Markdown -----------------------------------------------------------------------------------
