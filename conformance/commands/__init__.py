@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "run": "run the conformance suite (against the bundled reference server by default)",
     "report": "render the Allure HTML report of the last run (needs Node.js or Allure)",
     "selfcheck": "check that the suite catches each deliberate fault of the reference server",
+    "fleet": "many banks at once: run each bank's suite in its own process, merge the reports",
     "compare": "compare two runs' compliance.json: regressions, fixes, changed findings",
     "call": "send one signed request and show the exchange",
     "certs": "write a test CA and a TPP signing certificate with PSD2 roles (spec 5)",
