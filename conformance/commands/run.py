@@ -12,6 +12,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -46,6 +47,7 @@ from conformance.scenario import DEFAULT_SEED, run_seed
 from conformance.suite import SUITE_DIR
 
 if TYPE_CHECKING:
+    from conformance.evidence.sealing import SealKey
     from conformance.profile import TargetProfile
 
 __all__ = [
@@ -185,11 +187,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(repeatable; python -m reference_server --list-faults)",
     )
     add_list_faults(parser)
+    add_seal_arguments(parser)
     parser.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
         metavar="-- PYTEST_ARGS",
         help="arguments for pytest, after --",
+    )
+
+
+def add_seal_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--seal``, ``--seal-key``, ``--seal-previous``: the sealed record of the run."""
+    parser.add_argument(
+        "--seal",
+        metavar="CERT",
+        help="write the sealed record of the run to <reports>/evidence/ (compliance.json, every "
+        "exchange masked, the profile, the verdicts, the digests), sealed by a detached JWS "
+        "with this certificate chain (PEM, the sealing certificate first); needs --seal-key; "
+        "conformance verify checks it",
+    )
+    parser.add_argument("--seal-key", metavar="KEY", help="private key of --seal (PEM)")
+    parser.add_argument(
+        "--seal-previous",
+        metavar="DIR",
+        help="the bank's previous sealed record, whose digest the new one names (default: the "
+        "record already in <reports>/evidence/, which is moved to evidence-<digest>/)",
     )
 
 
@@ -266,6 +288,7 @@ def pytest_arguments(
     trust_anchor: BundledIdentity | None = None,
     tls_trust_anchor: BundledTls | None = None,
     server_pid: int | None = None,
+    evidence: bool = False,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
@@ -295,6 +318,7 @@ def pytest_arguments(
         args.append("--conformance-smoke")
     if server_pid is not None:  # the bundled server: every process stops when it is gone
         args += ["--conformance-server-pid", str(server_pid)]
+    args += ["--conformance-evidence"] if evidence else []  # --seal: every exchange kept
     extra = list(extra)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -433,6 +457,7 @@ def run(args: argparse.Namespace) -> int:
     seed = run_seed(args.seed, bundled=bundled)
     reports = writable_reports(Path(args.reports).resolve())
     _check_bundled_only(args, bundled)
+    sealing = _Sealing.of(args, reports)
     previous = signal.getsignal(signal.SIGTERM)
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:
@@ -481,6 +506,7 @@ def run(args: argparse.Namespace) -> int:
                 trust_anchor=setup.identity,
                 tls_trust_anchor=setup.bundled_tls,
                 server_pid=None if setup.watch is None else setup.watch.pid,
+                evidence=sealing is not None,
                 extra=args.pytest_args,
             )
             checked = PreflightDone.naming(
@@ -494,7 +520,10 @@ def run(args: argparse.Namespace) -> int:
             # line); nothing is printed after it, and nothing at all of reports not written.
             plugins: list[object] = [checked]
             plugins += [plugin for plugin in (setup.replay, setup.watch) if plugin is not None]
-            return int(pytest.main(pytest_args, plugins=plugins))
+            code = int(pytest.main(pytest_args, plugins=plugins))
+            if sealing is not None:
+                sealing.finish(reports, setup.profile_path)
+            return code
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
@@ -525,6 +554,52 @@ def _check_bundled_only(args: argparse.Namespace, bundled: bool) -> None:
         raise ConformanceError(
             "--tls serves the bundled reference server over mutual TLS; for a target give "
             "--tls-cert (and the profile's ca_certificate or --tls-ca)"
+        )
+
+
+@dataclasses.dataclass
+class _Sealing:
+    """``--seal``: the key (read before the run, so that a wrong one costs no run), the record
+    the new one follows, and when the run started."""
+
+    key: SealKey
+    previous: str | None
+    started: datetime
+
+    @classmethod
+    def of(cls, args: argparse.Namespace, reports: Path) -> _Sealing | None:
+        if args.seal is None and args.seal_key is None:
+            return None
+        if args.seal is None or args.seal_key is None:
+            raise ConformanceError("--seal and --seal-key go together")
+        # on use: only a sealed run reads keys and loads the traffic judge
+        from conformance.evidence.record import make_room, previous_record
+        from conformance.evidence.sealing import load_seal_key
+
+        key = load_seal_key(Path(args.seal), Path(args.seal_key))
+        named = None if args.seal_previous is None else Path(args.seal_previous)
+        previous = previous_record(reports, named)
+        moved = make_room(reports)
+        if moved is not None:
+            print(f"conformance: the previous sealed record is kept in {moved}", flush=True)
+        return cls(key, previous, datetime.now(UTC))
+
+    def finish(self, reports: Path, profile: str | None) -> None:
+        """Seal the run's record and say where it is."""
+        from conformance.evidence.record import seal_record
+
+        record = seal_record(
+            reports,
+            self.key,
+            profile=None if profile is None else Path(profile),
+            previous=self.previous,
+            started=self.started,
+        )
+        follows = f"follows {self.previous}" if self.previous else "the first of its series"
+        print(
+            f"conformance: sealed record {record} in {reports / 'evidence'}/ ({follows}); "
+            f"check it with `conformance verify {reports / 'evidence'}`",
+            flush=True,
         )
 
 

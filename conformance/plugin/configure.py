@@ -27,6 +27,7 @@ from conformance.plugin.options import (
     trust_anchor_from_options,
     uses_bundled_server,
 )
+from conformance.plugin.recording import ExchangeRecorder, exchanges_folder
 from conformance.report.collector import ComplianceCollector
 from conformance.report.compliance import profile_summary
 from conformance.report.masking import configure_masking, policy_for
@@ -99,6 +100,9 @@ def _register_run_plugins(config: pytest.Config) -> None:
         from conformance.plugin.prefetch import Prefetcher
 
         config.pluginmanager.register(Prefetcher(threads), "conformance-prefetch")
+    evidence = exchanges_folder(config)
+    if evidence is not None:  # conformance run --seal: every exchange kept, masked
+        config.pluginmanager.register(ExchangeRecorder(evidence), "conformance-recording")
 
 
 @pytest.hookimpl(tryfirst=True)

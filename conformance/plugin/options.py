@@ -134,6 +134,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="directory of compliance.json and compliance.md (default: reports)",
     )
     group.addoption(
+        "--conformance-evidence",
+        action="store_true",
+        default=False,
+        help="keep every exchange of the run, masked as the reports are, one file per scenario "
+        "in <reports>/evidence/exchanges/ (conformance run --seal gives it)",
+    )
+    group.addoption(
         "--cleanup",
         action="store_true",
         default=False,
