@@ -52,6 +52,12 @@ def sealed_run(certificates: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     assert done.returncode == 0, done.stdout[-3000:]
     assert "conformance: sealed record sha256:" in done.stdout
     assert "(the first of its series)" in done.stdout
+    # eligibility, said in the terminal (above the verdict), the JSON and JUnit
+    assert "NOT ELIGIBLE for certification: a smoke run;" in done.stdout
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    assert document["eligibility"]["reasons"][0] == "a smoke run"
+    junit = (reports / "junit.xml").read_text(encoding="utf-8")
+    assert '<property name="eligible" value="false"' in junit
     return reports
 
 

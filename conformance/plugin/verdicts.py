@@ -23,6 +23,7 @@ from conformance.report.compliance_page import (
     overall_verdict,
     verdict_word,
 )
+from conformance.report.eligibility import eligibility_line
 from conformance.report.junit import (
     ShouldFinding,
     add_run_properties,
@@ -341,6 +342,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     # number: the verdict stays the last line (compliance.md lists them right below it).
     for line in not_judged_lines(document):
         reporter.write_line(line)
+    eligible = eligibility_line(document)
+    if eligible:
+        reporter.write_line(eligible)
     reporter.write_line(overall_verdict(document), bold=True)
 
 
@@ -387,6 +391,10 @@ def _run_properties(collector: ComplianceCollector) -> list[tuple[str, str]]:
         ("verdict_line", overall_verdict(document)),
         ("complete", "true" if run.get("complete") else "false"),
     ]
+    said = document.get("eligibility")
+    if said is not None:
+        pairs.append(("eligible", "true" if said["eligible"] else "false"))
+        pairs += [("not_eligible_because", reason) for reason in said["reasons"]]
     if run.get("interrupted"):
         pairs.append(("interrupted", str(run["interrupted"])))
     return pairs

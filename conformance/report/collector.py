@@ -166,6 +166,9 @@ def run_selection(session: pytest.Session) -> dict[str, Any]:
     listed = config.getoption("conformance_scenarios", None)
     if listed:
         selection["scenarios from"] = listed
+    deselected = config.getoption("deselect", None)
+    if deselected:
+        selection["--deselect"] = list(deselected)
     named = [arg for arg in config.args if "::" in arg]
     if named:
         selection["node ids"] = named
