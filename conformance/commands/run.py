@@ -189,6 +189,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_list_faults(parser)
     add_seal_arguments(parser)
     parser.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="known failures (TOML: [[known]] with cause, owner, ticket, expires): the run fails "
+        "only on causes not in it, or on an entry past its expiry date; each entry is reported "
+        "as observed, fixed, not observed (the run did not reach it) or expired",
+    )
+    parser.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
         metavar="-- PYTEST_ARGS",
@@ -221,6 +228,11 @@ def check_command_line(args: argparse.Namespace, command: str) -> None:
     unknown marker, or selects nothing (:mod:`conformance.commands.usage`)."""
     check_numprocesses(args.numprocesses)
     args.fault = check_faults(args.fault, command)
+    if getattr(args, "baseline", None) is not None:
+        # on use: a baseline is read only when one is given
+        from conformance.report.baseline import load_baseline
+
+        load_baseline(Path(args.baseline))  # a mistake in it said before anything runs
     if any(True for _ in selection_options(args.pytest_args)):
         # on use: the scenarios are generated only when a selection is to be checked
         from conformance.contract import load_contract
@@ -289,6 +301,7 @@ def pytest_arguments(
     tls_trust_anchor: BundledTls | None = None,
     server_pid: int | None = None,
     evidence: bool = False,
+    baseline: str | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
@@ -319,6 +332,7 @@ def pytest_arguments(
     if server_pid is not None:  # the bundled server: every process stops when it is gone
         args += ["--conformance-server-pid", str(server_pid)]
     args += ["--conformance-evidence"] if evidence else []  # --seal: every exchange kept
+    args += ["--conformance-baseline", baseline] if baseline else []
     extra = list(extra)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -507,6 +521,7 @@ def run(args: argparse.Namespace) -> int:
                 tls_trust_anchor=setup.bundled_tls,
                 server_pid=None if setup.watch is None else setup.watch.pid,
                 evidence=sealing is not None,
+                baseline=_absolute(args.baseline),
                 extra=args.pytest_args,
             )
             checked = PreflightDone.naming(

@@ -28,6 +28,7 @@ from conformance.plugin.options import (
     uses_bundled_server,
 )
 from conformance.plugin.recording import ExchangeRecorder, exchanges_folder
+from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.collector import ComplianceCollector
 from conformance.report.compliance import profile_summary
 from conformance.report.masking import configure_masking, policy_for
@@ -83,10 +84,22 @@ def pytest_configure(config: pytest.Config) -> None:
             describe_target=functools.partial(_describe_target, config),
         )
         collector.replay_server = _replay_server(config)
+        collector.baseline = _baseline(config)
         config.stash[COLLECTOR] = collector
         config.pluginmanager.register(collector, "conformance-compliance")
     if config.option.markers:  # `pytest --markers`: list the scenario markers too
         register_markers(config, generated_scenarios())
+
+
+def _baseline(config: pytest.Config) -> Baseline | None:
+    """The known failures of ``--conformance-baseline`` (None without one)."""
+    path = config.getoption("conformance_baseline", None)
+    if path is None:
+        return None
+    try:
+        return load_baseline(Path(path))
+    except ConformanceError as error:
+        raise pytest.UsageError(error.message) from None
 
 
 def _register_run_plugins(config: pytest.Config) -> None:
