@@ -189,6 +189,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_list_faults(parser)
     add_seal_arguments(parser)
     parser.add_argument(
+        "--last-failed",
+        action="store_true",
+        help="run again only the scenarios that failed or erred in the previous run (its "
+        "compliance.json in --reports; with --strict, those with should findings too), into the "
+        "same reports folder: a partial run, never eligible for certification",
+    )
+    parser.add_argument(
         "--baseline",
         metavar="FILE",
         help="known failures (TOML: [[known]] with cause, owner, ticket, expires): the run fails "
@@ -302,6 +309,7 @@ def pytest_arguments(
     server_pid: int | None = None,
     evidence: bool = False,
     baseline: str | None = None,
+    scenarios: Path | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
@@ -333,6 +341,7 @@ def pytest_arguments(
         args += ["--conformance-server-pid", str(server_pid)]
     args += ["--conformance-evidence"] if evidence else []  # --seal: every exchange kept
     args += ["--conformance-baseline", baseline] if baseline else []
+    args += ["--conformance-scenarios", str(scenarios)] if scenarios else []
     extra = list(extra)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -471,6 +480,10 @@ def run(args: argparse.Namespace) -> int:
     seed = run_seed(args.seed, bundled=bundled)
     reports = writable_reports(Path(args.reports).resolve())
     _check_bundled_only(args, bundled)
+    rerun = _last_failed(args, reports)
+    if args.last_failed and rerun is None:
+        print(f"conformance: no scenario failed or erred in the run of {reports}: none to run")
+        return 0
     sealing = _Sealing.of(args, reports)
     previous = signal.getsignal(signal.SIGTERM)
     in_main_thread = threading.current_thread() is threading.main_thread()
@@ -522,6 +535,7 @@ def run(args: argparse.Namespace) -> int:
                 server_pid=None if setup.watch is None else setup.watch.pid,
                 evidence=sealing is not None,
                 baseline=_absolute(args.baseline),
+                scenarios=rerun,
                 extra=args.pytest_args,
             )
             checked = PreflightDone.naming(
@@ -570,6 +584,25 @@ def _check_bundled_only(args: argparse.Namespace, bundled: bool) -> None:
             "--tls serves the bundled reference server over mutual TLS; for a target give "
             "--tls-cert (and the profile's ca_certificate or --tls-ca)"
         )
+
+
+def _last_failed(args: argparse.Namespace, reports: Path) -> Path | None:
+    """``--last-failed``: the list of the previous run's failed scenarios (None: none, or not
+    asked)."""
+    if not args.last_failed:
+        return None
+    # on use: only --last-failed reads the previous run
+    from conformance.report.last_failed import last_failed, write_last_failed
+
+    failed = last_failed(reports, strict=args.strict)
+    if not failed:
+        return None
+    print(
+        f"conformance: running again the {len(failed)} scenario(s) that failed or erred in the "
+        f"previous run (listed in {reports}/last-failed.txt)",
+        flush=True,
+    )
+    return write_last_failed(reports, failed)
 
 
 @dataclasses.dataclass
