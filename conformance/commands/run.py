@@ -189,6 +189,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_list_faults(parser)
     add_seal_arguments(parser)
     parser.add_argument(
+        "--traffic",
+        action="store_true",
+        help="write the run's own traffic for tools, masked as the reports are: "
+        "<reports>/events.ndjson (an event per exchange and per verdict as the run goes) and "
+        "<reports>/traffic.har (conformance judge reads it)",
+    )
+    parser.add_argument(
         "--last-failed",
         action="store_true",
         help="run again only the scenarios that failed or erred in the previous run (its "
@@ -310,6 +317,7 @@ def pytest_arguments(
     evidence: bool = False,
     baseline: str | None = None,
     scenarios: Path | None = None,
+    traffic: bool = False,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
@@ -342,6 +350,7 @@ def pytest_arguments(
     args += ["--conformance-evidence"] if evidence else []  # --seal: every exchange kept
     args += ["--conformance-baseline", baseline] if baseline else []
     args += ["--conformance-scenarios", str(scenarios)] if scenarios else []
+    args += ["--conformance-traffic"] if traffic else []
     extra = list(extra)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -536,6 +545,7 @@ def run(args: argparse.Namespace) -> int:
                 evidence=sealing is not None,
                 baseline=_absolute(args.baseline),
                 scenarios=rerun,
+                traffic=args.traffic,
                 extra=args.pytest_args,
             )
             checked = PreflightDone.naming(

@@ -27,7 +27,12 @@ from conformance.plugin.options import (
     trust_anchor_from_options,
     uses_bundled_server,
 )
-from conformance.plugin.recording import ExchangeRecorder, exchanges_folder
+from conformance.plugin.recording import (
+    EventStream,
+    ExchangeRecorder,
+    events_file,
+    exchanges_folder,
+)
 from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.collector import ComplianceCollector
 from conformance.report.compliance import profile_summary
@@ -87,6 +92,9 @@ def pytest_configure(config: pytest.Config) -> None:
         collector.baseline = _baseline(config)
         config.stash[COLLECTOR] = collector
         config.pluginmanager.register(collector, "conformance-compliance")
+        events = events_file(config)
+        if events is not None:
+            config.pluginmanager.register(EventStream(events, seed), "conformance-events")
     if config.option.markers:  # `pytest --markers`: list the scenario markers too
         register_markers(config, generated_scenarios())
 
@@ -113,9 +121,9 @@ def _register_run_plugins(config: pytest.Config) -> None:
         from conformance.plugin.prefetch import Prefetcher
 
         config.pluginmanager.register(Prefetcher(threads), "conformance-prefetch")
-    evidence = exchanges_folder(config)
-    if evidence is not None:  # conformance run --seal: every exchange kept, masked
-        config.pluginmanager.register(ExchangeRecorder(evidence), "conformance-recording")
+    evidence, events = exchanges_folder(config), events_file(config)
+    if evidence is not None or events is not None:  # --seal, --traffic: exchanges kept, masked
+        config.pluginmanager.register(ExchangeRecorder(evidence, events), "conformance-recording")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -147,6 +147,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "in <reports>/evidence/exchanges/ (conformance run --seal gives it)",
     )
     group.addoption(
+        "--conformance-traffic",
+        action="store_true",
+        default=False,
+        help="write the run's traffic for tools, masked: <reports>/events.ndjson (an event per "
+        "exchange and per verdict as the run goes) and <reports>/traffic.har",
+    )
+    group.addoption(
         "--cleanup",
         action="store_true",
         default=False,
