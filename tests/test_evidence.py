@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -22,9 +23,11 @@ from conformance.evidence.record import (
     digest,
     make_room,
     previous_record,
+    seal_record,
 )
 from conformance.evidence.sealing import load_seal_key, seal
 from conformance.evidence.verify import Verification, verify_record
+from conformance.report.exchange_record import RECORDING_DIR
 from conformance.traffic.options import load_trust
 
 
@@ -166,6 +169,29 @@ def test_a_seal_of_another_key_or_ca_is_caught(record: Path, certificates: Path)
     manifest.write_bytes(manifest.read_bytes().replace(b'"previous": null', b'"previous": "x"'))
     result = _verify(record, certificates)
     assert result.problems[0].startswith("seal: the seal does not verify")
+
+
+def test_the_next_record_names_this_one_and_keeps_it(
+    sealed_run: Path, certificates: Path, tmp_path: Path
+) -> None:
+    reports = tmp_path / "reports"
+    shutil.copytree(sealed_run, reports)
+    first = digest((reports / "evidence" / MANIFEST).read_bytes())
+    (reports / RECORDING_DIR / "exchanges").mkdir(parents=True)  # what the next run recorded
+    shutil.copytree(reports / "evidence" / "exchanges", reports / RECORDING_DIR / "exchanges",
+                    dirs_exist_ok=True)  # fmt: skip
+    key = load_seal_key(certificates / "bank" / "tpp.pem", certificates / "bank" / "tpp.key")
+    record = seal_record(
+        reports, key, profile=None, previous=None, started=datetime(2000, 1, 1, tzinfo=UTC)
+    )
+    assert record.previous == first
+    assert record.moved == reports / f"evidence-{first.removeprefix('sha256:')[:12]}"
+    assert not (reports / RECORDING_DIR).exists()
+    trust = load_trust([certificates / "bank" / "ca.pem"])
+    assert verify_record(record.moved, trust=trust).verified  # the earlier one, kept
+    later = verify_record(reports / "evidence", trust=trust, previous=record.moved)
+    assert later.verified, later.problems
+    assert f"follows the record {first}" in later.notes
 
 
 def test_a_record_names_the_previous_one(record: Path, certificates: Path, tmp_path: Path) -> None:

@@ -621,7 +621,7 @@ class _Sealing:
     the new one follows, and when the run started."""
 
     key: SealKey
-    previous: str | None
+    previous: Path | None
     started: datetime
 
     @classmethod
@@ -631,16 +631,13 @@ class _Sealing:
         if args.seal is None or args.seal_key is None:
             raise ConformanceError("--seal and --seal-key go together")
         # on use: only a sealed run reads keys and loads the traffic judge
-        from conformance.evidence.record import make_room, previous_record
+        from conformance.evidence.record import clear_recording
         from conformance.evidence.sealing import load_seal_key
 
         key = load_seal_key(Path(args.seal), Path(args.seal_key))
+        clear_recording(reports)
         named = None if args.seal_previous is None else Path(args.seal_previous)
-        previous = previous_record(reports, named)
-        moved = make_room(reports)
-        if moved is not None:
-            print(f"conformance: the previous sealed record is kept in {moved}", flush=True)
-        return cls(key, previous, datetime.now(UTC))
+        return cls(key, named, datetime.now(UTC))
 
     def finish(self, reports: Path, profile: str | None) -> None:
         """Seal the run's record and say where it is."""
@@ -653,9 +650,11 @@ class _Sealing:
             previous=self.previous,
             started=self.started,
         )
-        follows = f"follows {self.previous}" if self.previous else "the first of its series"
+        if record.moved is not None:
+            print(f"conformance: the previous sealed record is kept in {record.moved}", flush=True)
+        follows = f"follows {record.previous}" if record.previous else "the first of its series"
         print(
-            f"conformance: sealed record {record} in {reports / 'evidence'}/ ({follows}); "
+            f"conformance: sealed record {record.digest} in {reports / 'evidence'}/ ({follows}); "
             f"check it with `conformance verify {reports / 'evidence'}`",
             flush=True,
         )

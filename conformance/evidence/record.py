@@ -7,6 +7,7 @@ import hashlib
 import json
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +21,7 @@ from conformance.report.compliance import COMPLIANCE_JSON
 from conformance.report.exchange_record import (
     EVIDENCE_DIR,
     EXCHANGES_DIR,
+    RECORDING_DIR,
     iter_files,
     read_exchanges,
 )
@@ -30,10 +32,13 @@ __all__ = [
     "RECORD_FORMAT",
     "SEAL",
     "VERDICTS",
+    "SealedRecord",
+    "clear_recording",
     "digest",
     "kept_exchanges",
     "make_room",
     "previous_record",
+    "scenario_verdicts",
     "seal_record",
 ]
 
@@ -42,6 +47,15 @@ MANIFEST: Final = "manifest.json"
 SEAL: Final = "seal.jws"
 VERDICTS: Final = "verdicts.json"
 PROFILE_COPY: Final = "profile.toml"
+
+
+@dataclass(frozen=True)
+class SealedRecord:
+    """A record just sealed: its digest, the one it follows, where the record before it went."""
+
+    digest: str
+    previous: str | None
+    moved: Path | None
 
 
 def digest(data: bytes) -> str:
@@ -80,6 +94,11 @@ def make_room(reports: Path) -> Path | None:
     return None
 
 
+def clear_recording(reports: Path) -> None:
+    """Remove what an earlier sealed run that never ended left of its recording."""
+    shutil.rmtree(reports / RECORDING_DIR, ignore_errors=True)
+
+
 def kept_exchanges(folder: Path) -> list[ScenarioExchanges]:
     """Every scenario's kept exchanges in ``folder`` (an evidence folder), by file name."""
     listed: list[ScenarioExchanges] = []
@@ -105,16 +124,22 @@ def seal_record(
     key: SealKey,
     *,
     profile: Path | None,
-    previous: str | None,
+    previous: Path | None,
     started: datetime,
-) -> str:
+) -> SealedRecord:
     """Write and seal ``<reports>/evidence/`` for the run whose reports are in ``reports``
-    (its compliance.json written since ``started``) with the run's ``profile`` file; returns
-    the record's digest."""
+    (its compliance.json written since ``started``, its exchanges in ``evidence.recording/``)
+    with the run's ``profile`` file. The new record follows ``previous`` (an evidence folder),
+    else the record already in ``evidence/``, which is moved aside (:func:`make_room`)."""
     folder = reports / EVIDENCE_DIR
     source = reports / COMPLIANCE_JSON
     if not source.is_file() or source.stat().st_mtime < started.timestamp():
         raise ConformanceError("the run wrote no compliance.json: there is nothing to seal")
+    follows = previous_record(reports, previous)
+    moved = make_room(reports)
+    recording = reports / RECORDING_DIR
+    if recording.is_dir():
+        recording.rename(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / EXCHANGES_DIR).mkdir(exist_ok=True)
     compliance_bytes = source.read_bytes()
@@ -141,10 +166,10 @@ def seal_record(
         "spec_version": SPEC_VERSION,
         "contract_digest": "sha256:" + load_contract().digest,
         "sealed_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "previous": previous,
+        "previous": follows,
         "profile": profile_entry,
         "files": dict(sorted(files.items())),
     }
     manifest_bytes = _write_json(folder / MANIFEST, manifest)
     (folder / SEAL).write_text(seal(manifest_bytes, key) + "\n", encoding="ascii")
-    return digest(manifest_bytes)
+    return SealedRecord(digest(manifest_bytes), follows, moved)

@@ -19,8 +19,8 @@ from conformance.plugin.collection import FACTS
 from conformance.report.compliance import COMPLIANCE_JSON
 from conformance.report.compliance_page import overall_verdict
 from conformance.report.exchange_record import (
-    EVIDENCE_DIR,
     EXCHANGES_DIR,
+    RECORDING_DIR,
     exchange_record,
     write_exchanges,
 )
@@ -37,7 +37,7 @@ def exchanges_folder(config: pytest.Config) -> Path | None:
     """Where this run keeps its exchanges for the sealed record, or None when it keeps none."""
     if not config.getoption("conformance_evidence", False):
         return None
-    return Path(config.getoption("reports")).resolve() / EVIDENCE_DIR / EXCHANGES_DIR
+    return Path(config.getoption("reports")).resolve() / RECORDING_DIR / EXCHANGES_DIR
 
 
 def events_file(config: pytest.Config) -> Path | None:

@@ -28,6 +28,7 @@ from conformance.report.masking import scrub
 __all__ = [
     "EVIDENCE_DIR",
     "EXCHANGES_DIR",
+    "RECORDING_DIR",
     "exchange_from_record",
     "exchange_record",
     "exchanges_file",
@@ -38,6 +39,9 @@ __all__ = [
 
 #: The folder of the sealed record, in the reports folder.
 EVIDENCE_DIR: Final = "evidence"
+#: Where a sealed run writes its exchanges while it runs (in the reports folder): the record
+#: already in ``evidence/`` stays there until the new one is sealed.
+RECORDING_DIR: Final = "evidence.recording"
 #: The exchanges' folder, in the evidence folder.
 EXCHANGES_DIR: Final = "exchanges"
 
