@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
+from conformance.errors import CertificateError
 from conformance.evidence.record import (
     MANIFEST,
     PROFILE_COPY,
@@ -206,3 +207,14 @@ def test_a_record_names_the_previous_one(record: Path, certificates: Path, tmp_p
     other.write_text("{}", encoding="utf-8")
     result = verify_record(kept, previous=other)
     assert any(problem.startswith("previous: the record names None") for problem in result.problems)
+
+
+def test_a_seal_key_that_is_not_the_certificates_is_refused_before_the_run(
+    certificates: Path, tmp_path: Path
+) -> None:
+    bank, other = certificates / "bank", certificates / "other"
+    with pytest.raises(CertificateError, match="is not the key of the first certificate"):
+        load_seal_key(bank / "tpp.pem", other / "tpp.key")
+    reports = str(tmp_path / "reports")
+    assert cli.main(["run", "--reports", reports, "--seal", str(bank / "tpp.pem")]) == 2
+    assert not (tmp_path / "reports" / "compliance.json").exists()
