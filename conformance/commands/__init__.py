@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "serve": "run the reference server (a local sandbox of the interface)",
     "proxy": "judge live traffic: a reverse proxy between a TPP's app and a bank",
     "judge": "judge recorded traffic: a HAR file or the reference server's exchange log",
+    "verify": "check a sealed record of a run (run --seal): its seal, its files, its verdicts",
     "export-openapi": "write the contract as an OpenAPI 3.1 document",
     "export-examples": "write a valid example request for every operation that takes a body",
 }

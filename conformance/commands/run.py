@@ -12,6 +12,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -47,6 +48,7 @@ from conformance.scenario import run_seed
 from conformance.suite import SUITE_DIR
 
 if TYPE_CHECKING:
+    from conformance.evidence.sealing import SealKey
     from conformance.profile import TargetProfile
 
 __all__ = [
@@ -143,11 +145,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(repeatable; python -m reference_server --list-faults)",
     )
     add_list_faults(parser)
+    add_seal_arguments(parser)
+    parser.add_argument(
+        "--traffic",
+        action="store_true",
+        help="write the run's own traffic for tools, masked as the reports are: "
+        "<reports>/events.ndjson (an event per exchange and per verdict as the run goes) and "
+        "<reports>/traffic.har (conformance judge reads it)",
+    )
+    parser.add_argument(
+        "--last-failed",
+        action="store_true",
+        help="run again only the scenarios that failed or erred in the previous run (its "
+        "compliance.json in --reports; with --strict, those with should findings too), into the "
+        "same reports folder: a partial run, never eligible for certification",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="known failures (TOML: [[known]] with cause, owner, ticket, expires): the run fails "
+        "only on causes not in it, or on an entry past its expiry date; each entry is reported "
+        "as observed, fixed, not observed (the run did not reach it) or expired",
+    )
     parser.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
         metavar="-- PYTEST_ARGS",
         help="arguments for pytest, after --",
+    )
+
+
+def add_seal_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--seal``, ``--seal-key``, ``--seal-previous``: the sealed record of the run."""
+    parser.add_argument(
+        "--seal",
+        metavar="CERT",
+        help="write the sealed record of the run to <reports>/evidence/ (compliance.json, every "
+        "exchange masked, the profile, the verdicts, the digests), sealed by a detached JWS "
+        "with this certificate chain (PEM, the sealing certificate first); needs --seal-key; "
+        "conformance verify checks it",
+    )
+    parser.add_argument("--seal-key", metavar="KEY", help="private key of --seal (PEM)")
+    parser.add_argument(
+        "--seal-previous",
+        metavar="DIR",
+        help="the bank's previous sealed record, whose digest the new one names (default: the "
+        "record already in <reports>/evidence/, which is moved to evidence-<digest>/)",
     )
 
 
@@ -157,6 +200,11 @@ def check_command_line(args: argparse.Namespace, command: str) -> None:
     unknown marker, or selects nothing (:mod:`conformance.commands.usage`)."""
     check_numprocesses(args.numprocesses)
     args.fault = check_faults(args.fault, command)
+    if getattr(args, "baseline", None) is not None:
+        # on use: a baseline is read only when one is given
+        from conformance.report.baseline import load_baseline
+
+        load_baseline(Path(args.baseline))  # a mistake in it said before anything runs
     if any(True for _ in selection_options(args.pytest_args)):
         # on use: the scenarios are generated only when a selection is to be checked
         from conformance.contract import load_contract
@@ -216,6 +264,10 @@ def pytest_arguments(
     trust_anchor: BundledIdentity | None = None,
     tls_trust_anchor: BundledTls | None = None,
     server_pid: int | None = None,
+    evidence: bool = False,
+    baseline: str | None = None,
+    scenarios: Path | None = None,
+    traffic: bool = False,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
@@ -245,6 +297,10 @@ def pytest_arguments(
         args.append(_PLUGIN_FLAG["smoke"])
     if server_pid is not None:  # the bundled server: every process stops when it is gone
         args += ["--conformance-server-pid", str(server_pid)]
+    args += ["--conformance-evidence"] if evidence else []  # --seal: every exchange kept
+    args += ["--conformance-baseline", baseline] if baseline else []
+    args += ["--conformance-scenarios", str(scenarios)] if scenarios else []
+    args += ["--conformance-traffic"] if traffic else []
     extra = list(extra)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -383,6 +439,11 @@ def run(args: argparse.Namespace) -> int:
     seed = run_seed(args.seed, bundled=bundled)
     reports = writable_reports(Path(args.reports).resolve())
     _check_bundled_only(args, bundled)
+    rerun = _last_failed(args, reports)
+    if args.last_failed and rerun is None:
+        print(f"conformance: no scenario failed or erred in the run of {reports}: none to run")
+        return 0
+    sealing = _Sealing.of(args, reports)
     previous = signal.getsignal(signal.SIGTERM)
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:
@@ -431,6 +492,10 @@ def run(args: argparse.Namespace) -> int:
                 trust_anchor=setup.identity,
                 tls_trust_anchor=setup.bundled_tls,
                 server_pid=None if setup.watch is None else setup.watch.pid,
+                evidence=sealing is not None,
+                baseline=_absolute(args.baseline),
+                scenarios=rerun,
+                traffic=args.traffic,
                 extra=args.pytest_args,
             )
             checked = PreflightDone.naming(
@@ -444,7 +509,10 @@ def run(args: argparse.Namespace) -> int:
             # line); nothing is printed after it, and nothing at all of reports not written.
             plugins: list[object] = [checked]
             plugins += [plugin for plugin in (setup.replay, setup.watch) if plugin is not None]
-            return int(pytest.main(pytest_args, plugins=plugins))
+            code = int(pytest.main(pytest_args, plugins=plugins))
+            if sealing is not None:
+                sealing.finish(reports, setup.profile_path)
+            return code
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
@@ -475,6 +543,70 @@ def _check_bundled_only(args: argparse.Namespace, bundled: bool) -> None:
         raise ConformanceError(
             "--tls serves the bundled reference server over mutual TLS; for a target give "
             "--tls-cert (and the profile's ca_certificate or --tls-ca)"
+        )
+
+
+def _last_failed(args: argparse.Namespace, reports: Path) -> Path | None:
+    """``--last-failed``: the list of the previous run's failed scenarios (None: none, or not
+    asked)."""
+    if not args.last_failed:
+        return None
+    # on use: only --last-failed reads the previous run
+    from conformance.report.last_failed import last_failed, write_last_failed
+
+    failed = last_failed(reports, strict=args.strict)
+    if not failed:
+        return None
+    print(
+        f"conformance: running again the {len(failed)} scenario(s) that failed or erred in the "
+        f"previous run (listed in {reports}/last-failed.txt)",
+        flush=True,
+    )
+    return write_last_failed(reports, failed)
+
+
+@dataclasses.dataclass
+class _Sealing:
+    """``--seal``: the key (read before the run, so that a wrong one costs no run), the record
+    the new one follows, and when the run started."""
+
+    key: SealKey
+    previous: Path | None
+    started: datetime
+
+    @classmethod
+    def of(cls, args: argparse.Namespace, reports: Path) -> _Sealing | None:
+        if args.seal is None and args.seal_key is None:
+            return None
+        if args.seal is None or args.seal_key is None:
+            raise ConformanceError("--seal and --seal-key go together")
+        # on use: only a sealed run reads keys and loads the traffic judge
+        from conformance.evidence.record import clear_recording
+        from conformance.evidence.sealing import load_seal_key
+
+        key = load_seal_key(Path(args.seal), Path(args.seal_key))
+        clear_recording(reports)
+        named = None if args.seal_previous is None else Path(args.seal_previous)
+        return cls(key, named, datetime.now(UTC))
+
+    def finish(self, reports: Path, profile: str | None) -> None:
+        """Seal the run's record and say where it is."""
+        from conformance.evidence.record import seal_record
+
+        record = seal_record(
+            reports,
+            self.key,
+            profile=None if profile is None else Path(profile),
+            previous=self.previous,
+            started=self.started,
+        )
+        if record.moved is not None:
+            print(f"conformance: the previous sealed record is kept in {record.moved}", flush=True)
+        follows = f"follows {record.previous}" if record.previous else "the first of its series"
+        print(
+            f"conformance: sealed record {record.digest} in {reports / 'evidence'}/ ({follows}); "
+            f"check it with `conformance verify {reports / 'evidence'}`",
+            flush=True,
         )
 
 

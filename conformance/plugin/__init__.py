@@ -9,7 +9,9 @@ the last line of the terminal). :mod:`~conformance.plugin.timings` records which
 exchange called and its answer time; :mod:`~conformance.plugin.prefetch` hands the scenarios of
 the items a process runs next to its pool (``--threads``); :mod:`~conformance.plugin.interruption`
 stops a run on SIGTERM or when its bundled server is gone, and says why in its INTERRUPTED verdict;
-:mod:`~conformance.plugin.ordering` runs the longest scenarios first.
+:mod:`~conformance.plugin.ordering` runs the longest scenarios first;
+:mod:`~conformance.plugin.recording` keeps each scenario's exchanges for the sealed record and
+the run's event stream (``run --seal``, ``run --traffic``).
 """
 
 from conformance.plugin.collection import (

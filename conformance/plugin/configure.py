@@ -27,6 +27,13 @@ from conformance.plugin.options import (
     trust_anchor_from_options,
     uses_bundled_server,
 )
+from conformance.plugin.recording import (
+    EventStream,
+    ExchangeRecorder,
+    events_file,
+    exchanges_folder,
+)
+from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.collector import ComplianceCollector
 from conformance.report.compliance import profile_summary
 from conformance.report.masking import configure_masking, policy_for
@@ -82,10 +89,25 @@ def pytest_configure(config: pytest.Config) -> None:
             describe_target=functools.partial(_describe_target, config),
         )
         collector.replay_server = _replay_server(config)
+        collector.baseline = _baseline(config)
         config.stash[COLLECTOR] = collector
         config.pluginmanager.register(collector, "conformance-compliance")
+        events = events_file(config)
+        if events is not None:
+            config.pluginmanager.register(EventStream(events, seed), "conformance-events")
     if config.option.markers:  # `pytest --markers`: list the scenario markers too
         register_markers(config, generated_scenarios())
+
+
+def _baseline(config: pytest.Config) -> Baseline | None:
+    """The known failures of ``--conformance-baseline`` (None without one)."""
+    path = config.getoption("conformance_baseline", None)
+    if path is None:
+        return None
+    try:
+        return load_baseline(Path(path))
+    except ConformanceError as error:
+        raise pytest.UsageError(error.message) from None
 
 
 def _register_run_plugins(config: pytest.Config) -> None:
@@ -99,6 +121,9 @@ def _register_run_plugins(config: pytest.Config) -> None:
         from conformance.plugin.prefetch import Prefetcher
 
         config.pluginmanager.register(Prefetcher(threads), "conformance-prefetch")
+    evidence, events = exchanges_folder(config), events_file(config)
+    if evidence is not None or events is not None:  # --seal, --traffic: exchanges kept, masked
+        config.pluginmanager.register(ExchangeRecorder(evidence, events), "conformance-recording")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -18,6 +18,7 @@ from conformance.plugin.cleanup import cleanup_requested, note_creations, write_
 from conformance.plugin.collection import FACTS
 from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
 from conformance.plugin.timings import exchange_timings
+from conformance.report.baseline import baseline_lines
 from conformance.report.causes import causes_summary, terminal_lines
 from conformance.report.compliance_page import (
     interrupted_head,
@@ -25,6 +26,7 @@ from conformance.report.compliance_page import (
     overall_verdict,
     verdict_word,
 )
+from conformance.report.eligibility import eligibility_line
 from conformance.report.junit import (
     ShouldCase,
     add_run_properties,
@@ -357,6 +359,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     # number: the verdict stays the last line (compliance.md lists them right below it).
     for line in not_judged_lines(document):
         reporter.write_line(line)
+    for line in baseline_lines(document):
+        reporter.write_line(line)
+    eligible = eligibility_line(document)
+    if eligible:
+        reporter.write_line(eligible)
     reporter.write_line(overall_verdict(document), bold=True)
 
 
@@ -387,7 +394,26 @@ def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]
         session.exitstatus = NOT_JUDGED_EXIT
     if collector is not None and collector.interrupted:
         session.exitstatus = INTERRUPTED_EXIT
+    elif collector is not None and collector.baseline is not None:
+        session.exitstatus = _held_to_baseline(collector, session.exitstatus)
     return result
+
+
+def _held_to_baseline(collector: ComplianceCollector, status: int) -> int:
+    """With a baseline, the run fails on what it does not know only: failures all of whose
+    causes are known pass; a new cause, a failure without one, or an expired entry fails."""
+    if not collector.written:
+        return status
+    document = json.loads(collector.written[0].read_text(encoding="utf-8"))
+    said = document.get("baseline")
+    if said is None:
+        return status
+    if not said["holds"]:
+        return pytest.ExitCode.TESTS_FAILED if status == pytest.ExitCode.OK else status
+    totals = document["totals"]
+    if status == pytest.ExitCode.TESTS_FAILED and not (totals["error"] or totals["blocked"]):
+        return pytest.ExitCode.OK
+    return status
 
 
 def _run_properties(collector: ComplianceCollector) -> list[tuple[str, str]]:
@@ -403,6 +429,12 @@ def _run_properties(collector: ComplianceCollector) -> list[tuple[str, str]]:
         ("verdict_line", overall_verdict(document)),
         ("complete", "true" if run.get("complete") else "false"),
     ]
+    if document.get("baseline"):
+        pairs.append(("baseline", "holds" if document["baseline"]["holds"] else "broken"))
+    said = document.get("eligibility")
+    if said is not None:
+        pairs.append(("eligible", "true" if said["eligible"] else "false"))
+        pairs += [("not_eligible_because", reason) for reason in said["reasons"]]
     if run.get("interrupted"):
         pairs.append(("interrupted", str(run["interrupted"])))
     return pairs

@@ -9,6 +9,10 @@ renders from one outline, with ``pictures`` (bars per operation, the grid operat
 and ``timings`` (answer times, p50 and p95); ``junit`` adds the should suite to ``junit.xml``;
 ``allure`` labels and attaches per scenario and ``allure_files`` writes the run-level files;
 ``masking.scrub`` is what every report text goes through; ``compare`` tells two runs apart.
+``eligibility`` says whether a run is eligible for certification; ``baseline`` holds a run against
+its known failures; ``last_failed`` lists the previous run's failures for ``run --last-failed``;
+``exchange_record`` keeps a scenario's exchanges, masked, for the sealed record
+(``conformance.evidence``); ``traffic_files`` writes the run's event stream and HAR.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import pytest
 
 from conformance.contract import load_contract
 from conformance.report.allure_files import finish_results
+from conformance.report.baseline import Baseline, judge_baseline
 from conformance.report.compliance import RunInfo, build_document, write_compliance
 from conformance.report.compliance_page import SMOKE_SELECTION
 from conformance.report.timings import read_timings
@@ -63,6 +64,8 @@ class ComplianceCollector:
         self.stop_notes: list[str] = []
         #: How many tests the run was to run (known at session end).
         self.to_run = 0
+        #: The known failures the run is held against (``--conformance-baseline``), or None.
+        self.baseline: Baseline | None = None
 
     def interrupt(self, reason: str) -> None:
         """The run was stopped early for ``reason`` (the first one told is kept)."""
@@ -120,6 +123,14 @@ class ComplianceCollector:
             interrupted=self.interrupted,
         )
         document = build_document(self.verdicts.values(), run, load_contract())
+        if self.baseline is not None:
+            document["baseline"] = judge_baseline(
+                self.baseline,
+                document["causes"],
+                document["scenarios"],
+                strict=self.strict,
+                today=self.started.date(),
+            )
         self.written = write_compliance(self.reports, document)
         allure_results = session.config.getoption("allure_report_dir", None)
         if allure_results:
@@ -166,6 +177,9 @@ def run_selection(session: pytest.Session) -> dict[str, Any]:
     listed = config.getoption("conformance_scenarios", None)
     if listed:
         selection["scenarios from"] = listed
+    deselected = config.getoption("deselect", None)
+    if deselected:
+        selection["--deselect"] = list(deselected)
     named = [arg for arg in config.args if "::" in arg]
     if named:
         selection["node ids"] = named

@@ -17,6 +17,7 @@ from conformance.contract import quoted
 from conformance.contract.identifiers import mask_identity
 from conformance.report.causes import causes_of
 from conformance.report.compliance_page import render_html, render_markdown
+from conformance.report.eligibility import eligibility
 from conformance.report.masking import (
     certificate_summary,
     mask_value,
@@ -272,7 +273,7 @@ def build_document(
     # every exchange's answer time, by the operation it called (not the scenario's operation:
     # a scenario's set-up calls others)
     times = answer_times(timing for verdict in ordered for timing in verdict.timings)
-    return {
+    document = {
         "format": FORMAT,
         "spec_version": SPEC_VERSION,
         "suite_version": __version__,
@@ -316,6 +317,8 @@ def build_document(
         "assumptions": assumptions.listed(),
         "quotes": _quotes_of(scenarios, contract),
     }
+    document["eligibility"] = eligibility(document)
+    return document
 
 
 def _quotes_of(scenarios: Iterable[Mapping[str, Any]], contract: Contract | None) -> dict[str, Any]:

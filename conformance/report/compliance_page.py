@@ -20,7 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.report.baseline import baseline_lines
 from conformance.report.causes import causes_summary
+from conformance.report.eligibility import eligibility_line
 from conformance.report.pictures import (
     PICTURE_STYLE,
     grid_html,
@@ -373,6 +375,8 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
     not_judged = document.get("not_judged") or ()
     traffic = document.get("traffic")
     verdict = traffic_verdict_lines(document) if traffic else [overall_verdict(document)]
+    verdict += [line for line in (eligibility_line(document),) if line]
+    verdict += baseline_lines(document)
     findings = (
         _side_sections(document)
         if traffic

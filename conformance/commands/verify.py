@@ -1,0 +1,80 @@
+"""``conformance verify DIR``: check a sealed record (``conformance run --seal``): the seal and
+its certificate chain, every file's digest, and every exchange judged again."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from conformance.commands import COMMANDS, Subparsers
+from conformance.errors import ConformanceError
+
+__all__ = ["register"]
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help=COMMANDS["verify"],
+        description="Check a sealed record of a run (conformance run --seal writes "
+        "<reports>/evidence/): the detached JWS seal over manifest.json and its certificate "
+        "chain (x5c), each file against its sealed digest and no file added, the scenario "
+        "verdicts of verdicts.json against compliance.json, and the traffic judge's verdict on "
+        "every kept exchange recomputed and compared with the sealed one. Exit 0 when all "
+        "holds, 1 with a line per difference.",
+    )
+    parser.add_argument("folder", type=Path, metavar="DIR", help="the evidence folder")
+    parser.add_argument(
+        "--trust",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="CA.pem",
+        help="a CA the seal's chain must lead to (repeatable); without it the chain is checked "
+        "within itself only, and the report says so",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="FILE",
+        help="the sealed profile, when the copy in the record names files not kept beside it "
+        "(its digest must be the sealed one)",
+    )
+    parser.add_argument(
+        "--previous",
+        type=Path,
+        metavar="DIR",
+        help="the record this one should follow: its digest must be the one this one names",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from conformance.evidence.verify import verify_record
+    from conformance.traffic.options import load_trust
+
+    folder: Path = args.folder
+    if not folder.is_dir():
+        raise ConformanceError(f"{folder} is not a folder")
+    try:
+        result = verify_record(
+            folder, trust=load_trust(args.trust), profile=args.profile, previous=args.previous
+        )
+    except ConformanceError as error:
+        if "does not exist" in error.message and args.profile is None:
+            raise ConformanceError(
+                f"{error.message}; give the sealed profile with --profile FILE"
+            ) from None
+        raise
+    print(
+        f"record {result.record}" + (f", sealed by {result.sealed_by}" if result.sealed_by else "")
+    )
+    for note in result.notes:
+        print(f"note: {note}")
+    for problem in result.problems:
+        print(f"DIFFERS {problem}")
+    if result.verified:
+        print(f"VERIFIED: the seal, every file and {result.rejudged} exchanges judged again agree")
+        return 0
+    print(f"NOT VERIFIED: {len(result.problems)} difference(s)")
+    return 1

@@ -1,0 +1,161 @@
+"""``conformance verify``'s check of a sealed record: the seal and its chain, every file against
+its sealed digest (and no file unsealed), the scenario verdicts of ``verdicts.json`` against
+``compliance.json``, each scenario's exchanges present, and the traffic judge's verdict on every
+exchange recomputed and compared with the sealed one."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+
+from conformance import __version__
+from conformance.contract import load_contract
+from conformance.errors import ConformanceError
+from conformance.evidence.record import (
+    MANIFEST,
+    PROFILE_COPY,
+    SEAL,
+    VERDICTS,
+    digest,
+    kept_exchanges,
+    scenario_verdicts,
+)
+from conformance.evidence.rejudge import judge_kept
+from conformance.evidence.sealing import checked_chain, verified_seal
+from conformance.report.compliance import COMPLIANCE_JSON
+from conformance.report.exchange_record import EXCHANGES_DIR, exchanges_file
+
+__all__ = ["Verification", "verify_record"]
+
+
+@dataclass
+class Verification:
+    """What a check of a record found: ``problems`` make it fail; ``notes`` are said."""
+
+    record: str = ""
+    sealed_by: str = ""
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    rejudged: int = 0
+
+    @property
+    def verified(self) -> bool:
+        return not self.problems
+
+
+def verify_record(
+    folder: Path,
+    *,
+    trust: tuple[x509.Certificate, ...] = (),
+    profile: Path | None = None,
+    previous: Path | None = None,
+) -> Verification:
+    """Check the record in ``folder``. ``profile`` stands in for the sealed copy when that one
+    names files not kept beside it (its digest must be the sealed one); ``previous`` is the
+    record this one should follow."""
+    result = Verification()
+    manifest_path, seal_path = folder / MANIFEST, folder / SEAL
+    if not manifest_path.is_file() or not seal_path.is_file():
+        raise ConformanceError(f"{folder} is not a sealed record: {MANIFEST} or {SEAL} is missing")
+    manifest_bytes = manifest_path.read_bytes()
+    result.record = digest(manifest_bytes)
+    try:
+        chain = verified_seal(seal_path.read_text(encoding="ascii"), manifest_bytes)
+    except (ConformanceError, UnicodeDecodeError) as error:
+        result.problems.append(f"seal: {getattr(error, 'message', error)}")
+        return result
+    manifest = json.loads(manifest_bytes)
+    result.sealed_by = chain[0].subject.rfc4514_string()
+    sealed_at = datetime.fromisoformat(str(manifest["sealed_at"]))
+    result.problems += [f"chain: {problem}" for problem in checked_chain(chain, sealed_at, trust)]
+    if not trust:
+        result.notes.append("the chain is not checked against a CA you trust (give --trust CA.pem)")
+    _check_previous(manifest, previous, result)
+    _check_files(folder, manifest, result)
+    if result.problems:
+        return result  # an edited or missing file: re-judging it would say nothing more
+    _check_verdicts(folder, manifest, profile, result)
+    return result
+
+
+def _check_previous(manifest: dict[str, Any], previous: Path | None, result: Verification) -> None:
+    named = manifest.get("previous")
+    result.notes.append(
+        f"follows the record {named}" if named else "the first record of its series"
+    )
+    if previous is None:
+        return
+    path = previous / MANIFEST if previous.is_dir() else previous
+    wanted = digest(path.read_bytes()) if path.is_file() else f"(no {path})"
+    if named != wanted:
+        result.problems.append(f"previous: the record names {named}, --previous is {wanted}")
+
+
+def _check_files(folder: Path, manifest: dict[str, Any], result: Verification) -> None:
+    files: dict[str, str] = manifest.get("files", {})
+    for name, sealed in files.items():
+        path = folder / name
+        if not path.is_file():
+            result.problems.append(f"{name}: sealed, and missing")
+        elif digest(path.read_bytes()) != sealed:
+            result.problems.append(f"{name}: edited since it was sealed (its digest differs)")
+    present = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
+    for name in sorted(present - set(files) - {MANIFEST, SEAL}):
+        result.problems.append(f"{name}: not part of the sealed record")
+
+
+def _check_verdicts(
+    folder: Path, manifest: dict[str, Any], profile: Path | None, result: Verification
+) -> None:
+    compliance = json.loads((folder / COMPLIANCE_JSON).read_text(encoding="utf-8"))
+    sealed = json.loads((folder / VERDICTS).read_text(encoding="utf-8"))
+    stated = scenario_verdicts(compliance)
+    if sealed.get("scenarios") != stated:
+        changed = sorted(
+            set(stated.items()).symmetric_difference(sealed.get("scenarios", {}).items())
+        )
+        result.problems.append(
+            "verdicts: the scenario verdicts of verdicts.json and compliance.json differ: "
+            + ", ".join(f"{scenario} {verdict}" for scenario, verdict in changed[:5])
+        )
+    files = manifest.get("files", {})
+    for scenario in stated:
+        name = f"{EXCHANGES_DIR}/{exchanges_file(Path(), scenario).name}"
+        if name not in files:
+            result.problems.append(f"exchanges: none kept for scenario {scenario}")
+    if manifest.get("contract_digest") != "sha256:" + load_contract().digest:
+        result.notes.append(
+            f"judged again by suite {__version__} with another contract than the sealed one: "
+            "a difference may come from the suite"
+        )
+    rejudged = judge_kept(kept_exchanges(folder), _profile(folder, manifest, profile, result))
+    result.rejudged = len(rejudged)
+    before = sealed.get("exchanges", [])
+    if len(before) != len(rejudged):
+        result.problems.append(
+            f"exchanges: {len(before)} verdicts sealed, {len(rejudged)} exchanges kept"
+        )
+    for old, new in zip(before, rejudged, strict=False):
+        if old != new:
+            where = f"{new['file']} exchange {new['position']}"
+            result.problems.append(
+                f"exchanges: {where} judged again differs from the sealed verdict: sealed "
+                f"{old.get('findings')}, now {new['findings']}"
+            )
+
+
+def _profile(
+    folder: Path, manifest: dict[str, Any], given: Path | None, result: Verification
+) -> Path | None:
+    """The profile to judge with: ``given`` when its digest is the sealed one, else the copy."""
+    sealed = manifest.get("profile", {}).get("sha256")
+    if given is not None:
+        if digest(given.read_bytes()) != sealed:
+            result.problems.append(f"profile: {given} is not the sealed profile (digest differs)")
+        return given
+    return folder / PROFILE_COPY if sealed else None

@@ -1,0 +1,220 @@
+"""The sealed record of a run (``conformance run --seal``) and its check (``conformance
+verify``): a record verifies untouched, and an edited byte of an exchange, an edited verdict, an
+edited profile, a missing exchange, a verdict the judge no longer gives and a foreign seal are
+each caught."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from conformance import cli
+from conformance.errors import CertificateError
+from conformance.evidence.record import (
+    MANIFEST,
+    PROFILE_COPY,
+    SEAL,
+    VERDICTS,
+    digest,
+    make_room,
+    previous_record,
+    seal_record,
+)
+from conformance.evidence.sealing import load_seal_key, seal
+from conformance.evidence.verify import Verification, verify_record
+from conformance.report.exchange_record import RECORDING_DIR
+from conformance.traffic.options import load_trust
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("seal")
+    for name in ("bank", "other"):
+        subprocess.run(
+            [sys.executable, "-m", "conformance", "certs", "--out", str(folder / name)],
+            capture_output=True, check=True, timeout=60,
+        )  # fmt: skip
+    return folder
+
+
+@pytest.fixture(scope="module")
+def sealed_run(certificates: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A smoke run of the bundled server, sealed; its reports folder."""
+    reports = tmp_path_factory.mktemp("sealed") / "reports"
+    bank = certificates / "bank"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--smoke", "--reports", str(reports),
+         "--seal", str(bank / "tpp.pem"), "--seal-key", str(bank / "tpp.key")],
+        capture_output=True, text=True, timeout=300, check=False, cwd=reports.parent,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "conformance: sealed record sha256:" in done.stdout
+    assert "(the first of its series)" in done.stdout
+    # eligibility, said in the terminal (above the verdict), the JSON and JUnit
+    assert "NOT ELIGIBLE for certification: a smoke run;" in done.stdout
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    assert document["eligibility"]["reasons"][0] == "a smoke run"
+    junit = (reports / "junit.xml").read_text(encoding="utf-8")
+    assert '<property name="eligible" value="false"' in junit
+    return reports
+
+
+@pytest.fixture
+def record(sealed_run: Path, tmp_path: Path) -> Path:
+    """A copy of the sealed record, to edit."""
+    copy = tmp_path / "evidence"
+    shutil.copytree(sealed_run / "evidence", copy)
+    return copy
+
+
+def _verify(record: Path, certificates: Path) -> Verification:
+    return verify_record(record, trust=load_trust([certificates / "bank" / "ca.pem"]))
+
+
+def _reseal(record: Path, certificates: Path, who: str = "bank") -> None:
+    """Sign the record again after an edit, its digests brought up to date (what a forger with
+    the key would do)."""
+    manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
+    for name in manifest["files"]:
+        manifest["files"][name] = digest((record / name).read_bytes())
+    data = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    (record / MANIFEST).write_bytes(data)
+    key = load_seal_key(certificates / who / "tpp.pem", certificates / who / "tpp.key")
+    (record / SEAL).write_text(seal(data, key) + "\n", encoding="ascii")
+
+
+def test_the_untouched_record_verifies(record: Path, certificates: Path) -> None:
+    result = _verify(record, certificates)
+    assert result.verified, result.problems
+    assert result.rejudged > 0
+    assert result.sealed_by.startswith("CN=Conformance Test TPP")
+    kept = {path.name for path in (record / "exchanges").iterdir()}
+    compliance = json.loads((record / "compliance.json").read_text(encoding="utf-8"))
+    assert len(kept) == len(compliance["scenarios"])  # every scenario's exchanges
+    manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
+    assert manifest["previous"] is None
+    assert manifest["contract_digest"].startswith("sha256:")
+    assert manifest["profile"]["sha256"] == "sha256:" + compliance["profile"]["sha256"]
+    assert cli.main(["verify", str(record)]) == 0
+
+
+def test_one_edited_byte_of_an_exchange_is_caught(record: Path, certificates: Path) -> None:
+    path = next((record / "exchanges").glob("E12-valid-request-accepted.json"))
+    data = bytearray(path.read_bytes())
+    where = data.index(b'"status": 20') + len(b'"status": 20')
+    data[where] = ord("4") if data[where] != ord("4") else ord("5")
+    path.write_bytes(bytes(data))
+    result = _verify(record, certificates)
+    assert not result.verified
+    assert result.problems == [
+        f"exchanges/{path.name}: edited since it was sealed (its digest differs)"
+    ]
+    assert cli.main(["verify", str(record)]) == 1
+
+
+def test_one_edited_verdict_is_caught(record: Path, certificates: Path) -> None:
+    path = record / "compliance.json"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"verdict": "passed"', '"verdict": "failed"', 1), encoding="utf-8")
+    result = _verify(record, certificates)
+    assert result.problems == ["compliance.json: edited since it was sealed (its digest differs)"]
+    # sealed again by the bank's own key after the edit: the verdicts no longer agree
+    _reseal(record, certificates)
+    result = _verify(record, certificates)
+    assert len(result.problems) == 1
+    assert result.problems[0].startswith("verdicts: the scenario verdicts of verdicts.json and")
+
+
+def test_the_edited_profile_is_caught(record: Path, certificates: Path) -> None:
+    path = record / PROFILE_COPY
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    result = _verify(record, certificates)
+    assert result.problems == [f"{PROFILE_COPY}: edited since it was sealed (its digest differs)"]
+
+
+def test_a_missing_or_added_exchange_is_caught(record: Path, certificates: Path) -> None:
+    path = next((record / "exchanges").glob("E12-valid-request-accepted.json"))
+    moved = path.with_name("extra.json")
+    path.rename(moved)
+    result = _verify(record, certificates)
+    assert f"exchanges/{path.name}: sealed, and missing" in result.problems
+    assert "exchanges/extra.json: not part of the sealed record" in result.problems
+
+
+def test_a_sealed_verdict_the_judge_does_not_give_again_is_caught(
+    record: Path, certificates: Path
+) -> None:
+    verdicts = json.loads((record / VERDICTS).read_text(encoding="utf-8"))
+    first = next(item for item in verdicts["exchanges"] if item["findings"])
+    first["findings"] = []  # a finding of the judge removed, and the record sealed again
+    (record / VERDICTS).write_text(json.dumps(verdicts), encoding="utf-8")
+    _reseal(record, certificates)
+    result = _verify(record, certificates)
+    assert len(result.problems) == 1
+    assert (
+        f"{first['file']} exchange {first['position']} judged again differs" in (result.problems[0])
+    )
+
+
+def test_a_seal_of_another_key_or_ca_is_caught(record: Path, certificates: Path) -> None:
+    _reseal(record, certificates, who="other")  # a valid seal, by a CA the verifier does not trust
+    result = _verify(record, certificates)
+    assert result.problems and result.problems[0].startswith("chain: the chain ends at")
+    manifest = record / MANIFEST
+    manifest.write_bytes(manifest.read_bytes().replace(b'"previous": null', b'"previous": "x"'))
+    result = _verify(record, certificates)
+    assert result.problems[0].startswith("seal: the seal does not verify")
+
+
+def test_the_next_record_names_this_one_and_keeps_it(
+    sealed_run: Path, certificates: Path, tmp_path: Path
+) -> None:
+    reports = tmp_path / "reports"
+    shutil.copytree(sealed_run, reports)
+    first = digest((reports / "evidence" / MANIFEST).read_bytes())
+    (reports / RECORDING_DIR / "exchanges").mkdir(parents=True)  # what the next run recorded
+    shutil.copytree(reports / "evidence" / "exchanges", reports / RECORDING_DIR / "exchanges",
+                    dirs_exist_ok=True)  # fmt: skip
+    key = load_seal_key(certificates / "bank" / "tpp.pem", certificates / "bank" / "tpp.key")
+    record = seal_record(
+        reports, key, profile=None, previous=None, started=datetime(2000, 1, 1, tzinfo=UTC)
+    )
+    assert record.previous == first
+    assert record.moved == reports / f"evidence-{first.removeprefix('sha256:')[:12]}"
+    assert not (reports / RECORDING_DIR).exists()
+    trust = load_trust([certificates / "bank" / "ca.pem"])
+    assert verify_record(record.moved, trust=trust).verified  # the earlier one, kept
+    later = verify_record(reports / "evidence", trust=trust, previous=record.moved)
+    assert later.verified, later.problems
+    assert f"follows the record {first}" in later.notes
+
+
+def test_a_record_names_the_previous_one(record: Path, certificates: Path, tmp_path: Path) -> None:
+    reports = record.parent
+    first = previous_record(reports, None)
+    assert first == digest((record / MANIFEST).read_bytes())
+    kept = make_room(reports)
+    assert kept is not None and (kept / MANIFEST).is_file() and not record.exists()
+    assert previous_record(reports, kept) == first
+    # a verifier told which record comes before checks the name
+    other = tmp_path / "other-manifest.json"
+    other.write_text("{}", encoding="utf-8")
+    result = verify_record(kept, previous=other)
+    assert any(problem.startswith("previous: the record names None") for problem in result.problems)
+
+
+def test_a_seal_key_that_is_not_the_certificates_is_refused_before_the_run(
+    certificates: Path, tmp_path: Path
+) -> None:
+    bank, other = certificates / "bank", certificates / "other"
+    with pytest.raises(CertificateError, match="is not the key of the first certificate"):
+        load_seal_key(bank / "tpp.pem", other / "tpp.key")
+    reports = str(tmp_path / "reports")
+    assert cli.main(["run", "--reports", reports, "--seal", str(bank / "tpp.pem")]) == 2
+    assert not (tmp_path / "reports" / "compliance.json").exists()
