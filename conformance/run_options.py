@@ -132,6 +132,21 @@ RUN = _table(
         "made (where the contract has a consent deletion); what could not be is reported "
         "(cleanup.json)",
     ),
+    RunOption(
+        "baseline",
+        "known failures (TOML: [[known]] with cause, owner, ticket, expires): the run fails "
+        "only on causes not in it, or on an entry past its expiry date; each entry is reported "
+        "as observed, fixed, not observed (the run did not reach it) or expired",
+        metavar="FILE",
+        plugin="conformance-baseline",
+    ),
+    RunOption(
+        "traffic",
+        "write the run's own traffic for tools, masked as the reports are: "
+        "<reports>/events.ndjson (an event per exchange and per verdict as the run goes) and "
+        "<reports>/traffic.har (conformance judge reads it)",
+        plugin="conformance-traffic",
+    ),
 )
 
 #: Every setting both surfaces take, in the order their help lists them.

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conformance.errors import ConformanceError
-from conformance.plugin.verdicts import _held_to_baseline
+from conformance.plugin.reporting import _held_to_baseline
 from conformance.problems import Problem, cause_id
 from conformance.report.baseline import baseline_lines, judge_baseline, load_baseline
 

@@ -76,6 +76,8 @@ def test_the_command_passes_each_setting_on_under_the_plugins_flag() -> None:
         threads=3,
         smoke=True,
         cleanup=True,
+        baseline="known.toml",
+        traffic=True,
     )
     for option in RUN_OPTIONS.values():
         assert option.plugin_flag in args, option.name

@@ -147,25 +147,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_list_faults(parser)
     add_seal_arguments(parser)
     parser.add_argument(
-        "--traffic",
-        action="store_true",
-        help="write the run's own traffic for tools, masked as the reports are: "
-        "<reports>/events.ndjson (an event per exchange and per verdict as the run goes) and "
-        "<reports>/traffic.har (conformance judge reads it)",
-    )
-    parser.add_argument(
         "--last-failed",
         action="store_true",
         help="run again only the scenarios that failed or erred in the previous run (its "
         "compliance.json in --reports; with --strict, those with should findings too), into the "
         "same reports folder: a partial run, never eligible for certification",
-    )
-    parser.add_argument(
-        "--baseline",
-        metavar="FILE",
-        help="known failures (TOML: [[known]] with cause, owner, ticket, expires): the run fails "
-        "only on causes not in it, or on an entry past its expiry date; each entry is reported "
-        "as observed, fixed, not observed (the run did not reach it) or expired",
     )
     parser.add_argument(
         "pytest_args",
@@ -298,9 +284,9 @@ def pytest_arguments(
     if server_pid is not None:  # the bundled server: every process stops when it is gone
         args += ["--conformance-server-pid", str(server_pid)]
     args += ["--conformance-evidence"] if evidence else []  # --seal: every exchange kept
-    args += ["--conformance-baseline", baseline] if baseline else []
+    args += [_PLUGIN_FLAG["baseline"], baseline] if baseline else []
     args += ["--conformance-scenarios", str(scenarios)] if scenarios else []
-    args += ["--conformance-traffic"] if traffic else []
+    args += [_PLUGIN_FLAG["traffic"]] if traffic else []
     extra = list(extra)
     if extra[:1] == ["--"]:
         extra = extra[1:]

@@ -82,24 +82,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "it is gone, every process stops after its current test and the verdict is INTERRUPTED",
     )
     group.addoption(
-        "--conformance-baseline",
-        metavar="FILE",
-        help="known failures by cause id, each with owner, ticket and expiry date (TOML): the "
-        "run fails only on causes not in it, or on an entry past its date",
-    )
-    group.addoption(
         "--conformance-evidence",
         action="store_true",
         default=False,
         help="keep every exchange of the run, masked as the reports are, one file per scenario "
         "in <reports>/evidence/exchanges/ (conformance run --seal gives it)",
-    )
-    group.addoption(
-        "--conformance-traffic",
-        action="store_true",
-        default=False,
-        help="write the run's traffic for tools, masked: <reports>/events.ndjson (an event per "
-        "exchange and per verdict as the run goes) and <reports>/traffic.har",
     )
 
 
