@@ -13,11 +13,11 @@ from conformance.checks import (
     NotApplicable,
     check_equal,
 )
+from conformance.contract.facts import REJECTED
 from conformance.findings import at_should
 from conformance.generate import factories
 from conformance.runners.flow.sandbox import same_fields
 from conformance.runners.flow.steps import (
-    REJECTED,
     fail,
     payment_status,
     response_document,
