@@ -3,10 +3,12 @@
 into the body, a query parameter) and the refusal the bank then owes.
 
 In order: the route (method, path and product, spec 4.1), the required headers (spec 4.2), the
-Signature, Digest and certificate (spec 5, through ``conformance.signing.verify_request``), the
-certificate's trust and PSD2 role, the signed Date's freshness, the header formats and PSU rules
-(spec 4.2, spec 5 item 5, spec 7 rule 3), the query parameters, the body against its schema and
-the cross-field rules of ``rules.json`` (``conformance.contract.crossfield``).
+Signature, Digest and certificate (spec 5), the certificate's trust and PSD2 role, the signed
+Date's freshness, the header formats and PSU rules (spec 4.2, spec 5 item 5, spec 7 rule 3): the
+request rules of ``conformance.contract.request_rules``, which the reference server enforces
+too, graded here as the suite grades the scenario that breaks each; then the query parameters,
+the body against its schema and the cross-field rules of ``rules.json``
+(``conformance.contract.crossfield``).
 """
 
 from __future__ import annotations

@@ -89,18 +89,18 @@ class WorstCase:
 
 
 def worst_case(statuses: Sequence[str]) -> WorstCase:
-    """The basket status for its payments' statuses (spec 3's, none unknown): RJCT if any is
-    rejected or cancelled, RCVD if none is accepted, ACTC if all are, PATC otherwise (spec 2.4
-    "worst case", as the suite's flow reads it). Stated where a payment is RJCT, or every status
-    is one of spec 2.4's list and the basket is not a mix of accepted and received payments;
-    else our reading."""
-    status = basket_worst_status(statuses)
-    if status == "RJCT":
+    """The basket status for its payments' statuses (spec 3's, none unknown):
+    ``facts.basket_worst_status`` (spec 2.4 "worst case", as the suite's flow and the reference
+    server read it), with the reading it rests on: stated where a payment is RJCT, or every
+    status is one of spec 2.4's list and the basket is not a mix of accepted and received
+    payments; else our reading."""
+    due = basket_worst_status(statuses)
+    if due == "RJCT":
         # a rejected payment is the worst case whatever the others; CANC as RJCT is our reading
-        return WorstCase(status, "" if "RJCT" in statuses else OUTSIDE_LIST_READING)
+        return WorstCase(due, "" if "RJCT" in statuses else OUTSIDE_LIST_READING)
     outside = any(status not in BASKET_LISTED for status in statuses)
     reading = OUTSIDE_LIST_READING if outside else ""
-    return WorstCase(status, (reading or MIXED_READING) if status == "PATC" else reading)
+    return WorstCase(due, (reading or MIXED_READING) if due == "PATC" else reading)
 
 
 @dataclass

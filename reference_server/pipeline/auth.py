@@ -81,7 +81,7 @@ def authenticate(app: ServerState, request: Request, operation: Operation) -> Au
     return identify_psu(app, operation, view, certificate, roles)
 
 
-def refusal(violation: Violation) -> ApiError:
+def _refused(violation: Violation) -> ApiError:
     """The reference server's answer to a broken request rule: the first of its statuses, its
     code, placed at its path; a 401 names ``AUTH_TPP_CODE`` in ``tppMessages`` (assumptions.md)."""
     status = violation.statuses[0]
@@ -148,7 +148,7 @@ def check_signature(app: ServerState, view: RequestView) -> x509.Certificate | N
     tolerated_by = _TOLERATED.get(verdict.failure)
     if tolerated_by is not None and app.faulty(tolerated_by):
         return verdict.certificate
-    raise refusal(violation)
+    raise _refused(violation)
 
 
 def check_date_fresh(app: ServerState, view: RequestView) -> None:
@@ -161,7 +161,7 @@ def check_date_fresh(app: ServerState, view: RequestView) -> None:
         view, now=time.time(), skew=app.bank.date_skew, clock="the server's clock"
     )
     if violation is not None and not app.faulty("stale-date-accepted"):
-        raise refusal(violation)
+        raise _refused(violation)
 
 
 #: Methods that change nothing: a replayed read is harmless and not refused.
@@ -213,11 +213,11 @@ def check_certificate(
     if app.trust_cas and not app.permissive("certificates-unvalidated"):
         untrusted = untrusted_certificate(certificate, app.trust_cas, app.clock.now())
         if untrusted is not None:
-            raise refusal(untrusted)
+            raise _refused(untrusted)
     roles = read_psd2_roles(certificate)
     violation = missing_role(operation, roles)
     if violation is not None:
-        raise refusal(violation)
+        raise _refused(violation)
     return roles
 
 
@@ -247,7 +247,7 @@ def check_header_formats(app: ServerState, operation: Operation, view: RequestVi
     )
     first = next(misfits, None)
     if first is not None:
-        raise refusal(first)
+        raise _refused(first)
 
 
 #: The TPP-* headers whose values the permissive reading ``tpp-header-values`` takes as they
@@ -307,7 +307,7 @@ def identify_psu(
     ):
         if violation.path == _CORPORATE_ID and app.faulty("corporate-without-id-accepted"):
             continue
-        raise refusal(violation)
+        raise _refused(violation)
     return AuthContext(
         certificate=certificate,
         roles=roles,
