@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from conformance.scenario import Scenario
 
 __all__ = [
-    "ERRORS_SHOWN",
+    "BASKET_CODES_READING",
+    "CHOSEN_CODE_READING",
+    "CHOSEN_STATUS_READING",
     "ERROR_BODY_READING",
     "ERROR_BODY_SCHEMA",
     "ERROR_FIELDS_READING",
@@ -47,6 +49,7 @@ __all__ = [
     "accept_fixes",
     "breaking",
     "check_all",
+    "check_basket_codes",
     "check_client_error",
     "check_equal",
     "check_error_body",
@@ -82,10 +85,6 @@ PAYMENT_ERROR_BODY_SCHEMA = {
 PROMISE_GROUND = "Promised by the bank (its profile; not a sentence of the spec): "
 #: The quote of the spec's introduction: "Request and response bodies are JSON."
 JSON_QUOTE = "intro-json"
-#: Operations whose error answers the spec shows (spec 7: "Error body (all operations that show
-#: one)"; E2 and E17 have rows of statuses, E16 "Error responses listed in part 7", E18 is the
-#: same product family). The others' errors are "not shown" (spec 7): their body is our reading.
-ERRORS_SHOWN = frozenset({"E2", "E16", "E17", "E18"})
 #: The reading of an error body where the spec shows none.
 ERROR_BODY_READING = (
     "every operation answers an error with the spec 7 error body; spec 7 shows it for E2, E16, "
@@ -97,6 +96,16 @@ ERROR_FIELDS_READING = (
     "'message' is said to be absent in some answers)"
 )
 
+#: The readings behind a chosen status or code (only a should finding).
+CHOSEN_STATUS_READING = (
+    "the spec states that the request is refused but shows no status; we expect this one"
+)
+CHOSEN_CODE_READING = "the spec shows no code for this refusal; we expect this one"
+#: The reading of the spec 7 code list on basket answers (E1, E2).
+BASKET_CODES_READING = (
+    "spec 7's tppMessages code list ('of payment responses') applies to basket answers too; "
+    "E2's own row shows RESOURCE_BLOCKED, which is not in it"
+)
 #: The check name of a problem with the error body's ``status`` (:func:`check_error_status`).
 ERROR_STATUS_CHECK = "error-status"
 #: How many schema errors a message lists before saying "and N more".
@@ -561,8 +570,8 @@ def check_error_body(
     exchange: Exchange, contract: Contract, *, payments: bool, shown: bool = True
 ) -> None:
     """The error answer's body. Must: a body, when there is one, is JSON (spec introduction).
-    Where the spec shows the error body (``shown``: :data:`ERRORS_SHOWN`), the spec 7 members
-    have their types when present and ``status`` is the HTTP status; that ``status`` and
+    Where the spec shows the error body (``shown``: ``contract.facts.ERRORS_SHOWN``), the spec 7
+    members have their types when present and ``status`` is the HTTP status; that ``status`` and
     ``code`` are present is our reading (:data:`ERROR_FIELDS_READING`). Payment operations'
     bodies may carry ``tppMessages`` (spec 2.6) whose codes are spec 7's list. Where the spec
     shows no error body, the whole spec 7 body is our reading (:data:`ERROR_BODY_READING`):
@@ -588,6 +597,23 @@ def check_error_body(
         quotes=("7-body-intro", "7-codes") if payments else ("7-body-intro",),
     )
     check_error_status(exchange, reading="" if shown else ERROR_BODY_READING)
+
+
+def check_basket_codes(exchange: Exchange, contract: Contract) -> None:
+    """A basket's error body with payment-style ``tppMessages`` (our reading: PD9): its failures
+    are :class:`ReadingFailure`\\ s (:data:`BASKET_CODES_READING`)."""
+    document = json_document(exchange)
+    if document is None:
+        return  # no JSON body: check_error_body judged that
+    check_schema(
+        exchange,
+        document,
+        PAYMENT_ERROR_BODY_SCHEMA,
+        contract,
+        what="the error body",
+        spec="spec 7",
+        reading=BASKET_CODES_READING,
+    )
 
 
 def check_error_status(exchange: Exchange, *, reading: str = "") -> None:

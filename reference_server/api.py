@@ -10,12 +10,13 @@ signals a refusal by raising :class:`ApiError`; the application renders it in th
 A :class:`Call` holds ``app`` (the server as a :class:`ServerState`: store, clock, contract,
 ``faulty(name)``, ``permissive(name)``, ``demanding(name)``, logger, trust and revocation, tokens,
 ``reset()``; the ``Application`` satisfies it, so handlers never import ``app.py``), ``request``
-(the :class:`Request`: method, path, query, case-insensitive immutable :class:`Headers`, the body's
-bytes, the client address and the DER of a TLS client certificate), ``operation`` (the contract's;
-None on the routes outside it), ``path_params`` (percent-decoded), ``query`` (converted to the
-schema's types; absent parameters stay absent), ``body`` (the parsed JSON, already valid against the
-request schema and the cross-field rules; None without a body) and ``auth`` (:class:`AuthContext`:
-certificate, roles, the PSU's headers RFC 2047-decoded, and the sandbox customer the PSU is);
+(the :class:`Request`: method, path, query, case-insensitive immutable :class:`Headers` (those of
+``conformance.contract.request_rules``), the body's bytes, the client address and the DER of a TLS
+client certificate), ``operation`` (the contract's; None on the routes outside it), ``path_params``
+(percent-decoded), ``query`` (converted to the schema's types; absent parameters stay absent),
+``body`` (the parsed JSON, already valid against the request schema and the cross-field rules; None
+without a body) and ``auth`` (:class:`AuthContext`: certificate, roles, the PSU's headers RFC
+2047-decoded, and the sandbox customer the PSU is);
 ``call.header(name)`` reads a header, decoded.
 
 A handler answers with ``Response.json(status, document, headers=())``, ``Response.empty()``,
@@ -34,11 +35,11 @@ exception is logged and answered 500 ``SYSTEM_ERROR`` without a traceback.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from conformance.contract.request_rules import Headers
 from conformance.signing import decode_header_value
 
 if TYPE_CHECKING:
@@ -119,60 +120,6 @@ class ServerState(Protocol):
     def reset(self) -> None:
         """Empty the store and set the clock back to real time."""
         ...
-
-
-class Headers(Mapping[str, str]):
-    """Case-insensitive, immutable request headers (first value wins for repeated names)."""
-
-    __slots__ = ("_items", "_lookup", "_names")
-
-    def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
-        self._items: tuple[tuple[str, str], ...] = tuple(items)
-        lookup: dict[str, str] = {}
-        names: dict[str, str] = {}
-        for name, value in self._items:
-            key = name.lower()
-            if key not in lookup:
-                lookup[key] = value
-                names[key] = name
-        self._lookup = lookup
-        #: Lowercased name → the name as first received; insertion order is arrival order.
-        self._names = names
-
-    def __getitem__(self, name: str) -> str:
-        return self._lookup[name.lower()]
-
-    def get(self, name: str, default: Any = None) -> Any:
-        # Mapping.get goes through __getitem__ and a KeyError for every absent header.
-        return self._lookup.get(name.lower(), default)
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._lookup
-
-    def __iter__(self) -> Iterator[str]:
-        """Each name once, as first received, in arrival order."""
-        return iter(self._names.values())
-
-    def __len__(self) -> int:
-        return len(self._lookup)
-
-    def folded(self) -> Mapping[str, str]:
-        """Lowercased name → value (the first of repeated names), read-only: what a lookup
-        sees, without a copy (the signature check reads every header of every request)."""
-        return MappingProxyType(self._lookup)
-
-    def named(self) -> Iterator[tuple[str, str, str]]:
-        """``(lowercased name, name as first received, value)`` per name, in arrival order."""
-        lookup = self._lookup
-        for key, name in self._names.items():
-            yield key, name, lookup[key]
-
-    def raw(self) -> tuple[tuple[str, str], ...]:
-        """Every header line in arrival order, repeats included."""
-        return self._items
-
-    def __repr__(self) -> str:
-        return f"Headers({list(self._items)!r})"
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from urllib.parse import unquote
 from cryptography import x509
 
 from conformance.contract import load_contract
+from conformance.contract.facts import PAYMENT_STYLE_FAMILIES
 from conformance.signing.revocation import RevocationLists
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
 from reference_server.faults import FAULTS, check_names
@@ -112,9 +113,6 @@ class Throttle:
 _UNSUPPORTED_METHODS = frozenset({"TRACE", "CONNECT"})
 
 logger = logging.getLogger("reference_server")
-
-#: Families whose error answers carry ``tppMessages`` (spec 2.6, spec 7 codes list).
-PAYMENT_FAMILIES = frozenset({"payments", "baskets"})
 
 _LOOPBACK = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1", "localhost"})
 
@@ -290,7 +288,7 @@ class Application:
                 payment_style = self._looks_like_payment(request.path)
                 raise self._unrouted(request)
             operation, path_params = matched
-            payment_style = operation.family in PAYMENT_FAMILIES
+            payment_style = operation.family in PAYMENT_STYLE_FAMILIES
             return self._call_operation(request, operation, path_params)
         except ApiError as error:
             if error.status == 404 and self.faulty("server-error-on-unknown-resource"):
@@ -433,7 +431,7 @@ class Application:
         )
 
     def _looks_like_payment(self, path: str) -> bool:
-        return any(op.family in PAYMENT_FAMILIES for op in self.contract.templates_for(path))
+        return any(op.family in PAYMENT_STYLE_FAMILIES for op in self.contract.templates_for(path))
 
 
 def _method_not_allowed(request: Request, allowed: tuple[str, ...]) -> ApiError:

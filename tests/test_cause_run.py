@@ -3,7 +3,7 @@ rule on every payment operation (``tpp-message-code-outside-list``: codes outsid
 ``tppMessages`` of refused payment requests, as an independent implementation did), the reports
 give ONE must cause, with its place and value, covering every scenario it fails.
 
-The list is stated for the error bodies spec 7 shows (``checks.ERRORS_SHOWN``): the payment
+The list is stated for the error bodies spec 7 shows (``contract.facts.ERRORS_SHOWN``): the payment
 operations among them (E16, E17, E18) fail at must; the same break elsewhere (a basket's answers,
 the operations whose error body the spec does not show) rests on our reading and is the same cause
 at should (issue 19 item 1)."""
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.checks import ERRORS_SHOWN
+from conformance.contract.facts import ERRORS_SHOWN
 from conformance.report.junit import SHOULD_SUITE
 from conformance.selfcheck import ScenarioRef, expected_failures
 from reference_server.faults import FAULTS

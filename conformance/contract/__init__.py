@@ -5,9 +5,11 @@ cached validators and compiled checks.
 JSON pointer), ``model`` holds the values (``Operation``, ``Rule``, ...), ``router`` matches a
 method and path, ``validators`` and ``compiled`` judge bodies (``compiled``: the same verdicts as
 ``jsonschema``, for less work), ``fixes`` the ``x-accept-fix`` variants, ``crossfield`` the spec
-2.7 rules both sides enforce, ``identifiers`` Norwegian account and identity numbers,
-``annotations`` the reading and quotes a schema records for an error's place, ``openapi`` the
-export. One of the two kernels the reference server may import.
+2.7 rules both sides enforce, ``request_rules`` the header, signature, Date and PSU rules both
+sides enforce (each broken rule a ``violation.Violation``), ``facts`` the spec's small facts
+every side reads, ``identifiers`` Norwegian account and identity numbers, ``annotations`` the
+reading and quotes a schema records for an error's place, ``openapi`` the export. One of the
+kernels the reference server may import.
 """
 
 from __future__ import annotations

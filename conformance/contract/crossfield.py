@@ -1,5 +1,6 @@
 """Cross-field rules of spec 2.7 and the sandbox date rule (spec 4.3 E5/E7, spec 8): one function
-per rule, ``check(body, context) -> list[Violation]``, used by both the server and the suite.
+per rule, ``check(body, context) -> list[Violation]`` (``contract.violation``, the type the request
+rules of ``request_rules`` return too), used by both the server and the suite.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from conformance.contract import Contract, load_contract
 from conformance.contract.identifiers import is_valid_kid
+from conformance.contract.violation import Violation
 
 __all__ = [
     "CHECKS",
@@ -47,21 +49,6 @@ NCBCT_REGULATORY_THRESHOLD_NOK = Decimal("100000")
 KID_REFERENCE_TYPES = frozenset({"KID", "OCR"})
 
 _PLAIN_DECIMAL = re.compile(r"^-?[0-9]+(?:\.([0-9]+))?$")
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """One broken cross-field rule, located in the body and coded as spec 7 would report it.
-
-    ``path`` is a JSON-pointer-like location without the leading slash
-    (``instructedAmount/amount``, ``remittanceInformationStructuredArray/0/reference``,
-    ``0/bookingDate`` for an item of an array body); ``code`` is the spec 7 ``tppMessages`` code;
-    ``text`` says what is wrong in words a bank engineer can act on.
-    """
-
-    path: str
-    code: str
-    text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,7 +101,7 @@ def _pointer(*parts: str | int) -> str:
     return "/".join(str(part).replace("~", "~0").replace("/", "~1") for part in parts)
 
 
-def _present(body: Mapping[str, Any], name: str) -> bool:
+def _given(body: Mapping[str, Any], name: str) -> bool:
     """A field counts as given when it is in the body and is neither null nor an empty string."""
     value = body.get(name)
     return value is not None and value != ""
@@ -298,7 +285,7 @@ def check_creditor_agent_required_for_bban(body: Any, context: CheckContext) -> 
     account = body.get("creditorAccount")
     if not (isinstance(account, Mapping) and "bban" in account):
         return []
-    if _present(body, "creditorAgent"):
+    if _given(body, "creditorAgent"):
         return []
     return [
         Violation(
@@ -341,7 +328,7 @@ def check_regulatory_reporting_threshold(body: Any, context: CheckContext) -> li
             ),
         )
         for name in ("regulatoryReportingCode", "regulatoryReportingInformation")
-        if not _present(body, name)
+        if not _given(body, name)
     ]
 
 

@@ -12,6 +12,7 @@ from urllib.parse import unquote
 
 from conformance import SPEC_VERSION, __version__
 from conformance.contract import Contract, Operation, Parameter
+from conformance.contract.facts import PAYMENT_STYLE_FAMILIES
 from conformance.contract.walk import Pointer, rewrite_refs
 from conformance.errors import ContractError
 
@@ -100,12 +101,10 @@ def header_parameter_name(name: str, required: bool) -> str:
 
 #: Where the contract's error bodies are (types/errors.json).
 _ERRORS = "https://psd2-conformance.invalid/schemas/types/errors.json#/$defs/"
-#: The families whose error bodies carry ``tppMessages`` (spec 7's list of payment codes).
-_PAYMENT_FAMILIES = frozenset({"payments", "baskets"})
 
 
 def _error_schema(operation: Operation) -> dict[str, str]:
-    name = "PaymentErrorResponse" if operation.family in _PAYMENT_FAMILIES else "ErrorResponse"
+    name = "PaymentErrorResponse" if operation.family in PAYMENT_STYLE_FAMILIES else "ErrorResponse"
     return {"$ref": _ERRORS + name}
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from conformance.contract import Operation
+from conformance.contract.facts import AUTH_REJECTION_STATUSES, ROLE_OF_FAMILY
 from conformance.generate._common import (
     Context,
     has_body,
@@ -21,26 +22,15 @@ from conformance.generate.variants import base_variant
 from conformance.scenario import BODY_SCHEMA_ERROR, CHOSEN_STATUS, Expectation, Scenario
 
 __all__ = [
-    "AUTH_REJECTION_STATUSES",
     "CASES",
     "OWNED_RESOURCE_OPERATIONS",
     "PSU_RESOURCE_OPERATIONS",
     "REPLAYED_CREATIONS",
-    "ROLE_OF_FAMILY",
     "STALE_DATE_MARGIN",
     "AuthCase",
     "generate",
 ]
 
-#: Statuses accepted for a refused signature or certificate: the spec shows none (spec 5, spec 7).
-AUTH_REJECTION_STATUSES = (400, 401, 403)
-#: The PSD2 role a certificate needs per operation family (schemas/README.md).
-ROLE_OF_FAMILY = {
-    "payments": "PSP_PI",
-    "baskets": "PSP_PI",
-    "accounts": "PSP_AI",
-    "consents": "PSP_AI",
-}
 _STATUS_ASSUMPTION = (
     "The status of a refused signature or certificate is not shown (spec 5, spec 7): 400, 401 "
     "and 403 are accepted."

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance.contract import Operation
+from conformance.contract.facts import STATUS_SHOWN
 from conformance.generate._common import (
     FORMAT_ERROR,
     PAYMENT_FAMILIES,
@@ -28,7 +29,7 @@ from conformance.generate.mutations import (
 from conformance.generate.variants import base_variant
 from conformance.scenario import CHOSEN_CODE, CHOSEN_STATUS, Scenario
 
-__all__ = ["STATUS_SHOWN", "UNKNOWN_PATH_VALUE_STATUSES", "generate"]
+__all__ = ["UNKNOWN_PATH_VALUE_STATUSES", "generate"]
 
 #: Accepted answers to a pinned path parameter given another value (see the module docstring).
 UNKNOWN_PATH_VALUE_STATUSES = (400, 403, 404)
@@ -40,9 +41,6 @@ UNKNOWN_PRODUCT_READING = (
     "product identifier, and spec 7 shows '403 (for example PRODUCT_INVALID)' for E17 without "
     "saying when"
 )
-#: Payment operations whose format errors the spec shows as 400 (spec 7, E17 row: "400 (for
-#: example FORMAT_ERROR)"): the status is stated there, the code an example.
-STATUS_SHOWN = frozenset({"E17"})
 
 
 def _reading(op: Operation, broken: BrokenConstraint) -> str:

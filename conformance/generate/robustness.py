@@ -5,9 +5,10 @@ with a 4xx and the spec 7 error body.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from conformance.contract import Operation
+from conformance.contract.facts import BODY_CASES
 from conformance.generate._common import (
     Context,
     has_body,
@@ -23,7 +24,7 @@ from conformance.scenario import (
     Scenario,
 )
 
-__all__ = ["BODY_CASES", "OVERSIZED_BODY_BYTES", "BodyCase", "generate"]
+__all__ = ["OVERSIZED_BODY_BYTES", "generate"]
 
 #: Just over 1 MiB: the size at which a body counts as oversized.
 OVERSIZED_BODY_BYTES = 1024 * 1024 + 1
@@ -37,44 +38,6 @@ UNKNOWN_ID = "conformance-unknown-id"
 DOCUMENTED_NOT_FOUND = {"E2": "RESOURCE_UNKNOWN"}
 
 
-@dataclass(frozen=True)
-class BodyCase:
-    """A broken body: id slug, rule ``ROB-<name>``, what is sent, accepted statuses; the quotes
-    that state its refusal (must: a 4xx with a JSON body, the status chosen), or the reading
-    it rests on (should)."""
-
-    name: str
-    what: str
-    statuses: tuple[int, ...]
-    quotes: tuple[str, ...] = ()
-    reading: str = ""
-
-
-#: Spec introduction: "Request and response bodies are JSON."
-_JSON = ("intro-json",)
-BODY_CASES: tuple[BodyCase, ...] = (
-    BodyCase("malformed-json", "a body that is not valid JSON", (400,), quotes=_JSON),
-    BodyCase(
-        "empty-body",
-        "an empty body",
-        (400,),
-        reading="a request that needs a body and sends none is refused with the spec 7 body",
-    ),
-    BodyCase(
-        "wrong-content-type",
-        "a JSON body sent as text/plain",
-        (400, 415),
-        reading="a JSON body declared as text/plain is refused; spec 4.2 makes Content-Type an "
-        "optional header and states no refusal",
-    ),
-    BodyCase("invalid-utf8", "a body with bytes that are not UTF-8", (400,), quotes=_JSON),
-    BodyCase(
-        "oversized-body",
-        "a JSON body of more than 1 MiB",
-        (400, 413),
-        reading="a body of more than 1 MiB is refused with a 4xx; the spec states no size limit",
-    ),
-)
 _UNKNOWN_PATH_READING = "a path no operation has is answered 404 with the spec 7 error body"
 _UNKNOWN_ID_READING = (
     "an unknown resource id in the path is answered 404 with the spec 7 error body; the spec "

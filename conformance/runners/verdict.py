@@ -16,20 +16,20 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from conformance.checks import (
-    ERRORS_SHOWN,
-    PAYMENT_ERROR_BODY_SCHEMA,
+    CHOSEN_CODE_READING,
+    CHOSEN_STATUS_READING,
     ReadingFailure,
     check_all,
+    check_basket_codes,
     check_client_error,
     check_error_body,
     check_error_code,
     check_response_schema,
     check_sca_redirect,
-    check_schema,
     check_status,
     check_success,
-    json_document,
 )
+from conformance.contract.facts import ERRORS_SHOWN, PAYMENT_STYLE_FAMILIES
 from conformance.findings import at_should, record_should
 from conformance.scenario import (
     BODY_SCHEMA_RESPONSE,
@@ -44,25 +44,11 @@ if TYPE_CHECKING:
     from conformance.scenario import Scenario
 
 __all__ = [
-    "BASKET_CODES_READING",
-    "CHOSEN_CODE_READING",
-    "CHOSEN_STATUS_READING",
-    "PAYMENT_STYLE_FAMILIES",
-    "check_basket_codes",
     "judge",
     "judge_expectation",
     "softened",
     "success_of",
 ]
-
-#: Families whose error bodies may carry ``tppMessages`` (spec 2.6, spec 7 code list). The
-#: code list is stated for "payment responses" only; on baskets it is our reading.
-PAYMENT_STYLE_FAMILIES = frozenset({"payments", "baskets"})
-#: The reading of the spec 7 code list on basket answers (E1, E2).
-BASKET_CODES_READING = (
-    "spec 7's tppMessages code list ('of payment responses') applies to basket answers too; "
-    "E2's own row shows RESOURCE_BLOCKED, which is not in it"
-)
 
 
 def success_of(operation: Operation) -> Expectation:
@@ -144,13 +130,6 @@ def _judge_success(
     check_all(*checks)
 
 
-#: The readings behind a chosen status or code (only a should finding).
-CHOSEN_STATUS_READING = (
-    "the spec states that the request is refused but shows no status; we expect this one"
-)
-CHOSEN_CODE_READING = "the spec shows no code for this refusal; we expect this one"
-
-
 def _judge_refusal(
     exchange: Exchange,
     expect: Expectation,
@@ -194,20 +173,3 @@ def _judge_refusal(
         else:
             checks.append(lambda: check_error_code(exchange, code, spec=spec))
     check_all(*checks)
-
-
-def check_basket_codes(exchange: Exchange, contract: Contract) -> None:
-    """A basket's error body with payment-style ``tppMessages`` (our reading: PD9): its failures
-    are :class:`ReadingFailure`\\ s (:data:`BASKET_CODES_READING`)."""
-    document = json_document(exchange)
-    if document is None:
-        return  # no JSON body: check_error_body judged that
-    check_schema(
-        exchange,
-        document,
-        PAYMENT_ERROR_BODY_SCHEMA,
-        contract,
-        what="the error body",
-        spec="spec 7",
-        reading=BASKET_CODES_READING,
-    )

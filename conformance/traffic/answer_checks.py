@@ -8,7 +8,7 @@ request deserved.
 - the status is one the operation documents, or one any request can meet (``transport_statuses``);
 - the body is JSON with a JSON Content-Type (spec 4.2), valid against the documented schema of
   its status; an error body the spec 7 body whose ``status`` is the HTTP status (must where
-  spec 7 shows the error body, ``checks.ERRORS_SHOWN``; our reading elsewhere, and for the
+  spec 7 shows the error body, ``contract.facts.ERRORS_SHOWN``; our reading elsewhere, and for the
   ``tppMessages`` codes of a basket's answer);
 - starting an authorisation answers scaStatus STARTED (spec 3).
 
@@ -22,21 +22,18 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from conformance.checks import (
+    CHOSEN_CODE_READING,
+    CHOSEN_STATUS_READING,
     ERROR_STATUS_CHECK,
-    ERRORS_SHOWN,
     ConformanceFailure,
+    check_basket_codes,
     check_error_body,
     check_json_content_type,
     check_response_schema,
     json_document,
 )
+from conformance.contract.facts import ERRORS_SHOWN, PAYMENT_STYLE_FAMILIES
 from conformance.contract.openapi import transport_statuses
-from conformance.runners.verdict import (
-    CHOSEN_CODE_READING,
-    CHOSEN_STATUS_READING,
-    PAYMENT_STYLE_FAMILIES,
-    check_basket_codes,
-)
 from conformance.traffic.grading import (
     Grade,
     grade,
@@ -44,7 +41,7 @@ from conformance.traffic.grading import (
     grade_flow,
     grade_operation,
 )
-from conformance.traffic.model import BANK, TrafficFinding, Violation
+from conformance.traffic.model import BANK, GradedViolation, TrafficFinding
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -77,7 +74,7 @@ def judge_answer(
     exchange: Exchange,
     operation: Operation | None,
     contract: Contract,
-    violations: Sequence[Violation],
+    violations: Sequence[GradedViolation],
 ) -> list[TrafficFinding]:
     """The bank's findings on one answer (none for a throttled one)."""
     if throttled(exchange):
@@ -110,7 +107,7 @@ def judge_answer(
 # --- what the request deserved ------------------------------------------------------------------
 
 
-def _refusal(exchange: Exchange, violations: Sequence[Violation]) -> Iterator[TrafficFinding]:
+def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Iterator[TrafficFinding]:
     """A request that broke a rule is refused as the rule says (the first broken rule of the
     strictest level is named; the answer may refuse it for any of the broken rules)."""
     if not violations:

@@ -104,8 +104,10 @@ class Refusal:
 
 
 @dataclass(frozen=True)
-class Violation:
-    """A TPP-side finding and the refusal the bank then owes."""
+class GradedViolation:
+    """A broken request rule graded: the TPP-side finding and the refusal the bank then owes
+    (the rule's own :class:`~conformance.contract.violation.Violation`, or a rule of the judge's:
+    the route, the query, the body, the traffic's state)."""
 
     finding: TrafficFinding
     refusal: Refusal

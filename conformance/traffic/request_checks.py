@@ -1,17 +1,18 @@
 """The TPP's side of one exchange: the request judged against the contract, each broken rule a
-:class:`~conformance.traffic.model.Violation` naming the exact place (a header, a JSON pointer
+:class:`~conformance.traffic.model.GradedViolation` naming the exact place (a header, a JSON pointer
 into the body, a query parameter) and the refusal the bank then owes.
 
 In order: the route (method, path and product, spec 4.1), the required headers (spec 4.2), the
-Signature, Digest and certificate (spec 5, through ``conformance.signing.verify_request``), the
-certificate's trust and PSD2 role, the signed Date's freshness, the header formats and PSU rules
-(spec 4.2, spec 5 item 5, spec 7 rule 3), the query parameters, the body against its schema and
-the cross-field rules of ``rules.json`` (``conformance.contract.crossfield``).
+Signature, Digest and certificate (spec 5), the certificate's trust and PSD2 role, the signed
+Date's freshness, the header formats and PSU rules (spec 4.2, spec 5 item 5, spec 7 rule 3): the
+request rules of ``conformance.contract.request_rules``, which the reference server enforces
+too, graded here as the suite grades the scenario that breaks each; then the query parameters,
+the body against its schema and the cross-field rules of ``rules.json``
+(``conformance.contract.crossfield``).
 """
 
 from __future__ import annotations
 
-import email.utils
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -23,20 +24,21 @@ from jsonschema import ValidationError
 
 from conformance.contract.annotations import quotes_at, reading_at
 from conformance.contract.crossfield import CheckContext, checks_for
-from conformance.contract.crossfield import Violation as CrossFieldViolation
-from conformance.contract.identifiers import is_valid_national_id
-from conformance.generate.auth import AUTH_REJECTION_STATUSES, ROLE_OF_FAMILY
-from conformance.generate.constraint import STATUS_SHOWN
-from conformance.generate.robustness import BODY_CASES
-from conformance.signing import (
-    SPEC5_SIGNED_HEADERS,
-    Verification,
-    VerificationFailure,
-    read_psd2_roles,
-    verify_chain,
-    verify_request,
+from conformance.contract.facts import STATUS_SHOWN, body_case
+from conformance.contract.request_rules import (
+    CORPORATE_RULE,
+    Headers,
+    RequestView,
+    header_misfits,
+    missing_headers,
+    missing_role,
+    psu_violations,
+    signature_verification,
+    signature_violation,
+    stale_date,
+    untrusted_certificate,
 )
-from conformance.signing.canonical import decode_header_value
+from conformance.signing import Verification, read_psd2_roles
 from conformance.traffic.grading import (
     Grade,
     grade,
@@ -44,10 +46,11 @@ from conformance.traffic.grading import (
     grade_rule,
     is_spec_operation,
 )
-from conformance.traffic.model import TPP, Refusal, TrafficFinding, Violation
+from conformance.traffic.model import TPP, GradedViolation, Refusal, TrafficFinding
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation, Rule
+    from conformance.contract.violation import Violation
     from conformance.exchange import Exchange
     from conformance.traffic.settings import TrafficSettings
 
@@ -56,12 +59,8 @@ __all__ = ["Routed", "judge_request", "route"]
 #: The interface's path prefix (spec 9: "The interface is under the path prefix /v1."): a request
 #: outside it is not the interface's.
 PREFIX = "/v1/"
-#: The families whose error bodies carry ``tppMessages`` and whose refusals spec 7 codes.
-PAYMENT_FAMILIES = frozenset({"payments", "baskets"})
 #: How many schema errors of one body become findings (the rest are counted in the last).
 _SHOWN_ERRORS = 8
-#: Headers verified by spec 5, not by their schema.
-_SIGNATURE_HEADERS = frozenset({"signature", "digest", "tpp-signature-certificate"})
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ class Routed:
     operation: Operation | None
     values: Mapping[str, str]
     #: A TPP violation when the request names no operation of the contract under ``/v1``.
-    violation: Violation | None = None
+    violation: GradedViolation | None = None
     #: Why the exchange is not judged at all (outside the interface), else "".
     outside: str = ""
 
@@ -137,7 +136,7 @@ def route(contract: Contract, settings: TrafficSettings, method: str, path: str)
             "'not shown' (a profile's [paths] and [product_ids] name the bank's own)",
         )
     )
-    violation = Violation(
+    violation = GradedViolation(
         _finding(grade_, rule, what, spec, place="path"),
         Refusal(grade_.level, (400, 403, 404, 405)),
     )
@@ -158,7 +157,7 @@ def _contract_products(settings: TrafficSettings, path: str) -> str:
 class RequestVerdict:
     """What the request checks found, and what they learnt on the way."""
 
-    violations: list[Violation]
+    violations: list[GradedViolation]
     verification: Verification | None = None
     #: The request body as JSON, when it is JSON.
     body: Any = None
@@ -174,63 +173,50 @@ def judge_request(
     bank_now: datetime,
 ) -> RequestVerdict:
     """Every check of the request side; ``at`` is when it was sent (certificate validity, Date
-    freshness), ``bank_now`` the bank's moment in its own zone (the sandbox date rules)."""
+    freshness), ``bank_now`` the bank's moment in its own zone (the sandbox date rules). The
+    header, signature, Date and PSU rules are ``conformance.contract.request_rules``'s, the
+    reference server's own; here each violation is graded as the suite grades its scenario."""
+    path, query = split_target(exchange)
+    view = RequestView(
+        exchange.method,
+        path + (f"?{query}" if query else ""),
+        Headers(exchange.request_headers),
+        exchange.request_body,
+    )
     verdict = RequestVerdict([])
     found = verdict.violations
-    found += _required_headers(exchange, operation, settings)
-    verification, signature_violations = _signature(exchange, operation, settings, at)
+    found += _required_headers(view, operation, settings)
+    verification, signature_violations = _signature(view, operation, settings, at)
     verdict.verification = verification
     found += signature_violations
-    found += _date_fresh(exchange, settings, at)
-    found += _header_formats(exchange, operation, contract)
-    found += _psu_rules(exchange, operation, contract)
+    found += _date_fresh(view, settings, at)
+    found += _header_formats(view, operation, contract)
+    found += _psu_rules(view, operation, contract)
     found += _query(exchange, operation, contract, settings)
     body_violations, verdict.body = _body(exchange, operation, contract, bank_now, settings)
     found += body_violations
     return verdict
 
 
-def _present(exchange: Exchange, name: str) -> bool:
-    value = exchange.request_header(name)
-    return value is not None and value.strip() != ""
-
-
-def _lists(operation: Operation, header: str) -> bool:
-    wanted = header.lower()
-    return any(n.lower() == wanted for n in operation.required_headers + operation.optional_headers)
+def _graded(violation: Violation, grade_: Grade, refusal: Refusal) -> GradedViolation:
+    """A request rule's violation as a TPP finding with the refusal then due."""
+    finding = _finding(grade_, violation.rule, violation.text, violation.spec, place=violation.path)
+    return GradedViolation(finding, refusal)
 
 
 def _required_headers(
-    exchange: Exchange, operation: Operation, settings: TrafficSettings
-) -> Iterator[Violation]:
+    view: RequestView, operation: Operation, settings: TrafficSettings
+) -> Iterator[GradedViolation]:
     """Spec 4.2: each required header present and not empty (X-PSU-IDENTITY stands in for
     PSU-ID where the operation takes it, spec 5 item 5)."""
-    required = settings.required_for(operation)
     if operation.id in settings.required_headers:
         grade_ = grade(
             stated=False, reading=f"the profile's required header set for {operation.id}"
         )
     else:
         grade_ = _missing_header_grade(operation)
-    for name in required:
-        if _present(exchange, name):
-            continue
-        if (
-            name.lower() == "psu-id"
-            and _lists(operation, "X-PSU-IDENTITY")
-            and _present(exchange, "X-PSU-IDENTITY")
-        ):
-            continue
-        yield Violation(
-            _finding(
-                grade_,
-                "TPP-header-required",
-                f"the required header {name} is missing or empty",
-                operation.headers_spec,
-                place=name,
-            ),
-            _chosen_refusal(grade_.level, (400,)),
-        )
+    for violation in missing_headers(view, operation, settings.required_for(operation)):
+        yield _graded(violation, grade_, _chosen_refusal(grade_.level, violation.statuses))
 
 
 def _missing_header_grade(operation: Operation) -> Grade:
@@ -252,232 +238,103 @@ def _missing_header_grade(operation: Operation) -> Grade:
     )
 
 
-#: Each verification failure: its rule id and the label of its quote (``quotes.json``).
-_SIGNATURE_RULES: Mapping[VerificationFailure, tuple[str, str]] = {
-    VerificationFailure.MISSING_HEADER: ("TPP-signature-header-missing", "5-2"),
-    VerificationFailure.MALFORMED_SIGNATURE: ("TPP-signature-malformed", "5-2"),
-    VerificationFailure.BAD_CERTIFICATE: ("TPP-certificate-invalid", "5-1"),
-    VerificationFailure.UNSUPPORTED_ALGORITHM: ("TPP-signature-algorithm", "5-2-algorithm"),
-    VerificationFailure.KEYID_MISMATCH: ("TPP-signature-keyid", "5-2-keyid"),
-    VerificationFailure.DIGEST_MISMATCH: ("TPP-digest-mismatch", "5-4"),
-    VerificationFailure.UNSUPPORTED_DIGEST_ALGORITHM: ("TPP-digest-algorithm", "5-4"),
-    VerificationFailure.HEADERS_INCOMPLETE: ("TPP-signature-headers-list", "5-2-headers"),
-    VerificationFailure.BAD_SIGNATURE: ("TPP-signature-value", "5-2-value"),
-}
-_SIGNATURE_PLACES: Mapping[VerificationFailure, str] = {
-    VerificationFailure.BAD_CERTIFICATE: "TPP-Signature-Certificate",
-    VerificationFailure.DIGEST_MISMATCH: "Digest",
-    VerificationFailure.UNSUPPORTED_DIGEST_ALGORITHM: "Digest",
-}
+def _stated(violation: Violation) -> Grade:
+    """A rule's own grade: should with the reading it rests on, else must with its quotes."""
+    if violation.reading:
+        return grade(stated=False, reading=violation.reading)
+    return grade(stated=True, quotes=violation.quotes)
 
 
 def _signature(
-    exchange: Exchange, operation: Operation, settings: TrafficSettings, at: datetime
-) -> tuple[Verification, list[Violation]]:
+    view: RequestView, operation: Operation, settings: TrafficSettings, at: datetime
+) -> tuple[Verification, list[GradedViolation]]:
     """Spec 5 items 1–4 (``verify_request``: the first failure), then the certificate's trust
     (``--trust``) and its PSD2 role (should: the spec states no role)."""
-    path, query = split_target(exchange)
-    target = path + (f"?{query}" if query else "")
-    headers = {name.lower(): value for name, value in reversed(exchange.request_headers)}
-    verification = verify_request(
-        exchange.method,
-        target,
-        headers,
-        exchange.request_body,
-        required_signed=SPEC5_SIGNED_HEADERS,
-        now=at,
-    )
-    refusal = _chosen_refusal("must", AUTH_REJECTION_STATUSES)
-    violations: list[Violation] = []
-    if not verification.ok:
-        assert verification.failure is not None
-        rule, quote = _SIGNATURE_RULES[verification.failure]
-        place = (
-            verification.header
-            or _SIGNATURE_PLACES.get(verification.failure)
-            or (
-                "Signature"
-                if verification.failure is not VerificationFailure.MISSING_HEADER
-                else ""
-            )
-        )
+    verification = signature_verification(view, now=at)
+    violations: list[GradedViolation] = []
+    broken = signature_violation(verification)
+    if broken is not None:
         violations.append(
-            Violation(
-                _finding(
-                    grade(stated=True, quotes=(quote,)),
-                    rule,
-                    verification.detail,
-                    "spec 5",
-                    place=place,
-                ),
-                refusal,
-            )
+            _graded(broken, _stated(broken), _chosen_refusal("must", sorted(broken.statuses)))
         )
         return verification, violations
     certificate = verification.certificate
     if certificate is None:
         return verification, violations
     if settings.trust:
-        problems = [verify_chain(certificate, ca, now=at) for ca in settings.trust]
-        if all(problem is not None for problem in problems):
-            violations.append(
-                Violation(
-                    _finding(
-                        grade(stated=True, quotes=("5-1",)),
-                        "TPP-certificate-untrusted",
-                        f"the signing certificate is not issued by a trusted CA: {problems[0]}",
-                        "spec 5 item 1",
-                        place="TPP-Signature-Certificate",
-                    ),
-                    refusal,
-                )
-            )
-    roles = read_psd2_roles(certificate)
-    needed = ROLE_OF_FAMILY.get(operation.family)
-    if roles is not None and needed is not None and needed not in roles:
-        grade_ = grade(
-            stated=False,
-            reading="spec 5 states a TPP certificate but no PSD2 role per operation; the suite "
-            "reads PSP_PI for payments and baskets, PSP_AI for accounts and consents",
-        )
-        violations.append(
-            Violation(
-                _finding(
-                    grade_,
-                    "TPP-certificate-role",
-                    f"{operation.id} needs the PSD2 role {needed}; the certificate carries "
-                    f"{', '.join(sorted(roles)) or 'none'}",
-                    "spec 5 item 1",
-                    place="TPP-Signature-Certificate",
-                ),
-                _chosen_refusal(grade_.level, (403,)),
-            )
-        )
+        untrusted = untrusted_certificate(certificate, settings.trust, at)
+        if untrusted is not None:
+            refusal = _chosen_refusal("must", sorted(untrusted.statuses))
+            violations.append(_graded(untrusted, _stated(untrusted), refusal))
+    role = missing_role(operation, read_psd2_roles(certificate))
+    if role is not None:
+        grade_ = _stated(role)
+        violations.append(_graded(role, grade_, _chosen_refusal(grade_.level, role.statuses)))
     return verification, violations
 
 
-def _date_fresh(exchange: Exchange, settings: TrafficSettings, at: datetime) -> Iterator[Violation]:
+def _date_fresh(
+    view: RequestView, settings: TrafficSettings, at: datetime
+) -> Iterator[GradedViolation]:
     """A signed Date within the bank's clock skew of when the request was sent (security,
     should: spec 5 signs Date but states no freshness window)."""
-    value = exchange.request_header("Date")
-    if not value:
-        return
-    try:
-        sent = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return  # the header's format is judged with the others
-    if sent.tzinfo is None:
-        return
-    apart = abs((at - sent).total_seconds())
-    if apart <= settings.date_skew:
-        return
-    grade_ = grade(
-        stated=False,
-        reading="spec 5 signs Date but states no freshness window; a request dated outside "
-        f"the bank's clock skew ({settings.date_skew:g} s) is a stale or pre-made one "
-        "(security)",
+    violation = stale_date(
+        view, now=at.timestamp(), skew=settings.date_skew, clock="when the request was sent"
     )
-    yield Violation(
-        _finding(
-            grade_,
-            "TPP-date-stale",
-            f"the signed Date is {apart:.0f} s away from when the request was sent",
-            "spec 5",
-            place="Date",
-        ),
-        _chosen_refusal(grade_.level, (401,)),
-    )
+    if violation is not None:
+        grade_ = _stated(violation)
+        yield _graded(violation, grade_, _chosen_refusal(grade_.level, violation.statuses))
 
 
 def _header_formats(
-    exchange: Exchange, operation: Operation, contract: Contract
-) -> Iterator[Violation]:
+    view: RequestView, operation: Operation, contract: Contract
+) -> Iterator[GradedViolation]:
     """Each header the operation lists, when present, fits its schema (``types/headers.json``),
     RFC 2047 encoded words decoded."""
-    listed = {n.lower() for n in operation.required_headers + operation.optional_headers}
-    for name, raw in exchange.request_headers:
-        folded = name.lower()
-        if folded not in listed or folded in _SIGNATURE_HEADERS:
-            continue
-        try:
-            schema = contract.header_schema(name)
-        except KeyError:
-            continue
-        try:
-            value = decode_header_value(raw)
-        except ValueError:
-            value = raw
-        if contract.checker(schema)(value):
-            continue
-        validator = contract.validator(schema)
-        error = next(iter(validator.iter_errors(value)), None)
-        if error is None:
-            continue
-        grade_ = _header_grade(operation, name, validator.schema, error)
-        yield Violation(
-            _finding(
-                grade_,
-                "TPP-header-format",
-                f"header {name}: {error.message}",
-                str(schema.get("x-spec", "spec 4.2")),
-                place=name,
-            ),
-            _chosen_refusal(grade_.level, (400,)),
-        )
+    for violation in header_misfits(view, operation, contract):
+        grade_ = _header_grade(operation, violation)
+        yield _graded(violation, grade_, _chosen_refusal(grade_.level, violation.statuses))
 
 
-def _header_grade(operation: Operation, name: str, schema: Any, error: ValidationError) -> Grade:
+def _header_grade(operation: Operation, violation: Violation) -> Grade:
     """A malformed header, as the suite's header scenarios grade it (``conformance.generate.
     header``): should where its schema records a reading, or where the spec shows no header set
     for an operation it only names (spec 7 rule 7 states the sandbox's PSU-ID); else must with
     the schema's quotes."""
-    reading = reading_at(schema, error)
-    if reading:
-        return grade(stated=False, reading=reading)
-    quotes = quotes_at(schema, error)
+    if violation.reading:
+        return grade(stated=False, reading=violation.reading)
+    name = violation.path
     if name.lower() == "psu-id" and operation.family == "sandbox":
-        return grade(stated=True, quotes=(*quotes, "7-rule-7"))
+        return grade(stated=True, quotes=(*violation.quotes, "7-rule-7"))
     if not is_spec_operation(operation):
         return grade(
             stated=False,
             reading=f"spec 4.2 does not show {operation.id}'s header set (spec 4.1: 'only "
             f"named'); the contract has it take {name} and check its value",
         )
-    return grade(stated=True, quotes=quotes)
+    return grade(stated=True, quotes=violation.quotes)
 
 
-def _psu_rules(exchange: Exchange, operation: Operation, contract: Contract) -> Iterator[Violation]:
+def _psu_rules(
+    view: RequestView, operation: Operation, contract: Contract
+) -> Iterator[GradedViolation]:
     """Spec 5 item 5: X-PSU-IDENTITY a national identity or D-number; spec 7 rule 3: a corporate
-    PSU (PSU-Context CORPORATE) names its PSU-Corporate-ID."""
-    identity = exchange.request_header("X-PSU-IDENTITY")
-    if identity and _lists(operation, "X-PSU-IDENTITY") and not is_valid_national_id(identity):
-        grade_ = grade(stated=True, quotes=("5-5",))
-        yield Violation(
-            _finding(
-                grade_,
-                "TPP-psu-identity",
-                "X-PSU-IDENTITY is not a valid Norwegian national identity or D-number",
-                "spec 5 item 5",
-                place="X-PSU-IDENTITY",
-            ),
-            _chosen_refusal(grade_.level, (400,)),
-        )
-    context = (exchange.request_header("PSU-Context") or "").strip().upper()
-    if (
-        context == "CORPORATE"
-        and not _present(exchange, "PSU-Corporate-ID")
-        and _lists(operation, "PSU-Corporate-ID")
-    ):
-        rule = contract.rule("ERR-3-corporate-without-corporate-id")
-        yield _rule_violation(
-            rule,
-            operation,
-            "a corporate PSU (PSU-Context: CORPORATE) without PSU-Corporate-ID",
-            "PSU-Corporate-ID",
-        )
+    PSU (PSU-Context CORPORATE) names its PSU-Corporate-ID (graded by its row of
+    ``rules.json``)."""
+    for violation in psu_violations(view, operation):
+        if violation.rule == CORPORATE_RULE:
+            yield _rule_violation(
+                contract.rule(violation.rule),
+                operation,
+                "a corporate PSU (PSU-Context: CORPORATE) without PSU-Corporate-ID",
+                violation.path,
+            )
+        else:
+            grade_ = _stated(violation)
+            yield _graded(violation, grade_, _chosen_refusal(grade_.level, violation.statuses))
 
 
-def _rule_violation(rule: Rule, operation: Operation, what: str, place: str) -> Violation:
+def _rule_violation(rule: Rule, operation: Operation, what: str, place: str) -> GradedViolation:
     """A broken row of ``rules.json`` on ``operation``: graded by its ``stated`` (and a reading
     it names for the operation), the refusal as it says."""
     grade_ = grade_rule(rule, operation.id)
@@ -488,12 +345,12 @@ def _rule_violation(rule: Rule, operation: Operation, what: str, place: str) -> 
         status_stated=grade_.level == "must" and rule.chosen not in ("status",),
         code_stated=grade_.level == "must" and rule.chosen == "",
     )
-    return Violation(_finding(grade_, rule.id, what, rule.spec, place=place), refusal)
+    return GradedViolation(_finding(grade_, rule.id, what, rule.spec, place=place), refusal)
 
 
 def _query(
     exchange: Exchange, operation: Operation, contract: Contract, settings: TrafficSettings
-) -> Iterator[Violation]:
+) -> Iterator[GradedViolation]:
     """Each query parameter of the operation that is required is there, and each that is given
     fits its schema (spec 4.3)."""
     _, query = split_target(exchange)
@@ -509,7 +366,7 @@ def _query(
                     if stated.level == "must"
                     else stated
                 )
-                yield Violation(
+                yield GradedViolation(
                     _finding(
                         missing,
                         "TPP-query-required",
@@ -528,7 +385,7 @@ def _query(
         if error is None:
             continue
         grade_ = _schema_grade(stated, validator.schema, error)
-        yield Violation(
+        yield GradedViolation(
             _finding(
                 grade_,
                 "TPP-query-format",
@@ -558,15 +415,15 @@ def _body(
     contract: Contract,
     bank_now: datetime,
     settings: TrafficSettings,
-) -> tuple[list[Violation], Any]:
+) -> tuple[list[GradedViolation], Any]:
     """The body is JSON (spec 1), valid against its schema (spec 2.7, 2.9) and the cross-field
     rules of ``rules.json``; every error named by its JSON pointer."""
     schema = operation.request_schema
     if schema is None or not exchange.request_body:
         if schema is not None and operation.method in ("POST", "PUT", "PATCH"):
-            grade_, statuses = _body_case("empty-body")
+            grade_, statuses = _body_grade("empty-body")
             return [
-                Violation(
+                GradedViolation(
                     _finding(
                         grade_,
                         "TPP-body-missing",
@@ -579,11 +436,11 @@ def _body(
             ], None
         return [], None
     media = (exchange.request_header("Content-Type") or "").partition(";")[0].strip().lower()
-    violations: list[Violation] = []
+    violations: list[GradedViolation] = []
     if media and media != "application/json" and not media.endswith("+json"):
-        grade_, statuses = _body_case("wrong-content-type")
+        grade_, statuses = _body_grade("wrong-content-type")
         violations.append(
-            Violation(
+            GradedViolation(
                 _finding(
                     grade_,
                     "TPP-body-content-type",
@@ -597,9 +454,9 @@ def _body(
     try:
         document = json.loads(exchange.request_body)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        grade_, statuses = _body_case("malformed-json")
+        grade_, statuses = _body_grade("malformed-json")
         violations.append(
-            Violation(
+            GradedViolation(
                 _finding(
                     grade_,
                     "TPP-body-json",
@@ -616,11 +473,11 @@ def _body(
     return violations, document
 
 
-def _body_case(name: str) -> tuple[Grade, tuple[int, ...]]:
+def _body_grade(name: str) -> tuple[Grade, tuple[int, ...]]:
     """The grade and statuses of a broken body, as the suite's robustness scenarios of the same
-    case (``conformance.generate.robustness.BODY_CASES``): must with their quotes, or should
+    case (``conformance.contract.facts.BODY_CASES``): must with their quotes, or should
     with their reading."""
-    case = next(case for case in BODY_CASES if case.name == name)
+    case = body_case(name)
     return grade(stated=bool(case.quotes), quotes=case.quotes, reading=case.reading), case.statuses
 
 
@@ -636,7 +493,7 @@ def _body_refusal(operation: Operation, grade_: Grade) -> Refusal:
 
 def _schema_violations(
     document: Any, operation: Operation, contract: Contract
-) -> Iterator[Violation]:
+) -> Iterator[GradedViolation]:
     schema = operation.request_schema
     assert schema is not None
     if contract.checker(schema)(document):
@@ -652,7 +509,7 @@ def _schema_violations(
         pointer = "/" + "/".join(str(part) for part in error.absolute_path)
         more = len(errors) - _SHOWN_ERRORS
         tail = f" (and {more} more)" if index == _SHOWN_ERRORS - 1 and more > 0 else ""
-        yield Violation(
+        yield GradedViolation(
             _finding(
                 grade_,
                 f"TPP-body-{error.validator}",
@@ -682,7 +539,7 @@ def _crossfield_violations(
     contract: Contract,
     bank_now: datetime,
     settings: TrafficSettings,
-) -> Iterator[Violation]:
+) -> Iterator[GradedViolation]:
     checks = checks_for(operation.id, contract)
     if not checks:
         return
@@ -713,7 +570,7 @@ KID_MISSING_READING = "ERR-2-kid-missing"
 
 
 def _specific_rule(
-    contract: Contract, rule: Rule, violation: CrossFieldViolation, operation: Operation, body: Any
+    contract: Contract, rule: Rule, violation: Violation, operation: Operation, body: Any
 ) -> Rule:
     """Of the rows sharing a check, the one whose expected code is the violation's (the KID rows
     of spec 7 rule 2: KID_MISSING, KID_INVALID), else the first; of the two KID_MISSING rows,

@@ -41,8 +41,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from conformance.checks import json_document
+from conformance.contract.facts import (
+    BASKET_LISTED,
+    NOT_ACCEPTED,
+    PAYMENT_STATUSES,
+    basket_worst_status,
+)
 from conformance.traffic.grading import grade, grade_flow, grade_rule
-from conformance.traffic.model import BANK, TPP, Refusal, TrafficFinding, Violation
+from conformance.traffic.model import BANK, TPP, GradedViolation, Refusal, TrafficFinding
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -50,15 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TrafficState"]
 
-#: Spec 3 statuses a payment has not been accepted in (the suite's flows: ``steps.py``).
-NOT_ACCEPTED = frozenset({"RCVD", "RJCT", "CANC"})
-REJECTED = frozenset({"RJCT", "CANC"})
-#: Spec 3's payment statuses (quote ``3-payment-statuses``): any other is an unknown status.
-PAYMENT_STATUSES = frozenset(
-    {"ACCP", "ACSC", "ACSP", "ACTC", "ACWC", "ACWP", "RCVD", "PDNG", "RJCT", "CANC", "PART"}
-)
-#: The payment statuses spec 2.4's list of basket statuses names too (PATC is a basket's only).
-BASKET_LISTED = frozenset({"RCVD", "ACTC", "RJCT"})
 #: The judge's reading of the worst case where a payment's status is not in spec 2.4's list.
 OUTSIDE_LIST_READING = (
     "spec 2.4 lists RCVD, ACTC, PATC and RJCT for a basket and does not say which stands for a "
@@ -92,22 +89,18 @@ class WorstCase:
 
 
 def worst_case(statuses: Sequence[str]) -> WorstCase:
-    """The basket status for its payments' statuses (spec 3's, none unknown): RJCT if any is
-    rejected or cancelled, RCVD if none is accepted, ACTC if all are, PATC otherwise (spec 2.4
-    "worst case", as the suite's flow reads it). Stated where a payment is RJCT, or every status
-    is one of spec 2.4's list and the basket is not a mix of accepted and received payments;
-    else our reading."""
-    outside = any(status not in BASKET_LISTED for status in statuses)
-    if any(status in REJECTED for status in statuses):
+    """The basket status for its payments' statuses (spec 3's, none unknown):
+    ``facts.basket_worst_status`` (spec 2.4 "worst case", as the suite's flow and the reference
+    server read it), with the reading it rests on: stated where a payment is RJCT, or every
+    status is one of spec 2.4's list and the basket is not a mix of accepted and received
+    payments; else our reading."""
+    due = basket_worst_status(statuses)
+    if due == "RJCT":
         # a rejected payment is the worst case whatever the others; CANC as RJCT is our reading
-        return WorstCase("RJCT", "" if "RJCT" in statuses else OUTSIDE_LIST_READING)
+        return WorstCase(due, "" if "RJCT" in statuses else OUTSIDE_LIST_READING)
+    outside = any(status not in BASKET_LISTED for status in statuses)
     reading = OUTSIDE_LIST_READING if outside else ""
-    accepted = [status not in NOT_ACCEPTED for status in statuses]
-    if all(accepted):
-        return WorstCase("ACTC", reading)
-    if any(accepted):
-        return WorstCase("PATC", reading or MIXED_READING)
-    return WorstCase("RCVD", reading)
+    return WorstCase(due, (reading or MIXED_READING) if due == "PATC" else reading)
 
 
 @dataclass
@@ -166,10 +159,10 @@ class TrafficState:
 
     def request_violations(
         self, exchange: Exchange, operation: Operation, body: Any
-    ) -> list[Violation]:
+    ) -> list[GradedViolation]:
         """TPP violations only the state shows: a periodic payment in a basket, a replay."""
         with self._lock:
-            found: list[Violation] = []
+            found: list[GradedViolation] = []
             if operation.id == "E1" and isinstance(body, Mapping):
                 found += self._periodic_in_basket(body)
             replay = self._replay(exchange)
@@ -177,7 +170,7 @@ class TrafficState:
                 found.append(replay)
             return found
 
-    def _periodic_in_basket(self, body: Mapping[str, Any]) -> Iterator[Violation]:
+    def _periodic_in_basket(self, body: Mapping[str, Any]) -> Iterator[GradedViolation]:
         ids = body.get("paymentIds")
         if not isinstance(ids, list):
             return
@@ -193,7 +186,7 @@ class TrafficState:
         rule = self._contract.rule("ERR-1-reference-mix-invalid")
         grade_ = grade_rule(rule, "E1")
         index = ids.index(periodic[0])
-        yield Violation(
+        yield GradedViolation(
             _finding(
                 TPP,
                 rule.id,
@@ -214,7 +207,7 @@ class TrafficState:
             ),
         )
 
-    def _replay(self, exchange: Exchange) -> Violation | None:
+    def _replay(self, exchange: Exchange) -> GradedViolation | None:
         if exchange.method in _SAFE:
             return None
         signature = exchange.request_header("Signature")
@@ -225,7 +218,7 @@ class TrafficState:
             reading="spec 5 signs each request but states no replay rule; a byte-identical copy "
             "of an accepted state-changing request is a replay (security)",
         )
-        return Violation(
+        return GradedViolation(
             _finding(
                 TPP,
                 "TPP-replay",
@@ -309,6 +302,8 @@ class TrafficState:
                 f"{_listed(unknown)}, an unknown status (none of spec 3's payment statuses)"
             )
             return
+        if not known:
+            return  # a basket of no payments has no worst case: its schema's business
         expected = worst_case(known)
         got = document.get("transactionStatus")
         if got == expected.status:

@@ -27,58 +27,29 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import date, datetime
 
+from conformance.contract.facts import basket_worst_status
 from reference_server.model.payment_data import PAYMENTS, Payment, Status
 from reference_server.model.store import Store
 
 __all__ = [
-    "ACCEPTED",
-    "REJECTED",
     "basket_status",
     "batch_step",
     "move",
 ]
 
-#: Payment statuses that count as accepted for the basket status (technically accepted or beyond).
-ACCEPTED = frozenset({"ACCP", "ACSC", "ACSP", "ACTC", "ACWC", "ACWP", "PDNG", "PART"})
-#: Payment statuses that count as rejected for the basket status (a cancelled payment will not be
-#: executed either).
-REJECTED = frozenset({"RJCT", "CANC"})
-
-BASKET_RCVD = "RCVD"
-BASKET_ACTC = "ACTC"
-BASKET_PATC = "PATC"
-BASKET_RJCT = "RJCT"
-
-
-def _basket_class(status: str) -> str:
-    if status in REJECTED:
-        return BASKET_RJCT
-    if status in ACCEPTED:
-        return BASKET_ACTC
-    return BASKET_RCVD
-
 
 def basket_status(payment_statuses: Iterable[str], *, best_case: bool = False) -> str:
-    """The basket ``transactionStatus`` for its payments' statuses (spec 2.4).
-
-    Worst case, from worst to best: RJCT (a payment is rejected or cancelled), PATC (partially
-    accepted: some payments accepted, others still waiting for SCA), RCVD (none accepted yet),
-    ACTC (all accepted). ``best_case`` is the ``basket-best-case`` fault: the best payment decides.
-    """
-    classes = {_basket_class(status) for status in payment_statuses}
-    if not classes:
-        return BASKET_RCVD
-    if best_case:
-        for candidate in (BASKET_ACTC, BASKET_RCVD, BASKET_RJCT):
-            if candidate in classes:
+    """The basket ``transactionStatus`` for its payments' statuses (spec 2.4): the worst case
+    (``conformance.contract.facts.basket_worst_status``; a basket of no payments reads RCVD).
+    ``best_case`` is the ``basket-best-case`` fault: the best payment decides, ACTC before RCVD
+    before RJCT."""
+    statuses = tuple(payment_statuses)
+    if best_case and statuses:
+        alone = {basket_worst_status((status,)) for status in statuses}
+        for candidate in ("ACTC", "RCVD", "RJCT"):
+            if candidate in alone:
                 return candidate
-    if BASKET_RJCT in classes:
-        return BASKET_RJCT
-    if classes == {BASKET_ACTC}:
-        return BASKET_ACTC
-    if classes == {BASKET_RCVD}:
-        return BASKET_RCVD
-    return BASKET_PATC
+    return basket_worst_status(statuses)
 
 
 def move(store: Store, payment: Payment, status: str, moment: datetime) -> Payment:

@@ -20,12 +20,13 @@ off (``revoked-certificate-accepted``, ``qwac-signing-accepted``, ``qwac-roles-u
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from cryptography import x509
 
+from conformance.contract.facts import AUTH_TPP_CODE, ROLE_OF_FAMILY
+from conformance.contract.request_rules import missing_role
 from conformance.errors import CertificateError
 from conformance.signing import read_psd2_roles, read_qc_types
 from reference_server.api import ApiError, AuthContext, Request, ServerState
@@ -34,18 +35,8 @@ from reference_server.model.bank_style import organisation_of
 if TYPE_CHECKING:
     from conformance.contract import Operation
 
-__all__ = ["NEEDED_ROLE", "check"]
+__all__ = ["check"]
 
-#: The PSD2 role an operation family needs: the table of ``auth.REQUIRED_ROLE`` (the pipeline's
-#: modules do not import one another; a test holds the two equal).
-NEEDED_ROLE: Mapping[str, str] = {
-    "payments": "PSP_PI",
-    "baskets": "PSP_PI",
-    "accounts": "PSP_AI",
-    "consents": "PSP_AI",
-}
-#: ``tppMessages`` code of a refused certificate on a payment operation (as ``auth`` uses).
-_TPP_CODE = "FORBIDDEN"
 _SIGNING = "TPP-Signature-Certificate"
 #: Where a problem with the TLS client certificate is reported (it has no header).
 _TLS = "TLS client certificate"
@@ -69,7 +60,7 @@ def _client_certificate(der: bytes | None) -> x509.Certificate | None:
 
 
 def _invalid(message: str, path: str) -> ApiError:
-    return ApiError(401, "CERTIFICATE_INVALID", message, path=path, tpp_code=_TPP_CODE)
+    return ApiError(401, "CERTIFICATE_INVALID", message, path=path, tpp_code=AUTH_TPP_CODE)
 
 
 def check_not_revoked(
@@ -107,7 +98,7 @@ def check_seal_type(app: ServerState, seal: x509.Certificate | None) -> None:
 
 def check_qwac_roles(app: ServerState, operation: Operation, qwac: x509.Certificate | None) -> None:
     """3. A QWAC that carries PSD2 roles carries the operation's."""
-    needed = NEEDED_ROLE.get(operation.family)
+    needed = ROLE_OF_FAMILY.get(operation.family)
     if qwac is None or needed is None or app.faulty("qwac-roles-unchecked"):
         return
     try:
@@ -116,14 +107,9 @@ def check_qwac_roles(app: ServerState, operation: Operation, qwac: x509.Certific
         raise _invalid(
             f"the TLS client certificate cannot be read: {error.message}", _TLS
         ) from None
-    if roles is not None and needed not in roles:
-        raise ApiError(
-            403,
-            "FORBIDDEN",
-            f"{operation.id} needs the PSD2 role {needed}; the TLS client certificate (QWAC) "
-            f"carries {', '.join(sorted(roles)) or 'none'}",
-            path=_TLS,
-        )
+    violation = missing_role(operation, roles, what="the TLS client certificate (QWAC)", path=_TLS)
+    if violation is not None:
+        raise ApiError(403, violation.code, violation.text, path=violation.path)
 
 
 def check_pairing(

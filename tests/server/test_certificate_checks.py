@@ -26,7 +26,6 @@ from conformance.signing import (
 )
 from conformance.signing.revocation import RevocationLists, load_crls, write_crl
 from reference_server.app import Application
-from reference_server.pipeline import auth, certificates
 from reference_server.transport.http import RunningServer, start
 from reference_server.transport.tls import server_context
 
@@ -50,10 +49,6 @@ def _status(
     with TargetClient(url, identity=identity, verify=verify) as client:
         answer = client.request("GET", ACCOUNTS)
     return answer.status, answer.response_body.decode()
-
-
-def test_the_role_tables_of_the_two_checks_agree() -> None:
-    assert dict(certificates.NEEDED_ROLE) == dict(auth.REQUIRED_ROLE)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,14 @@ from conformance.contract import Contract, load_contract
 from conformance.exchange import Exchange
 from conformance.report.compliance_page import render_html, render_markdown, verdict_word
 from conformance.traffic.answer_checks import judge_answer
-from conformance.traffic.model import BANK, TPP, JudgedExchange, Refusal, TrafficFinding, Violation
+from conformance.traffic.model import (
+    BANK,
+    TPP,
+    GradedViolation,
+    JudgedExchange,
+    Refusal,
+    TrafficFinding,
+)
 from conformance.traffic.reports import side_verdict, summary, terminal_lines, traffic_cause
 from conformance.traffic.state import (
     MIXED_READING,
@@ -116,7 +123,7 @@ def test_an_unknown_http_status_is_neither_an_acceptance_nor_a_server_error(
     broken = TrafficFinding(
         TPP, "TPP-digest-mismatch", "must", "a Digest of another body", "spec 5"
     )
-    violation = Violation(broken, Refusal("must"))
+    violation = GradedViolation(broken, Refusal("must"))
     findings = judge_answer(answer(999, {}), contract.operations["E16"], contract, [violation])
     rules = [finding.rule for finding in findings]
     assert "BANK-unknown-status" in rules and "BANK-server-error" not in rules

@@ -15,6 +15,12 @@ from conformance.checks import (
     check_equal,
     check_sca_redirect,
 )
+from conformance.contract.facts import (
+    NOT_ACCEPTED,
+    PAYMENT_STATUSES,
+    REJECTED,
+    basket_worst_status,
+)
 from conformance.contract.releases import change
 from conformance.findings import at_should
 from conformance.operations.payments import (
@@ -24,9 +30,6 @@ from conformance.operations.payments import (
     payment_request,
 )
 from conformance.runners.flow.steps import (
-    NOT_ACCEPTED,
-    PAYMENT_STATUSES,
-    REJECTED,
     authorise,
     complete_sca,
     documented_success,
@@ -175,17 +178,6 @@ def _authorisation_started(scenario: Scenario, ctx: RunContext, request: Operati
     )
 
 
-def _worst_case(statuses: Sequence[str]) -> str:
-    """The basket status for its payments' statuses: RJCT if any is rejected or cancelled, RCVD
-    if none is accepted, ACTC if all are, PATC otherwise (spec 2.4 "worst case")."""
-    if any(status in REJECTED for status in statuses):
-        return "RJCT"
-    accepted = [status not in NOT_ACCEPTED for status in statuses]
-    if all(accepted):
-        return "ACTC"
-    return "PATC" if any(accepted) else "RCVD"
-
-
 def _basket_request(ctx: RunContext, payments: Sequence[Payment]) -> OperationRequest:
     return basket_request(ctx, payments[0].psu, (payment.payment_id for payment in payments))
 
@@ -215,7 +207,7 @@ def basket_worst_case(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     check_equal(
         created,
         f"basket transactionStatus for payments in {', '.join(statuses)}",
-        _worst_case(statuses),
+        basket_worst_status(statuses),
         response_document(created).get("transactionStatus"),
         spec="spec 2.4",
     )
@@ -257,7 +249,7 @@ def _basket_after_change(
     check_equal(
         read,
         f"basket transactionStatus for payments in {', '.join(statuses)}",
-        _worst_case(statuses),
+        basket_worst_status(statuses),
         response_document(read).get("transactionStatus"),
         spec="spec 2.4",
         related=(refused,),
@@ -295,7 +287,7 @@ def basket_read(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     check_equal(
         read,
         f"basket transactionStatus for payments in {', '.join(statuses)}",
-        _worst_case(statuses),
+        basket_worst_status(statuses),
         document.get("transactionStatus"),
         spec="spec 2.4",
         related=(created,),

@@ -41,14 +41,6 @@ if TYPE_CHECKING:
 Flow = Callable[["Scenario", "RunContext", int], None]
 
 
-#: Payment statuses of spec 2.6 / spec 3, and those that mean "not (yet) accepted".
-PAYMENT_STATUSES = frozenset(
-    {"ACCP", "ACSC", "ACSP", "ACTC", "ACWC", "ACWP", "RCVD", "PDNG", "RJCT", "CANC", "PART"}
-)
-NOT_ACCEPTED = frozenset({"RCVD", "RJCT", "CANC"})
-REJECTED = frozenset({"RJCT", "CANC"})
-
-
 def documented_success(ctx: RunContext, op_id: str) -> Expectation:
     return success_of(ctx.contract.operations[op_id])
 

@@ -13,12 +13,12 @@ from conformance.checks import (
     NotApplicable,
     check_equal,
 )
+from conformance.contract.facts import REJECTED
 from conformance.findings import at_should
 from conformance.generate import factories
 from conformance.operations import sandbox
 from conformance.runners.flow.sandbox import same_fields
 from conformance.runners.flow.steps import (
-    REJECTED,
     fail,
     payment_status,
     response_document,
