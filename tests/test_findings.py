@@ -1,4 +1,4 @@
-"""The two tiers of a verdict (``conformance.findings``, ``runners.verdict``): what the spec states
+"""The two tiers of a verdict (``conformance.findings``, ``runners.judging``): what the spec states
 is must and ends the scenario; what rests on our reading (a chosen status or code, the parts of
 the error body the spec does not state) is a should finding, recorded with its reading, not
 raised; a 5xx to a request sent on purpose fails a must scenario whatever its chosen parts."""
@@ -11,7 +11,7 @@ from test_checks import error_body, exchange
 from conformance.checks import ConformanceFailure, check_status
 from conformance.contract import Contract, load_contract
 from conformance.findings import ShouldFindings, at_should, collecting_findings
-from conformance.runners.verdict import judge_expectation
+from conformance.runners.judging import judge_expectation
 from conformance.scenario import (
     BODY_SCHEMA_ERROR,
     BODY_SCHEMA_RESPONSE,

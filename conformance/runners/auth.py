@@ -48,7 +48,7 @@ from conformance.checks import (
 from conformance.generate.auth import STALE_DATE_MARGIN
 from conformance.operations import base_request, parts_of
 from conformance.problems import Breach
-from conformance.runners.verdict import judge
+from conformance.runners.judging import judge
 from conformance.scenario import scenario_seed
 from conformance.signing import (
     PSD2_ROLES,

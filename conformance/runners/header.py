@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from conformance.bankside.request import apply_mutation
 from conformance.checks import NotApplicable
 from conformance.operations import base_request
-from conformance.runners.verdict import judge
+from conformance.runners.judging import judge
 from conformance.scenario import scenario_seed
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from conformance.bankside.request import apply_mutation
 from conformance.checks import ConformanceFailure, check_json_content_type, json_document
 from conformance.operations import base_request
+from conformance.runners.judging import judge
 from conformance.runners.response_headers import judge_response_headers
-from conformance.runners.verdict import judge
 from conformance.scenario import scenario_seed
 
 if TYPE_CHECKING:

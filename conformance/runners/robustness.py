@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from conformance.bankside.request import NO_BODY
 from conformance.checks import ConformanceFailure, NotApplicable, check_not_server_error
 from conformance.operations import base_request
-from conformance.runners.verdict import judge
+from conformance.runners.judging import judge
 from conformance.scenario import scenario_seed
 
 if TYPE_CHECKING:

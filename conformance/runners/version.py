@@ -33,7 +33,7 @@ from conformance.checks import (
     check_status,
 )
 from conformance.operations import base_request
-from conformance.runners.verdict import judge
+from conformance.runners.judging import judge
 from conformance.scenario import scenario_seed
 
 if TYPE_CHECKING:

@@ -271,7 +271,7 @@ def _documented(
 def _error_body(
     exchange: Exchange, operation: Operation | None, contract: Contract
 ) -> Iterator[TrafficFinding]:
-    """The error body as a suite run judges a refusal's (``runners.verdict``): JSON (must), the
+    """The error body as a suite run judges a refusal's (``runners.judging``): JSON (must), the
     spec 7 body where spec 7 shows it (must; ``status`` and ``code`` present is our reading),
     our reading elsewhere; a basket's ``tppMessages`` codes from spec 7's list, our reading."""
     payments = operation is not None and operation.family == "payments"

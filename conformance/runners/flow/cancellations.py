@@ -22,7 +22,7 @@ from conformance.runners.flow.steps import (
     read_sca_status,
     start_authorisation,
 )
-from conformance.runners.verdict import judge_expectation
+from conformance.runners.judging import judge_expectation
 
 if TYPE_CHECKING:
     from conformance.bankside.setup_data import Payment

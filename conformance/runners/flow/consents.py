@@ -35,8 +35,8 @@ from conformance.runners.flow.transactions import (
     create_account_transactions,
     dated_account_transactions,
 )
+from conformance.runners.judging import judge_expectation
 from conformance.runners.response_headers import judge_response_headers
-from conformance.runners.verdict import judge_expectation
 
 if TYPE_CHECKING:
     from conformance.bankside.request import Psu

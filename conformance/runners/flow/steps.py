@@ -25,9 +25,9 @@ from conformance.checks import (
     json_document,
 )
 from conformance.operations.payments import payment_request
+from conformance.runners.judging import judge_expectation, success_of
 from conformance.runners.promises import judge_step
 from conformance.runners.response_headers import judge_response_headers
-from conformance.runners.verdict import judge_expectation, success_of
 from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 
 if TYPE_CHECKING:

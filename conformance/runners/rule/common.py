@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.bankside.request import OperationRequest
 from conformance.findings import at_should
 from conformance.operations import base_request
-from conformance.runners.verdict import judge, judge_expectation, success_of
+from conformance.runners.judging import judge, judge_expectation, success_of
 
 if TYPE_CHECKING:
     from conformance.bankside.setup_data import Consent

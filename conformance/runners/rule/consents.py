@@ -14,8 +14,8 @@ from conformance.operations.accounts import (
     consented_transactions_request,
     transaction_details_request,
 )
+from conformance.runners.judging import judge_expectation, success_of
 from conformance.runners.rule.common import send_and_judge, send_expecting_success
-from conformance.runners.verdict import judge_expectation, success_of
 
 if TYPE_CHECKING:
     from conformance.bankside.request import OperationRequest

@@ -24,6 +24,7 @@ from conformance.operations.accounts import (
     large_account_consent,
     transaction_details_request,
 )
+from conformance.runners.judging import judge
 from conformance.runners.rule.common import (
     age_consent,
     expect_success,
@@ -31,7 +32,6 @@ from conformance.runners.rule.common import (
     send_and_judge,
     send_expecting_success,
 )
-from conformance.runners.verdict import judge
 
 if TYPE_CHECKING:
     from conformance.bankside.setup_data import Consent
