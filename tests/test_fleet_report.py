@@ -167,6 +167,16 @@ def test_the_pictures_are_well_formed_svg_with_a_cross_where_no_verdict(two_roun
     assert "<polyline" in bank_trend_svg(banks["a"])
 
 
+def test_the_first_and_last_rounds_labels_hang_inward(two_rounds: Path) -> None:
+    """A round's label is centred on its point, except the first and the last, which would
+    be cut off at the picture's edges."""
+    fleet = build_fleet(collect_runs([two_rounds]), two_rounds / "out")
+    svg = ElementTree.fromstring(platform_trend_svg(fleet["platform_trend"]))
+    labels = [text for text in svg.iter("{http://www.w3.org/2000/svg}text")
+              if text.get("font-size") == "9"]  # fmt: skip
+    assert [text.get("text-anchor") for text in labels] == ["start", "end"]
+
+
 def test_an_interrupted_run_is_a_partial_verdict(tmp_path: Path) -> None:
     _write_run(tmp_path / "a", "a", "2026-11-28T02:00:00+00:00", _cause(OWN), interrupted="SIGTERM")
     (run,) = collect_runs([tmp_path])

@@ -68,7 +68,7 @@ def line_chart(
     for index, label in enumerate(labels):
         parts.append(
             f'<text x="{x(index):.1f}" y="{height - _MARGIN_BOTTOM + 14}" font-size="9" '
-            f'text-anchor="middle" fill="#555">{html.escape(label)}</text>'
+            f'text-anchor="{_anchor(index, count)}" fill="#555">{html.escape(label)}</text>'
         )
     for line in series:
         parts += _polyline(line, labels, x, y)
@@ -78,6 +78,16 @@ def line_chart(
     parts.append(_legend(series, height, bool(any(gaps))))
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _anchor(index: int, count: int) -> str:
+    """Where a round's label hangs from its point: the first and last inward, so that neither
+    is cut off at the picture's edge."""
+    if count > 1 and index == 0:
+        return "start"
+    if count > 1 and index == count - 1:
+        return "end"
+    return "middle"
 
 
 def _polyline(line: Series, labels: Sequence[str], x: Any, y: Any) -> list[str]:
