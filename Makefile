@@ -40,7 +40,7 @@ test-not-slow: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow" $(COVERAGE) tests
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist worksteal -m slow tests
+	$(BIN)/python -m pytest -n auto --dist worksteal -m slow --durations=15 tests
 
 # Each fault on the scenarios that reached its switch in the faithful run (docs/guides/self-check.md);
 # selfcheck-full runs every fault on every scenario.
