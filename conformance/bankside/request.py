@@ -36,6 +36,7 @@ __all__ = [
     "Psu",
     "Target",
     "apply_mutation",
+    "sent_beyond_required",
     "standard_headers",
 ]
 
@@ -127,24 +128,37 @@ def redirect_headers(profile: TargetProfile) -> dict[str, str]:
     return headers
 
 
+def sent_beyond_required(operation: Operation, profile: TargetProfile) -> tuple[str, ...]:
+    """The optional headers sent on ``operation`` as if required: where the spec does not show
+    its header set, the required TPP headers of its nearest stated operation
+    (``Operation.also_sent``), so that a bank that requires them as there accepts the request
+    and one that does not ignores them; none where the profile's ``[required_headers]`` names
+    the bank's set for it."""
+    if operation.id in profile.required_headers:
+        return ()
+    return operation.also_sent
+
+
 def standard_headers(
     operation: Operation, profile: TargetProfile, psu: Psu | None
 ) -> dict[str, str]:
     """The headers a well-behaved TPP sends on ``operation`` (spec 4.2), signer's aside.
 
-    Required TPP headers get the profile's values (x-accept-fix of spec 9, TPP-Redirect-URI,
-    and beside it TPP-Nok-Redirect-URI where the profile names ``nok_redirect_uri``), a fresh
-    TPP-Session-ID; the PSU headers come from ``psu``, with the profile's PSU-IP-Address
-    and PSU-User-Agent where it names them (``[psu] ip_address``, ``user_agent``). An operation
-    that requires PSU-ID without a PSU given is a programming error in the runner.
+    Required TPP headers (and those :func:`sent_beyond_required` adds) get the profile's values
+    (x-accept-fix of spec 9, TPP-Redirect-URI, and beside it TPP-Nok-Redirect-URI where the
+    profile names ``nok_redirect_uri``), a fresh TPP-Session-ID; the PSU headers come from
+    ``psu``, with the profile's PSU-IP-Address and PSU-User-Agent where it names them (``[psu]
+    ip_address``, ``user_agent``). An operation that requires PSU-ID without a PSU given is a
+    programming error in the runner.
     """
     required = frozenset(name.lower() for name in profile.required_for(operation))
+    sent = required | frozenset(name.lower() for name in sent_beyond_required(operation, profile))
     headers: dict[str, str] = {}
-    if "x-accept-fix" in required:
+    if "x-accept-fix" in sent:
         headers["x-accept-fix"] = profile.x_accept_fix
-    if "tpp-session-id" in required:
+    if "tpp-session-id" in sent:
         headers["TPP-Session-ID"] = str(uuid.uuid4())
-    if "tpp-redirect-uri" in required:
+    if "tpp-redirect-uri" in sent:
         headers.update(redirect_headers(profile))
     if psu is not None:
         headers.update(psu.headers(operation))

@@ -10,7 +10,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 from pathlib import Path
 from types import MappingProxyType
@@ -396,6 +396,7 @@ def _load_operations(
     if not files:
         raise fail(root, folder, "", "no operation files")
     operations: dict[str, Operation] = {}
+    likes: dict[str, tuple[Path, str | None]] = {}
     for file in files:
         doc = read_json(root, file)
         error = None if meta is None else best_match(meta.iter_errors(doc))
@@ -409,8 +410,30 @@ def _load_operations(
         if doc["id"] in operations:
             raise fail(root, file, "/id", f"id {doc['id']} is also {operations[doc['id']].source}")
         operations[doc["id"]] = _build_operation(doc, file)
+        likes[doc["id"]] = (file, doc["headers"].get("sentLike"))
+    for op_id, (file, like) in likes.items():
+        if like is not None:
+            operations[op_id] = _sent_like(root, file, operations[op_id], operations.get(like))
     _check_collisions(root, operations)
     return dict(sorted(operations.items(), key=lambda item: operation_order(item[0])))
+
+
+#: The TPP headers an operation's ``headers.sentLike`` carries over (the signer adds the others,
+#: and the PSU headers follow the request's PSU).
+_SENT_LIKE_HEADERS = ("x-accept-fix", "TPP-Session-ID", "TPP-Redirect-URI")
+
+
+def _sent_like(root: Path, file: Path, operation: Operation, like: Operation | None) -> Operation:
+    """``operation`` with the headers it also sends: those of ``_SENT_LIKE_HEADERS`` that
+    ``like`` (its nearest stated operation) requires and ``operation`` lists as optional."""
+    if like is None:
+        raise fail(root, file, "/headers/sentLike", "names no operation of the contract")
+    also = tuple(
+        name
+        for name in _SENT_LIKE_HEADERS
+        if name in like.required_headers and name in operation.optional_headers
+    )
+    return replace(operation, also_sent=also)
 
 
 def operation_order(operation_id: str) -> tuple[int, int, str]:

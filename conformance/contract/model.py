@@ -160,6 +160,11 @@ class Operation:
     #: An operation interface.md neither shows nor names (BR, BS, PCA, SI): that a bank offers
     #: it is the bank's own promise (``[operations] promised``), not a sentence of the spec.
     unnamed: bool = False
+    #: Headers the suite sends beyond the required ones where the spec does not show the
+    #: operation's set: the required TPP headers of its nearest stated operation
+    #: (``headers.sentLike``) that it lists as optional. Every set a bank may choose accepts
+    #: them; none is required of the bank.
+    also_sent: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"<Operation {self.id} {self.method} {self.path}>"

@@ -45,6 +45,11 @@ PAST_MARGIN_DAYS = 2
 #: transfers of that size, so its default amounts start there.
 _NCBCT_MIN_NOK = 100_000
 _MAX_INT32 = 2_147_483_647
+#: The longest identifier or free text the suite sends where the spec states no bound (the
+#: card transaction id, its details, an agreement's name): ISO 20022's Max35Text, the bound a
+#: bank most often chooses there, so every bound a bank may choose accepts it
+#: (``schemas/silences.json``, "unbounded-strings").
+UNBOUNDED_TEXT_MAX = 35
 
 
 _PER_THREAD = threading.local()
@@ -398,7 +403,7 @@ def sandbox_agreement_create(seed: int, owner: str | None) -> JsonObject:
     """A sandbox agreement creation body (SAG); ``owner`` (the corporation's customer id) is
     omitted for a private agreement (spec 2.9: owner optional)."""
     _, fake = _sources(seed, "sandbox_agreement_create")
-    body: JsonObject = {"name": f"Avtale {fake.company()}"[:70]}
+    body: JsonObject = {"name": f"Avtale {fake.company()}"[:UNBOUNDED_TEXT_MAX]}
     if owner is not None:
         body["owner"] = owner
     return body
@@ -492,7 +497,7 @@ def sandbox_card_transactions(
         amount = rng.randint(10, 5_000)
         items.append(
             {
-                "cardTransactionId": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+                "cardTransactionId": uuid.UUID(int=rng.getrandbits(128), version=4).hex,
                 "terminalId": f"T{rng.randint(0, 99_999_999):08d}",
                 "bookingDate": day.isoformat(),
                 "transactionDate": day.isoformat(),
@@ -501,7 +506,7 @@ def sandbox_card_transactions(
                 "merchantCategoryCode": rng.choice(("5411", "5812", "5541", "5912")),
                 "cardAcceptorId": f"{rng.randint(0, 999_999_999_999_999):015d}",
                 "maskedPan": masked_pan,
-                "transactionDetails": fake.company()[:70],
+                "transactionDetails": fake.company()[:UNBOUNDED_TEXT_MAX],
                 "proprietaryBankTransactionCode": "PURCHASE",
                 "invoiced": "false",
                 "markupFee": {"currency": currency, "amount": 0},
