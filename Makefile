@@ -14,7 +14,7 @@ COVERAGE_FLOOR := 75
 COVERAGE_ON := --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR)
 COVERAGE ?=
 
-.PHONY: run test coverage test-not-slow test-slow selfcheck selfcheck-full selfcheck-examples lint bench openapi docs clean
+.PHONY: run test coverage test-not-slow test-slow independent selfcheck selfcheck-full selfcheck-examples lint bench openapi docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ test-not-slow: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist worksteal -m slow --durations=15 tests
+
+# The suite against an implementation of interface.md another team wrote (../shared/banks/),
+# held to its EXPECTED.md: must failures on exactly its stated breaks, nothing blocked, nothing in
+# error (scripts/independent_bank.py; the bank gets a virtual environment of its own).
+independent: $(STAMP)
+	$(BIN)/python scripts/independent_bank.py
 
 # Each fault on the scenarios that reached its switch in the faithful run (docs/guides/self-check.md);
 # selfcheck-full runs every fault on every scenario.

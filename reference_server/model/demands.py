@@ -74,6 +74,22 @@ DEMANDS: Mapping[str, Demand] = MappingProxyType(
                 "they have numeric ids of 12 digits",
             ),
             Demand(
+                "unshown-header-sets-as-nearest",
+                "spec 4.2 (the header sets of AL, AT, BR, BS, CD, CG, CS, PC and PS: not shown)",
+                "an operation whose header set the spec does not show requires only X-Request-ID "
+                "and the signature headers",
+                "it also requires the TPP headers its nearest stated operation requires "
+                "(x-accept-fix, TPP-Session-ID and TPP-Redirect-URI on the account list as on "
+                "E8), as four independent implementations chose",
+            ),
+            Demand(
+                "max35-identifiers",
+                "spec 2.9 (the card transaction id: a string without a stated bound)",
+                "a card transaction id of any length",
+                "a card transaction id over 35 characters (ISO 20022 Max35Text) is refused "
+                "(400 FORMAT_ERROR), as an independent implementation chose",
+            ),
+            Demand(
                 "sca-started-at-creation",
                 "spec 5 item 6, spec 4.1 (PA: method and path not shown)",
                 "a payment's SCA starts when PA asks for it (or at creation with PSU-Context)",

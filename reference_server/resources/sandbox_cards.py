@@ -92,6 +92,13 @@ def create_card_transactions(call: Call) -> Response:
             item.card_transaction_id for item in store.children(data.CARD_TRANSACTIONS, card.id)
         }
         for index, item in enumerate(call.body):
+            if call.app.demanding("max35-identifiers") and len(item["cardTransactionId"]) > 35:
+                raise ApiError(
+                    400,
+                    "FORMAT_ERROR",
+                    "cardTransactionId is longer than 35 characters",
+                    path=f"{index}/cardTransactionId",
+                )
             if item["cardTransactionId"] in known:
                 raise ApiError(
                     400,

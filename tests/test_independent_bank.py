@@ -1,0 +1,106 @@
+"""How ``make independent`` holds a run against a bank another team wrote to its EXPECTED.md
+(``scripts/independent_bank.py``): the judgement of a compliance.json, and the expectation kept
+beside the bank's own words."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BANKS = ROOT.parent / "shared" / "banks"
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "independent_bank", ROOT / "scripts" / "independent_bank.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+script = _script()
+EXPECTED = script.EXPECTATIONS["independent-1"]
+
+
+def _compliance(failed: list[str], **totals: int) -> dict[str, Any]:
+    counts = {"passed": 2100, "failed": len(failed), "blocked": 0, "error": 0, **totals}
+    return {
+        "run": {"complete": True},
+        "totals": counts,
+        "scenarios": [{"id": scenario, "verdict": "failed"} for scenario in failed]
+        + [{"id": "E1-positive", "verdict": "passed"}],
+    }
+
+
+def _stated_breaks() -> list[str]:
+    return [
+        f"{op}-auth-{kind}-rejected"
+        for op in ("E16", "E17", "E18")
+        for kind in (
+            "body-changed-after-signing",
+            "headers-list-incomplete",
+            "keyid-ca-mismatch",
+            "keyid-serial-mismatch",
+            "no-certificate",
+            "no-signature",
+            "stale-digest",
+            "wrong-algorithm",
+            "wrong-key",
+        )
+    ] + [
+        f"E17-creditorAddress.{field}-type-integer-rejected"
+        for field in ("buildingNumber", "city", "postalCode")
+    ]
+
+
+def test_a_run_failing_on_exactly_the_stated_breaks_matches() -> None:
+    assert script.judge(_compliance(_stated_breaks()), EXPECTED) == []
+
+
+def test_a_must_failure_beyond_the_stated_breaks_is_named() -> None:
+    problems = script.judge(_compliance([*_stated_breaks(), "AL-positive"]), EXPECTED)
+    assert any("AL-positive" in problem for problem in problems)
+
+
+def test_a_stated_break_no_longer_caught_is_a_mismatch() -> None:
+    problems = script.judge(_compliance(_stated_breaks()[1:]), EXPECTED)
+    assert problems == ["29 must failures, expected 30 (the bank's stated breaks)"]
+
+
+@pytest.mark.parametrize("verdict", ["blocked", "error"])
+def test_a_blocked_or_erring_scenario_is_a_mismatch(verdict: str) -> None:
+    problems = script.judge(_compliance(_stated_breaks(), **{verdict: 3}), EXPECTED)
+    assert problems == [f"3 scenario(s) {verdict}, expected none"]
+
+
+def test_a_partial_run_is_a_mismatch() -> None:
+    compliance = _compliance(_stated_breaks(), passed=100)
+    compliance["run"]["complete"] = False
+    problems = script.judge(compliance, EXPECTED)
+    assert "the run did not complete" in problems
+    assert any("expected at least 2000" in problem for problem in problems)
+
+
+def test_the_expectation_is_the_banks_own_words() -> None:
+    """The count and the floor are the ones EXPECTED.md states, so the two cannot drift."""
+    text = (BANKS / "independent-1" / "EXPECTED.md").read_text(encoding="utf-8")
+    count = re.search(r"\((\d+) today\)", text)
+    floor = re.search(r"judge at least ([\d,]+) scenarios", text)
+    assert count is not None and floor is not None
+    assert EXPECTED.must_failure_count == int(count.group(1))
+    assert EXPECTED.least_judged == int(floor.group(1).replace(",", ""))
+
+
+def test_the_profile_gets_the_port_it_runs_on(tmp_path: Path) -> None:
+    profile = script._profile(BANKS / "independent-1", 4321, tmp_path / "bank.toml")
+    assert 'base_url = "http://127.0.0.1:4321"' in profile.read_text(encoding="utf-8")
