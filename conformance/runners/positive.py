@@ -13,7 +13,15 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from conformance.bankside.request import apply_mutation
-from conformance.checks import ConformanceFailure, check_json_content_type, json_document
+from conformance.bankside.sca import require_sca_link
+from conformance.bankside.setup_data.records import PRODUCT_OF_OPERATION
+from conformance.checks import (
+    ConformanceFailure,
+    check_json_content_type,
+    check_sca_redirect,
+    json_document,
+)
+from conformance.findings import at_should
 from conformance.operations import base_request
 from conformance.runners.judging import judge
 from conformance.runners.response_headers import judge_response_headers
@@ -36,7 +44,33 @@ def run(scenario: Scenario, ctx: RunContext) -> None:
     judge(exchange, scenario, ctx)
     check_json_content_type(exchange)
     check_fee_indicator(exchange)
+    check_sca_link_at_creation(exchange, scenario.operation, ctx)
     judge_response_headers(exchange, request.operation, ctx)
+
+
+def check_sca_link_at_creation(exchange: Exchange, operation_id: str, ctx: RunContext) -> None:
+    """Where the profile says every payment creation starts its SCA (``[sca] start =
+    "creation"``), a creation accepted with a 2xx carries the SCA link: with a redirect, spec 5
+    item 6's ``_links.scaRedirect`` ("Payment creation ... require strong customer
+    authentication by redirect"), a must; with the decoupled or OAuth approach the link the
+    profile's approach names, a should (the approach is the profile's, not the spec's). So a
+    bank that drops the link fails here, at the creation, rather than blocking every scenario
+    whose set-up needs an authorised payment. A 401 is judged as spec 5 item 6's form already."""
+    settings = ctx.profile.sca
+    if (
+        settings.start != "creation"
+        or operation_id not in PRODUCT_OF_OPERATION
+        or not 200 <= exchange.status < 300
+    ):
+        return
+    if settings.decoupled or settings.oauth:
+        at_should(
+            lambda: require_sca_link(exchange, settings),
+            reading="the profile says every payment creation starts its SCA ([sca] start = "
+            f'"creation", approach "{settings.approach}"): its answer carries that link',
+        )
+        return
+    check_sca_redirect(exchange)
 
 
 def check_fee_indicator(exchange: Exchange) -> None:

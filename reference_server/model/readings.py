@@ -73,9 +73,10 @@ READINGS: Mapping[str, Reading] = MappingProxyType(
             Reading(
                 "sca-by-401",
                 "spec 5 item 6, spec 7 (E2, E17 rows)",
-                "payment creation and basket authorisation answer 201",
+                "payment creation and every authorisation start answer 201",
                 "every payment creation starts its SCA and answers 401 with the payment and "
-                "_links.scaRedirect; basket authorisation answers 401 with _links.scaRedirect",
+                "_links.scaRedirect; every authorisation start (E2, PA, PCA, CA) answers 401 with "
+                "_links.scaRedirect",
             ),
             Reading(
                 "duplicates-allowed-by-default",

@@ -148,9 +148,12 @@ def start(app: ServerState, call: Call, subject_kind: str, subject_id: str) -> A
 def started(app: ServerState, authorisation: Authorisation) -> Response:
     """The answer to an authorisation just started (PA, PCA, CA): 201 with its SCA status record
     (STARTED) and its ``Location``; 401 with ``scaRedirect`` when the PSU is not a sandbox
-    customer (:func:`unknown_psu_error`)."""
+    customer (:func:`unknown_psu_error`), or always under the permissive ``sca-by-401``
+    (spec 5 item 6's form, which E2's row shows and E2 "works like" the payment's flow)."""
     if authorisation.customer_id is None:
         raise unknown_psu_error(authorisation)
+    if app.permissive("sca-by-401"):  # spec 4.3 E2 "works like" the payment's: 401 allowed
+        raise sca_required_error(authorisation)
     document = sca_status_document(
         authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth
     )
