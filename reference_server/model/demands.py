@@ -90,6 +90,13 @@ DEMANDS: Mapping[str, Demand] = MappingProxyType(
                 "(400 FORMAT_ERROR), as an independent implementation chose",
             ),
             Demand(
+                "basket-payment-not-cancellable",
+                "spec 2.4, spec 4.1 (PC on a payment inside a signing basket: not stated)",
+                "a payment in a signing basket is cancelled as any other (PC)",
+                "PC on a payment that is in a signing basket is refused (400 RESOURCE_BLOCKED, "
+                "a code spec 7 lists for E2), as an independent implementation chose",
+            ),
+            Demand(
                 "sca-started-at-creation",
                 "spec 5 item 6, spec 4.1 (PA: method and path not shown)",
                 "a payment's SCA starts when PA asks for it (or at creation with PSU-Context)",

@@ -347,6 +347,14 @@ def cancel_payment(call: Call) -> Response:
                 else f"a payment in status {payment.status} can no longer be cancelled"
             )
             raise ApiError(400, "CANCELLATION_INVALID", reason, tpp_code="BAD_REQUEST")
+        if payment.basket_id is not None and app.demanding("basket-payment-not-cancellable"):
+            raise ApiError(
+                400,
+                "RESOURCE_BLOCKED",
+                f"payment {payment.id} belongs to signing basket {payment.basket_id}: delete "
+                "the basket first",
+                tpp_code="BAD_REQUEST",
+            )
         needs_sca = app.bank.cancellation_sca and not app.faulty("cancellation-without-sca")
         if needs_sca and payment.status in Status.AUTHORISED:
             app.store.put(PAYMENTS, replace(payment, cancellation_requested=True))

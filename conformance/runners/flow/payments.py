@@ -41,6 +41,7 @@ from conformance.runners.flow.steps import (
     run_batch,
     send_step,
     start_authorisation,
+    unstated_step,
 )
 from conformance.runners.judging import judge_expectation
 
@@ -239,7 +240,12 @@ def _basket_after_change(
         created = send_step(scenario, ctx, _basket_request(ctx, payments))
         basket_id = str(response_document(created).get("basketId"))
         if after == "payment-cancelled":
-            send_step(scenario, ctx, payment_request(ctx, "PC", payments[0]))
+            unstated_step(
+                scenario,
+                ctx,
+                payment_request(ctx, "PC", payments[0]),
+                what="a payment that is in a signing basket cancelled (PC)",
+            )
         else:
             request = basket_authorisation_request(ctx, payments[0].psu, basket_id)
             _, link = start_authorisation(scenario, ctx, request)

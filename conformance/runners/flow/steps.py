@@ -22,6 +22,7 @@ from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
     check_json_body,
+    error_codes,
     json_document,
 )
 from conformance.operations.payments import payment_request
@@ -33,6 +34,7 @@ from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 if TYPE_CHECKING:
     from conformance.bankside.request import Psu
     from conformance.bankside.setup_data import Payment
+    from conformance.contract import Operation
     from conformance.exchange import Exchange
     from conformance.runners.context import RunContext
     from conformance.scenario import Scenario
@@ -49,7 +51,13 @@ def send_step(scenario: Scenario, ctx: RunContext, request: OperationRequest) ->
     """Send one step and require its documented success (spec of the flow); on an operation the
     spec neither shows nor names, as the bank's promise (``runners.promises``)."""
     exchange = request.send(ctx)
-    op = request.operation
+    _judge_success_step(scenario, ctx, request.operation, exchange)
+    return exchange
+
+
+def _judge_success_step(
+    scenario: Scenario, ctx: RunContext, op: Operation, exchange: Exchange
+) -> None:
     judge_step(
         ctx,
         op,
@@ -58,7 +66,39 @@ def send_step(scenario: Scenario, ctx: RunContext, request: OperationRequest) ->
         ),
     )
     judge_response_headers(exchange, op, ctx)
+
+
+def unstated_step(
+    scenario: Scenario, ctx: RunContext, request: OperationRequest, *, what: str
+) -> Exchange:
+    """A step the flow needs that interface.md does not state (deleting a payment that is in a
+    signing basket, ``what`` names it): a conformant bank may refuse it. Refused with a 4xx in
+    spec 7's error form (a ``code`` or ``tppMessages``), the flow cannot go on and ends not
+    applicable, the answer its reason: no sentence asks the bank to allow the step, so it is
+    never a must failure. Any other answer is judged as :func:`send_step` judges it."""
+    exchange = request.send(ctx)
+    if 400 <= exchange.status < 500:
+        codes = error_codes(json_document(exchange))
+        if codes:
+            raise NotApplicable(
+                f"the flow needs {what}, a step interface.md does not state, and the target "
+                f"refused it: HTTP {exchange.status} {codes[0]}{_message_of(exchange)}"
+            )
+    _judge_success_step(scenario, ctx, request.operation, exchange)
     return exchange
+
+
+def _message_of(exchange: Exchange) -> str:
+    """``: <the error body's message>`` (its first 200 characters), or ""."""
+    document = json_document(exchange)
+    message = document.get("message") if isinstance(document, Mapping) else None
+    if not isinstance(message, str) or not message.strip():
+        messages = document.get("tppMessages") if isinstance(document, Mapping) else None
+        first = messages[0] if isinstance(messages, list) and messages else None
+        text = first.get("text") if isinstance(first, Mapping) else None
+        message = text if isinstance(text, str) else ""
+    message = " ".join(message.split())[:200]
+    return f" ({message})" if message else ""
 
 
 def response_document(exchange: Exchange) -> Any:
