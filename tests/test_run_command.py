@@ -519,7 +519,9 @@ def test_a_run_whose_set_up_fails_everywhere_is_not_judged(tmp_path: Path) -> No
     assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
     last = done.stdout.strip().splitlines()[-1]
     assert last.startswith("NOT JUDGED: set-up failed: creating a ")
-    assert "was answered HTTP 401 (2 of the 2 scenarios to judge blocked by it" in last
+    assert "was answered HTTP 401 CERTIFICATE_INVALID" in last
+    assert "to unblock: the bank refused the run's identity" in last
+    assert "(2 of the 2 scenarios to judge blocked by it" in last
 
 
 @pytest.mark.slow

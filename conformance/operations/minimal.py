@@ -75,13 +75,15 @@ def variant_body(
 ) -> Any:
     """``complete`` as the ``variant`` wants it: made minimal for ``minimal``, else as it is.
 
-    A minimal body of a sandbox creation the profile has a set-up template for (``[setup]
-    templates``) gets the template's members too: the contract's required members are its own
-    design (spec 4.1: "Their request and response shapes: not shown"), and the template says
-    what the bank requires beyond them."""
+    Every variant's body of a sandbox creation the profile has a set-up template for (``[setup]
+    templates``) gets the template's members too, as the run's own set-up data does: the
+    contract's shape is its own design (spec 4.1: "Their request and response shapes: not
+    shown"), and the template says the bank's form (what it requires beyond the contract's
+    members, and what it refuses: a ``null`` removes a member). A scenario's mutation is applied
+    afterwards, so it still breaks what it means to break."""
     operation = ctx.contract.operations[op_id]
+    body = complete
     if variant == MINIMAL and operation.request_schema is not None:
-        minimal = minimal_body(ctx.contract, operation.request_schema, complete, keep)
-        template = ctx.profile.setup_templates.get(op_id)
-        return minimal if template is None else apply_template(template, minimal)
-    return complete
+        body = minimal_body(ctx.contract, operation.request_schema, complete, keep)
+    template = ctx.profile.setup_templates.get(op_id)
+    return body if template is None else apply_template(template, body)

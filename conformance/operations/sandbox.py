@@ -155,7 +155,7 @@ def _sandbox_card_account(ctx: BuildContext, variant: str, seed: int) -> Operati
 def _sandbox_agreement(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     owner = ctx.data.own_customer(seed, "CORPORATE").customer_id if variant != MINIMAL else None
     body = factories.sandbox_agreement_create(seed, owner)
-    return OperationRequest.build(ctx, "SAG", body=body)
+    return OperationRequest.build(ctx, "SAG", body=variant_body(ctx, "SAG", variant, body))
 
 
 def _data_fill(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:

@@ -19,6 +19,7 @@ from conformance.bankside.sca import (
     sca_blocked,
     sca_failure,
 )
+from conformance.bankside.setup_data.refusals import refused_title
 from conformance.bankside.trace import record_use, setup_tag, tagged
 from conformance.checks import (
     ConformanceFailure,
@@ -28,7 +29,7 @@ from conformance.checks import (
     check_response_schema,
     json_document,
 )
-from conformance.profile.templates import apply_template
+from conformance.profile.templates import apply_template, setup_operations
 from conformance.scenario import scenario_seed
 
 if TYPE_CHECKING:
@@ -203,7 +204,12 @@ class SetUpBase:
         accepted = exchange.status in wanted or (statuses is None and 200 <= exchange.status < 300)
         if not accepted:
             raise SetUpFailure(
-                f"Set-up failed: {what} ({op_id}) was answered HTTP {exchange.status}",
+                refused_title(
+                    what,
+                    op_id,
+                    exchange,
+                    sandbox_creation=op_id in setup_operations(self.contract.operations),
+                ),
                 spec=operation.spec,
                 sent=exchange,
                 expected=f"a valid {operation.name} request is accepted "
@@ -253,7 +259,7 @@ class SetUpBase:
         operation = self.contract.operations[op_id]
         if exchange.status not in (201, 401):
             raise SetUpFailure(
-                f"Set-up failed: {what} ({op_id}) was answered HTTP {exchange.status}",
+                refused_title(what, op_id, exchange, sandbox_creation=False),
                 spec=operation.spec,
                 sent=exchange,
                 expected="HTTP 201 with the SCA status record, or 401 with _links.scaRedirect",

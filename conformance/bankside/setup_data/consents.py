@@ -22,6 +22,7 @@ from conformance.bankside.setup_data.records import (
     Account,
     Consent,
 )
+from conformance.bankside.setup_data.refusals import refused_title
 from conformance.checks import (
     NotApplicable,
     SetUpFailure,
@@ -138,8 +139,12 @@ class ConsentSetUp(PartySetUp):
         exchange = self.send("AL", psu=psu, headers=headers)
         if exchange.status != FIRST_ACCESS_STATUS:
             raise SetUpFailure(
-                "Set-up failed: the first account access of a new TPP session (AL) was "
-                f"answered HTTP {exchange.status}",
+                refused_title(
+                    "the first account access of a new TPP session",
+                    "AL",
+                    exchange,
+                    sandbox_creation=False,
+                ),
                 spec="spec 5 item 6",
                 sent=exchange,
                 expected="HTTP 401 with _links.scaRedirect: the profile's [consent] model is "
