@@ -153,7 +153,10 @@ def _sandbox_card_account(ctx: BuildContext, variant: str, seed: int) -> Operati
 
 
 def _sandbox_agreement(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
-    owner = ctx.data.own_customer(seed, "CORPORATE").customer_id if variant != MINIMAL else None
+    owner = None
+    if variant != MINIMAL:
+        customer = ctx.data.own_customer(seed, "CORPORATE")
+        owner = ctx.profile.owner_reference(customer.customer_id, customer.customer_number)
     body = factories.sandbox_agreement_create(seed, owner)
     return OperationRequest.build(ctx, "SAG", body=variant_body(ctx, "SAG", variant, body))
 

@@ -496,6 +496,18 @@ SETUP_TEMPLATES = _keys(
     ),
 )
 
+AGREEMENT_OWNER = _keys(
+    (
+        "`[setup] agreement_owner`",
+        (
+            "which identifier of its owner a sandbox agreement's `owner` is sent as (SAG): "
+            "`customerId` or `customerNumber` (spec 2.9: `owner` optional, its form not shown; "
+            "a bank may take the customer number, at most 11 characters, and refuse the id)"
+        ),
+        "`customerId`",
+    ),
+)
+
 SCA = _keys(
     (
         "`[sca] mode`",

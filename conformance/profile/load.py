@@ -37,9 +37,11 @@ from conformance.profile.model import (
 )
 from conformance.profile.operation_promises import OperationPromises
 from conformance.profile.parts import (
+    AGREEMENT_OWNERS,
     SCA_APPROACHES,
     SCA_MODES,
     SCA_STARTS,
+    AgreementOwner,
     CorporatePsu,
     Hooks,
     PaymentAccounts,
@@ -82,6 +84,7 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
     psu_ip_address = psu.optional_str("ip_address")
     psu_user_agent = psu.optional_str("user_agent")
     psu.finish()
+    setup_templates, agreement_owner = _read_setup(top.table("setup"), source, known_ops)
     # Read in this order (keyword arguments are evaluated in order): a file with several
     # mistakes names the same one first as before the loader was split.
     profile = TargetProfile(
@@ -94,7 +97,8 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         payment_accounts=_read_payment_accounts(top.table("payments")),
         prepared=prepared,
         hooks=_read_hooks(top.table("hooks"), source),
-        setup_templates=_read_setup(top.table("setup"), source, known_ops),
+        setup_templates=setup_templates,
+        agreement_owner=agreement_owner,
         mask=_read_mask(top.table("mask")),
         waivers=read_waivers(top),
         x_accept_fix=_read_x_accept_fix(top.table("x_accept_fix")),
@@ -486,13 +490,15 @@ def _read_payment_accounts(table: Table) -> PaymentAccounts:
 
 def _read_setup(
     table: Table, source: Path, known_ops: Mapping[str, Operation]
-) -> Mapping[str, Mapping[str, object]]:
-    """``[setup] templates``: a folder of set-up templates, relative to the profile."""
+) -> tuple[Mapping[str, Mapping[str, object]], AgreementOwner]:
+    """``[setup]``: ``templates`` (a folder of set-up templates, relative to the profile) and
+    ``agreement_owner``."""
     folder = table.optional_str("templates")
     directory = None if folder is None else (source.parent / Path(folder).expanduser()).resolve()
     templates = read_templates(table, directory, known_ops)
+    owner = _choice(table, "agreement_owner", AGREEMENT_OWNERS, "customerId")
     table.finish()
-    return templates
+    return templates, owner
 
 
 def _read_mask(table: Table) -> MaskSettings:

@@ -25,6 +25,7 @@ from conformance.profile.negative_certificates import NegativeCertificates
 from conformance.profile.oauth import OAuthSettings
 from conformance.profile.operation_promises import OperationPromises
 from conformance.profile.parts import (
+    AgreementOwner,
     CorporatePsu,
     Hooks,
     PaymentAccounts,
@@ -186,6 +187,10 @@ class TargetProfile:
     setup_templates: Mapping[str, Mapping[str, Any]] = field(
         default_factory=_empty, metadata=key_docs.SETUP_TEMPLATES
     )
+    #: ``[setup] agreement_owner``: the owner's identifier a sandbox agreement names.
+    agreement_owner: AgreementOwner = field(
+        default="customerId", metadata=key_docs.AGREEMENT_OWNER
+    )
     sca: ScaSettings = field(default_factory=ScaSettings, metadata=key_docs.SCA)
     #: ``[cancellation] sca``, ``nok_redirect_uri``, ``release``, ``[operations] optional``: the
     #: bank's choices about its payments' lifecycle and the release it runs.
@@ -263,6 +268,13 @@ class TargetProfile:
         """The headers ``operation`` requires at this bank: the profile's set, else the
         contract's."""
         return self.required_headers.get(operation.id, operation.required_headers)
+
+    def owner_reference(self, customer_id: str, customer_number: str | None) -> str:
+        """How a sandbox agreement names its owner at this bank (``[setup] agreement_owner``):
+        the customer's id, or its customer number where the bank takes that."""
+        if self.agreement_owner == "customerNumber" and customer_number:
+            return customer_number
+        return customer_id
 
     def query_name(self, op_id: str, name: str) -> str:
         """The bank's name of the query parameter ``name`` of ``op_id``."""

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 __all__ = [
+    "AGREEMENT_OWNERS",
     "SCA_APPROACHES",
     "SCA_MODES",
     "SCA_STARTS",
+    "AgreementOwner",
     "CorporatePsu",
     "Hooks",
     "PaymentAccounts",
@@ -41,6 +43,10 @@ SCA_STARTS: tuple[ScaStart, ...] = get_args(ScaStart)
 #: exchanges the code for a token; Berlin Group's OAuth SCA approach, not spec 5 item 6 either).
 ScaApproach = Literal["redirect", "decoupled", "oauth"]
 SCA_APPROACHES: tuple[ScaApproach, ...] = get_args(ScaApproach)
+#: Which identifier of a customer a sandbox agreement's ``owner`` names (``[setup]
+#: agreement_owner``; spec 2.9 leaves its form open).
+AgreementOwner = Literal["customerId", "customerNumber"]
+AGREEMENT_OWNERS: tuple[AgreementOwner, ...] = get_args(AgreementOwner)
 
 
 @dataclass(frozen=True)

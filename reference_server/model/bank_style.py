@@ -252,6 +252,9 @@ class BankStyle:
     #: ``[consent] model``: detailed (every form taken), bank-offered or global (only its own),
     #: first-access (no consent endpoint: the consent is bound to the TPP session).
     consent_model: str = "detailed"
+    #: ``[setup] agreement_owner = "customerNumber"``: an agreement's ``owner`` is taken as a
+    #: customer number only (a customer id is refused).
+    owner_by_number: bool = False
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -269,6 +272,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         date_skew=profile.date_skew,
         existing=existing_data_of(profile),
         sca_at_creation=profile.sca.start == "creation",  # psu-context: the bundled way
+        owner_by_number=profile.agreement_owner == "customerNumber",
         sca_decoupled=profile.sca.decoupled,
         oauth=oauth_style_of(profile, environ),
         sca_oauth=profile.sca.oauth,

@@ -64,8 +64,11 @@ DEMANDS: Mapping[str, Demand] = MappingProxyType(
             Demand(
                 "owner-as-customer-number",
                 "spec 2.9 (agreement owner: optional, its form not shown)",
-                "an agreement's owner reads back as the customer id it was sent as",
-                "it reads back as the owner's customerNumber (SAG, E14)",
+                "an agreement's owner is taken as the customer's id or number and reads back "
+                "as the customer id",
+                "it is taken as the owner's customerNumber only (a customer id: 400 FORMAT_ERROR) "
+                "and reads back as that (SAG, E14), as an independent implementation chose",
+                '[setup] agreement_owner = "customerNumber"',
             ),
             Demand(
                 "numeric-sandbox-ids",

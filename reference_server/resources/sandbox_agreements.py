@@ -41,6 +41,14 @@ def create_agreement(call: Call) -> Response:
                 "owner must be a CORPORATE customer (the corporation owning the agreement)",
                 path="owner",
             )
+        by_number = call.app.bank.owner_by_number or call.app.demanding("owner-as-customer-number")
+        if by_number and owner_reference != owner.customer_number:
+            raise ApiError(
+                400,
+                "FORMAT_ERROR",
+                "owner is the owner's customerNumber (at most 11 digits), not its customerId",
+                path="owner",
+            )
         owner_id = owner.id
         if call.app.demanding("owner-as-customer-number"):
             owner_number = owner.customer_number

@@ -59,8 +59,11 @@ def faithful(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]
     yield from _world(support.full_server(), server_errors, contract)
 
 
-def _corporate_agreement(server: World) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """A corporation (SCU), its account (SA) and its agreement (SAG)."""
+def _corporate_agreement(
+    server: World, owner: str = "customerNumber"
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A corporation (SCU), its account (SA) and its agreement (SAG), its owner named by
+    ``owner`` (its customerNumber or customerId)."""
     client = server.client
     made = client.post("/v1/sandbox/customers", json=bodies.customer("CORPORATE")).json()
     corporation = made[0] if isinstance(made, list) else made
@@ -69,7 +72,7 @@ def _corporate_agreement(server: World) -> tuple[dict[str, Any], dict[str, Any],
     )
     assert account.status_code == 201, account.text
     agreement = client.post(
-        "/v1/sandbox/agreements", json={"name": "Firma avtale", "owner": corporation["customerId"]}
+        "/v1/sandbox/agreements", json={"name": "Firma avtale", "owner": corporation[owner]}
     )
     assert agreement.status_code == 201, agreement.text
     return corporation, account.json(), agreement.json()
@@ -104,8 +107,13 @@ def test_the_demanding_profile_says_what_the_demands_need_told() -> None:
     profile = load_profile(DEMANDING_PROFILE)
     assert profile.sca.start == "creation"  # sca-started-at-creation
     assert profile.setup_templates["SCA"]["status"] == "enabled"  # card-account-status-required
+    assert profile.agreement_owner == "customerNumber"  # owner-as-customer-number
     keyed = {name for name, demand in DEMANDS.items() if demand.profile_key}
-    assert keyed == {"sca-started-at-creation", "card-account-status-required"}
+    assert keyed == {
+        "sca-started-at-creation",
+        "card-account-status-required",
+        "owner-as-customer-number",
+    }
 
 
 # -- one-engagement-per-account -----------------------------------------------------------------
@@ -177,9 +185,19 @@ def test_an_owner_reads_back_as_its_customer_number_and_ids_are_numeric(
     read = world.client.get(f"/v1/sandbox/agreements/{agreement['id']}").json()
     assert read["owner"] == corporation["customerNumber"]
     assert re.fullmatch(r"\d{12}", agreement["id"]) and re.fullmatch(r"\d{12}", account["id"])
-    corporation, account, agreement = _corporate_agreement(faithful)
+    corporation, account, agreement = _corporate_agreement(faithful, "customerId")
     assert agreement["owner"] == corporation["customerId"]
     assert not re.fullmatch(r"\d+", agreement["id"])
+
+
+def test_an_owner_named_by_its_customer_id_is_refused(world: World) -> None:
+    made = world.client.post("/v1/sandbox/customers", json=bodies.customer("CORPORATE")).json()
+    corporation = made[0] if isinstance(made, list) else made
+    refused = world.client.post(
+        "/v1/sandbox/agreements", json={"name": "Firma avtale", "owner": corporation["customerId"]}
+    )
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["code"] == "FORMAT_ERROR"
 
 
 # -- sca-started-at-creation --------------------------------------------------------------------

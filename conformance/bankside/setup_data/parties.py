@@ -312,7 +312,12 @@ class PartySetUp(SetUpBase):
         agreement = self.create(
             "SAG",
             "creating a corporate sandbox agreement",
-            body=factories.sandbox_agreement_create(seed, corporation.customer_id),
+            body=factories.sandbox_agreement_create(
+                seed,
+                self.profile.owner_reference(
+                    corporation.customer_id, corporation.customer_number
+                ),
+            ),
         )
         agreement_id = str(agreement["id"])
         owner = Customer(

@@ -146,23 +146,28 @@ def roundtrip_card_account(scenario: Scenario, ctx: RunContext, seed: int) -> No
 
 def roundtrip_agreement(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """A private or corporate agreement created with SAG reads back from E14 (spec 4.3 E14).
-    The owner, sent as the corporation's customerId, may read back as that or as its
-    customerNumber: spec 2.9 says only that an agreement has an optional ``owner``, not in which
-    of the customer's two identifiers it is shown."""
+    The owner, sent as the corporation's customerId (or its customerNumber, ``[setup]
+    agreement_owner``), may read back as either: spec 2.9 says only that an agreement has an
+    optional ``owner``, not in which of the customer's two identifiers it is shown."""
     corporate = scenario.param("agreement") == "corporate"
     owner = ctx.data.own_customer(seed, "CORPORATE") if corporate else None
     body = _templated(
         ctx,
         "SAG",
-        factories.sandbox_agreement_create(seed, None if owner is None else owner.customer_id),
+        factories.sandbox_agreement_create(
+            seed,
+            None
+            if owner is None
+            else ctx.profile.owner_reference(owner.customer_id, owner.customer_number),
+        ),
     )
     created = send_step(scenario, ctx, OperationRequest.build(ctx, "SAG", body=body))
     agreement_id = str(response_document(created).get("id"))
     read = send_step(scenario, ctx, sandbox.agreement_read(ctx, agreement_id))
     document = response_document(read)
     sent = {**body, "id": agreement_id}
-    if owner is not None and document.get("owner") == owner.customer_number:
-        sent["owner"] = owner.customer_number  # the same customer, by its other identifier
+    if owner is not None and document.get("owner") in (owner.customer_id, owner.customer_number):
+        sent["owner"] = document["owner"]  # the same customer, by either identifier
     same_fields(
         read, sent, document, ("id", "name", "owner"), "the agreement", scenario.spec, created
     )
