@@ -17,7 +17,14 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance.contract import DEFAULT_ROOT, TYPES_BASE, Contract, load_contract, loader
+from conformance.contract import (
+    DEFAULT_ROOT,
+    TYPES_BASE,
+    Contract,
+    load_contract,
+    loader,
+    operation_order,
+)
 from conformance.contract.loader import contract_digest
 from conformance.contract.model import Operation, Parameter
 from conformance.contract.router import Router
@@ -774,6 +781,19 @@ def test_real_contract_has_the_agreed_operation(real: Contract, operation_id: st
 
 def test_real_contract_has_no_operation_beyond_the_agreed_ones(real: Contract) -> None:
     assert set(real.operations) <= set(API_OPERATIONS)
+
+
+def test_the_numbered_operations_are_the_eighteen_of_spec_4_1(real: Contract) -> None:
+    """``Operation.numbered``, the must/should switch of every requirement on an operation: E1 …
+    E18 in their order, and none of the operations the spec only names or implies."""
+    numbered = [op.id for op in real.operations.values() if op.numbered]
+    assert numbered == [f"E{number}" for number in range(1, 19)]
+    assert not any(op.numbered for op in real.operations.values() if op.id in REFERENCED)
+    assert [operation_order(op) for op in ("PS", "E10", "E2")] == [
+        (1, 0, "PS"),
+        (0, 10, ""),
+        (0, 2, ""),
+    ]
 
 
 @pytest.mark.parametrize("operation_id", list(API_OPERATIONS))

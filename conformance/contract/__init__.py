@@ -39,6 +39,7 @@ from conformance.contract.model import (
     Quote,
     Response,
     Rule,
+    operation_order,
 )
 from conformance.contract.router import Router
 from conformance.contract.validators import ContractValidator, inline_refs
@@ -58,6 +59,7 @@ __all__ = [
     "Rule",
     "Schema",
     "load_contract",
+    "operation_order",
     "quoted",
 ]
 

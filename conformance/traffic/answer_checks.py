@@ -34,13 +34,8 @@ from conformance.checks import (
 )
 from conformance.contract.facts import ERRORS_SHOWN, PAYMENT_STYLE_FAMILIES
 from conformance.contract.openapi import transport_statuses
-from conformance.traffic.grading import (
-    Grade,
-    grade,
-    grade_failure,
-    grade_flow,
-    grade_operation,
-)
+from conformance.contract.requirements import Grade, grade, grade_flow, grade_operation
+from conformance.traffic.grading import grade_failure
 from conformance.traffic.model import BANK, GradedViolation, TrafficFinding
 
 if TYPE_CHECKING:
@@ -62,7 +57,7 @@ def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -
         spec=spec,
         place=place,
         quotes=grade_.quotes,
-        basis=grade_.basis,
+        basis=grade_.reading,
     )
 
 

@@ -38,14 +38,8 @@ from conformance.contract.request_rules import (
     stale_date,
     untrusted_certificate,
 )
+from conformance.contract.requirements import Grade, grade, grade_operation, grade_rule
 from conformance.signing import Verification, read_psd2_roles
-from conformance.traffic.grading import (
-    Grade,
-    grade,
-    grade_operation,
-    grade_rule,
-    is_spec_operation,
-)
 from conformance.traffic.model import TPP, GradedViolation, Refusal, TrafficFinding
 
 if TYPE_CHECKING:
@@ -84,7 +78,7 @@ def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -
         spec=spec,
         place=place,
         quotes=grade_.quotes,
-        basis=grade_.basis,
+        basis=grade_.reading,
     )
 
 
@@ -306,7 +300,7 @@ def _header_grade(operation: Operation, violation: Violation) -> Grade:
     name = violation.path
     if name.lower() == "psu-id" and operation.family == "sandbox":
         return grade(stated=True, quotes=(*violation.quotes, "7-rule-7"))
-    if not is_spec_operation(operation):
+    if not operation.numbered:
         return grade(
             stated=False,
             reading=f"spec 4.2 does not show {operation.id}'s header set (spec 4.1: 'only "

@@ -47,7 +47,7 @@ from conformance.contract.facts import (
     PAYMENT_STATUSES,
     basket_worst_status,
 )
-from conformance.traffic.grading import grade, grade_flow, grade_rule
+from conformance.contract.requirements import grade, grade_flow, grade_rule
 from conformance.traffic.model import BANK, TPP, GradedViolation, Refusal, TrafficFinding
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ class TrafficState:
                 rule.spec,
                 place=f"body /paymentIds/{index}",
                 quotes=grade_.quotes,
-                basis=grade_.basis,
+                basis=grade_.reading,
             ),
             Refusal(
                 grade_.level,
@@ -226,7 +226,7 @@ class TrafficState:
                 "the request repeats the Signature of an earlier accepted request (a replay)",
                 "spec 5",
                 place="Signature",
-                basis=grade_.basis,
+                basis=grade_.reading,
             ),
             Refusal(grade_.level, (400, 401, 403, 409)),
         )
@@ -265,7 +265,7 @@ class TrafficState:
                     rule.spec,
                     place="status",
                     quotes=grade_.quotes,
-                    basis=grade_.basis,
+                    basis=grade_.reading,
                 )
         elif operation.id in ("BS", "BR") and status == 200 and isinstance(document, Mapping):
             basket = self._state.baskets.get(values.get("basketId", ""))
@@ -322,7 +322,7 @@ class TrafficState:
             "spec 2.4",
             place="body /transactionStatus",
             quotes=grade_.quotes,
-            basis=grade_.basis,
+            basis=grade_.reading,
         )
 
     def _after_sca(self, payment_id: str, document: Mapping[str, Any]) -> Iterator[TrafficFinding]:
@@ -353,7 +353,7 @@ class TrafficState:
             "spec 3, spec 5 item 6",
             place="body /transactionStatus",
             quotes=grade_.quotes,
-            basis=grade_.basis,
+            basis=grade_.reading,
         )
 
     def _stable_ids(self, listing: str, document: Sequence[Any]) -> Iterator[TrafficFinding]:
@@ -385,7 +385,7 @@ class TrafficState:
             rule.spec,
             place="body /*/id",
             quotes=grade_.quotes,
-            basis=grade_.basis,
+            basis=grade_.reading,
         )
 
     def _learn(
@@ -522,7 +522,7 @@ def _unknown_status(title: str) -> TrafficFinding:
         title,
         "spec 3",
         place="body /transactionStatus",
-        basis=grade_.basis,
+        basis=grade_.reading,
     )
 
 

@@ -260,9 +260,6 @@ _TPP_VALUES = frozenset({"tpp-redirect-uri", "tpp-redirect-preferred"})
 #: spec 7 rule 7).
 _PSU_FORMATS = frozenset({"psu-id", "psu-device-id", "psu-context", "psu-http-method"})
 
-#: The operations spec 4.1 numbers (E1-E18); the others are only named or implied.
-_SPEC_OPERATION = re.compile(r"E[0-9]+")
-
 
 def _lenient_headers(app: ServerState, operation: Operation) -> frozenset[str]:
     """The lowercased headers whose format this request is not refused for (the permissive
@@ -270,8 +267,7 @@ def _lenient_headers(app: ServerState, operation: Operation) -> frozenset[str]:
     lenient: frozenset[str] = frozenset()
     if app.permissive("tpp-header-values"):
         lenient |= _TPP_VALUES
-    named_only = _SPEC_OPERATION.fullmatch(operation.id) is None  # no row in spec 4.2
-    if app.permissive("psu-headers-on-named-operations") and named_only:
+    if app.permissive("psu-headers-on-named-operations") and not operation.numbered:
         psu_id_stated = operation.family == "sandbox"  # spec 7 rule 7
         lenient |= _PSU_FORMATS - ({"psu-id"} if psu_id_stated else set())
     return lenient
