@@ -288,7 +288,7 @@ def identify_psu(
     headers = view.headers
     psu_id = decoded_header(headers, PSU_ID) or None
     identity = decoded_header(headers, PSU_IDENTITY) or None
-    corporate_id = decoded_header(headers, _CORPORATE_ID) or None
+    decoded_header(headers, _CORPORATE_ID)  # its encoding is checked (FORMAT_ERROR); not kept
     context = decoded_header(headers, _CONTEXT) or None
     customer = None
     if psu_id is not None:
@@ -309,7 +309,6 @@ def identify_psu(
         roles=roles,
         psu_id=psu_id,
         psu_identity=identity,
-        psu_corporate_id=corporate_id,
         psu_context=context,
         customer_id=customer.id if customer is not None else None,
     )
