@@ -68,6 +68,8 @@ FUNCTION_NAMES = (
     "missing_role",
     "stale_date",
     "date_timestamp",
+    "replay_key",
+    "replayed",
     "header_misfits",
     "psu_violations",
     "present",
@@ -274,3 +276,17 @@ def test_the_e_number_switch_has_one_home() -> None:
     )
     module = ast.parse('import re\n_SPEC = re.compile(r"^E[0-9]+$")\nre.fullmatch(r"E(\\d+)", x)')
     assert len(_e_number_patterns((MODEL_FILE, node) for node in ast.walk(module))) == 2
+
+
+def test_the_safe_methods_have_one_home() -> None:
+    """Safe methods are never a replay: ``request_rules.SAFE_METHODS``, read by the reference
+    server and the traffic judge alike (review 5 §2.1 found a copy on each side)."""
+    copies = []
+    for path, _, node, value in ASSIGNMENTS:
+        try:
+            literal = _constant(value)
+        except (ValueError, TypeError, SyntaxError):
+            continue
+        if _comparable(literal) == request_rules.SAFE_METHODS:
+            copies.append(_where(path, node))
+    assert not copies, f"request_rules.SAFE_METHODS is written again at {copies}"

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from conformance.exchange import Exchange
     from conformance.traffic.settings import TrafficSettings
 
-__all__ = ["Routed", "judge_request", "route"]
+__all__ = ["Routed", "judge_request", "request_view", "route"]
 
 #: The interface's path prefix (spec 9: "The interface is under the path prefix /v1."): a request
 #: outside it is not the interface's.
@@ -90,6 +90,18 @@ def split_target(exchange: Exchange) -> tuple[str, str]:
     """The request's path (percent-encoded as sent) and its query string."""
     parts = urlsplit(exchange.url)
     return parts.path or "/", parts.query
+
+
+def request_view(exchange: Exchange) -> RequestView:
+    """The request of ``exchange`` as the request rules read it: the target as sent (path and
+    query), the headers and the body."""
+    path, query = split_target(exchange)
+    return RequestView(
+        exchange.method,
+        path + (f"?{query}" if query else ""),
+        Headers(exchange.request_headers),
+        exchange.request_body,
+    )
 
 
 def route(contract: Contract, settings: TrafficSettings, method: str, path: str) -> Routed:
@@ -170,13 +182,7 @@ def judge_request(
     freshness), ``bank_now`` the bank's moment in its own zone (the sandbox date rules). The
     header, signature, Date and PSU rules are ``conformance.contract.request_rules``'s, the
     reference server's own; here each violation is graded as the suite grades its scenario."""
-    path, query = split_target(exchange)
-    view = RequestView(
-        exchange.method,
-        path + (f"?{query}" if query else ""),
-        Headers(exchange.request_headers),
-        exchange.request_body,
-    )
+    view = request_view(exchange)
     verdict = RequestVerdict([])
     found = verdict.violations
     found += _required_headers(view, operation, settings)

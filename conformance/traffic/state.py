@@ -23,8 +23,10 @@ SCA page, and the sandbox transactions listed per account. From that:
   seen approved the payment reads an accepted status, after one seen cancelled RJCT;
 - ``SB-booked-transaction-ids-stable`` (spec 9, 1.18.0): the same booked transaction keeps its id
   from one listing of an account (E3) to the next;
-- ``TPP-replay`` (security, should): a state-changing request whose signature an earlier accepted
-  one carried is a replay; the bank does not carry it out again.
+- ``TPP-replay`` (security, should): a state-changing request that repeats the signature of an
+  earlier accepted one on the same method and request target is a replay
+  (``request_rules.replayed``, the reference server's rule and key); the bank does not carry it
+  out again.
 
 A status is "fresh" only until something could change it unseen: an authorisation of the payment,
 an SCA, a cancellation, or a reference-server control (clock, batch, reset). Nothing is judged on
@@ -47,8 +49,10 @@ from conformance.contract.facts import (
     PAYMENT_STATUSES,
     basket_worst_status,
 )
+from conformance.contract.request_rules import SAFE_METHODS, replay_key, replayed
 from conformance.contract.requirements import grade, grade_flow, grade_rule
 from conformance.traffic.model import BANK, TPP, GradedViolation, Refusal, TrafficFinding
+from conformance.traffic.request_checks import request_view
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -72,8 +76,6 @@ UNKNOWN_READING = (
     "a payment status spec 3 does not list is unknown: the judge counts it neither as accepted "
     "nor as rejected"
 )
-#: Methods that change nothing: a repeated read is no replay.
-_SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 _CONTROL = "/_control/"
 #: The reference server's read of a basket (the contract has none): its status is judged too.
 _BASKET_VIEW = "/_control/signing-baskets/"
@@ -123,7 +125,8 @@ class _State:
     links: dict[str, _Authorisation] = field(default_factory=dict)
     #: account and query → transaction fingerprint → the ids it was listed under last
     listings: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
-    #: signature values of accepted state-changing requests
+    #: the replay keys (``request_rules.replay_key``: method, target, signature value) of the
+    #: state-changing requests the bank accepted
     signatures: set[str] = field(default_factory=set)
     #: seconds the reference server's clock is off real time (``/_control/clock``)
     clock_offset: float = 0.0
@@ -208,27 +211,23 @@ class TrafficState:
         )
 
     def _replay(self, exchange: Exchange) -> GradedViolation | None:
-        if exchange.method in _SAFE:
+        """``request_rules.replayed`` with the reference server's key, against the requests the
+        bank accepted so far in this traffic."""
+        violation = replayed(request_view(exchange), seen=self._state.signatures.__contains__)
+        if violation is None:
             return None
-        signature = exchange.request_header("Signature")
-        if not signature or signature not in self._state.signatures:
-            return None
-        grade_ = grade(
-            stated=False,
-            reading="spec 5 signs each request but states no replay rule; a byte-identical copy "
-            "of an accepted state-changing request is a replay (security)",
-        )
+        grade_ = grade(stated=False, reading=violation.reading)
         return GradedViolation(
             _finding(
                 TPP,
-                "TPP-replay",
+                violation.rule,
                 grade_.level,
-                "the request repeats the Signature of an earlier accepted request (a replay)",
-                "spec 5",
-                place="Signature",
+                violation.text,
+                violation.spec,
+                place=violation.path,
                 basis=grade_.reading,
             ),
-            Refusal(grade_.level, (400, 401, 403, 409)),
+            Refusal(grade_.level, violation.statuses),
         )
 
     # --- after the answer: what the state says of it, then the state updated ------------------
@@ -394,10 +393,10 @@ class TrafficState:
         state = self._state
         status = exchange.status
         document = json_document(exchange)
-        if 200 <= status < 300 and exchange.method not in _SAFE:
-            signature = exchange.request_header("Signature")
-            if signature:
-                state.signatures.add(signature)
+        if 200 <= status < 300:
+            key = replay_key(request_view(exchange))
+            if key is not None:
+                state.signatures.add(key)
         if operation.id in ("E16", "E17", "E18"):
             self._learn_created(operation.id, status, document)
         elif operation.id in ("PS", "PC"):
@@ -502,7 +501,7 @@ class TrafficState:
             offset = document.get("offsetSeconds")
             if isinstance(offset, int | float):
                 self._state.clock_offset = float(offset)
-        if exchange.method in _SAFE:
+        if exchange.method in SAFE_METHODS:
             return
         if path.startswith(_CONTROL + "reset"):
             self._state = _State()
