@@ -16,11 +16,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from conformance.contract import quoted
+
 if TYPE_CHECKING:
     from conformance.contract import Contract
     from conformance.contract.model import Operation, Rule
 
-__all__ = ["MUST", "SHOULD", "Grade", "grade", "grade_flow", "grade_operation", "grade_rule"]
+__all__ = [
+    "MUST",
+    "SHOULD",
+    "Grade",
+    "grade",
+    "grade_flow",
+    "grade_operation",
+    "grade_rule",
+    "quote_text",
+]
 
 MUST: Final = "must"
 SHOULD: Final = "should"
@@ -82,3 +93,9 @@ def grade_flow(contract: Contract, name: str) -> Grade:
     if row is None:
         raise KeyError(f"no flow {name!r} in flows.json")
     return grade(stated=row.level == MUST, quotes=row.quotes, reading=row.reading)
+
+
+def quote_text(labels: Iterable[str]) -> str:
+    """The quotes of ``labels`` as a report shows them: ``spec 7 rule 2: "When a KID ..."``,
+    each naming its own spec part ("" for none)."""
+    return " ".join(f'{quote.spec}: "{quote.text}"' for quote in quoted(labels))

@@ -11,23 +11,15 @@ proxy and the failure of a scenario that breaks the same rule have one grade.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from conformance.checks import ReadingFailure
-from conformance.contract import quoted
 from conformance.contract.requirements import Grade, grade
 
 if TYPE_CHECKING:
     from conformance.checks import ConformanceFailure
 
-__all__ = ["grade_failure", "quote_text"]
-
-
-def quote_text(labels: Iterable[str]) -> str:
-    """The quotes of ``labels`` as a report shows them: ``spec 7 rule 2: "When a KID ..."``,
-    each naming its own spec part ("" for none)."""
-    return " ".join(f'{quote.spec}: "{quote.text}"' for quote in quoted(labels))
+__all__ = ["grade_failure"]
 
 
 def grade_failure(failure: ConformanceFailure) -> Grade:

@@ -39,8 +39,9 @@ from conformance.contract.request_rules import (
     untrusted_certificate,
 )
 from conformance.contract.requirements import Grade, grade, grade_operation, grade_rule
+from conformance.report.verdicts import Finding
 from conformance.signing import Verification, read_psd2_roles
-from conformance.traffic.model import TPP, GradedViolation, Refusal, TrafficFinding
+from conformance.traffic.model import TPP, GradedViolation, Refusal
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation, Rule
@@ -69,16 +70,16 @@ class Routed:
     outside: str = ""
 
 
-def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -> TrafficFinding:
-    return TrafficFinding(
+def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -> Finding:
+    return Finding(
+        grade_.level,
+        title,
+        spec,
+        reading=grade_.reading,
+        quotes=grade_.quotes,
         side=TPP,
         rule=rule,
-        level=grade_.level,
-        title=title,
-        spec=spec,
         place=place,
-        quotes=grade_.quotes,
-        basis=grade_.reading,
     )
 
 

@@ -51,7 +51,8 @@ from conformance.contract.facts import (
 )
 from conformance.contract.request_rules import SAFE_METHODS, replay_key, replayed
 from conformance.contract.requirements import grade, grade_flow, grade_rule
-from conformance.traffic.model import BANK, TPP, GradedViolation, Refusal, TrafficFinding
+from conformance.report.verdicts import Finding
+from conformance.traffic.model import BANK, TPP, GradedViolation, Refusal
 from conformance.traffic.request_checks import request_view
 
 if TYPE_CHECKING:
@@ -141,9 +142,11 @@ def _finding(
     *,
     place: str = "",
     quotes: tuple[str, ...] = (),
-    basis: str = "",
-) -> TrafficFinding:
-    return TrafficFinding(side, rule, level, title, spec, place, quotes, basis)
+    reading: str = "",
+) -> Finding:
+    return Finding(
+        level, title, spec, reading=reading, quotes=quotes, side=side, rule=rule, place=place
+    )
 
 
 class TrafficState:
@@ -199,7 +202,7 @@ class TrafficState:
                 rule.spec,
                 place=f"body /paymentIds/{index}",
                 quotes=grade_.quotes,
-                basis=grade_.reading,
+                reading=grade_.reading,
             ),
             Refusal(
                 grade_.level,
@@ -225,7 +228,7 @@ class TrafficState:
                 violation.text,
                 violation.spec,
                 place=violation.path,
-                basis=grade_.reading,
+                reading=grade_.reading,
             ),
             Refusal(grade_.level, violation.statuses),
         )
@@ -234,7 +237,7 @@ class TrafficState:
 
     def observe(
         self, exchange: Exchange, operation: Operation | None, values: Mapping[str, str], body: Any
-    ) -> list[TrafficFinding]:
+    ) -> list[Finding]:
         """The bank's findings the state shows on this answer, then the state moved on."""
         with self._lock:
             path = urlsplit(exchange.url).path
@@ -246,7 +249,7 @@ class TrafficState:
 
     def _judge(
         self, exchange: Exchange, operation: Operation, values: Mapping[str, str], body: Any
-    ) -> Iterator[TrafficFinding]:
+    ) -> Iterator[Finding]:
         status = exchange.status
         document = json_document(exchange)
         if operation.id == "E1" and status == 201 and isinstance(body, Mapping):
@@ -264,7 +267,7 @@ class TrafficState:
                     rule.spec,
                     place="status",
                     quotes=grade_.quotes,
-                    basis=grade_.reading,
+                    reading=grade_.reading,
                 )
         elif operation.id in ("BS", "BR") and status == 200 and isinstance(document, Mapping):
             basket = self._state.baskets.get(values.get("basketId", ""))
@@ -277,7 +280,7 @@ class TrafficState:
             listing = f"{values.get('mockAccountId', '')}?{urlsplit(exchange.url).query}"
             yield from self._stable_ids(listing, document)
 
-    def _worst_case(self, body: Mapping[str, Any], document: Any) -> Iterator[TrafficFinding]:
+    def _worst_case(self, body: Mapping[str, Any], document: Any) -> Iterator[Finding]:
         ids = body.get("paymentIds")
         if not isinstance(ids, list) or not isinstance(document, Mapping):
             return
@@ -285,7 +288,7 @@ class TrafficState:
 
     def _basket_status(
         self, ids: Sequence[Any], document: Mapping[str, Any], what: str
-    ) -> Iterator[TrafficFinding]:
+    ) -> Iterator[Finding]:
         statuses = [
             payment.status
             for pid in ids
@@ -321,10 +324,10 @@ class TrafficState:
             "spec 2.4",
             place="body /transactionStatus",
             quotes=grade_.quotes,
-            basis=grade_.reading,
+            reading=grade_.reading,
         )
 
-    def _after_sca(self, payment_id: str, document: Mapping[str, Any]) -> Iterator[TrafficFinding]:
+    def _after_sca(self, payment_id: str, document: Mapping[str, Any]) -> Iterator[Finding]:
         payment = self._state.payments.get(payment_id)
         if payment is None or payment.sca is None:
             return
@@ -352,10 +355,10 @@ class TrafficState:
             "spec 3, spec 5 item 6",
             place="body /transactionStatus",
             quotes=grade_.quotes,
-            basis=grade_.reading,
+            reading=grade_.reading,
         )
 
-    def _stable_ids(self, listing: str, document: Sequence[Any]) -> Iterator[TrafficFinding]:
+    def _stable_ids(self, listing: str, document: Sequence[Any]) -> Iterator[Finding]:
         current: dict[str, set[str]] = {}
         for item in document:
             if isinstance(item, Mapping) and isinstance(item.get("id"), str):
@@ -384,7 +387,7 @@ class TrafficState:
             rule.spec,
             place="body /*/id",
             quotes=grade_.quotes,
-            basis=grade_.reading,
+            reading=grade_.reading,
         )
 
     def _learn(
@@ -456,7 +459,7 @@ class TrafficState:
 
     # --- outside the contract: SCA pages and status links, the reference server's controls ----
 
-    def _outside(self, exchange: Exchange, path: str) -> Iterator[TrafficFinding]:
+    def _outside(self, exchange: Exchange, path: str) -> Iterator[Finding]:
         state = self._state
         if path.startswith(_BASKET_VIEW) and exchange.method == "GET":
             document = json_document(exchange)
@@ -511,7 +514,7 @@ class TrafficState:
             payment.sca = None
 
 
-def _unknown_status(title: str) -> TrafficFinding:
+def _unknown_status(title: str) -> Finding:
     """``STATE-unknown-status``: a status no list of the spec names, judged no further."""
     grade_ = grade(stated=False, reading=UNKNOWN_READING)
     return _finding(
@@ -521,7 +524,7 @@ def _unknown_status(title: str) -> TrafficFinding:
         title,
         "spec 3",
         place="body /transactionStatus",
-        basis=grade_.reading,
+        reading=grade_.reading,
     )
 
 

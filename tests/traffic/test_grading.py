@@ -8,8 +8,14 @@ import pytest
 
 from conformance.checks import ConformanceFailure, ReadingFailure
 from conformance.contract import Contract, load_contract
-from conformance.contract.requirements import grade, grade_flow, grade_operation, grade_rule
-from conformance.traffic.grading import grade_failure, quote_text
+from conformance.contract.requirements import (
+    grade,
+    grade_flow,
+    grade_operation,
+    grade_rule,
+    quote_text,
+)
+from conformance.traffic.grading import grade_failure
 
 
 @pytest.fixture(scope="module")

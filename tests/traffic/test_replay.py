@@ -69,7 +69,7 @@ def test_the_same_request_again_is_a_replay_at_should(contract: Contract) -> Non
     assert [violation.finding.rule for violation in again] == [REPLAY_RULE]
     finding, refusal = again[0].finding, again[0].refusal
     assert (finding.side, finding.level, finding.place) == (TPP, "should", "Signature")
-    assert finding.basis.startswith("spec 5 signs each request") and not finding.quotes
+    assert finding.reading.startswith("spec 5 signs each request") and not finding.quotes
     assert refusal.statuses[0] == 401  # the reference server's own answer first
 
 
