@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from conformance.contract.model import Operation, Rule
 
 __all__ = [
+    "BASKET_CODES_READING",
+    "CHOSEN_CODE_READING",
+    "CHOSEN_STATUS_READING",
+    "ERROR_BODY_READING",
+    "ERROR_FIELDS_READING",
     "MUST",
     "SHOULD",
     "Grade",
@@ -37,6 +42,29 @@ MUST: Final = "must"
 SHOULD: Final = "should"
 #: The reading a should names when its source names none.
 _DEFAULT_READING = "the contract's reading of the spec"
+
+# The readings of an answer due where the spec shows less than the suite expects (spec 7):
+#: The reading of an error body where the spec shows none.
+ERROR_BODY_READING = (
+    "every operation answers an error with the spec 7 error body; spec 7 shows it for E2, E16, "
+    "E17 and E18 only ('Error responses of the remaining operations: not shown')"
+)
+#: The reading of the spec 7 body's required members (its table has no Required column).
+ERROR_FIELDS_READING = (
+    "an error body carries status and code: spec 7's table has no Required column (only "
+    "'message' is said to be absent in some answers)"
+)
+
+#: The readings behind a chosen status or code (only a should finding).
+CHOSEN_STATUS_READING = (
+    "the spec states that the request is refused but shows no status; we expect this one"
+)
+CHOSEN_CODE_READING = "the spec shows no code for this refusal; we expect this one"
+#: The reading of the spec 7 code list on basket answers (E1, E2).
+BASKET_CODES_READING = (
+    "spec 7's tppMessages code list ('of payment responses') applies to basket answers too; "
+    "E2's own row shows RESOURCE_BLOCKED, which is not in it"
+)
 
 
 @dataclass(frozen=True, slots=True)

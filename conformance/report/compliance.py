@@ -1,5 +1,5 @@
 """The compliance matrix: ``compliance.json`` for machines; ``compliance.md`` and
-``compliance.html`` for people (rendered by ``compliance_page``)."""
+``compliance.html`` for people (rendered by ``compliance_render``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from conformance import SPEC_VERSION, __version__
 from conformance.contract import operation_order, quoted
 from conformance.contract.identifiers import mask_identity
 from conformance.report.causes import causes_of
-from conformance.report.compliance_page import render_html, render_markdown
+from conformance.report.compliance_render import render_html, render_markdown
 from conformance.report.eligibility import eligibility
 from conformance.report.masking import (
     certificate_summary,

@@ -22,8 +22,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from conformance.checks import (
-    CHOSEN_CODE_READING,
-    CHOSEN_STATUS_READING,
     ERROR_STATUS_CHECK,
     ConformanceFailure,
     check_basket_codes,
@@ -34,7 +32,14 @@ from conformance.checks import (
 )
 from conformance.contract.facts import ERRORS_SHOWN, PAYMENT_STYLE_FAMILIES
 from conformance.contract.openapi import transport_statuses
-from conformance.contract.requirements import Grade, grade, grade_flow, grade_operation
+from conformance.contract.requirements import (
+    CHOSEN_CODE_READING,
+    CHOSEN_STATUS_READING,
+    Grade,
+    grade,
+    grade_flow,
+    grade_operation,
+)
 from conformance.report.verdicts import Finding
 from conformance.traffic.grading import grade_failure
 from conformance.traffic.model import BANK, GradedViolation

@@ -12,7 +12,8 @@ import pytest
 
 from conformance.contract import Contract, load_contract
 from conformance.exchange import Exchange
-from conformance.report.compliance_page import render_html, render_markdown, verdict_word
+from conformance.report.compliance_page import verdict_word
+from conformance.report.compliance_render import render_html, render_markdown
 from conformance.report.verdicts import Finding
 from conformance.traffic.answer_checks import judge_answer
 from conformance.traffic.model import (
