@@ -14,6 +14,11 @@ from jsonschema import ValidationError
 
 from conformance.contract.annotations import reading_at
 from conformance.contract.fixes import schema_for_fixes
+from conformance.contract.requirements import (
+    BASKET_CODES_READING,
+    ERROR_BODY_READING,
+    ERROR_FIELDS_READING,
+)
 from conformance.problems import (
     ACCEPTED,
     ACCEPTED_KIND,
@@ -30,12 +35,7 @@ if TYPE_CHECKING:
     from conformance.scenario import Scenario
 
 __all__ = [
-    "BASKET_CODES_READING",
-    "CHOSEN_CODE_READING",
-    "CHOSEN_STATUS_READING",
-    "ERROR_BODY_READING",
     "ERROR_BODY_SCHEMA",
-    "ERROR_FIELDS_READING",
     "ERROR_STATUS_CHECK",
     "JSON_QUOTE",
     "PAYMENT_ERROR_BODY_SCHEMA",
@@ -85,27 +85,6 @@ PAYMENT_ERROR_BODY_SCHEMA = {
 PROMISE_GROUND = "Promised by the bank (its profile; not a sentence of the spec): "
 #: The quote of the spec's introduction: "Request and response bodies are JSON."
 JSON_QUOTE = "intro-json"
-#: The reading of an error body where the spec shows none.
-ERROR_BODY_READING = (
-    "every operation answers an error with the spec 7 error body; spec 7 shows it for E2, E16, "
-    "E17 and E18 only ('Error responses of the remaining operations: not shown')"
-)
-#: The reading of the spec 7 body's required members (its table has no Required column).
-ERROR_FIELDS_READING = (
-    "an error body carries status and code: spec 7's table has no Required column (only "
-    "'message' is said to be absent in some answers)"
-)
-
-#: The readings behind a chosen status or code (only a should finding).
-CHOSEN_STATUS_READING = (
-    "the spec states that the request is refused but shows no status; we expect this one"
-)
-CHOSEN_CODE_READING = "the spec shows no code for this refusal; we expect this one"
-#: The reading of the spec 7 code list on basket answers (E1, E2).
-BASKET_CODES_READING = (
-    "spec 7's tppMessages code list ('of payment responses') applies to basket answers too; "
-    "E2's own row shows RESOURCE_BLOCKED, which is not in it"
-)
 #: The check name of a problem with the error body's ``status`` (:func:`check_error_status`).
 ERROR_STATUS_CHECK = "error-status"
 #: How many schema errors a message lists before saying "and N more".

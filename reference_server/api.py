@@ -157,7 +157,6 @@ class AuthContext:
     roles: frozenset[str] | None = None
     psu_id: str | None = None
     psu_identity: str | None = None
-    psu_corporate_id: str | None = None
     psu_context: str | None = None
     customer_id: str | None = None
 

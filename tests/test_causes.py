@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 
 from conformance.checks import (
-    ERROR_BODY_READING,
-    ERROR_FIELDS_READING,
     ConformanceFailure,
     ReadingFailure,
     check_all,
@@ -21,12 +19,13 @@ from conformance.checks import (
     check_status,
 )
 from conformance.contract import Contract, load_contract
+from conformance.contract.requirements import ERROR_BODY_READING, ERROR_FIELDS_READING
 from conformance.exchange import Exchange
 from conformance.problems import Problem, cause_id, unique_problems
 from conformance.report.allure_files import CATEGORIES, categories
 from conformance.report.causes import causes_of, terminal_lines
 from conformance.report.compliance import RunInfo, build_document, render_markdown
-from conformance.report.compliance_page import render_html
+from conformance.report.compliance_render import render_html
 from conformance.report.verdicts import (
     FAILED,
     FAILED_SHOULD,

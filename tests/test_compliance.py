@@ -23,7 +23,8 @@ from conformance.report.compliance import (
     render_markdown,
     write_compliance,
 )
-from conformance.report.compliance_page import overall_verdict, render_html
+from conformance.report.compliance_page import overall_verdict
+from conformance.report.compliance_render import render_html
 from conformance.report.masking import certificate_summary, scrub_identities
 from conformance.report.verdicts import (
     BLOCKED,

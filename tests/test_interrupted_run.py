@@ -27,12 +27,8 @@ from conformance.bankside.bundled import ServerWatch, process_gone
 from conformance.errors import INTERRUPTED_EXIT, RunInterrupted
 from conformance.report.compare import compare_runs
 from conformance.report.compliance import RunInfo, build_document
-from conformance.report.compliance_page import (
-    overall_verdict,
-    render_html,
-    render_markdown,
-    verdict_word,
-)
+from conformance.report.compliance_page import overall_verdict, verdict_word
+from conformance.report.compliance_render import render_html, render_markdown
 from conformance.report.junit import add_run_properties
 from conformance.report.verdicts import ScenarioFacts, ScenarioVerdict
 from conformance.signing import generate_ca, generate_tpp_identity, write_identity

@@ -18,7 +18,8 @@ from conformance.contract import load_contract
 from conformance.errors import ProfileError
 from conformance.profile import load_profile
 from conformance.report.compliance import RunInfo, build_document, render_markdown
-from conformance.report.compliance_page import not_judged_lines, overall_verdict, render_html
+from conformance.report.compliance_page import not_judged_lines, overall_verdict
+from conformance.report.compliance_render import render_html
 from conformance.report.verdicts import (
     NOT_APPLICABLE,
     PASSED,

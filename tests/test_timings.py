@@ -15,7 +15,7 @@ from conformance.exchange import Exchange
 from conformance.plugin.timings import exchange_timings, operation_of
 from conformance.profile import TargetProfile
 from conformance.report.compliance import RunInfo, build_document
-from conformance.report.compliance_page import render_html, render_markdown
+from conformance.report.compliance_render import render_html, render_markdown
 from conformance.report.timings import answer_times, percentile, read_timings, timings_properties
 from conformance.report.verdicts import PASSED, ScenarioFacts, ScenarioVerdict
 

@@ -30,7 +30,7 @@ from referencing.exceptions import Unresolvable
 from conformance._data import data_directory
 from conformance._types import Schema
 from conformance.contract.compiled import Check, CheckCompiler
-from conformance.contract.loader import LoadedContract, load, prefix_of
+from conformance.contract.loader import LoadedContract, load
 from conformance.contract.model import (
     Assumption,
     FlowRow,
@@ -39,6 +39,7 @@ from conformance.contract.model import (
     Quote,
     Response,
     Rule,
+    operation_order,
 )
 from conformance.contract.router import Router
 from conformance.contract.validators import ContractValidator, inline_refs
@@ -58,6 +59,7 @@ __all__ = [
     "Rule",
     "Schema",
     "load_contract",
+    "operation_order",
     "quoted",
 ]
 
@@ -132,13 +134,6 @@ class Contract:
             return self._headers_folded[name.lower()]
         except KeyError:
             raise KeyError(f"no header {name!r} in types/headers.json") from None
-
-    def spec_part(self, requirement_id: str) -> str:
-        """The spec part a requirement id belongs to, from its prefix (``LIM-…`` → ``spec 8``)."""
-        prefix = prefix_of(requirement_id, self.spec_parts)
-        if prefix is None:
-            raise KeyError(f"{requirement_id!r} has no prefix listed in spec-parts.json")
-        return self.spec_parts[prefix]
 
     def quoted(self, labels: Iterable[str]) -> tuple[Quote, ...]:
         """The quotes of ``labels`` in their order; an unknown label is a ``KeyError``."""

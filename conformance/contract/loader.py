@@ -32,6 +32,7 @@ from conformance.contract.model import (
     Quote,
     Response,
     Rule,
+    operation_order,
 )
 from conformance.contract.router import route_key
 from conformance.contract.walk import Pointer, absolute, iter_refs, pointer_text, rewrite_refs
@@ -434,12 +435,6 @@ def _sent_like(root: Path, file: Path, operation: Operation, like: Operation | N
         if name in like.required_headers and name in operation.optional_headers
     )
     return replace(operation, also_sent=also)
-
-
-def operation_order(operation_id: str) -> tuple[int, int, str]:
-    """E1 … E18 in their numeric order first, then the referenced operations by id."""
-    found = re.fullmatch(r"E(\d+)", operation_id)
-    return (0, int(found.group(1)), "") if found else (1, 0, operation_id)
 
 
 def _distinguished(first: Operation, second: Operation) -> bool:

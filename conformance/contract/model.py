@@ -13,6 +13,21 @@ from conformance._types import Schema
 
 #: A JSON Schema as loaded from ``schemas/`` (a ``dict``; never mutate it).
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+#: The ids spec 4.1 numbers (E1 … E18); the other operations are ones it only names or implies.
+_NUMBERED_ID = re.compile(r"E([1-9][0-9]*)")
+
+
+def operation_number(operation_id: str) -> int | None:
+    """The number spec 4.1 gives the operation ``operation_id`` (16 for E16), None for an
+    operation the spec only names or implies (PS, AT, BR, ...)."""
+    found = _NUMBERED_ID.fullmatch(operation_id)
+    return int(found.group(1)) if found else None
+
+
+def operation_order(operation_id: str) -> tuple[int, int, str]:
+    """E1 … E18 in their numeric order first, then the other operations by id."""
+    number = operation_number(operation_id)
+    return (0, number, "") if number is not None else (1, 0, operation_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +183,13 @@ class Operation:
 
     def __repr__(self) -> str:
         return f"<Operation {self.id} {self.method} {self.path}>"
+
+    @property
+    def numbered(self) -> bool:
+        """Whether spec 4.1 numbers the operation (E1 … E18): its rows in the spec's tables make
+        a requirement on it must, where one on an operation the spec only names or implies
+        rests on the contract's assumptions and is should."""
+        return operation_number(self.id) is not None
 
     @property
     def unnamed_reading(self) -> str:

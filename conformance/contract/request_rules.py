@@ -8,6 +8,8 @@ by both sides, as ``crossfield`` is for the body rules of spec 2.7:
 - :func:`untrusted_certificate` and :func:`missing_role`: the certificate's trust (``--trust``)
   and its PSD2 role (``facts.ROLE_OF_FAMILY``);
 - :func:`stale_date`: a signed Date within the clock skew of the time it is judged at;
+- :func:`replayed` (with :func:`replay_key`): a state-changing request that repeats the signature
+  of an earlier one on the same method and request target;
 - :func:`header_misfits`: each header the operation lists fits its schema
   (``types/headers.json``, RFC 2047 encoded words decoded);
 - :func:`psu_violations`: X-PSU-IDENTITY a national identity or D-number (spec 5 item 5), a
@@ -24,6 +26,7 @@ own answer first.
 from __future__ import annotations
 
 import email.utils
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -54,7 +57,9 @@ __all__ = [
     "CORPORATE_RULE",
     "PSU_ID",
     "PSU_IDENTITY",
+    "REPLAY_RULE",
     "ROLE_READING",
+    "SAFE_METHODS",
     "Headers",
     "RequestView",
     "header_misfits",
@@ -63,6 +68,8 @@ __all__ = [
     "missing_role",
     "present",
     "psu_violations",
+    "replay_key",
+    "replayed",
     "signature_verification",
     "signature_violation",
     "stale_date",
@@ -374,6 +381,54 @@ def stale_date(view: RequestView, *, now: float, skew: float, clock: str) -> Vio
         spec="spec 5",
         reading="spec 5 signs Date but states no freshness window; a request dated outside "
         f"the bank's clock skew ({skew:g} s) is a stale or pre-made one (security)",
+    )
+
+
+# -- spec 5: a signature used once ------------------------------------------------------------
+
+#: Methods that change nothing (RFC 9110 9.2.1): a repeated read is harmless, never a replay.
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: The id of the replay rule's findings.
+REPLAY_RULE = "TPP-replay"
+_SIGNATURE_VALUE = re.compile(r'signature="([^"]+)"')
+#: Statuses a refused replay may have: the reference server's 401 first, then those of a refused
+#: signature, and 409 (a bank may answer a repeated request as a conflict).
+_REPLAY_STATUSES = (401, *(status for status in AUTH_REJECTION_STATUSES if status != 401), 409)
+
+
+def replay_key(view: RequestView) -> str | None:
+    """What makes two requests one for replay protection: the method, the request target as sent
+    and the value of the signature; None for a safe method or a request without a signature
+    value. The target is part of the key because spec 5's signing string need not cover it: two
+    different bodiless requests with the same signed headers (an empty X-Request-ID, say) in
+    the same second carry the same signature, and the second is no replay of the first."""
+    if view.method in SAFE_METHODS:
+        return None
+    found = _SIGNATURE_VALUE.search(view.headers.get("Signature") or "")
+    if found is None:
+        return None
+    return f"{view.method} {view.target} {found.group(1)}"
+
+
+def replayed(view: RequestView, *, seen: Callable[[str], bool]) -> Violation | None:
+    """A state-changing request whose :func:`replay_key` was ``seen`` before (a replay: security,
+    our reading, spec 5 signs each request but states no replay rule). ``seen`` is what the
+    side remembers: the reference server's memory of recent signatures (which records the key
+    as it answers), the traffic judge's keys of the requests a bank accepted so far."""
+    key = replay_key(view)
+    if key is None or not seen(key):
+        return None
+    return Violation(
+        "Signature",
+        "SIGNATURE_INVALID",
+        "this signature was already used on the same method and request target: a replayed "
+        "request is not carried out again",
+        rule=REPLAY_RULE,
+        statuses=_REPLAY_STATUSES,
+        spec="spec 5",
+        reading="spec 5 signs each request but states no replay rule; a state-changing request "
+        "that repeats the signature of an earlier one on the same method and request target is "
+        "a replay (security)",
     )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.contract import Contract, Operation
+from conformance.contract import Contract, Operation, operation_order
 from conformance.generate.breaking_values import id_safe
 from conformance.generate.mutations import SchemaResolver
 from conformance.scenario import (
@@ -29,7 +29,6 @@ SIGNATURE_HEADERS = frozenset({"signature", "tpp-signature-certificate", "digest
 PAYMENT_FAMILIES = frozenset({"payments"})
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_OPERATION_OF_SPEC = re.compile(r"^E[0-9]+$")
 
 
 @dataclass(frozen=True)
@@ -47,17 +46,6 @@ class Context:
         return tuple(
             sorted(self.contract.operations.values(), key=lambda op: operation_order(op.id))
         )
-
-
-def operation_order(operation_id: str) -> tuple[int, int, str]:
-    if _OPERATION_OF_SPEC.match(operation_id):
-        return (0, int(operation_id[1:]), "")
-    return (1, 0, operation_id)
-
-
-def is_spec_operation(op: Operation) -> bool:
-    """Whether the spec defines the operation (E1 … E18) rather than only naming or implying it."""
-    return bool(_OPERATION_OF_SPEC.match(op.id))
 
 
 def scenario_id(*parts: str) -> str:

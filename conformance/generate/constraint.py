@@ -12,7 +12,6 @@ from conformance.generate._common import (
     FORMAT_ERROR,
     PAYMENT_FAMILIES,
     Context,
-    is_spec_operation,
     merge_texts,
     op_assumptions,
     pointer_label,
@@ -47,7 +46,7 @@ def _reading(op: Operation, broken: BrokenConstraint) -> str:
     """The reading a constraint scenario rests on ("" when the spec states the constraint)."""
     if broken.mutation.target == "path":
         return UNKNOWN_PRODUCT_READING
-    if not is_spec_operation(op):
+    if not op.numbered:
         return reading_of(op)
     texts = (*broken.assumed, *op_assumptions(op, "request"))
     return "; ".join(dict.fromkeys(texts))

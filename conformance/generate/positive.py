@@ -10,7 +10,6 @@ from typing import Any
 from conformance.contract import Operation
 from conformance.generate._common import (
     Context,
-    is_spec_operation,
     op_assumptions,
     pointer_label,
     reading_of,
@@ -36,14 +35,10 @@ _HEADER_QUOTES = {
 }
 
 
-def _level(op: Operation) -> str:
-    return "must" if is_spec_operation(op) else "should"
-
-
 def _graded(op: Operation, *extra: str) -> dict[str, Any]:
     """``level``, ``quotes`` and ``reading`` of a positive scenario: an operation of the spec
     quotes its success (and the member swept); one it only names rests on our reading."""
-    if is_spec_operation(op):
+    if op.numbered:
         return {
             "level": "must",
             "quotes": tuple(dict.fromkeys((*success_quotes(op), *extra))),

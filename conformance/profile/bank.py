@@ -76,9 +76,6 @@ def check_static_header(table: Table, name: str) -> str:
     return value
 
 
-_SPEC_OPERATION = re.compile(r"E[0-9]+")
-
-
 def read_query_names(
     query: Table, op_id: str, operations: Mapping[str, Operation]
 ) -> Mapping[str, str]:
@@ -89,7 +86,7 @@ def read_query_names(
     operation = operations.get(op_id)
     if operation is None:
         raise query.error(op_id, "is not an operation id of the contract")
-    if _SPEC_OPERATION.fullmatch(op_id):
+    if operation.numbered:
         raise query.error(
             op_id, "names query parameters the spec states (spec 4.3); only assumed names differ"
         )

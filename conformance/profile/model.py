@@ -188,9 +188,7 @@ class TargetProfile:
         default_factory=_empty, metadata=key_docs.SETUP_TEMPLATES
     )
     #: ``[setup] agreement_owner``: the owner's identifier a sandbox agreement names.
-    agreement_owner: AgreementOwner = field(
-        default="customerId", metadata=key_docs.AGREEMENT_OWNER
-    )
+    agreement_owner: AgreementOwner = field(default="customerId", metadata=key_docs.AGREEMENT_OWNER)
     sca: ScaSettings = field(default_factory=ScaSettings, metadata=key_docs.SCA)
     #: ``[cancellation] sca``, ``nok_redirect_uri``, ``release``, ``[operations] optional``: the
     #: bank's choices about its payments' lifecycle and the release it runs.

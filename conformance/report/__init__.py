@@ -4,9 +4,10 @@ masking; and the check that the reports directory is writable.
 ``verdicts`` holds the verdict words and findings of a scenario; ``causes`` groups the failures
 by cause (one entry per cause, its quote from ``spec_quote``); ``collector`` gathers the verdicts
 on the controller and writes the compliance document, which ``compliance`` builds and writes
-(``write_compliance``: ``compliance.json``, ``.md`` and ``.html``) and ``compliance_page``
-renders from one outline, with ``pictures`` (bars per operation, the grid operations × kinds)
-and ``timings`` (answer times, p50 and p95); ``junit`` adds the should suite to ``junit.xml``;
+(``write_compliance``: ``compliance.json``, ``.md`` and ``.html``); ``compliance_page`` builds
+its outline and ``compliance_render`` draws it as Markdown and HTML, with ``pictures`` (bars per
+operation, the grid operations × kinds) and ``timings`` (answer times, p50 and p95); ``junit``
+adds the should suite to ``junit.xml``;
 ``allure`` labels and attaches per scenario and ``allure_files`` writes the run-level files;
 ``masking.scrub`` is what every report text goes through; ``compare`` tells two runs apart.
 ``eligibility`` says whether a run is eligible for certification; ``baseline`` holds a run against

@@ -134,7 +134,7 @@ def causes_of(
     order: Any = None,
 ) -> list[Cause]:
     """The causes of ``level`` among ``verdicts``, most scenarios first; ``order`` sorts the
-    operations (``compliance.operation_order``), by name when None."""
+    operations (``contract.operation_order``), by name when None."""
     found: dict[str, list[tuple[ScenarioVerdict, Finding]]] = {}
     for verdict in sorted(verdicts, key=lambda item: item.facts.id):
         for finding in _covered(verdict, level):

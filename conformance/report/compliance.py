@@ -1,5 +1,5 @@
 """The compliance matrix: ``compliance.json`` for machines; ``compliance.md`` and
-``compliance.html`` for people (rendered by ``compliance_page``)."""
+``compliance.html`` for people (rendered by ``compliance_render``)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance import SPEC_VERSION, __version__
-from conformance.contract import quoted
+from conformance.contract import operation_order, quoted
 from conformance.contract.identifiers import mask_identity
 from conformance.report.causes import causes_of
-from conformance.report.compliance_page import render_html, render_markdown
+from conformance.report.compliance_render import render_html, render_markdown
 from conformance.report.eligibility import eligibility
 from conformance.report.masking import (
     certificate_summary,
@@ -52,8 +52,6 @@ COMPLIANCE_MD = "compliance.md"
 COMPLIANCE_HTML = "compliance.html"
 #: Names the layout of ``compliance.json``; bumped when a field changes meaning.
 FORMAT = "psd2-conformance/compliance-matrix/1"
-
-_OPERATION_OF_SPEC = re.compile(r"^E([0-9]+)$")
 
 
 def _count_key(verdict: str) -> str:
@@ -150,14 +148,6 @@ def profile_summary(profile: TargetProfile | None) -> dict[str, Any]:
 def _secret(value: str | None) -> str | None:
     """A PSU id of the profile, masked when the run masks secrets."""
     return value if value is None or not secrets_masked() else mask_value(value)
-
-
-def operation_order(operation: str) -> tuple[int, int, str]:
-    """E1 … E18 numerically, then the referenced operations by name."""
-    match = _OPERATION_OF_SPEC.match(operation)
-    if match:
-        return (0, int(match.group(1)), "")
-    return (1, 0, operation)
 
 
 def _empty_counts() -> dict[str, int]:

@@ -116,7 +116,13 @@ class Finding:
     every report). ``promise``: a must finding that no sentence of the spec states but the bank
     promised in its profile (``[response_headers] promised``, ``[operations] promised``): what
     it promised; such a finding counts as a must one for that bank, and names the promise
-    instead of a quote."""
+    instead of a quote.
+
+    A finding of judged traffic (``conformance.traffic``) also names the ``side`` that broke the
+    rule (``TPP``: its request; ``bank``: its answer), the ``rule`` (a stable
+    requirement id: ``TPP-signature-digest``, ``ERR-2-kid-invalid``, ``BANK-status``) and the
+    ``place`` (a header name, a JSON pointer into the body, ``status``). A scenario's findings
+    leave the three empty: a scenario judges the bank, and its facts name the rule."""
 
     level: str
     title: str
@@ -125,9 +131,27 @@ class Finding:
     quotes: tuple[str, ...] = ()
     cause: str = ""
     promise: str = ""
+    side: str = ""
+    rule: str = ""
+    place: str = ""
+
+    @property
+    def quote(self) -> str:
+        """The quoted sentences, each naming its spec part ("" for none)."""
+        from conformance.contract.requirements import quote_text  # the contract, on use only
+
+        return quote_text(self.quotes)
+
+    def line(self) -> str:
+        """``TPP must TPP-signature-digest at Digest: ...``: the finding in one line."""
+        named = " ".join(part for part in (self.side, self.level, self.rule) if part)
+        where = f" at {self.place}" if self.place else ""
+        return f"{named}{where}: {self.title}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """The finding as the reports write it; one of judged traffic also with its side, rule,
+        place and the text of its quotes."""
+        found: dict[str, Any] = {
             "level": self.level,
             "title": self.title,
             "spec": self.spec,
@@ -136,6 +160,10 @@ class Finding:
             "cause": self.cause,
             "promise": self.promise,
         }
+        if self.side:
+            found |= {"side": self.side, "rule": self.rule, "place": self.place}
+            found["quote"] = self.quote
+        return found
 
     @classmethod
     def from_dict(cls, item: Mapping[str, Any]) -> Finding:
@@ -147,6 +175,9 @@ class Finding:
             tuple(item.get("quotes", ())),
             str(item.get("cause", "")),
             str(item.get("promise", "")),
+            str(item.get("side", "")),
+            str(item.get("rule", "")),
+            str(item.get("place", "")),
         )
 
 

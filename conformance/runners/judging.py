@@ -16,8 +16,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from conformance.checks import (
-    CHOSEN_CODE_READING,
-    CHOSEN_STATUS_READING,
     ReadingFailure,
     check_all,
     check_basket_codes,
@@ -30,6 +28,7 @@ from conformance.checks import (
     check_success,
 )
 from conformance.contract.facts import ERRORS_SHOWN, PAYMENT_STYLE_FAMILIES
+from conformance.contract.requirements import CHOSEN_CODE_READING, CHOSEN_STATUS_READING
 from conformance.findings import at_should, record_should
 from conformance.scenario import (
     BODY_SCHEMA_RESPONSE,

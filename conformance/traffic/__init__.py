@@ -9,6 +9,6 @@ of ``conformance proxy``; ``har`` and ``exchange_log`` read recorded traffic for
 ``conformance judge``; ``reports`` writes a run's reports of the judged exchanges.
 """
 
-from conformance.traffic.model import BANK, TPP, JudgedExchange, TrafficFinding
+from conformance.traffic.model import BANK, TPP, JudgedExchange
 
-__all__ = ["BANK", "TPP", "JudgedExchange", "TrafficFinding"]
+__all__ = ["BANK", "TPP", "JudgedExchange"]

@@ -22,8 +22,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from conformance.checks import (
-    CHOSEN_CODE_READING,
-    CHOSEN_STATUS_READING,
     ERROR_STATUS_CHECK,
     ConformanceFailure,
     check_basket_codes,
@@ -34,14 +32,17 @@ from conformance.checks import (
 )
 from conformance.contract.facts import ERRORS_SHOWN, PAYMENT_STYLE_FAMILIES
 from conformance.contract.openapi import transport_statuses
-from conformance.traffic.grading import (
+from conformance.contract.requirements import (
+    CHOSEN_CODE_READING,
+    CHOSEN_STATUS_READING,
     Grade,
     grade,
-    grade_failure,
     grade_flow,
     grade_operation,
 )
-from conformance.traffic.model import BANK, GradedViolation, TrafficFinding
+from conformance.report.verdicts import Finding
+from conformance.traffic.grading import grade_failure
+from conformance.traffic.model import BANK, GradedViolation
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -53,16 +54,16 @@ __all__ = ["THROTTLED", "judge_answer", "known_status"]
 THROTTLED = frozenset({429, 503})
 
 
-def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -> TrafficFinding:
-    return TrafficFinding(
+def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -> Finding:
+    return Finding(
+        grade_.level,
+        title,
+        spec,
+        reading=grade_.reading,
+        quotes=grade_.quotes,
         side=BANK,
         rule=rule,
-        level=grade_.level,
-        title=title,
-        spec=spec,
         place=place,
-        quotes=grade_.quotes,
-        basis=grade_.basis,
     )
 
 
@@ -75,7 +76,7 @@ def judge_answer(
     operation: Operation | None,
     contract: Contract,
     violations: Sequence[GradedViolation],
-) -> list[TrafficFinding]:
+) -> list[Finding]:
     """The bank's findings on one answer (none for a throttled one)."""
     if throttled(exchange):
         return []
@@ -107,7 +108,7 @@ def judge_answer(
 # --- what the request deserved ------------------------------------------------------------------
 
 
-def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Iterator[TrafficFinding]:
+def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Iterator[Finding]:
     """A request that broke a rule is refused as the rule says (the first broken rule of the
     strictest level is named; the answer may refuse it for any of the broken rules)."""
     if not violations:
@@ -121,7 +122,7 @@ def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Itera
         level = "must" if server_error else first.refusal.level
         accepted = _not_refused(status)
         yield _finding(
-            Grade(level, first.finding.quotes, first.finding.basis),
+            Grade(level, first.finding.quotes, first.finding.reading),
             "BANK-refusal",
             f"{accepted} (HTTP {status}) a request that breaks {what}; a 4xx with the spec 7 "
             "error body is due",
@@ -179,9 +180,7 @@ def _not_refused(status: int) -> str:
     return "accepted" if 200 <= status < 300 else "did not refuse"
 
 
-def _unknown_status(
-    exchange: Exchange, operation: Operation | None, contract: Contract
-) -> TrafficFinding:
+def _unknown_status(exchange: Exchange, operation: Operation | None, contract: Contract) -> Finding:
     """An answer whose status is no HTTP status: reported as unknown, never as accepted."""
     documented = ""
     grade_ = grade(stated=False, reading="HTTP statuses are three digits, 100 to 599 (RFC 9110)")
@@ -229,9 +228,7 @@ def _detail(failure: ConformanceFailure) -> str:
     return "; ".join(line.strip() for line in lines[:4]) or failure.title
 
 
-def _documented(
-    exchange: Exchange, operation: Operation, contract: Contract
-) -> Iterator[TrafficFinding]:
+def _documented(exchange: Exchange, operation: Operation, contract: Contract) -> Iterator[Finding]:
     """The status is documented (or one any request can meet), and the body fits its schema;
     an error answer's body is judged as the suite's refusals judge it (:func:`_error_body`)."""
     status = exchange.status
@@ -270,7 +267,7 @@ def _documented(
 
 def _error_body(
     exchange: Exchange, operation: Operation | None, contract: Contract
-) -> Iterator[TrafficFinding]:
+) -> Iterator[Finding]:
     """The error body as a suite run judges a refusal's (``runners.judging``): JSON (must), the
     spec 7 body where spec 7 shows it (must; ``status`` and ``code`` present is our reading),
     our reading elsewhere; a basket's ``tppMessages`` codes from spec 7's list, our reading."""
@@ -304,7 +301,7 @@ def _error_body(
             )
 
 
-def _content_type(exchange: Exchange) -> Iterator[TrafficFinding]:
+def _content_type(exchange: Exchange) -> Iterator[Finding]:
     if not exchange.response_body or json_document(exchange) is None:
         return
     failure = _failures(lambda: check_json_content_type(exchange))
@@ -318,9 +315,7 @@ def _content_type(exchange: Exchange) -> Iterator[TrafficFinding]:
         )
 
 
-def _started(
-    exchange: Exchange, operation: Operation, contract: Contract
-) -> Iterator[TrafficFinding]:
+def _started(exchange: Exchange, operation: Operation, contract: Contract) -> Iterator[Finding]:
     """Spec 3: starting the basket authorisation returns status STARTED (E2; PA "works like"
     it, spec 4.3 E2), graded as the suite's flows that judge it (``flows.json``)."""
     if operation.id not in ("E2", "PA") or exchange.status != 201:

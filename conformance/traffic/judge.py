@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+from conformance.report.verdicts import Finding
 from conformance.traffic.answer_checks import judge_answer
-from conformance.traffic.model import JudgedExchange, TrafficFinding
+from conformance.traffic.model import JudgedExchange
 from conformance.traffic.request_checks import judge_request, route, split_target
 from conformance.traffic.settings import TrafficSettings
 from conformance.traffic.state import TrafficState
@@ -74,7 +75,7 @@ class TrafficJudge:
         verification = request.verification
         if verification is not None and verification.signing_string and not exchange.signing_string:
             exchange = dataclasses.replace(exchange, signing_string=verification.signing_string)
-        findings: list[TrafficFinding] = [violation.finding for violation in violations]
+        findings: list[Finding] = [violation.finding for violation in violations]
         findings += judge_answer(exchange, operation, self.contract, violations)
         findings += self.state.observe(exchange, operation, routed.values, request.body)
         return JudgedExchange(index, exchange, operation.id, tuple(findings))

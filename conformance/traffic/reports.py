@@ -18,6 +18,7 @@ CONFORMANT; the findings of one side that share a rule and a place are one cause
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.contract import Contract
+from conformance.contract.requirements import quote_text
 from conformance.problems import Problem, cause_id
 from conformance.report.allure_files import finish_results
 from conformance.report.causes import specific_first
@@ -45,8 +47,7 @@ from conformance.report.verdicts import (
     cause_lines,
     cause_properties,
 )
-from conformance.traffic.grading import quote_text
-from conformance.traffic.model import BANK, SIDES, TPP, JudgedExchange, TrafficFinding
+from conformance.traffic.model import BANK, SIDES, TPP, JudgedExchange
 
 __all__ = [
     "SIDE_NAMES",
@@ -82,16 +83,16 @@ def entry_id(judged: JudgedExchange) -> str:
     return f"X{judged.index:05d}-{judged.operation or 'none'}"
 
 
-def _main(judged: JudgedExchange) -> TrafficFinding | None:
+def _main(judged: JudgedExchange) -> Finding | None:
     return (judged.must or judged.should or (None,))[0]
 
 
-def _finding_title(finding: TrafficFinding) -> str:
+def _finding_title(finding: Finding) -> str:
     place = f" [{finding.place}]" if finding.place else ""
     return scrub(f"{finding.side}: {finding.title}{place}")
 
 
-def _finding_spec(finding: TrafficFinding) -> str:
+def _finding_spec(finding: Finding) -> str:
     """The spec part, and the quoted sentences of a must (each names its own spec part)."""
     quote = quote_text(specific_first(finding.quotes, finding.place))
     return f"{finding.spec}; the spec says: {quote}" if quote else finding.spec
@@ -109,7 +110,7 @@ def _reproduce(judged: JudgedExchange) -> str:
         return scrub(judged.exchange.reproduce_command(data_file="body.bin"))
 
 
-def traffic_cause(finding: TrafficFinding) -> str:
+def traffic_cause(finding: Finding) -> str:
     """The cause of a finding: its side, its rule and its place (array indices as ``[*]``), the
     same in every exchange; a should finding is the same cause as a must one of that break."""
     problem = Problem(f"{finding.side} {finding.rule}", finding.place, "", finding.title)
@@ -132,13 +133,11 @@ def verdict_of(judged: JudgedExchange, contract: Contract, text: str = "") -> Sc
     if judged.skipped:
         return ScenarioVerdict(facts, NOT_APPLICABLE, judged.skipped, elapsed(judged))
     findings = tuple(
-        Finding(
-            f.level,
-            _finding_title(f),
-            f.spec,
-            f.basis,
-            specific_first(f.quotes, f.place),
-            traffic_cause(f),
+        dataclasses.replace(
+            f,
+            title=_finding_title(f),
+            quotes=specific_first(f.quotes, f.place),
+            cause=traffic_cause(f),
         )
         for f in judged.findings
     )
@@ -316,7 +315,7 @@ def _evidence(judged: JudgedExchange) -> str:
     """The findings, then the exchange and its replay command: one text, masked."""
     lines = [
         f"[{f.side} {f.level}] {f.rule} at {f.place or '-'}: {f.title} ({_finding_spec(f)})"
-        + (f"\n        should, because {f.basis}" if f.basis else "")
+        + (f"\n        should, because {f.reading}" if f.reading else "")
         for f in judged.findings
     ]
     lines += ["", "Exchange:", judged.exchange.render(), "", "Reproduce with:", _reproduce(judged)]

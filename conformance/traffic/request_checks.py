@@ -38,15 +38,10 @@ from conformance.contract.request_rules import (
     stale_date,
     untrusted_certificate,
 )
+from conformance.contract.requirements import Grade, grade, grade_operation, grade_rule
+from conformance.report.verdicts import Finding
 from conformance.signing import Verification, read_psd2_roles
-from conformance.traffic.grading import (
-    Grade,
-    grade,
-    grade_operation,
-    grade_rule,
-    is_spec_operation,
-)
-from conformance.traffic.model import TPP, GradedViolation, Refusal, TrafficFinding
+from conformance.traffic.model import TPP, GradedViolation, Refusal
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation, Rule
@@ -54,7 +49,7 @@ if TYPE_CHECKING:
     from conformance.exchange import Exchange
     from conformance.traffic.settings import TrafficSettings
 
-__all__ = ["Routed", "judge_request", "route"]
+__all__ = ["Routed", "judge_request", "request_view", "route"]
 
 #: The interface's path prefix (spec 9: "The interface is under the path prefix /v1."): a request
 #: outside it is not the interface's.
@@ -75,16 +70,16 @@ class Routed:
     outside: str = ""
 
 
-def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -> TrafficFinding:
-    return TrafficFinding(
+def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -> Finding:
+    return Finding(
+        grade_.level,
+        title,
+        spec,
+        reading=grade_.reading,
+        quotes=grade_.quotes,
         side=TPP,
         rule=rule,
-        level=grade_.level,
-        title=title,
-        spec=spec,
         place=place,
-        quotes=grade_.quotes,
-        basis=grade_.basis,
     )
 
 
@@ -96,6 +91,18 @@ def split_target(exchange: Exchange) -> tuple[str, str]:
     """The request's path (percent-encoded as sent) and its query string."""
     parts = urlsplit(exchange.url)
     return parts.path or "/", parts.query
+
+
+def request_view(exchange: Exchange) -> RequestView:
+    """The request of ``exchange`` as the request rules read it: the target as sent (path and
+    query), the headers and the body."""
+    path, query = split_target(exchange)
+    return RequestView(
+        exchange.method,
+        path + (f"?{query}" if query else ""),
+        Headers(exchange.request_headers),
+        exchange.request_body,
+    )
 
 
 def route(contract: Contract, settings: TrafficSettings, method: str, path: str) -> Routed:
@@ -176,13 +183,7 @@ def judge_request(
     freshness), ``bank_now`` the bank's moment in its own zone (the sandbox date rules). The
     header, signature, Date and PSU rules are ``conformance.contract.request_rules``'s, the
     reference server's own; here each violation is graded as the suite grades its scenario."""
-    path, query = split_target(exchange)
-    view = RequestView(
-        exchange.method,
-        path + (f"?{query}" if query else ""),
-        Headers(exchange.request_headers),
-        exchange.request_body,
-    )
+    view = request_view(exchange)
     verdict = RequestVerdict([])
     found = verdict.violations
     found += _required_headers(view, operation, settings)
@@ -306,7 +307,7 @@ def _header_grade(operation: Operation, violation: Violation) -> Grade:
     name = violation.path
     if name.lower() == "psu-id" and operation.family == "sandbox":
         return grade(stated=True, quotes=(*violation.quotes, "7-rule-7"))
-    if not is_spec_operation(operation):
+    if not operation.numbered:
         return grade(
             stated=False,
             reading=f"spec 4.2 does not show {operation.id}'s header set (spec 4.1: 'only "

@@ -23,8 +23,10 @@ SCA page, and the sandbox transactions listed per account. From that:
   seen approved the payment reads an accepted status, after one seen cancelled RJCT;
 - ``SB-booked-transaction-ids-stable`` (spec 9, 1.18.0): the same booked transaction keeps its id
   from one listing of an account (E3) to the next;
-- ``TPP-replay`` (security, should): a state-changing request whose signature an earlier accepted
-  one carried is a replay; the bank does not carry it out again.
+- ``TPP-replay`` (security, should): a state-changing request that repeats the signature of an
+  earlier accepted one on the same method and request target is a replay
+  (``request_rules.replayed``, the reference server's rule and key); the bank does not carry it
+  out again.
 
 A status is "fresh" only until something could change it unseen: an authorisation of the payment,
 an SCA, a cancellation, or a reference-server control (clock, batch, reset). Nothing is judged on
@@ -47,8 +49,11 @@ from conformance.contract.facts import (
     PAYMENT_STATUSES,
     basket_worst_status,
 )
-from conformance.traffic.grading import grade, grade_flow, grade_rule
-from conformance.traffic.model import BANK, TPP, GradedViolation, Refusal, TrafficFinding
+from conformance.contract.request_rules import SAFE_METHODS, replay_key, replayed
+from conformance.contract.requirements import grade, grade_flow, grade_rule
+from conformance.report.verdicts import Finding
+from conformance.traffic.model import BANK, TPP, GradedViolation, Refusal
+from conformance.traffic.request_checks import request_view
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -72,8 +77,6 @@ UNKNOWN_READING = (
     "a payment status spec 3 does not list is unknown: the judge counts it neither as accepted "
     "nor as rejected"
 )
-#: Methods that change nothing: a repeated read is no replay.
-_SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 _CONTROL = "/_control/"
 #: The reference server's read of a basket (the contract has none): its status is judged too.
 _BASKET_VIEW = "/_control/signing-baskets/"
@@ -123,7 +126,8 @@ class _State:
     links: dict[str, _Authorisation] = field(default_factory=dict)
     #: account and query → transaction fingerprint → the ids it was listed under last
     listings: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
-    #: signature values of accepted state-changing requests
+    #: the replay keys (``request_rules.replay_key``: method, target, signature value) of the
+    #: state-changing requests the bank accepted
     signatures: set[str] = field(default_factory=set)
     #: seconds the reference server's clock is off real time (``/_control/clock``)
     clock_offset: float = 0.0
@@ -138,9 +142,11 @@ def _finding(
     *,
     place: str = "",
     quotes: tuple[str, ...] = (),
-    basis: str = "",
-) -> TrafficFinding:
-    return TrafficFinding(side, rule, level, title, spec, place, quotes, basis)
+    reading: str = "",
+) -> Finding:
+    return Finding(
+        level, title, spec, reading=reading, quotes=quotes, side=side, rule=rule, place=place
+    )
 
 
 class TrafficState:
@@ -196,7 +202,7 @@ class TrafficState:
                 rule.spec,
                 place=f"body /paymentIds/{index}",
                 quotes=grade_.quotes,
-                basis=grade_.basis,
+                reading=grade_.reading,
             ),
             Refusal(
                 grade_.level,
@@ -208,34 +214,30 @@ class TrafficState:
         )
 
     def _replay(self, exchange: Exchange) -> GradedViolation | None:
-        if exchange.method in _SAFE:
+        """``request_rules.replayed`` with the reference server's key, against the requests the
+        bank accepted so far in this traffic."""
+        violation = replayed(request_view(exchange), seen=self._state.signatures.__contains__)
+        if violation is None:
             return None
-        signature = exchange.request_header("Signature")
-        if not signature or signature not in self._state.signatures:
-            return None
-        grade_ = grade(
-            stated=False,
-            reading="spec 5 signs each request but states no replay rule; a byte-identical copy "
-            "of an accepted state-changing request is a replay (security)",
-        )
+        grade_ = grade(stated=False, reading=violation.reading)
         return GradedViolation(
             _finding(
                 TPP,
-                "TPP-replay",
+                violation.rule,
                 grade_.level,
-                "the request repeats the Signature of an earlier accepted request (a replay)",
-                "spec 5",
-                place="Signature",
-                basis=grade_.basis,
+                violation.text,
+                violation.spec,
+                place=violation.path,
+                reading=grade_.reading,
             ),
-            Refusal(grade_.level, (400, 401, 403, 409)),
+            Refusal(grade_.level, violation.statuses),
         )
 
     # --- after the answer: what the state says of it, then the state updated ------------------
 
     def observe(
         self, exchange: Exchange, operation: Operation | None, values: Mapping[str, str], body: Any
-    ) -> list[TrafficFinding]:
+    ) -> list[Finding]:
         """The bank's findings the state shows on this answer, then the state moved on."""
         with self._lock:
             path = urlsplit(exchange.url).path
@@ -247,7 +249,7 @@ class TrafficState:
 
     def _judge(
         self, exchange: Exchange, operation: Operation, values: Mapping[str, str], body: Any
-    ) -> Iterator[TrafficFinding]:
+    ) -> Iterator[Finding]:
         status = exchange.status
         document = json_document(exchange)
         if operation.id == "E1" and status == 201 and isinstance(body, Mapping):
@@ -265,7 +267,7 @@ class TrafficState:
                     rule.spec,
                     place="status",
                     quotes=grade_.quotes,
-                    basis=grade_.basis,
+                    reading=grade_.reading,
                 )
         elif operation.id in ("BS", "BR") and status == 200 and isinstance(document, Mapping):
             basket = self._state.baskets.get(values.get("basketId", ""))
@@ -278,7 +280,7 @@ class TrafficState:
             listing = f"{values.get('mockAccountId', '')}?{urlsplit(exchange.url).query}"
             yield from self._stable_ids(listing, document)
 
-    def _worst_case(self, body: Mapping[str, Any], document: Any) -> Iterator[TrafficFinding]:
+    def _worst_case(self, body: Mapping[str, Any], document: Any) -> Iterator[Finding]:
         ids = body.get("paymentIds")
         if not isinstance(ids, list) or not isinstance(document, Mapping):
             return
@@ -286,7 +288,7 @@ class TrafficState:
 
     def _basket_status(
         self, ids: Sequence[Any], document: Mapping[str, Any], what: str
-    ) -> Iterator[TrafficFinding]:
+    ) -> Iterator[Finding]:
         statuses = [
             payment.status
             for pid in ids
@@ -322,10 +324,10 @@ class TrafficState:
             "spec 2.4",
             place="body /transactionStatus",
             quotes=grade_.quotes,
-            basis=grade_.basis,
+            reading=grade_.reading,
         )
 
-    def _after_sca(self, payment_id: str, document: Mapping[str, Any]) -> Iterator[TrafficFinding]:
+    def _after_sca(self, payment_id: str, document: Mapping[str, Any]) -> Iterator[Finding]:
         payment = self._state.payments.get(payment_id)
         if payment is None or payment.sca is None:
             return
@@ -353,10 +355,10 @@ class TrafficState:
             "spec 3, spec 5 item 6",
             place="body /transactionStatus",
             quotes=grade_.quotes,
-            basis=grade_.basis,
+            reading=grade_.reading,
         )
 
-    def _stable_ids(self, listing: str, document: Sequence[Any]) -> Iterator[TrafficFinding]:
+    def _stable_ids(self, listing: str, document: Sequence[Any]) -> Iterator[Finding]:
         current: dict[str, set[str]] = {}
         for item in document:
             if isinstance(item, Mapping) and isinstance(item.get("id"), str):
@@ -385,7 +387,7 @@ class TrafficState:
             rule.spec,
             place="body /*/id",
             quotes=grade_.quotes,
-            basis=grade_.basis,
+            reading=grade_.reading,
         )
 
     def _learn(
@@ -394,10 +396,10 @@ class TrafficState:
         state = self._state
         status = exchange.status
         document = json_document(exchange)
-        if 200 <= status < 300 and exchange.method not in _SAFE:
-            signature = exchange.request_header("Signature")
-            if signature:
-                state.signatures.add(signature)
+        if 200 <= status < 300:
+            key = replay_key(request_view(exchange))
+            if key is not None:
+                state.signatures.add(key)
         if operation.id in ("E16", "E17", "E18"):
             self._learn_created(operation.id, status, document)
         elif operation.id in ("PS", "PC"):
@@ -457,7 +459,7 @@ class TrafficState:
 
     # --- outside the contract: SCA pages and status links, the reference server's controls ----
 
-    def _outside(self, exchange: Exchange, path: str) -> Iterator[TrafficFinding]:
+    def _outside(self, exchange: Exchange, path: str) -> Iterator[Finding]:
         state = self._state
         if path.startswith(_BASKET_VIEW) and exchange.method == "GET":
             document = json_document(exchange)
@@ -502,7 +504,7 @@ class TrafficState:
             offset = document.get("offsetSeconds")
             if isinstance(offset, int | float):
                 self._state.clock_offset = float(offset)
-        if exchange.method in _SAFE:
+        if exchange.method in SAFE_METHODS:
             return
         if path.startswith(_CONTROL + "reset"):
             self._state = _State()
@@ -512,7 +514,7 @@ class TrafficState:
             payment.sca = None
 
 
-def _unknown_status(title: str) -> TrafficFinding:
+def _unknown_status(title: str) -> Finding:
     """``STATE-unknown-status``: a status no list of the spec names, judged no further."""
     grade_ = grade(stated=False, reading=UNKNOWN_READING)
     return _finding(
@@ -522,7 +524,7 @@ def _unknown_status(title: str) -> TrafficFinding:
         title,
         "spec 3",
         place="body /transactionStatus",
-        basis=grade_.basis,
+        reading=grade_.reading,
     )
 
 

@@ -65,8 +65,6 @@ class Status:
     RJCT = "RJCT"  # SCA failed or cancelled by the PSU
     CANC = "CANC"  # cancelled by the TPP (PC)
 
-    #: Statuses in which nothing will happen to the payment any more.
-    FINAL = frozenset({ACSC, RJCT, CANC})
     #: Statuses a payment can be cancelled from (spec 7 rule 6: not PDNG).
     CANCELLABLE = frozenset({RCVD, ACTC})
     #: Cancellable statuses of an authorised payment: its cancellation needs SCA where the bank

@@ -3,8 +3,9 @@
 Spec 5 signs each request (its Date, X-Request-ID, Digest, ...) but states no replay rule. A
 byte-identical copy of a signed request carries the same signature; within the window in which
 its Date is still fresh (``date_skew``, after which ``auth.check_date_fresh`` refuses it anyway)
-the server refuses a second use of a signature on a request that changes state (any method but
-GET, HEAD and OPTIONS), so that a captured payment creation cannot be sent again
+the server refuses a second use of a signature on the same method and request target
+(``conformance.contract.request_rules.replay_key``) on a request that changes state (any method
+but GET, HEAD and OPTIONS), so that a captured payment creation cannot be sent again
 (assumptions.md). GETs are left alone: replaying a read changes nothing.
 """
 

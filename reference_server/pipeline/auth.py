@@ -15,7 +15,6 @@ The status and code of each refusal are choices where spec 5 and 7 are silent; t
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -29,6 +28,7 @@ from conformance.contract.request_rules import (
     missing_headers,
     missing_role,
     psu_violations,
+    replayed,
     signature_verification,
     signature_violation,
     stale_date,
@@ -75,7 +75,7 @@ def authenticate(app: ServerState, request: Request, operation: Operation) -> Au
     check_required_headers(app, operation, view)
     certificate = check_signature(app, view)
     check_date_fresh(app, view)
-    check_not_replayed(app, request)
+    check_not_replayed(app, view)
     roles = check_certificate(app, operation, certificate)
     check_header_formats(app, operation, view)
     return identify_psu(app, operation, view, certificate, roles)
@@ -168,34 +168,17 @@ def check_date_fresh(app: ServerState, view: RequestView) -> None:
         raise _refused(violation)
 
 
-#: Methods that change nothing: a replayed read is harmless and not refused.
-_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-_SIGNATURE_VALUE = re.compile(r'signature="([^"]+)"')
-
-
-def check_not_replayed(app: ServerState, request: Request) -> None:
+def check_not_replayed(app: ServerState, view: RequestView) -> None:
     """A state-changing request whose signature was already used on the same method and target
-    (a replay of that request) is refused with 401 ``SIGNATURE_INVALID`` while its Date is still
-    fresh (``replay.py``). The method and target are part of the key: spec 5's signing string
-    need not cover the request target, so two different bodiless requests with the same signed
-    headers (an empty X-Request-ID, say) in the same second carry the same signature, and the
-    second is no replay of the first."""
-    if request.method in _SAFE_METHODS or not app.replay_protection:
+    (``request_rules.replayed``, keyed by ``request_rules.replay_key``) is refused with 401
+    ``SIGNATURE_INVALID`` while its Date is still fresh (``replay.py``); a safe method is never
+    a replay."""
+    if not app.replay_protection:
         return
-    found = _SIGNATURE_VALUE.search(request.headers.get("Signature") or "")
-    if found is None:
-        return
-    key = f"{request.method} {request.target} {found.group(1)}"
-    if not app.signatures.first_use(key, 2 * app.bank.date_skew) and not app.faulty(
-        "replay-accepted"
-    ):
-        raise ApiError(
-            401,
-            "SIGNATURE_INVALID",
-            "this signature was already used: a replayed request is not carried out again",
-            path="Signature",
-            tpp_code=AUTH_TPP_CODE,
-        )
+    keep_seconds = 2 * app.bank.date_skew
+    violation = replayed(view, seen=lambda key: not app.signatures.first_use(key, keep_seconds))
+    if violation is not None and not app.faulty("replay-accepted"):
+        raise _refused(violation)
 
 
 def _psu_id_unchecked(app: ServerState, folded: str) -> bool:
@@ -264,9 +247,6 @@ _TPP_VALUES = frozenset({"tpp-redirect-uri", "tpp-redirect-preferred"})
 #: spec 7 rule 7).
 _PSU_FORMATS = frozenset({"psu-id", "psu-device-id", "psu-context", "psu-http-method"})
 
-#: The operations spec 4.1 numbers (E1-E18); the others are only named or implied.
-_SPEC_OPERATION = re.compile(r"E[0-9]+")
-
 
 def _lenient_headers(app: ServerState, operation: Operation) -> frozenset[str]:
     """The lowercased headers whose format this request is not refused for (the permissive
@@ -274,8 +254,7 @@ def _lenient_headers(app: ServerState, operation: Operation) -> frozenset[str]:
     lenient: frozenset[str] = frozenset()
     if app.permissive("tpp-header-values"):
         lenient |= _TPP_VALUES
-    named_only = _SPEC_OPERATION.fullmatch(operation.id) is None  # no row in spec 4.2
-    if app.permissive("psu-headers-on-named-operations") and named_only:
+    if app.permissive("psu-headers-on-named-operations") and not operation.numbered:
         psu_id_stated = operation.family == "sandbox"  # spec 7 rule 7
         lenient |= _PSU_FORMATS - ({"psu-id"} if psu_id_stated else set())
     return lenient
@@ -296,7 +275,7 @@ def identify_psu(
     headers = view.headers
     psu_id = decoded_header(headers, PSU_ID) or None
     identity = decoded_header(headers, PSU_IDENTITY) or None
-    corporate_id = decoded_header(headers, _CORPORATE_ID) or None
+    decoded_header(headers, _CORPORATE_ID)  # its encoding is checked (FORMAT_ERROR); not kept
     context = decoded_header(headers, _CONTEXT) or None
     customer = None
     if psu_id is not None:
@@ -317,7 +296,6 @@ def identify_psu(
         roles=roles,
         psu_id=psu_id,
         psu_identity=identity,
-        psu_corporate_id=corporate_id,
         psu_context=context,
         customer_id=customer.id if customer is not None else None,
     )

@@ -8,14 +8,14 @@ import pytest
 
 from conformance.checks import ConformanceFailure, ReadingFailure
 from conformance.contract import Contract, load_contract
-from conformance.traffic.grading import (
+from conformance.contract.requirements import (
     grade,
-    grade_failure,
     grade_flow,
     grade_operation,
     grade_rule,
     quote_text,
 )
+from conformance.traffic.grading import grade_failure
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +25,9 @@ def contract() -> Contract:
 
 def test_stated_is_must_with_its_quotes_and_the_rest_should_with_its_reading() -> None:
     must = grade(stated=True, quotes=("7-rule-2",))
-    assert (must.level, must.quotes, must.basis) == ("must", ("7-rule-2",), "")
+    assert (must.level, must.quotes, must.reading) == ("must", ("7-rule-2",), "")
     should = grade(stated=False, quotes=("7-rule-2",), reading="why")
-    assert (should.level, should.quotes, should.basis) == ("should", (), "why")
+    assert (should.level, should.quotes, should.reading) == ("should", (), "why")
 
 
 def test_a_quote_is_the_text_of_quotes_json_naming_its_spec_part(contract: Contract) -> None:
@@ -44,7 +44,7 @@ def test_an_operations_assumptions_make_its_requirements_should(contract: Contra
     assert grade_operation(operations["E16"], "required-headers").level == "must"
     assert grade_operation(operations["E2"], "required-headers").level == "should"
     assert grade_operation(operations["PS"]).level == "should"  # only named by the spec
-    assert "required-headers" in grade_operation(operations["E17"], "required-headers").basis
+    assert "required-headers" in grade_operation(operations["E17"], "required-headers").reading
 
 
 def test_rule_rows_grade_by_their_quotes_and_readings(contract: Contract) -> None:
@@ -54,7 +54,7 @@ def test_rule_rows_grade_by_their_quotes_and_readings(contract: Contract) -> Non
     assert (empty.level, empty.quotes) == ("must", ("7-rule-2", "2.7-remittance-item"))
     invalid = contract.rule("ERR-2-kid-invalid")
     assert grade_rule(invalid, "E16").level == "should"
-    assert grade_rule(invalid, "E16").basis == invalid.reading
+    assert grade_rule(invalid, "E16").reading == invalid.reading
     assert grade_rule(contract.rule("XF-kid-check-digit")).level == "should"
     assert quote_text(grade_rule(contract.rule("ERR-1-reference-mix-invalid")).quotes).startswith(
         'spec 7 rule 1: "When a signing basket'
@@ -67,7 +67,7 @@ def test_a_rule_stated_elsewhere_is_should_on_the_operation_it_names_a_reading_f
     rule = next(rule for rule in contract.rules if rule.readings)
     operation, reading = next(iter(rule.readings.items()))
     assert grade_rule(rule).level == "must"
-    assert (grade_rule(rule, operation).level, grade_rule(rule, operation).basis) == (
+    assert (grade_rule(rule, operation).level, grade_rule(rule, operation).reading) == (
         "should",
         reading,
     )
@@ -77,7 +77,7 @@ def test_flows_grade_as_the_flow_scenarios(contract: Contract) -> None:
     worst = grade_flow(contract, "basket-worst-case")
     assert worst.level == "must" and "2.4-worst-case" in worst.quotes
     started = grade_flow(contract, "payment-authorisation-started")
-    assert started.level == "should" and started.basis
+    assert started.level == "should" and started.reading
     with pytest.raises(KeyError):
         grade_flow(contract, "no-such-flow")
 

@@ -46,7 +46,7 @@ def test_the_bundled_run_through_the_proxy_blames_nothing_on_the_faithful_server
     findings = [finding for item in judged for finding in item.findings]
     unquoted = sorted({f.rule for f in findings if f.level == "must" and not f.quotes})
     assert unquoted == []
-    assert all(f.basis for f in findings if f.level == "should")
+    assert all(f.reading for f in findings if f.level == "should")
 
 
 @pytest.mark.slow
@@ -75,9 +75,9 @@ def test_a_faulted_server_gets_each_faults_findings_blamed_on_the_bank(
     assert {f.rule for f in bank} <= {rule for rule, _ in FAULT_FINDINGS.values()}
     # a must quotes the spec; what rests on our reading is should and names it, as in a suite
     # run (kid-error-401 answers an invalid KID 401 too: what makes a KID invalid is a reading)
-    assert all(f.quotes and not f.basis for f in bank if f.level == "must")
+    assert all(f.quotes and not f.reading for f in bank if f.level == "must")
     should = [f for f in bank if f.level == "should"]
-    assert should and all(f.basis and not f.quotes for f in should)
+    assert should and all(f.reading and not f.quotes for f in should)
     assert {f.title.split(" with HTTP")[0] for f in should} >= {
         "refused a request that breaks ERR-2-kid-invalid"
     }

@@ -12,7 +12,9 @@ import pytest
 
 from conformance.contract import Contract, load_contract
 from conformance.exchange import Exchange
-from conformance.report.compliance_page import render_html, render_markdown, verdict_word
+from conformance.report.compliance_page import verdict_word
+from conformance.report.compliance_render import render_html, render_markdown
+from conformance.report.verdicts import Finding
 from conformance.traffic.answer_checks import judge_answer
 from conformance.traffic.model import (
     BANK,
@@ -20,7 +22,6 @@ from conformance.traffic.model import (
     GradedViolation,
     JudgedExchange,
     Refusal,
-    TrafficFinding,
 )
 from conformance.traffic.reports import side_verdict, summary, terminal_lines, traffic_cause
 from conformance.traffic.state import (
@@ -76,7 +77,7 @@ def test_the_worst_case_names_the_reading_it_rests_on(
     assert (case.status, case.reading) == (status, reading)
 
 
-def _basket(contract: Contract, statuses: list[str], basket_status: str) -> list[TrafficFinding]:
+def _basket(contract: Contract, statuses: list[str], basket_status: str) -> list[Finding]:
     """Payments created with ``statuses``, then a basket of them answered ``basket_status``:
     the state's findings on the basket."""
     state = TrafficState(contract)
@@ -92,19 +93,19 @@ def _basket(contract: Contract, statuses: list[str], basket_status: str) -> list
 def test_a_basket_wrong_where_spec_2_4_states_it_is_must(contract: Contract) -> None:
     (finding,) = _basket(contract, ["RCVD", "RCVD"], "ACTC")
     assert (finding.side, finding.rule, finding.level) == (BANK, "STATE-basket-worst-case", "must")
-    assert finding.quotes and not finding.basis
+    assert finding.quotes and not finding.reading
 
 
 def test_a_mixed_basket_read_as_patc_is_the_judges_reading_at_should(contract: Contract) -> None:
     (finding,) = _basket(contract, ["RCVD", "ACTC"], "RCVD")
-    assert (finding.rule, finding.level, finding.basis) == (
+    assert (finding.rule, finding.level, finding.reading) == (
         "STATE-basket-worst-case",
         "should",
         MIXED_READING,
     )
     assert not finding.quotes
     (outside,) = _basket(contract, ["ACSC", "ACSC"], "PATC")
-    assert (outside.level, outside.basis) == ("should", OUTSIDE_LIST_READING)
+    assert (outside.level, outside.reading) == ("should", OUTSIDE_LIST_READING)
 
 
 def test_an_unknown_payment_status_is_reported_as_unknown_never_as_accepted(
@@ -120,8 +121,8 @@ def test_an_unknown_payment_status_is_reported_as_unknown_never_as_accepted(
 def test_an_unknown_http_status_is_neither_an_acceptance_nor_a_server_error(
     contract: Contract,
 ) -> None:
-    broken = TrafficFinding(
-        TPP, "TPP-digest-mismatch", "must", "a Digest of another body", "spec 5"
+    broken = Finding(
+        "must", "a Digest of another body", "spec 5", side=TPP, rule="TPP-digest-mismatch"
     )
     violation = GradedViolation(broken, Refusal("must"))
     findings = judge_answer(answer(999, {}), contract.operations["E16"], contract, [violation])
@@ -140,12 +141,14 @@ def test_an_unknown_http_status_is_neither_an_acceptance_nor_a_server_error(
 # --- each side its own verdict ------------------------------------------------------------------
 
 
-def _judged(index: int, *findings: TrafficFinding) -> JudgedExchange:
+def _judged(index: int, *findings: Finding) -> JudgedExchange:
     return JudgedExchange(index, answer(401, {"status": 401, "code": "x"}), "E16", findings)
 
 
-def _digest(place: str = "Digest") -> TrafficFinding:
-    return TrafficFinding(TPP, "TPP-digest-mismatch", "must", "Digest mismatch", "spec 5", place)
+def _digest(place: str = "Digest") -> Finding:
+    return Finding(
+        "must", "Digest mismatch", "spec 5", side=TPP, rule="TPP-digest-mismatch", place=place
+    )
 
 
 def test_a_tpps_bad_digest_never_makes_the_bank_not_conformant() -> None:
@@ -177,7 +180,9 @@ def test_the_page_and_the_terminal_give_each_side_its_verdict_and_counts(tmp_pat
     from conformance.traffic.reports import TrafficRun, write_reports
 
     mistake = _digest()
-    late = TrafficFinding(BANK, "BANK-status", "should", "answered 418", "spec 7", "status")
+    late = Finding(
+        "should", "answered 418", "spec 7", side=BANK, rule="BANK-status", place="status"
+    )
     judged = [_judged(1, mistake), _judged(2, mistake, late), _judged(3)]
     now = datetime(2026, 1, 29, 8, 0, tzinfo=UTC)
     run = TrafficRun("HAR test.har", "http://bank.test", now, now, {})
@@ -207,3 +212,40 @@ def test_the_page_and_the_terminal_give_each_side_its_verdict_and_counts(tmp_pat
     assert "TPP's must findings: 2 findings, 1 cause, in 2 exchanges" in lines
     junit = (tmp_path / "junit.xml").read_text(encoding="utf-8")
     assert f'name="cause" value="{traffic_cause(mistake)}"' in junit
+
+
+def _keys(node: Any) -> set[str]:
+    """Every key of a JSON document, at any depth."""
+    if isinstance(node, dict):
+        return set(node) | {key for value in node.values() for key in _keys(value)}
+    if isinstance(node, list):
+        return {key for value in node for key in _keys(value)}
+    return set()
+
+
+def test_a_traffic_finding_is_a_finding_with_its_side_and_its_reading(tmp_path: Any) -> None:
+    """One finding type (issue 39): a judged exchange's findings are the reports' ``Finding``
+    with the side that broke the rule, and the reading a should rests on is called ``reading``
+    everywhere; no report carries a second key for it."""
+    from datetime import UTC, datetime
+
+    from conformance.traffic.reports import TrafficRun, write_reports
+
+    late = Finding(
+        "should", "answered 418", "spec 7", "why", side=BANK, rule="BANK-status", place="status"
+    )
+    now = datetime(2026, 1, 29, 8, 0, tzinfo=UTC)
+    run = TrafficRun("HAR test.har", "http://bank.test", now, now, {})
+    document = write_reports(tmp_path, [_judged(1, _digest(), late)], run, load_contract())
+    written = json.loads((tmp_path / "compliance.json").read_text(encoding="utf-8"))
+    assert "basis" not in _keys(written) and "basis" not in _keys(document)
+    listed = written["traffic"]["findings"]
+    assert [(f["side"], f["rule"], f["reading"]) for f in listed] == [
+        (TPP, "TPP-digest-mismatch", ""),
+        (BANK, "BANK-status", "why"),
+    ]
+    (scenario,) = written["scenarios"]
+    assert [f["side"] for f in scenario["findings"]] == [TPP, BANK]
+    assert Finding.from_dict(late.as_dict()) == late
+    assert late.line() == "bank should BANK-status at status: answered 418"
+    assert "side" not in Finding("must", "x", "spec 7").as_dict()  # a scenario's, as before

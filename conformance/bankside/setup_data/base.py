@@ -131,9 +131,6 @@ class SetUpBase:
             raise value.again()
         return cast("T", value)
 
-    def _seed(self, name: str) -> int:
-        return self.seed_for(name)
-
     def seed_for(self, name: str) -> int:
         """The seed of the worker's shared data called ``name`` (distinct per name and run)."""
         return scenario_seed(self.run_seed, f"shared:{name}")

@@ -314,9 +314,7 @@ class PartySetUp(SetUpBase):
             "creating a corporate sandbox agreement",
             body=factories.sandbox_agreement_create(
                 seed,
-                self.profile.owner_reference(
-                    corporation.customer_id, corporation.customer_number
-                ),
+                self.profile.owner_reference(corporation.customer_id, corporation.customer_number),
             ),
         )
         agreement_id = str(agreement["id"])

@@ -61,13 +61,6 @@ def set_at(body: Any, pointer: tuple[str | int, ...], value: Any) -> None:
     node[pointer[-1]] = value
 
 
-def pop_at(body: Any, pointer: tuple[str | int, ...]) -> None:
-    node = body
-    for part in pointer[:-1]:
-        node = node[part]
-    node.pop(pointer[-1], None)
-
-
 def send_and_judge(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Exchange:
     exchange = request.send(ctx)
     judge(exchange, scenario, ctx)

@@ -1,0 +1,129 @@
+"""What a requirement of the contract is graded: must with the spec's sentences that state it, or
+should with the reading it rests on (DESIGN.md, "Verdicts"), decided here once from what the
+contract carries, for every side that grades a break.
+
+The grade comes from the contract's data: a rule row's ``quotes`` and ``reading`` (per operation
+where the row names one), a flow row's (``flows.json``), and an operation's place in the spec (one
+spec 4.1 numbers, :attr:`~conformance.contract.model.Operation.numbered`, or one it only names)
+and its ``assumptions`` by topic. The traffic judge grades its findings by it
+(``conformance.traffic.grading``); the answer due and a requirement value are issue 39's next
+steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from conformance.contract import quoted
+
+if TYPE_CHECKING:
+    from conformance.contract import Contract
+    from conformance.contract.model import Operation, Rule
+
+__all__ = [
+    "BASKET_CODES_READING",
+    "CHOSEN_CODE_READING",
+    "CHOSEN_STATUS_READING",
+    "ERROR_BODY_READING",
+    "ERROR_FIELDS_READING",
+    "MUST",
+    "SHOULD",
+    "Grade",
+    "grade",
+    "grade_flow",
+    "grade_operation",
+    "grade_rule",
+    "quote_text",
+]
+
+MUST: Final = "must"
+SHOULD: Final = "should"
+#: The reading a should names when its source names none.
+_DEFAULT_READING = "the contract's reading of the spec"
+
+# The readings of an answer due where the spec shows less than the suite expects (spec 7):
+#: The reading of an error body where the spec shows none.
+ERROR_BODY_READING = (
+    "every operation answers an error with the spec 7 error body; spec 7 shows it for E2, E16, "
+    "E17 and E18 only ('Error responses of the remaining operations: not shown')"
+)
+#: The reading of the spec 7 body's required members (its table has no Required column).
+ERROR_FIELDS_READING = (
+    "an error body carries status and code: spec 7's table has no Required column (only "
+    "'message' is said to be absent in some answers)"
+)
+
+#: The readings behind a chosen status or code (only a should finding).
+CHOSEN_STATUS_READING = (
+    "the spec states that the request is refused but shows no status; we expect this one"
+)
+CHOSEN_CODE_READING = "the spec shows no code for this refusal; we expect this one"
+#: The reading of the spec 7 code list on basket answers (E1, E2).
+BASKET_CODES_READING = (
+    "spec 7's tppMessages code list ('of payment responses') applies to basket answers too; "
+    "E2's own row shows RESOURCE_BLOCKED, which is not in it"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Grade:
+    """A requirement's tier: ``level`` must or should; ``quotes`` the labels of the spec's
+    sentences that state a must (``quotes.json``); ``reading`` the reading a should rests on."""
+
+    level: str
+    quotes: tuple[str, ...] = ()
+    reading: str = ""
+
+
+def grade(*, stated: bool, quotes: Iterable[str] = (), reading: str = "") -> Grade:
+    """The one decision: a requirement the spec states is must, with its quotes; anything else
+    is should, naming the reading it rests on (and quoting nothing, as a should scenario)."""
+    if stated:
+        return Grade(MUST, tuple(quotes))
+    return Grade(SHOULD, reading=reading or _DEFAULT_READING)
+
+
+def grade_operation(operation: Operation, *topics: str, quotes: Iterable[str] = ()) -> Grade:
+    """A requirement on ``operation`` that rests on what the contract says of it: should when the
+    operation is one the spec only names, or when it carries an assumption on one of ``topics``
+    (``required-headers``, ``request``, ``response``, ``status``, ``path``); must otherwise."""
+    if not operation.numbered:
+        return grade(
+            stated=False,
+            reading=f"{operation.id} is an operation the spec only names or implies; its "
+            "shape is the contract's assumption",
+        )
+    assumed = [item for item in operation.assumptions if item.topic in topics]
+    if assumed:
+        return grade(
+            stated=False,
+            reading=f"rests on the contract's assumption ({assumed[0].topic}): {assumed[0].text}",
+        )
+    return grade(stated=True, quotes=quotes)
+
+
+def grade_rule(rule: Rule, operation_id: str = "") -> Grade:
+    """A rule row, on ``operation_id`` where given: must with the row's quotes, unless it rests
+    on a reading (``stated: reading``, or a reading the row names for that operation)."""
+    level = rule.level_on(operation_id) if operation_id else rule.level
+    if level == MUST:
+        return grade(stated=True, quotes=rule.quotes)
+    reading = rule.reading_on(operation_id) if operation_id else rule.reading
+    return grade(stated=False, reading=reading or f"{rule.id} rests on our reading of {rule.spec}")
+
+
+def grade_flow(contract: Contract, name: str) -> Grade:
+    """The requirement of the flows named ``name`` in ``flows.json`` (the suite's flow scenarios
+    that judge the same outcome): must with their quotes, or should with their reading."""
+    row = next((row for row in contract.flows if row.name == name), None)
+    if row is None:
+        raise KeyError(f"no flow {name!r} in flows.json")
+    return grade(stated=row.level == MUST, quotes=row.quotes, reading=row.reading)
+
+
+def quote_text(labels: Iterable[str]) -> str:
+    """The quotes of ``labels`` as a report shows them: ``spec 7 rule 2: "When a KID ..."``,
+    each naming its own spec part ("" for none)."""
+    return " ".join(f'{quote.spec}: "{quote.text}"' for quote in quoted(labels))
