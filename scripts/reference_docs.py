@@ -215,14 +215,15 @@ def _silence_section(entry: Silence) -> Iterator[str]:
         yield f"| {_cell(choice)} | {_cell(players)} |"
     yield ""
     ways = ", ".join(_COPES[way] for way in entry.suite.copes)
-    extra = []
-    if entry.suite.keys:
-        extra.append("profile keys " + ", ".join(f"`{key}`" for key in entry.suite.keys))
-    if entry.suite.probes:
-        extra.append("discover probes " + ", ".join(f"`{probe}`" for probe in entry.suite.probes))
-    suffix = f" ({'; '.join(extra)})" if extra else ""
-    yield f"**The suite** ({ways}{suffix}): {entry.suite.text}"
+    yield f"**The suite** ({ways}): {entry.suite.text}"
     yield ""
+    if entry.suite.keys:
+        yield "Profile keys: " + ", ".join(f"`{key}`" for key in entry.suite.keys) + "."
+        yield ""
+    if entry.suite.probes:
+        probes = ", ".join(f"`{probe}`" for probe in entry.suite.probes)
+        yield f"`conformance discover` probes: {probes}."
+        yield ""
 
 
 def silences_markdown() -> str:
@@ -269,7 +270,28 @@ def silences_markdown() -> str:
         for entry in entries:
             if entry.kind == kind:
                 lines += _silence_section(entry)
+    lines += _by_player(entries)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _by_player(entries: tuple[Silence, ...]) -> list[str]:
+    """The index the other way round: each player and the silences it plays a choice of."""
+    plays: dict[str, list[str]] = {}
+    pending: set[str] = set()
+    for entry in entries:
+        for row in entry.played_by:
+            if row.kind != "not-played":
+                named = plays.setdefault(row.player, [])
+                if entry.id not in named:
+                    named.append(entry.id)
+            if row.pending:
+                pending.add(row.player)
+    lines = ["## By player", "", "| player | plays a choice of |", "|---|---|"]
+    for player in sorted(plays, key=lambda name: (name != "bundled", name)):
+        silences = ", ".join(f"[`{name}`](#{name})" for name in plays[player])
+        note = " (being added)" if player in pending else ""
+        lines.append(f"| `{player}`{note} | {silences} |")
+    return [*lines, ""]
 
 
 def _player_name(row: Player) -> str:
