@@ -1,7 +1,8 @@
 """The generated references are in sync with what they are generated from (``make docs``,
 ``scripts/reference_docs.py``): the CLI reference with the argparse parsers, the profile reference
-with the profile model's field descriptions, the README's exit-code table with
-``conformance.errors.EXIT_CODES``; and that table is the one ``conformance run --help`` prints."""
+with the profile model's field descriptions, the silences reference with ``schemas/silences.json``,
+the README's exit-code table with ``conformance.errors.EXIT_CODES``; and that table is the one
+``conformance run --help`` prints."""
 
 from __future__ import annotations
 

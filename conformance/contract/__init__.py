@@ -8,8 +8,9 @@ method and path, ``validators`` and ``compiled`` judge bodies (``compiled``: the
 2.7 rules both sides enforce, ``request_rules`` the header, signature, Date and PSU rules both
 sides enforce (each broken rule a ``violation.Violation``), ``facts`` the spec's small facts
 every side reads, ``identifiers`` Norwegian account and identity numbers, ``annotations`` the
-reading and quotes a schema records for an error's place, ``openapi`` the export. One of the
-kernels the reference server may import.
+reading and quotes a schema records for an error's place, ``openapi`` the export, ``silences``
+the ledger of the spec's silences (``schemas/silences.json``). One of the kernels the reference
+server may import.
 """
 
 from __future__ import annotations
