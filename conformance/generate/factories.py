@@ -46,7 +46,8 @@ PAST_MARGIN_DAYS = 2
 _NCBCT_MIN_NOK = 100_000
 _MAX_INT32 = 2_147_483_647
 #: The longest identifier or free text the suite sends where the spec states no bound (the
-#: card transaction id, its details, an agreement's name): ISO 20022's Max35Text, the bound a
+#: sandbox's names, the card transaction id and its details, an agreement's name, a sandbox
+#: transaction's parties): ISO 20022's Max35Text, the bound a
 #: bank most often chooses there, so every bound a bank may choose accepts it
 #: (``schemas/silences.json``, "unbounded-strings").
 UNBOUNDED_TEXT_MAX = 35
@@ -344,10 +345,10 @@ def sandbox_customer_create(
     rng, fake = _sources(seed, "sandbox_customer_create")
     body: JsonObject = {"customerType": customer_type}
     if customer_type == "PRIVATE":
-        body["customerName"] = fake.name()
+        body["customerName"] = fake.name()[:UNBOUNDED_TEXT_MAX]
         body["nationalIdentityNumber"] = ids.generate_national_id(rng)
     else:
-        body["customerName"] = fake.company()
+        body["customerName"] = fake.company()[:UNBOUNDED_TEXT_MAX]
     if customer_number is not None:
         body["customerNumber"] = customer_number
     return body
@@ -392,7 +393,7 @@ def sandbox_card_account_create(
         "maskedPan": ids.generate_masked_pan(rng),
         "currency": currency,
         "creditLimit": {"currency": currency, "amount": rng.choice((10_000, 25_000, 50_000))},
-        "name": fake.name(),
+        "name": fake.name()[:UNBOUNDED_TEXT_MAX],
         "product": "Mastercard",
         "accountNumber": ids.generate_bban(rng),
         "expiry": f"{rng.randint(1, 12):02d}/{rng.randint(28, 32)}",
@@ -451,7 +452,7 @@ def sandbox_account_transactions(
     rng, fake = _sources(seed, "sandbox_account_transactions")
     currency = str(account.get("currency", "NOK"))
     debtor = {"iban": str(account["iban"]), "bban": str(account["bban"])}
-    debtor_name = fake.name()
+    debtor_name = fake.name()[:UNBOUNDED_TEXT_MAX]
     items = []
     for _ in range(count):
         booking, value = _past_dates(rng, today)
@@ -463,7 +464,7 @@ def sandbox_account_transactions(
                 "valueDate": value.isoformat(),
                 "bookingDate": booking.isoformat(),
                 "remittanceInformationUnstructured": _remittance_text(fake),
-                "creditorName": fake.company()[:70],
+                "creditorName": fake.company()[:UNBOUNDED_TEXT_MAX],
                 "creditorAccount": {
                     "iban": ids.bban_to_iban(creditor_bban),
                     "bban": creditor_bban,
@@ -472,7 +473,7 @@ def sandbox_account_transactions(
                 "debtorAccount": dict(debtor),
                 "bankTransactionCode": "PMNT-ICDT-DMCT",
                 "ultimateDebtor": debtor_name,
-                "ultimateCreditor": fake.company()[:70],
+                "ultimateCreditor": fake.company()[:UNBOUNDED_TEXT_MAX],
                 "purposeCode": "OTHR",
                 "creditorId": ids.generate_organisation_number(rng),
             }
