@@ -24,7 +24,7 @@ from conformance.contract import Contract, load_contract
 from conformance.exchange import Exchange
 from conformance.problems import Problem, cause_id, unique_problems
 from conformance.report.allure_files import CATEGORIES, categories
-from conformance.report.causes import causes_of, terminal_lines
+from conformance.report.causes import causes_of, scenario_lines, terminal_lines
 from conformance.report.compliance import RunInfo, build_document, render_markdown
 from conformance.report.compliance_page import render_html
 from conformance.report.verdicts import (
@@ -313,6 +313,24 @@ def test_the_terminal_block_names_place_example_and_scenarios() -> None:
     assert "  example: E16-auth-a-rejected" in lines
     assert "    <<< HTTP 401 Unauthorized (1.0 ms)" in lines
     assert lines[-1] == "  2 scenarios: E16-auth-a-rejected, PC-ERR-6-rejected"
+
+
+def test_the_terminal_lists_each_failed_scenario_in_one_line_naming_its_cause() -> None:
+    assert scenario_lines(verdicts()) == [
+        "FAILED E16-auth-a-rejected (cause-00000001): the error body breaks its schema",
+        "FAILED PC-ERR-6-rejected (cause-00000001): the error body breaks its schema",
+    ]
+
+
+def test_the_terminal_list_of_failed_scenarios_stops_and_says_how_many_more() -> None:
+    many = [
+        ScenarioVerdict(facts(f"E16-x{number:03}-rejected", "E16", "SCH-x"), FAILED, "accepted")
+        for number in range(250)
+    ]
+    lines = scenario_lines(many, most=100)
+    assert len(lines) == 101
+    assert lines[0] == "FAILED E16-x000-rejected: accepted"
+    assert lines[-1].startswith("... and 150 more (compliance.md lists every one;")
 
 
 def test_allure_gets_a_category_per_cause_before_the_general_ones() -> None:

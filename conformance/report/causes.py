@@ -17,6 +17,7 @@ from typing import Any
 from conformance.contract import quoted
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
+    ERROR,
     FAILED,
     Finding,
     ScenarioFacts,
@@ -25,10 +26,12 @@ from conformance.report.verdicts import (
 )
 
 __all__ = [
+    "LISTED_SCENARIOS",
     "SHOWN_SCENARIOS",
     "Cause",
     "causes_of",
     "causes_summary",
+    "scenario_lines",
     "spec_quote",
     "specific_first",
     "terminal_lines",
@@ -36,6 +39,9 @@ __all__ = [
 
 #: How many of a cause's scenarios the terminal names before "and N more".
 SHOWN_SCENARIOS = 5
+#: How many failed scenarios the terminal lists, one line each, before "and N more": a run
+#: with hundreds of failures stays a few hundred lines (compliance.md lists every one).
+LISTED_SCENARIOS = 100
 #: How many lines of the example exchange the terminal shows.
 _EXCHANGE_LINES = 24
 
@@ -220,3 +226,26 @@ def _request_and_answer(lines: Sequence[str]) -> list[str]:
     if answer is None or answer == 0:
         return list(lines)
     return [lines[0], "(request headers, signing string and body: compliance.md)", *lines[answer:]]
+
+
+def scenario_lines(verdicts: Iterable[ScenarioVerdict], most: int = LISTED_SCENARIOS) -> list[str]:
+    """The failed and erred scenarios, one line each (``FAILED E16-... (cause-1a2b3c4d): why``),
+    at most ``most`` of them and then one line saying how many more there are and where they
+    are all listed; printed after the causes, which say what broke."""
+    listed = sorted(
+        (verdict for verdict in verdicts if verdict.verdict in (FAILED, ERROR)),
+        key=lambda verdict: (verdict.verdict != FAILED, verdict.facts.id),
+    )
+    lines = []
+    for verdict in listed[:most]:
+        causes = dict.fromkeys(
+            found.cause for found in verdict.findings if found.cause and found.level == "must"
+        )
+        named = f" ({', '.join(causes)})" if causes else ""
+        lines.append(f"{verdict.verdict.upper()} {verdict.facts.id}{named}: {verdict.reason}")
+    if len(listed) > most:
+        lines.append(
+            f"... and {len(listed) - most} more (compliance.md lists every one; "
+            "conformance run --last-failed runs them again)"
+        )
+    return lines
