@@ -54,7 +54,7 @@ def test_a_rule_broken_everywhere_is_one_cause(tmp_path: Path) -> None:
         r"`tppMessages\[0\]\.code` is '[A-Z_]+', not one of the 23 values", cause["title"]
     )
     assert "Codes allowed in tppMessages[].code of payment responses" in cause["title"]
-    assert "Codes allowed in `tppMessages[].code` of payment responses: " in cause["quote"]
+    assert "Codes allowed in tppMessages[].code of payment responses: " in cause["quote"]
     assert cause["example"]["exchange"].startswith(">>> ")
     assert " call " in cause["example"]["reproduce"]
     # the same break where it rests on our reading (a basket's answers, the error bodies the spec
@@ -109,7 +109,8 @@ def test_one_break_of_one_field_is_one_cause_naming_it(tmp_path: Path) -> None:
     assert tuple(cause["operations"]) == STATED
     assert cause["rules"] == ["LIM-creditor-name-max-70", "SCH-maxLength"]
     assert cause["title"].startswith("`creditorName` (body) breaks maxLength")
-    assert cause["quote"].startswith('spec 2.7: "| `creditorName` |')
+    assert cause["quote"].startswith('spec 2.7: "creditorName: string; yes; at most 70 characters"')
+    assert "|" not in cause["quote"] and "`" not in cause["quote"]
     markdown = (reports / "compliance.md").read_text(encoding="utf-8")
     assert "- must failures: 1 cause in 6 scenarios" in markdown
     assert markdown.count("### Cause ") == 1

@@ -263,7 +263,7 @@ def test_causes_group_findings_across_operations_and_scenarios() -> None:
     assert must.exchange.startswith(">>> POST http://bank.test/v1/payments/x")
     assert must.exchange.endswith('{"code": "SIGNATURE_INVALID"}')
     assert must.reproduce.startswith("conformance call POST")
-    assert must.quote.startswith('spec 7: "Codes allowed in `tppMessages[].code` of payment')
+    assert must.quote.startswith('spec 7: "Codes allowed in tppMessages[].code of payment')
     (should,) = causes_of(verdicts(), "should")
     assert should.scenarios == ("E1-date-far-past-rejected",)
     assert should.reading == ERROR_BODY_READING and should.quote == ""
@@ -296,7 +296,7 @@ def test_compliance_documents_show_one_entry_per_cause() -> None:
     assert ">>> POST http://bank.test/v1/payments/x" in failures
     assert "<details><summary>2 scenario(s)</summary>" in failures
     assert "should findings: 1 cause in 1 scenario" in markdown
-    assert '- The spec says: spec 7: "Codes allowed in `tppMessages[].code`' in failures
+    assert '- The spec says: spec 7: "Codes allowed in tppMessages[].code' in failures
     page = render_html(built)
     assert "<h3>Cause 1: `tppMessages[0].code` is &#x27;SIGNATURE_INVALID&#x27;" in page
 
@@ -308,7 +308,7 @@ def test_the_terminal_block_names_place_example_and_scenarios() -> None:
         "CAUSE 1 (cause-00000001, must): `tppMessages[0].code` is 'SIGNATURE_INVALID', not ..."
     )
     assert lines[2] == "  spec: spec 7"  # the quote names its spec part once, on its own line
-    assert lines[3].startswith('  the spec says: spec 7: "Codes allowed in `tppMessages[].code`')
+    assert lines[3].startswith('  the spec says: spec 7: "Codes allowed in tppMessages[].code')
     assert lines[3].count("spec 7") == 1
     assert "  example: E16-auth-a-rejected" in lines
     assert "    <<< HTTP 401 Unauthorized (1.0 ms)" in lines
@@ -408,10 +408,12 @@ def test_an_accepted_long_creditor_name_is_one_cause_naming_the_field(contract: 
     assert cause.rules == ("LIM-creditor-name-max-70", "SCH-maxLength")
     assert cause.title.startswith("`creditorName` (body) breaks maxLength")
     assert "was accepted (HTTP 201)" in cause.title
-    # the spec says: quotes only, the field's own row before the table of every payment name
-    first = cause.quote.split('" spec ')[0]
-    assert first.startswith('spec 2.7: "| `creditorName` | string | yes | at most 70')
-    assert cause.quote.index("`creditorName`, `ultimateDebtor`") > len(first)
+    # the spec says: the rule's own sentences, each once, as plain text; the field's own row
+    # before the table of every payment name; not the periodic body's whole sentence
+    assert cause.quote == (
+        'spec 2.7: "creditorName: string; yes; at most 70 characters"; '
+        'spec 8: "creditorName, ultimateDebtor: at most 70 characters; payments"'
+    )
 
 
 def test_a_break_of_another_field_family_or_rule_is_another_cause() -> None:
@@ -459,3 +461,58 @@ def test_the_limit_rules_titles_say_what_is_accepted(contract: Contract) -> None
     # no row says "the answer is 400" of a value its check sends to be accepted
     actions = " ".join(rule.action for rule in contract.rules)
     assert "; then of 70" not in actions and "; then of 140" not in actions
+
+
+# --- what the spec says, once and plain (issue 44 item 3) ---------------------------------------
+
+
+def test_a_quote_is_shown_as_plain_text_each_sentence_once(contract: Contract) -> None:
+    from conformance.contract import said_of
+
+    row = contract.quotes["2.7-ndct-creditorName"]
+    assert row.plain == "creditorName: string; yes; at most 70 characters"
+    assert contract.quotes["2.7-ndct-instructedAmount"].plain == "instructedAmount: object; yes"
+    assert contract.quotes["7-rule-6"].plain == contract.quotes["7-rule-6"].text
+    # the NCBCT row says the same with fewer words: said by the NDCT row; a label twice once
+    shown = said_of(["2.7-ndct-creditorName", "2.7-ncbct-creditorName", "2.7-ndct-creditorName"])
+    assert shown == 'spec 2.7: "creditorName: string; yes; at most 70 characters"'
+    assert "|" not in said_of(contract.quotes) and "`" not in said_of(contract.quotes)
+
+
+def test_only_the_quotes_of_the_broken_rule_are_kept() -> None:
+    from conformance.report.causes import specific_first
+
+    # the operation's sentence about its query, met on the way down to a body field: left out
+    assert specific_first(["4.3-E16", "2.7-ndct-creditorName", "8-names"], "creditorName") == (
+        "2.7-ndct-creditorName",
+        "8-names",
+    )
+    # the periodic body's whole sentence where a row of the field's own states it: left out
+    rule = ["8-names", "2.7-ndct-creditorName", "2.7-periodic-body"]
+    assert "2.7-periodic-body" not in specific_first(rule, "body /creditorName")
+    assert specific_first(["2.7-periodic-body"], "creditorName") == ("2.7-periodic-body",)
+    # a sentence naming nothing (a rule of spec 7) always stays
+    assert specific_first(["7-rule-2", "2.7-remittance-item"], "[0].reference") == (
+        "2.7-remittance-item",
+        "7-rule-2",
+    )
+
+
+def test_a_state_rules_title_names_the_state_and_the_operation(contract: Contract) -> None:
+    from conformance.checks import check_client_error
+    from conformance.generate import generate_scenarios
+    from conformance.suite.test_conformance import _findings
+
+    (scenario,) = [
+        s
+        for s in generate_scenarios(contract)
+        if s.id == "PC-ERR-6-pending-payment-not-deletable-rejected"
+    ]
+    deleted = exchange(204, {}, path="/v1/payments/norwegian-domestic-credit-transfers/p-1")
+    failure = failure_of(lambda: check_client_error(deleted)).for_scenario(scenario)
+    (finding,) = _findings(failure, scenario, "payments")
+    assert finding.title == (
+        "cancel the payment (PC: DELETE /v1/payments/{payment-product}/{payment-id}) given a "
+        "payment whose status (PS) reads PDNG: the request was accepted (HTTP 204), not refused "
+        "with a 4xx"
+    )

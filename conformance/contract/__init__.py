@@ -39,6 +39,7 @@ from conformance.contract.model import (
     Quote,
     Response,
     Rule,
+    said,
 )
 from conformance.contract.router import Router
 from conformance.contract.validators import ContractValidator, inline_refs
@@ -59,6 +60,8 @@ __all__ = [
     "Schema",
     "load_contract",
     "quoted",
+    "said",
+    "said_of",
 ]
 
 #: ``schemas/`` of the checkout, beside the ``conformance`` package.
@@ -299,6 +302,11 @@ def _resolved(root: Path) -> Path:
 @functools.cache
 def _load_cached(root: Path) -> Contract:
     return Contract(root, load(root))
+
+
+def said_of(labels: Iterable[str], contract: Contract | None = None) -> str:
+    """What the quotes of ``labels`` say, each sentence once, as plain text (:func:`said`)."""
+    return said(quoted(labels, contract))
 
 
 def quoted(labels: Iterable[str], contract: Contract | None = None) -> tuple[Quote, ...]:

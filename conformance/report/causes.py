@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.contract import quoted
+from conformance.contract import quoted, said
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
     ERROR,
@@ -50,27 +50,57 @@ _NAMED = re.compile(r"`([^`]+)`")
 _INDICES = re.compile(r"\[[^\]]*\]")
 
 
+#: A quote naming more things than this lists a whole body or table (the periodic body's
+#: sentence) rather than stating the rule of one field.
+_LISTING = 3
+
+
 def specific_first(labels: Sequence[str], place: str) -> tuple[str, ...]:
-    """The quote labels with the most specific sentence first: those that name ``place`` (a
-    field's dotted path, a header: its last name, in backticks) before those that do not, and
-    among them the one naming fewest other things first (``creditorName``'s own row of its body
-    before the table of every payment name); otherwise in their order. ``place`` may be a
-    report's (``body /creditorName``): its last name counts."""
+    """The quote labels that state the rule broken at ``place``, the most specific sentence
+    first: those that name ``place`` (a field's dotted path, a header: its last name, in
+    backticks) before those that do not, and among them the one naming fewest other things
+    first (``creditorName``'s own row of its body before the table of every payment name);
+    otherwise in their order. ``place`` may be a report's (``body /creditorName``): its last
+    name counts.
+
+    Only the rule's own sentences are kept: where a quote names ``place``, one that names other
+    things but not it is left out (the operation's sentence about its query, met on the way down
+    to a body field), and so is a sentence listing a whole body where a quote of the place's own
+    states it. A sentence that names nothing (a rule of spec 7) always stays."""
     words = re.split(r"[\s./]+", _INDICES.sub("", place).strip())
     name = next((word for word in reversed(words) if word), "").lower()
     texts = {quote.label: quote.text for quote in quoted(labels)}
+    named = {
+        label: [_INDICES.sub("", token).lower() for token in _NAMED.findall(texts.get(label, ""))]
+        for label in labels
+    }
+
+    def names_place(label: str) -> bool:
+        return bool(name) and any(token.endswith(name) for token in named[label])
+
+    unique = list(dict.fromkeys(labels))
+    naming = [label for label in unique if names_place(label)]
+    if naming:
+        own = [label for label in naming if len(named[label]) <= _LISTING] or naming
+        unique = [label for label in unique if label in own or not named[label]]
 
     def key(label: str) -> tuple[bool, int]:
-        named = [_INDICES.sub("", token).lower() for token in _NAMED.findall(texts.get(label, ""))]
-        names_place = bool(name) and any(token.endswith(name) for token in named)
-        return (not names_place, len(named) if names_place else 0)
+        return (not names_place(label), len(named[label]) if names_place(label) else 0)
 
-    return tuple(sorted(dict.fromkeys(labels), key=key))
+    return tuple(sorted(unique, key=key))
+
+
+def _place_of(title: str) -> str:
+    """The place a finding's title starts with (```creditorName` (body) breaks ...``), or ""."""
+    found = _NAMED.match(title)
+    return found.group(1) if found else ""
 
 
 def spec_quote(facts: ScenarioFacts, finding: Finding) -> str:
-    """The verbatim sentence or table row of interface.md that states what ``finding`` broke in
-    the scenario of ``facts``, for its cause's entry; "" where none is known.
+    """What interface.md says that ``finding`` broke in the scenario of ``facts``, for its
+    cause's entry: each sentence once, as plain text, naming its spec part
+    (``conformance.contract.said``), only the rule's own (:func:`specific_first`); "" where
+    none is known.
 
     The one place the reports get a cause's quote from: the finding's quote labels, else its
     scenario's, resolved to text through ``conformance.contract`` (``quotes.json``). A should
@@ -79,8 +109,8 @@ def spec_quote(facts: ScenarioFacts, finding: Finding) -> str:
     """
     if finding.level != "must" or finding.promise:
         return ""
-    labels = finding.quotes or facts.quotes
-    return " ".join(f'{quote.spec}: "{quote.text}"' for quote in quoted(labels))
+    labels = specific_first(finding.quotes or facts.quotes, _place_of(finding.title))
+    return said(quoted(labels))
 
 
 @dataclass(frozen=True)
