@@ -6,6 +6,7 @@ is a grey cross on the axis, never a zero that would read as "all passed"."""
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -134,10 +135,23 @@ def _short(started: str) -> str:
     return started[5:16].replace("T", " ") if len(started) >= 16 else started
 
 
+#: A round named by the time its fleet started (``fleet run`` without ``--round``).
+_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+
+
+def _round_label(point: Mapping[str, Any]) -> str:
+    """A point's label: its round as given (``--round r1``); a round named by its start time,
+    or none, as that time, short."""
+    name = str(point.get("round") or "")
+    if not name or _STAMP.match(name):
+        return _short(name or str(point["started"]))
+    return name
+
+
 def bank_trend_svg(bank: Mapping[str, Any]) -> str:
     """One bank's must and should causes per run (a fleet document's bank entry)."""
     trend = bank["trend"]
-    labels = [_short(point["started"]) for point in trend]
+    labels = [_round_label(point) for point in trend]
     gaps = ["" if point["verdict"] else point["status"] for point in trend]
     return line_chart(
         [
@@ -158,7 +172,7 @@ def bank_trend_svg(bank: Mapping[str, Any]) -> str:
 
 def platform_trend_svg(points: Sequence[Mapping[str, Any]]) -> str:
     """The platform's causes and the banks without a verdict, per round."""
-    labels = [_short(point["started"]) for point in points]
+    labels = [_round_label(point) for point in points]
     return line_chart(
         [
             Series("platform causes", _RED, tuple(point["platform"] for point in points)),
