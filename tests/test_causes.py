@@ -516,3 +516,69 @@ def test_a_state_rules_title_names_the_state_and_the_operation(contract: Contrac
         "payment whose status (PS) reads PDNG: the request was accepted (HTTP 204), not refused "
         "with a 4xx"
     )
+
+
+# --- one break, one cause, across fields (issue 44 item 4) ---------------------------------------
+
+
+def _accepted_verdicts(contract: Contract, wanted: set[str]) -> list[ScenarioVerdict]:
+    """The verdicts of the ``wanted`` scenarios against a bank that accepts what they send."""
+    from conformance.generate import generate_scenarios
+    from conformance.suite.test_conformance import _findings
+
+    scenarios = [s for s in generate_scenarios(contract) if s.id in wanted]
+    assert len(scenarios) == len(wanted)
+    listed = []
+    for scenario in scenarios:
+        family = contract.operations[scenario.operation].family
+        findings = _findings(_accepted_failure(scenario), scenario, family)
+        facts = ScenarioFacts(
+            scenario.id, scenario.operation, scenario.rule, scenario.spec, "must", scenario.kind,
+            scenario.title, quotes=scenario.quotes,
+        )  # fmt: skip
+        listed.append(ScenarioVerdict(facts, FAILED, "accepted", findings=tuple(findings)))
+    return listed
+
+
+def test_a_long_iban_accepted_in_several_fields_of_a_family_is_one_cause(
+    contract: Contract,
+) -> None:
+    """``long-iban-accepted`` was one cause per IBAN field: the creditor's and the debtor's of
+    E17 and E18 are one cause of the payments, naming both fields; the sandbox's IBAN fields
+    (E7's creditor, a mock account's) one of the sandbox."""
+    payments = {
+        f"{op}-{side}Account.iban-maxLength-35-rejected"
+        for op in ("E17", "E18")
+        for side in ("creditor", "debtor")
+    }
+    sandbox = {"E7-0.creditorAccount.iban-maxLength-35-rejected", "SA-iban-maxLength-35-rejected"}
+    causes = causes_of(_accepted_verdicts(contract, payments | sandbox), "must")
+    assert [len(cause.scenarios) for cause in causes] == [4, 2]
+    first, second = causes
+    assert set(first.scenarios) == payments and set(second.scenarios) == sandbox
+    assert first.title.startswith(
+        "`creditorAccount.iban`, `debtorAccount.iban` (body) breaks maxLength (35 characters)"
+    )
+    assert second.title.startswith("`[*].creditorAccount.iban`, `iban` (body) breaks maxLength")
+
+
+def test_the_creditor_address_parts_of_one_operation_are_one_cause(contract: Contract) -> None:
+    """E17's creditorAddress parts accepting integers were a cause each; the object itself of
+    the wrong type, or another rule on a part, stays a cause of its own."""
+    parts = {
+        f"E17-creditorAddress.{part}-type-integer-rejected"
+        for part in ("street", "buildingNumber", "city")
+    }
+    others = {
+        "E17-creditorAddress-type-array-rejected",
+        "E17-creditorAddress.street-maxLength-71-rejected",
+    }
+    causes = causes_of(_accepted_verdicts(contract, parts | others), "must")
+    assert [len(cause.scenarios) for cause in causes] == [3, 1, 1]
+    assert set(causes[0].scenarios) == parts
+    for name in (
+        "`creditorAddress.street`",
+        "`creditorAddress.buildingNumber`",
+        "`creditorAddress.city`",
+    ):
+        assert name in causes[0].title

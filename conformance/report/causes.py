@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.contract import quoted, said
+from conformance.problems import normalised_place
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
     ERROR,
@@ -190,7 +191,7 @@ def _cause(
     return Cause(
         id=cause,
         level=level,
-        title=finding.title,
+        title=_naming_every_place(finding.title, [found.title for _, found in pairs]),
         spec=finding.spec,
         quote=spec_quote(example.facts, finding),
         # one cause can rest on several readings (a basket's code list, an error body the spec
@@ -204,6 +205,17 @@ def _cause(
         reproduce=scrub(example.reproduce),
         promise=finding.promise,
     )
+
+
+def _naming_every_place(title: str, titles: Sequence[str]) -> str:
+    """The example's title naming every place its cause's findings broke: one rule broken on
+    an IBAN in two fields of a family is one cause (``conformance.problems.Breach.key``), titled
+    ```creditorAccount.iban`, `debtorAccount.iban` (body) breaks maxLength ...``."""
+    place = _place_of(title)
+    places = list(dict.fromkeys(normalised_place(_place_of(other)) for other in titles))
+    if not place or len(places) < 2 or "" in places:
+        return title
+    return ", ".join(f"`{each}`" for each in places) + title.removeprefix(f"`{place}`")
 
 
 def causes_summary(causes: Sequence[Mapping[str, Any]], level: str) -> str:
