@@ -15,6 +15,9 @@ __all__ = ["Series", "bank_trend_svg", "line_chart", "platform_trend_svg"]
 
 _RED, _AMBER, _GREY, _BLUE = "#d93025", "#f5a623", "#9e9e9e", "#1a73e8"
 _MARGIN_LEFT, _MARGIN_RIGHT, _MARGIN_TOP, _MARGIN_BOTTOM = 34, 12, 12, 30
+#: How far the first and last points stand in from the axes, so that a no-verdict cross on the
+#: first round does not overlap the axis's "0".
+_INSET = 10
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,8 @@ def line_chart(
     plot_h = height - _MARGIN_TOP - _MARGIN_BOTTOM
 
     def x(index: int) -> float:
-        return _MARGIN_LEFT + (plot_w / 2 if count == 1 else plot_w * index / (count - 1))
+        inner = plot_w - 2 * _INSET
+        return _MARGIN_LEFT + _INSET + (inner / 2 if count == 1 else inner * index / (count - 1))
 
     def y(value: int) -> float:
         return _MARGIN_TOP + plot_h * (1 - value / top)
