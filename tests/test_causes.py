@@ -582,3 +582,34 @@ def test_the_creditor_address_parts_of_one_operation_are_one_cause(contract: Con
         "`creditorAddress.city`",
     ):
         assert name in causes[0].title
+
+
+def test_limit_zero_accepted_is_one_cause_whether_a_rule_row_or_the_schema_sent_it(
+    contract: Contract,
+) -> None:
+    """``no-limit-minimum`` was two causes, one without a field in its title: the rule row's
+    check (runners/rule/limits.py) names the break its schema scenario makes, `limit` below its
+    minimum."""
+    from conformance.checks import breaking, check_client_error
+    from conformance.generate import generate_scenarios
+    from conformance.problems import Breach
+    from conformance.suite.test_conformance import _findings
+
+    wanted = {"E3-LIM-limit-at-least-1-rejected", "E3-query.limit-minimum-0-rejected"}
+    listed = []
+    for scenario in [s for s in generate_scenarios(contract) if s.id in wanted]:
+        accepted = exchange(200, [], path="/v1/sandbox/accounts/a-1/transactions")
+        with (
+            pytest.raises(ConformanceFailure) as failed,
+            breaking(None if scenario.mutation else Breach("query", "limit", "minimum")),
+        ):
+            check_client_error(accepted)
+        findings = _findings(failed.value.for_scenario(scenario), scenario, "sandbox")
+        facts = ScenarioFacts(
+            scenario.id, scenario.operation, scenario.rule, scenario.spec, "must", scenario.kind,
+            scenario.title,
+        )  # fmt: skip
+        listed.append(ScenarioVerdict(facts, FAILED, "accepted", findings=tuple(findings)))
+    (cause,) = causes_of(listed, "must")
+    assert set(cause.scenarios) == wanted
+    assert cause.title.startswith("`limit` (query) breaks minimum: the request was accepted")
