@@ -445,7 +445,9 @@ def check_json_body(exchange: Exchange, *, spec: str = "spec 1") -> Any:
                     "json-body",
                     "(the body)",
                     "empty" if not exchange.response_body else media,
-                    f"the body is {what}, not JSON",
+                    "the body is empty, not JSON"
+                    if not exchange.response_body
+                    else f"the body is {content_type}, not JSON",
                 ),
             ),
             quotes=(JSON_QUOTE,),
