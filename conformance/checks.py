@@ -237,10 +237,11 @@ class NotApplicable(Exception):
 
 
 def quote_lines(labels: Sequence[str]) -> list[str]:
-    """``Quoted: spec 7 rule 1: "When ..."``, one line per quote the labels name."""
+    """``Quoted: spec 7 rule 1: "When ..."``, one line per quote the labels name (as plain
+    text: no table pipes or backticks)."""
     from conformance.contract import quoted  # the default contract, loaded once per process
 
-    return [f'Quoted: {quote.spec}: "{quote.text}"' for quote in quoted(labels)]
+    return [f'Quoted: {quote.spec}: "{quote.plain}"' for quote in quoted(labels)]
 
 
 def _indent(text: str) -> str:
@@ -423,7 +424,9 @@ def check_json_body(exchange: Exchange, *, spec: str = "spec 1") -> Any:
                     "json-body",
                     "(the body)",
                     "empty" if not exchange.response_body else media,
-                    f"the body is {what}, not JSON",
+                    "the body is empty, not JSON"
+                    if not exchange.response_body
+                    else f"the body is {content_type}, not JSON",
                 ),
             ),
             quotes=(JSON_QUOTE,),

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import ValidationError
 
+from conformance.contract.facts import field_kind
+
 if TYPE_CHECKING:
     from conformance.scenario import Mutation
 
@@ -115,9 +117,16 @@ class Breach:
     def key(self, family: str) -> str:
         """The break, as causes group it: a header is the interface's (``header psu-id|format``);
         a body field or a parameter belongs to its ``family`` of operations
-        (``payments|body creditorName|maxLength``)."""
+        (``payments|body creditorName|maxLength``). A body field of a kind several fields share
+        (``contract.facts.FIELD_KINDS``: an IBAN, a creditor address part) is grouped by that
+        kind, so one rule broken on it in several fields of a family is one cause
+        (``payments|body kind iban|maxLength`` for ``creditorAccount.iban`` and
+        ``debtorAccount.iban``)."""
         if self.target == "header":
             return f"header {self.place.lower()}|{self.rule}"
+        kind = field_kind(_INDEX.sub("", self.place).split(".")) if self.target == "body" else ""
+        if kind:
+            return f"{family}|{self.target} kind {kind}|{self.rule}"
         return f"{family}|{self.target} {normalised_place(self.place)}|{self.rule}"
 
     def words(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,7 +114,16 @@ def test_only_causes_outside_the_baseline_fail_the_run(tmp_path: Path) -> None:
     # the day after its expiry date, an entry no longer covers its cause
     later = judge_baseline(baseline, known, failed, strict=False, today=dt.date(2027, 1, 1))
     assert later["expired"] == ["cause-aaaaaaaa", "cause-bbbbbbbb", "cause-cccccccc"]
-    assert later["new"] == ["cause-aaaaaaaa"] and not later["holds"]
+    assert later["new"] == [] and not later["holds"]  # in the baseline: expired, not new
+    lines = baseline_lines({"baseline": later})
+    assert lines[0].startswith("BASELINE BROKEN (")
+    assert "0 new cause(s) not in it; 3 entries past its expiry date; " in lines[0]
+    assert not any(line.startswith("  NEW ") for line in lines)
+    assert (
+        "  EXPIRED cause-aaaaaaaa (owner Kari Nordmann, ticket BANK-1, expired 2026-12-31; its "
+        "cause showed in this run)" in lines
+    )
+    assert any(line.startswith("  EXPIRED cause-bbbbbbbb (") for line in lines)
 
 
 class _Collector:
@@ -205,3 +215,14 @@ def test_a_run_with_its_known_failure_in_the_baseline_passes_and_an_expired_one_
         said = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))["baseline"]
         assert said["entries"][0]["status"] == "observed"
     assert said["entries"][1]["status"] == "expired"
+
+
+def test_the_guides_example_entry_has_not_expired(tmp_path: Path) -> None:
+    """Issue 44: the example of certify-with-evidence.md, run as written, is a baseline whose
+    entry holds today (its date is relative to today), not one already past its date."""
+    guide = Path(__file__).resolve().parent.parent / "docs/guides/certify-with-evidence.md"
+    found = re.findall(r"^```sh baseline-example\n(.*?)^```", guide.read_text("utf-8"), re.S | re.M)
+    (block,) = found
+    subprocess.run(["bash", "-c", block], cwd=tmp_path, check=True)
+    (entry,) = load_baseline(tmp_path / "known-failures.toml").known
+    assert entry.expires > dt.date.today() + dt.timedelta(days=30)

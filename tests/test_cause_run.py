@@ -54,7 +54,7 @@ def test_a_rule_broken_everywhere_is_one_cause(tmp_path: Path) -> None:
         r"`tppMessages\[0\]\.code` is '[A-Z_]+', not one of the 23 values", cause["title"]
     )
     assert "Codes allowed in tppMessages[].code of payment responses" in cause["title"]
-    assert "Codes allowed in `tppMessages[].code` of payment responses: " in cause["quote"]
+    assert "Codes allowed in tppMessages[].code of payment responses: " in cause["quote"]
     assert cause["example"]["exchange"].startswith(">>> ")
     assert " call " in cause["example"]["reproduce"]
     # the same break where it rests on our reading (a basket's answers, the error bodies the spec
@@ -109,8 +109,35 @@ def test_one_break_of_one_field_is_one_cause_naming_it(tmp_path: Path) -> None:
     assert tuple(cause["operations"]) == STATED
     assert cause["rules"] == ["LIM-creditor-name-max-70", "SCH-maxLength"]
     assert cause["title"].startswith("`creditorName` (body) breaks maxLength")
-    assert cause["quote"].startswith('spec 2.7: "| `creditorName` |')
+    assert cause["quote"].startswith('spec 2.7: "creditorName: string; yes; at most 70 characters"')
+    assert "|" not in cause["quote"] and "`" not in cause["quote"]
     markdown = (reports / "compliance.md").read_text(encoding="utf-8")
     assert "- must failures: 1 cause in 6 scenarios" in markdown
     assert markdown.count("### Cause ") == 1
     assert "must failures: 1 cause in 6 scenarios" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_systematic_break_keeps_the_terminal_readable(tmp_path: Path) -> None:
+    """Issue 44 item 2: ``html-errors`` (every error answered as an HTML page) fails hundreds of
+    scenarios for one break. The terminal prints the causes first, then one line per failed
+    scenario (the first hundred), in at most 500 lines; the reports keep every exchange."""
+    reports = tmp_path / "reports"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--fault", "html-errors", "--reports",
+         str(reports), "-n", "2"],
+        capture_output=True, text=True, timeout=900, check=False, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) <= 500, len(lines)
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    failed = [s for s in document["scenarios"] if s["verdict"] == "failed"]
+    assert len(failed) > 500  # so that one block per failure would flood the terminal
+    first_cause = next(i for i, line in enumerate(lines) if line.startswith("CAUSE 1 ("))
+    per_scenario = [i for i, line in enumerate(lines) if line.startswith("FAILED ")]
+    assert per_scenario and first_cause < per_scenario[0]
+    assert len(per_scenario) == 100
+    assert f"... and {len(failed) - 100} more (compliance.md lists every one;" in done.stdout
+    assert "Traceback" not in done.stdout and "___ " not in done.stdout  # no pytest blocks
+    assert ">>> " in (reports / "compliance.md").read_text(encoding="utf-8")

@@ -23,7 +23,7 @@ from conformance.contract.requirements import ERROR_BODY_READING, ERROR_FIELDS_R
 from conformance.exchange import Exchange
 from conformance.problems import Problem, cause_id, unique_problems
 from conformance.report.allure_files import CATEGORIES, categories
-from conformance.report.causes import causes_of, terminal_lines
+from conformance.report.causes import causes_of, scenario_lines, terminal_lines
 from conformance.report.compliance import RunInfo, build_document, render_markdown
 from conformance.report.compliance_render import render_html
 from conformance.report.verdicts import (
@@ -262,7 +262,7 @@ def test_causes_group_findings_across_operations_and_scenarios() -> None:
     assert must.exchange.startswith(">>> POST http://bank.test/v1/payments/x")
     assert must.exchange.endswith('{"code": "SIGNATURE_INVALID"}')
     assert must.reproduce.startswith("conformance call POST")
-    assert must.quote.startswith('spec 7: "Codes allowed in `tppMessages[].code` of payment')
+    assert must.quote.startswith('spec 7: "Codes allowed in tppMessages[].code of payment')
     (should,) = causes_of(verdicts(), "should")
     assert should.scenarios == ("E1-date-far-past-rejected",)
     assert should.reading == ERROR_BODY_READING and should.quote == ""
@@ -295,7 +295,7 @@ def test_compliance_documents_show_one_entry_per_cause() -> None:
     assert ">>> POST http://bank.test/v1/payments/x" in failures
     assert "<details><summary>2 scenario(s)</summary>" in failures
     assert "should findings: 1 cause in 1 scenario" in markdown
-    assert '- The spec says: spec 7: "Codes allowed in `tppMessages[].code`' in failures
+    assert '- The spec says: spec 7: "Codes allowed in tppMessages[].code' in failures
     page = render_html(built)
     assert "<h3>Cause 1: `tppMessages[0].code` is &#x27;SIGNATURE_INVALID&#x27;" in page
 
@@ -307,11 +307,29 @@ def test_the_terminal_block_names_place_example_and_scenarios() -> None:
         "CAUSE 1 (cause-00000001, must): `tppMessages[0].code` is 'SIGNATURE_INVALID', not ..."
     )
     assert lines[2] == "  spec: spec 7"  # the quote names its spec part once, on its own line
-    assert lines[3].startswith('  the spec says: spec 7: "Codes allowed in `tppMessages[].code`')
+    assert lines[3].startswith('  the spec says: spec 7: "Codes allowed in tppMessages[].code')
     assert lines[3].count("spec 7") == 1
     assert "  example: E16-auth-a-rejected" in lines
     assert "    <<< HTTP 401 Unauthorized (1.0 ms)" in lines
     assert lines[-1] == "  2 scenarios: E16-auth-a-rejected, PC-ERR-6-rejected"
+
+
+def test_the_terminal_lists_each_failed_scenario_in_one_line_naming_its_cause() -> None:
+    assert scenario_lines(verdicts()) == [
+        "FAILED E16-auth-a-rejected (cause-00000001): the error body breaks its schema",
+        "FAILED PC-ERR-6-rejected (cause-00000001): the error body breaks its schema",
+    ]
+
+
+def test_the_terminal_list_of_failed_scenarios_stops_and_says_how_many_more() -> None:
+    many = [
+        ScenarioVerdict(facts(f"E16-x{number:03}-rejected", "E16", "SCH-x"), FAILED, "accepted")
+        for number in range(250)
+    ]
+    lines = scenario_lines(many, most=100)
+    assert len(lines) == 101
+    assert lines[0] == "FAILED E16-x000-rejected: accepted"
+    assert lines[-1].startswith("... and 150 more (compliance.md lists every one;")
 
 
 def test_allure_gets_a_category_per_cause_before_the_general_ones() -> None:
@@ -389,10 +407,12 @@ def test_an_accepted_long_creditor_name_is_one_cause_naming_the_field(contract: 
     assert cause.rules == ("LIM-creditor-name-max-70", "SCH-maxLength")
     assert cause.title.startswith("`creditorName` (body) breaks maxLength")
     assert "was accepted (HTTP 201)" in cause.title
-    # the spec says: quotes only, the field's own row before the table of every payment name
-    first = cause.quote.split('" spec ')[0]
-    assert first.startswith('spec 2.7: "| `creditorName` | string | yes | at most 70')
-    assert cause.quote.index("`creditorName`, `ultimateDebtor`") > len(first)
+    # the spec says: the rule's own sentences, each once, as plain text; the field's own row
+    # before the table of every payment name; not the periodic body's whole sentence
+    assert cause.quote == (
+        'spec 2.7: "creditorName: string; yes; at most 70 characters"; '
+        'spec 8: "creditorName, ultimateDebtor: at most 70 characters; payments"'
+    )
 
 
 def test_a_break_of_another_field_family_or_rule_is_another_cause() -> None:
@@ -440,3 +460,155 @@ def test_the_limit_rules_titles_say_what_is_accepted(contract: Contract) -> None
     # no row says "the answer is 400" of a value its check sends to be accepted
     actions = " ".join(rule.action for rule in contract.rules)
     assert "; then of 70" not in actions and "; then of 140" not in actions
+
+
+# --- what the spec says, once and plain (issue 44 item 3) ---------------------------------------
+
+
+def test_a_quote_is_shown_as_plain_text_each_sentence_once(contract: Contract) -> None:
+    from conformance.contract import said_of
+
+    row = contract.quotes["2.7-ndct-creditorName"]
+    assert row.plain == "creditorName: string; yes; at most 70 characters"
+    assert contract.quotes["2.7-ndct-instructedAmount"].plain == "instructedAmount: object; yes"
+    assert contract.quotes["7-rule-6"].plain == contract.quotes["7-rule-6"].text
+    # the NCBCT row says the same with fewer words: said by the NDCT row; a label twice once
+    shown = said_of(["2.7-ndct-creditorName", "2.7-ncbct-creditorName", "2.7-ndct-creditorName"])
+    assert shown == 'spec 2.7: "creditorName: string; yes; at most 70 characters"'
+    assert "|" not in said_of(contract.quotes) and "`" not in said_of(contract.quotes)
+
+
+def test_only_the_quotes_of_the_broken_rule_are_kept() -> None:
+    from conformance.report.causes import specific_first
+
+    # the operation's sentence about its query, met on the way down to a body field: left out
+    assert specific_first(["4.3-E16", "2.7-ndct-creditorName", "8-names"], "creditorName") == (
+        "2.7-ndct-creditorName",
+        "8-names",
+    )
+    # the periodic body's whole sentence where a row of the field's own states it: left out
+    rule = ["8-names", "2.7-ndct-creditorName", "2.7-periodic-body"]
+    assert "2.7-periodic-body" not in specific_first(rule, "body /creditorName")
+    assert specific_first(["2.7-periodic-body"], "creditorName") == ("2.7-periodic-body",)
+    # a sentence naming nothing (a rule of spec 7) always stays
+    assert specific_first(["7-rule-2", "2.7-remittance-item"], "[0].reference") == (
+        "2.7-remittance-item",
+        "7-rule-2",
+    )
+
+
+def test_a_state_rules_title_names_the_state_and_the_operation(contract: Contract) -> None:
+    from conformance.checks import check_client_error
+    from conformance.generate import generate_scenarios
+    from conformance.suite.test_conformance import _findings
+
+    (scenario,) = [
+        s
+        for s in generate_scenarios(contract)
+        if s.id == "PC-ERR-6-pending-payment-not-deletable-rejected"
+    ]
+    deleted = exchange(204, {}, path="/v1/payments/norwegian-domestic-credit-transfers/p-1")
+    failure = failure_of(lambda: check_client_error(deleted)).for_scenario(scenario)
+    (finding,) = _findings(failure, scenario, "payments")
+    assert finding.title == (
+        "cancel the payment (PC: DELETE /v1/payments/{payment-product}/{payment-id}) given a "
+        "payment whose status (PS) reads PDNG: the request was accepted (HTTP 204), not refused "
+        "with a 4xx"
+    )
+
+
+# --- one break, one cause, across fields (issue 44 item 4) ---------------------------------------
+
+
+def _accepted_verdicts(contract: Contract, wanted: set[str]) -> list[ScenarioVerdict]:
+    """The verdicts of the ``wanted`` scenarios against a bank that accepts what they send."""
+    from conformance.generate import generate_scenarios
+    from conformance.suite.test_conformance import _findings
+
+    scenarios = [s for s in generate_scenarios(contract) if s.id in wanted]
+    assert len(scenarios) == len(wanted)
+    listed = []
+    for scenario in scenarios:
+        family = contract.operations[scenario.operation].family
+        findings = _findings(_accepted_failure(scenario), scenario, family)
+        facts = ScenarioFacts(
+            scenario.id, scenario.operation, scenario.rule, scenario.spec, "must", scenario.kind,
+            scenario.title, quotes=scenario.quotes,
+        )  # fmt: skip
+        listed.append(ScenarioVerdict(facts, FAILED, "accepted", findings=tuple(findings)))
+    return listed
+
+
+def test_a_long_iban_accepted_in_several_fields_of_a_family_is_one_cause(
+    contract: Contract,
+) -> None:
+    """``long-iban-accepted`` was one cause per IBAN field: the creditor's and the debtor's of
+    E17 and E18 are one cause of the payments, naming both fields; the sandbox's IBAN fields
+    (E7's creditor, a mock account's) one of the sandbox."""
+    payments = {
+        f"{op}-{side}Account.iban-maxLength-35-rejected"
+        for op in ("E17", "E18")
+        for side in ("creditor", "debtor")
+    }
+    sandbox = {"E7-0.creditorAccount.iban-maxLength-35-rejected", "SA-iban-maxLength-35-rejected"}
+    causes = causes_of(_accepted_verdicts(contract, payments | sandbox), "must")
+    assert [len(cause.scenarios) for cause in causes] == [4, 2]
+    first, second = causes
+    assert set(first.scenarios) == payments and set(second.scenarios) == sandbox
+    assert first.title.startswith(
+        "`creditorAccount.iban`, `debtorAccount.iban` (body) breaks maxLength (35 characters)"
+    )
+    assert second.title.startswith("`[*].creditorAccount.iban`, `iban` (body) breaks maxLength")
+
+
+def test_the_creditor_address_parts_of_one_operation_are_one_cause(contract: Contract) -> None:
+    """E17's creditorAddress parts accepting integers were a cause each; the object itself of
+    the wrong type, or another rule on a part, stays a cause of its own."""
+    parts = {
+        f"E17-creditorAddress.{part}-type-integer-rejected"
+        for part in ("street", "buildingNumber", "city")
+    }
+    others = {
+        "E17-creditorAddress-type-array-rejected",
+        "E17-creditorAddress.street-maxLength-71-rejected",
+    }
+    causes = causes_of(_accepted_verdicts(contract, parts | others), "must")
+    assert [len(cause.scenarios) for cause in causes] == [3, 1, 1]
+    assert set(causes[0].scenarios) == parts
+    for name in (
+        "`creditorAddress.street`",
+        "`creditorAddress.buildingNumber`",
+        "`creditorAddress.city`",
+    ):
+        assert name in causes[0].title
+
+
+def test_limit_zero_accepted_is_one_cause_whether_a_rule_row_or_the_schema_sent_it(
+    contract: Contract,
+) -> None:
+    """``no-limit-minimum`` was two causes, one without a field in its title: the rule row's
+    check (runners/rule/limits.py) names the break its schema scenario makes, `limit` below its
+    minimum."""
+    from conformance.checks import breaking, check_client_error
+    from conformance.generate import generate_scenarios
+    from conformance.problems import Breach
+    from conformance.suite.test_conformance import _findings
+
+    wanted = {"E3-LIM-limit-at-least-1-rejected", "E3-query.limit-minimum-0-rejected"}
+    listed = []
+    for scenario in [s for s in generate_scenarios(contract) if s.id in wanted]:
+        accepted = exchange(200, [], path="/v1/sandbox/accounts/a-1/transactions")
+        with (
+            pytest.raises(ConformanceFailure) as failed,
+            breaking(None if scenario.mutation else Breach("query", "limit", "minimum")),
+        ):
+            check_client_error(accepted)
+        findings = _findings(failed.value.for_scenario(scenario), scenario, "sandbox")
+        facts = ScenarioFacts(
+            scenario.id, scenario.operation, scenario.rule, scenario.spec, "must", scenario.kind,
+            scenario.title,
+        )  # fmt: skip
+        listed.append(ScenarioVerdict(facts, FAILED, "accepted", findings=tuple(findings)))
+    (cause,) = causes_of(listed, "must")
+    assert set(cause.scenarios) == wanted
+    assert cause.title.startswith("`limit` (query) breaks minimum: the request was accepted")

@@ -107,8 +107,12 @@ def test_check_json_body_returns_the_document_and_refuses_html() -> None:
     html = exchange(
         400, raw=b"<html>oops</html>", response_headers=(("Content-Type", "text/html"),)
     )
-    with pytest.raises(ConformanceFailure, match="text/html, not JSON"):
+    with pytest.raises(ConformanceFailure, match="text/html, not JSON") as failed:
         check_json_body(html)
+    # the cause's title reads as a sentence (not "the body is a body in text/html")
+    assert [problem.detail for problem in failed.value.problems] == [
+        "the body is text/html, not JSON"
+    ]
 
 
 def test_check_error_body_accepts_the_spec_7_body(contract: Contract) -> None:

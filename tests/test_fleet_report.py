@@ -18,7 +18,7 @@ from conformance.fleet.collect import collect_runs
 from conformance.fleet.merge import build_fleet, platform_threshold
 from conformance.fleet.outcome import JUDGED, NOT_RUN, TIMED_OUT, BankOutcome, read_outcome
 from conformance.fleet.render import render_fleet_html, render_fleet_markdown
-from conformance.fleet.trend import bank_trend_svg, platform_trend_svg
+from conformance.fleet.trend import bank_trend_svg, line_chart, platform_trend_svg
 
 SHARED = "cause-shared"
 OWN = "cause-own"
@@ -175,6 +175,32 @@ def test_the_first_and_last_rounds_labels_hang_inward(two_rounds: Path) -> None:
     labels = [text for text in svg.iter("{http://www.w3.org/2000/svg}text")
               if text.get("font-size") == "9"]  # fmt: skip
     assert [text.get("text-anchor") for text in labels] == ["start", "end"]
+
+
+def test_rounds_are_labelled_as_given_and_a_round_without_a_name_by_its_time(
+    tmp_path: Path,
+) -> None:
+    """Issue 44: the rounds named ``r1``/``r2`` (``--round``) read so in the pictures, not as
+    timestamps; a round named by its fleet's start time (no ``--round``) reads as that time."""
+    for round_name, day in (("r1", "27"), ("r2", "28"), ("2026-11-29T02:00:00+00:00", "29")):
+        folder = tmp_path / f"round-{day}" / "a"
+        started = f"2026-11-{day}T02:00:00+00:00"
+        _write_run(folder, "a", started, _cause(SHARED))
+        _outcome(folder, "a", JUDGED, "", started, round_name)
+    fleet = build_fleet(collect_runs([tmp_path]), tmp_path / "out")
+    for svg in (platform_trend_svg(fleet["platform_trend"]), bank_trend_svg(fleet["banks"][0])):
+        labels = [text.text for text in ElementTree.fromstring(svg).iter(
+            "{http://www.w3.org/2000/svg}text") if text.get("font-size") == "9"]  # fmt: skip
+        assert labels == ["r1", "r2", "11-29 02:00"]
+
+
+def test_a_cross_on_the_first_round_keeps_clear_of_the_axis_labels(two_rounds: Path) -> None:
+    """Issue 44: a no-verdict cross on the first round overlapped the axis's "0"."""
+    svg = ElementTree.fromstring(line_chart([], ["r1", "r2"], title="t", gaps=["not run", ""]))
+    ns = "{http://www.w3.org/2000/svg}"
+    zero = next(text for text in svg.iter(f"{ns}text") if text.text == "0")
+    cross = [float(line.get("x1", 0)) for g in svg.iter(f"{ns}g") for line in g.iter(f"{ns}line")]
+    assert min(cross) > float(zero.get("x", 0)) + 4
 
 
 def test_an_interrupted_run_is_a_partial_verdict(tmp_path: Path) -> None:

@@ -158,6 +158,32 @@ def test_mistakes_are_one_line(
     assert said in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("banks/*.toml", "banks/*.toml matches no profile"),
+        ("banks/nope.toml", "the profile banks/nope.toml does not exist"),
+        ("banks", "the profile banks is a folder, not a profile"),
+    ],
+)
+def test_a_profile_that_is_not_there_is_a_usage_error_and_nothing_is_written(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    given: str,
+    said: str,
+) -> None:
+    """Issue 44: ``fleet run profiles/banks/*.toml`` where nothing matches (the shell passes the
+    pattern on as it is) made a bank named ``*`` that stayed in the fleet's history."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "banks").mkdir()
+    profile = str(EXAMPLES / "gateway-bank.toml")
+    code = main(["fleet", "run", profile, given, "--reports", "fleet"])
+    assert code == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "fleet").exists()
+
+
 def test_the_command_runs_the_banks_then_writes_the_report(
     tmp_path: Path, stand_ins: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -52,6 +52,7 @@ FACT_NAMES = (
     "STATUS_SHOWN",
     "ERRORS_SHOWN",
     "BODY_CASES",
+    "FIELD_KINDS",
 )
 #: Facts whose value a literal elsewhere could copy (a one-string code is too common to scan:
 #: ``tpp_code="FORBIDDEN"`` is looked for instead).

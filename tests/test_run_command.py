@@ -113,6 +113,15 @@ def test_pytest_arguments_name_the_suite_the_reports_and_keep_the_users_last(
     assert args[args.index("--reports") + 1] == str(tmp_path)
     assert args[-4:] == ["-k", "E12", "-n", "0"]  # after our "-n auto": the user's wins
     assert args.index("auto") < len(args) - 4
+    # the terminal stays readable: the causes and one line per failed scenario, no pytest
+    # failure blocks (a --tb of the user's, after ours, brings them back), unless --verbose
+    assert {"--tb=no", "-rN", "--conformance-brief"} <= set(args)
+    verbose = pytest_arguments(
+        target=None, profile=None, cert=None, key=None, seed=7, strict=False, reports=tmp_path,
+        numprocesses=None, verbose=True, extra=["--", "--tb=long"],
+    )  # fmt: skip
+    assert not {"--tb=no", "-rN", "--conformance-brief"} & set(verbose)
+    assert verbose[-1] == "--tb=long"
 
 
 def test_the_run_identity_has_a_second_ca_named_outside_ascii(tmp_path: Path) -> None:
@@ -360,6 +369,33 @@ def test_a_bundled_runs_replay_works_as_printed(tmp_path: Path) -> None:
         if server.stdout is not None:
             server.stdout.close()
     assert "<<< HTTP 401" in done.stdout and "KID_MISSING" in done.stdout, done.stdout
+
+
+def test_a_failing_run_prints_its_causes_then_one_line_per_failed_scenario(
+    tmp_path: Path,
+) -> None:
+    """No pytest failure block by default: the cause (with its example exchange), then one line
+    per failed scenario; ``--verbose`` prints the blocks as well."""
+    selection = ("--", "-k", "E16 and creditor-name", "-n", "0")
+    brief = conformance_run(
+        "--reports", str(tmp_path / "brief"), "--fault", "long-creditor-name-accepted",
+        *selection, cwd=tmp_path,
+    )  # fmt: skip
+    output, _ = brief.communicate(timeout=300)
+    assert brief.returncode == 1, output
+    lines = output.splitlines()
+    cause = next(i for i, line in enumerate(lines) if line.startswith("CAUSE 1 ("))
+    failed = [i for i, line in enumerate(lines) if line.startswith("FAILED E16-")]
+    assert failed and cause < failed[0], output
+    assert "E16-LIM-creditor-name-max-70-rejected (cause-" in output
+    assert "= FAILURES =" not in output and "short test summary" not in output
+    verbose = conformance_run(
+        "--reports", str(tmp_path / "verbose"), "--fault", "long-creditor-name-accepted",
+        "--verbose", *selection, cwd=tmp_path,
+    )  # fmt: skip
+    output, _ = verbose.communicate(timeout=300)
+    assert verbose.returncode == 1, output
+    assert "= FAILURES =" in output and "failed scenarios (one line each)" not in output
 
 
 @pytest.mark.slow  # several whole runs: make test-slow

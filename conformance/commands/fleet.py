@@ -181,6 +181,23 @@ def _bank_faults(given: Sequence[str], folders: Sequence[str]) -> dict[str, tupl
     return faults
 
 
+def _existing(profiles: Sequence[Path]) -> list[Path]:
+    """The profiles given, each a file; a path that is none, or a pattern the shell passed on
+    as it is because it matched nothing (``profiles/banks/*.toml``), is a mistake of the command
+    line, said before anything is written."""
+    for path in profiles:
+        if path.is_file():
+            continue
+        if any(mark in str(path) for mark in "*?["):
+            raise ConformanceError(
+                f"{path} matches no profile (the shell passes a pattern that matches nothing "
+                "as it is): give the bank profiles' paths"
+            )
+        what = "is a folder, not a profile" if path.is_dir() else "does not exist"
+        raise ConformanceError(f"the profile {path} {what}")
+    return list(profiles)
+
+
 def _chosen(profiles: Sequence[Path], index: int | None) -> list[Path]:
     if index is None:
         return list(profiles)
@@ -206,8 +223,9 @@ def fleet_run(args: argparse.Namespace) -> int:
     check_numprocesses(args.numprocesses)
     if (args.fault or args.bank_fault) and not args.play:
         raise ConformanceError("--fault and --bank-fault switch on faults of --play's servers")
+    profiles = _existing(args.profiles)
     reports = writable_reports(args.reports.resolve())
-    banks = banks_of(_chosen(args.profiles, args.index))
+    banks = banks_of(_chosen(profiles, args.index))
     run_args = [
         *(["--smoke"] if args.smoke else []),
         *(["--strict"] if args.strict else []),

@@ -144,6 +144,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="bundled reference server only: switch on one of its deliberate faults "
         "(repeatable; python -m reference_server --list-faults)",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print pytest's failure block of every failed scenario (its whole exchange) before "
+        "the causes, as `-- --tb=long` does; by default the terminal gives the causes, then one "
+        "line per failed scenario, and the reports keep every exchange",
+    )
     add_list_faults(parser)
     add_seal_arguments(parser)
     parser.add_argument(
@@ -254,9 +261,11 @@ def pytest_arguments(
     baseline: str | None = None,
     scenarios: Path | None = None,
     traffic: bool = False,
+    verbose: bool = False,
     extra: Sequence[str] = (),
 ) -> list[str]:
-    """The pytest command line of a run (the user's ``extra`` last, so that theirs win)."""
+    """The pytest command line of a run (the user's ``extra`` last, so that theirs win: a
+    ``--tb`` or ``-r`` there brings pytest's failure blocks or short summary back)."""
     # Verdicts come with their own messages, so pytest's assertion rewriting is not needed (and
     # the modules this process imported before pytest.main could not be rewritten anyway: a
     # warning); the cache would land in the installed package. The pytest plugins that Faker
@@ -287,6 +296,9 @@ def pytest_arguments(
     args += [_PLUGIN_FLAG["baseline"], baseline] if baseline else []
     args += ["--conformance-scenarios", str(scenarios)] if scenarios else []
     args += [_PLUGIN_FLAG["traffic"]] if traffic else []
+    # The terminal stays readable: the causes, then one line per failed scenario (the plugin's
+    # list), not pytest's failure block of each (hundreds of thousands of lines for one bug).
+    args += [] if verbose else ["--tb=no", "-rN", "--conformance-brief"]
     extra = list(extra)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -482,6 +494,7 @@ def run(args: argparse.Namespace) -> int:
                 baseline=_absolute(args.baseline),
                 scenarios=rerun,
                 traffic=args.traffic,
+                verbose=args.verbose,
                 extra=args.pytest_args,
             )
             checked = PreflightDone.naming(

@@ -41,6 +41,7 @@ from conformance.contract.model import (
     Response,
     Rule,
     operation_order,
+    said,
 )
 from conformance.contract.router import Router
 from conformance.contract.validators import ContractValidator, inline_refs
@@ -62,6 +63,8 @@ __all__ = [
     "load_contract",
     "operation_order",
     "quoted",
+    "said",
+    "said_of",
 ]
 
 #: ``schemas/`` of the checkout, beside the ``conformance`` package.
@@ -295,6 +298,11 @@ def _resolved(root: Path) -> Path:
 @functools.cache
 def _load_cached(root: Path) -> Contract:
     return Contract(root, load(root))
+
+
+def said_of(labels: Iterable[str], contract: Contract | None = None) -> str:
+    """What the quotes of ``labels`` say, each sentence once, as plain text (:func:`said`)."""
+    return said(quoted(labels, contract))
 
 
 def quoted(labels: Iterable[str], contract: Contract | None = None) -> tuple[Quote, ...]:

@@ -26,6 +26,7 @@ __all__ = [
     "BASKET_LISTED",
     "BODY_CASES",
     "ERRORS_SHOWN",
+    "FIELD_KINDS",
     "NOT_ACCEPTED",
     "PAYMENT_STATUSES",
     "PAYMENT_STYLE_FAMILIES",
@@ -35,6 +36,7 @@ __all__ = [
     "BodyCase",
     "basket_worst_status",
     "body_case",
+    "field_kind",
 ]
 
 
@@ -48,6 +50,34 @@ def _roles() -> Mapping[str, str]:
 #: The PSD2 role a certificate must carry, when it carries roles at all, per operation family
 #: (``schemas/families.json``; spec 5 states none: our reading).
 ROLE_OF_FAMILY: Mapping[str, str] = _roles()
+
+
+def _field_kinds() -> Mapping[str, str]:
+    """``schemas/families.json``'s kinds of value, read once when this module is imported."""
+    path = data_directory("schemas") / "families.json"
+    table = json.loads(path.read_text("utf-8"))["fieldKinds"]
+    return MappingProxyType({str(name): str(kind) for name, kind in table.items()})
+
+
+#: Kinds of value several body fields share (``schemas/families.json``): a field's name
+#: (``iban``), or an object's name and ``.*`` for its members (``creditorAddress.*``) → the kind
+#: in words. Spec 8 bounds ``bban`` and ``iban`` once for every account reference; spec 2.7
+#: shows the creditor address's parts in one row.
+FIELD_KINDS: Mapping[str, str] = _field_kinds()
+
+
+def field_kind(names: Iterable[str]) -> str:
+    """The key of :data:`FIELD_KINDS` a body field belongs to, given its names from the top
+    (``["creditorAccount", "iban"]`` → ``iban``; ``["creditorAddress", "street"]`` →
+    ``creditorAddress.*``), or "" for a field of no shared kind."""
+    path = list(names)
+    if path and path[-1] in FIELD_KINDS:
+        return path[-1]
+    for name in reversed(path[:-1]):
+        if f"{name}.*" in FIELD_KINDS:
+            return f"{name}.*"
+    return ""
+
 
 #: Families whose error bodies may carry ``tppMessages`` (spec 2.6, spec 7 code list), and
 #: whose schema export names the payment error body. The code list is stated for "payment

@@ -4,7 +4,7 @@ quotes of the spec."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from urllib.parse import quote
@@ -46,6 +46,33 @@ class Quote:
     label: str
     spec: str
     text: str
+
+    @property
+    def plain(self) -> str:
+        """The sentence as a reader sees it, not as Markdown: no backticks or bold marks, and a
+        table row's cells as ``creditorName: string; yes; at most 70 characters`` (the first
+        cell names what the row is about; empty cells left out)."""
+        plain = self.text.replace("`", "").replace("**", "").strip()
+        if not (plain.startswith("|") and plain.endswith("|")):
+            return plain
+        cells = [cell.strip() for cell in plain.strip("|").split("|") if cell.strip()]
+        return f"{cells[0]}: {'; '.join(cells[1:])}" if len(cells) > 1 else "".join(cells)
+
+
+def said(quotes: Iterable[Quote]) -> str:
+    """What the spec says, as the reports show it: ``spec 2.7: "creditorName: ..."; spec 8:
+    "..."``. Each sentence once, as plain text (:attr:`Quote.plain`), naming its spec part; a
+    sentence that another one shown contains (the same row of a table with fewer words) is said
+    by that one."""
+    texts: dict[str, str] = {}
+    for each in quotes:
+        texts.setdefault(each.plain, each.spec)
+    kept = [
+        (spec, text)
+        for text, spec in texts.items()
+        if not any(text != other and text in other for other in texts)
+    ]
+    return "; ".join(f'{spec}: "{text}"' for spec, text in kept)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from conformance.contract import quoted
+from conformance.contract import said_of
 
 if TYPE_CHECKING:
     from conformance.contract import Contract
@@ -125,5 +125,5 @@ def grade_flow(contract: Contract, name: str) -> Grade:
 
 def quote_text(labels: Iterable[str]) -> str:
     """The quotes of ``labels`` as a report shows them: ``spec 7 rule 2: "When a KID ..."``,
-    each naming its own spec part ("" for none)."""
-    return " ".join(f'{quote.spec}: "{quote.text}"' for quote in quoted(labels))
+    each sentence once, as plain text, naming its own spec part ("" for none)."""
+    return said_of(labels)

@@ -6,6 +6,7 @@ is a grey cross on the axis, never a zero that would read as "all passed"."""
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,9 @@ __all__ = ["Series", "bank_trend_svg", "line_chart", "platform_trend_svg"]
 
 _RED, _AMBER, _GREY, _BLUE = "#d93025", "#f5a623", "#9e9e9e", "#1a73e8"
 _MARGIN_LEFT, _MARGIN_RIGHT, _MARGIN_TOP, _MARGIN_BOTTOM = 34, 12, 12, 30
+#: How far the first and last points stand in from the axes, so that a no-verdict cross on the
+#: first round does not overlap the axis's "0".
+_INSET = 10
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,8 @@ def line_chart(
     plot_h = height - _MARGIN_TOP - _MARGIN_BOTTOM
 
     def x(index: int) -> float:
-        return _MARGIN_LEFT + (plot_w / 2 if count == 1 else plot_w * index / (count - 1))
+        inner = plot_w - 2 * _INSET
+        return _MARGIN_LEFT + _INSET + (inner / 2 if count == 1 else inner * index / (count - 1))
 
     def y(value: int) -> float:
         return _MARGIN_TOP + plot_h * (1 - value / top)
@@ -134,10 +139,23 @@ def _short(started: str) -> str:
     return started[5:16].replace("T", " ") if len(started) >= 16 else started
 
 
+#: A round named by the time its fleet started (``fleet run`` without ``--round``).
+_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+
+
+def _round_label(point: Mapping[str, Any]) -> str:
+    """A point's label: its round as given (``--round r1``); a round named by its start time,
+    or none, as that time, short."""
+    name = str(point.get("round") or "")
+    if not name or _STAMP.match(name):
+        return _short(name or str(point["started"]))
+    return name
+
+
 def bank_trend_svg(bank: Mapping[str, Any]) -> str:
     """One bank's must and should causes per run (a fleet document's bank entry)."""
     trend = bank["trend"]
-    labels = [_short(point["started"]) for point in trend]
+    labels = [_round_label(point) for point in trend]
     gaps = ["" if point["verdict"] else point["status"] for point in trend]
     return line_chart(
         [
@@ -158,7 +176,7 @@ def bank_trend_svg(bank: Mapping[str, Any]) -> str:
 
 def platform_trend_svg(points: Sequence[Mapping[str, Any]]) -> str:
     """The platform's causes and the banks without a verdict, per round."""
-    labels = [_short(point["started"]) for point in points]
+    labels = [_round_label(point) for point in points]
     return line_chart(
         [
             Series("platform causes", _RED, tuple(point["platform"] for point in points)),

@@ -82,6 +82,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "it is gone, every process stops after its current test and the verdict is INTERRUPTED",
     )
     group.addoption(
+        "--conformance-brief",
+        action="store_true",
+        default=False,
+        help="after the causes, list the failed scenarios one line each (at most 100, then how "
+        "many more); conformance run gives it with pytest's --tb=no -rN unless --verbose, so "
+        "that the terminal shows no failure blocks (the reports keep every exchange)",
+    )
+    group.addoption(
         "--conformance-evidence",
         action="store_true",
         default=False,
@@ -97,6 +105,11 @@ def is_worker(config: pytest.Config) -> bool:
 def given_on_command_line(config: pytest.Config) -> bool:
     """Whether the user pointed the run at a target (so it should be checked before it starts)."""
     return config.getoption("target") is not None or config.getoption("profile") is not None
+
+
+def brief_run(config: pytest.Config) -> bool:
+    """Whether the terminal lists the failed scenarios itself (``--conformance-brief``)."""
+    return bool(config.getoption("conformance_brief"))
 
 
 def strict_run(config: pytest.Config) -> bool:

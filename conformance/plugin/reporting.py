@@ -16,10 +16,10 @@ from conformance.exchange import replay_program
 from conformance.findings import ShouldFindings
 from conformance.plugin.cleanup import cleanup_requested, note_creations, write_summary
 from conformance.plugin.collection import FACTS
-from conformance.plugin.options import COLLECTOR, SEED, is_worker, strict_run
+from conformance.plugin.options import COLLECTOR, SEED, brief_run, is_worker, strict_run
 from conformance.plugin.timings import exchange_timings
 from conformance.report.baseline import baseline_lines
-from conformance.report.causes import causes_summary, terminal_lines
+from conformance.report.causes import causes_summary, scenario_lines, terminal_lines
 from conformance.report.compliance_page import (
     interrupted_head,
     not_judged_lines,
@@ -251,6 +251,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         document = json.loads(collector.written[0].read_text(encoding="utf-8"))
     _write_findings(terminalreporter, config, document)
     _write_not_judged(terminalreporter, collector.verdicts.values())
+    if brief_run(config):
+        _write_failed_scenarios(terminalreporter, collector.verdicts.values())
     _write_run_end(terminalreporter, config, collector)
 
 
@@ -303,6 +305,16 @@ def _write_not_judged(terminalreporter: Any, verdicts: Iterable[ScenarioVerdict]
         terminalreporter.section("waived by the profile (not run, not passed)", sep="-")
         for reason, count in waived:
             terminalreporter.line(f"WAIVED {count} scenario(s): {reason}")
+
+
+def _write_failed_scenarios(terminalreporter: Any, verdicts: Iterable[ScenarioVerdict]) -> None:
+    """``--conformance-brief``: after the causes, one line per failed scenario (pytest's failure
+    blocks and its short summary are off: the reports keep each whole exchange)."""
+    lines = scenario_lines(verdicts)
+    if lines:
+        terminalreporter.section("failed scenarios (one line each)", sep="-", red=True)
+        for line in lines:
+            terminalreporter.line(line)
 
 
 def _write_run_end(

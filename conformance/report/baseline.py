@@ -124,9 +124,10 @@ def judge_baseline(
     today: dt.date,
 ) -> dict[str, Any]:
     """The baseline against a run's causes and scenario verdicts (compliance.json's):
-    ``entries`` with their status, the ``new`` causes (not in the baseline), the ``expired``
-    entries, and ``holds``: whether the run's failures are all known and no entry expired (the
-    run then passes on them)."""
+    ``entries`` with their status, the ``new`` causes (not in the baseline at all), the
+    ``expired`` entries (a cause that showed under one is expired, not new), and ``holds``:
+    whether the run's failures are all known and no entry expired (the run then passes on
+    them)."""
     counted = [c for c in causes if c["level"] == "must" or strict]
     shown = {cause["id"] for cause in counted}
     verdicts = {str(item["id"]): str(item["verdict"]) for item in scenarios}
@@ -151,8 +152,9 @@ def judge_baseline(
                 "note": known.note,
             }
         )
-    accepted = {known.cause for known in baseline.known if known.expires >= today}
-    new = sorted(shown - accepted)
+    # an expired entry's cause is not new: it is in the baseline, past its date (it breaks the
+    # baseline as "expired", whether it showed or not)
+    new = sorted(shown - {known.cause for known in baseline.known})
     expired = [entry["cause"] for entry in entries if entry["status"] == EXPIRED]
     uncovered = _failed_without_cause(counted, scenarios, strict)
     return {
@@ -192,16 +194,25 @@ def baseline_lines(document: Mapping[str, Any]) -> list[str]:
         if counts.get(status)
     )
     head = "BASELINE HOLDS" if said["holds"] else "BASELINE BROKEN"
+    expired = len(said["expired"])
+    past = (
+        f"{expired} entr{'y' if expired == 1 else 'ies'} past its expiry date; " if expired else ""
+    )
     lines = [
-        f"{head} ({said['file']}): {len(said['new'])} new cause(s) not in it; "
+        f"{head} ({said['file']}): {len(said['new'])} new cause(s) not in it; {past}"
         f"its {len(said['entries'])} entries: {known or 'none'}"
     ]
     lines += [f"  NEW {cause}" for cause in said["new"]]
     lines += [f"  FAILED WITHOUT A CAUSE {scenario}" for scenario in said["uncovered"]]
-    for entry in said["entries"]:
-        if entry["status"] != OBSERVED:
-            lines.append(
-                f"  {entry['status'].upper()} {entry['cause']} (owner {entry['owner']}, "
-                f"ticket {entry['ticket']}, expires {entry['expires']})"
-            )
+    lines += [_entry_line(entry) for entry in said["entries"] if entry["status"] != OBSERVED]
     return lines
+
+
+def _entry_line(entry: Mapping[str, Any]) -> str:
+    """``  EXPIRED cause-... (owner Kari, ticket BANK-1, expired 2026-03-31; its cause showed in
+    this run)``, or the entry's other status with its expiry date."""
+    who = f"owner {entry['owner']}, ticket {entry['ticket']}"
+    if entry["status"] != EXPIRED:
+        return f"  {entry['status'].upper()} {entry['cause']} ({who}, expires {entry['expires']})"
+    showed = "; its cause showed in this run" if entry["seen"] else ""
+    return f"  EXPIRED {entry['cause']} ({who}, expired {entry['expires']}{showed})"

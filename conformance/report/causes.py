@@ -14,9 +14,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.contract import quoted
+from conformance.contract import quoted, said
+from conformance.problems import normalised_place
 from conformance.report.masking import scrub
 from conformance.report.verdicts import (
+    ERROR,
     FAILED,
     Finding,
     ScenarioFacts,
@@ -25,10 +27,12 @@ from conformance.report.verdicts import (
 )
 
 __all__ = [
+    "LISTED_SCENARIOS",
     "SHOWN_SCENARIOS",
     "Cause",
     "causes_of",
     "causes_summary",
+    "scenario_lines",
     "spec_quote",
     "specific_first",
     "terminal_lines",
@@ -36,6 +40,9 @@ __all__ = [
 
 #: How many of a cause's scenarios the terminal names before "and N more".
 SHOWN_SCENARIOS = 5
+#: How many failed scenarios the terminal lists, one line each, before "and N more": a run
+#: with hundreds of failures stays a few hundred lines (compliance.md lists every one).
+LISTED_SCENARIOS = 100
 #: How many lines of the example exchange the terminal shows.
 _EXCHANGE_LINES = 24
 
@@ -44,27 +51,57 @@ _NAMED = re.compile(r"`([^`]+)`")
 _INDICES = re.compile(r"\[[^\]]*\]")
 
 
+#: A quote naming more things than this lists a whole body or table (the periodic body's
+#: sentence) rather than stating the rule of one field.
+_LISTING = 3
+
+
 def specific_first(labels: Sequence[str], place: str) -> tuple[str, ...]:
-    """The quote labels with the most specific sentence first: those that name ``place`` (a
-    field's dotted path, a header: its last name, in backticks) before those that do not, and
-    among them the one naming fewest other things first (``creditorName``'s own row of its body
-    before the table of every payment name); otherwise in their order. ``place`` may be a
-    report's (``body /creditorName``): its last name counts."""
+    """The quote labels that state the rule broken at ``place``, the most specific sentence
+    first: those that name ``place`` (a field's dotted path, a header: its last name, in
+    backticks) before those that do not, and among them the one naming fewest other things
+    first (``creditorName``'s own row of its body before the table of every payment name);
+    otherwise in their order. ``place`` may be a report's (``body /creditorName``): its last
+    name counts.
+
+    Only the rule's own sentences are kept: where a quote names ``place``, one that names other
+    things but not it is left out (the operation's sentence about its query, met on the way down
+    to a body field), and so is a sentence listing a whole body where a quote of the place's own
+    states it. A sentence that names nothing (a rule of spec 7) always stays."""
     words = re.split(r"[\s./]+", _INDICES.sub("", place).strip())
     name = next((word for word in reversed(words) if word), "").lower()
     texts = {quote.label: quote.text for quote in quoted(labels)}
+    named = {
+        label: [_INDICES.sub("", token).lower() for token in _NAMED.findall(texts.get(label, ""))]
+        for label in labels
+    }
+
+    def names_place(label: str) -> bool:
+        return bool(name) and any(token.endswith(name) for token in named[label])
+
+    unique = list(dict.fromkeys(labels))
+    naming = [label for label in unique if names_place(label)]
+    if naming:
+        own = [label for label in naming if len(named[label]) <= _LISTING] or naming
+        unique = [label for label in unique if label in own or not named[label]]
 
     def key(label: str) -> tuple[bool, int]:
-        named = [_INDICES.sub("", token).lower() for token in _NAMED.findall(texts.get(label, ""))]
-        names_place = bool(name) and any(token.endswith(name) for token in named)
-        return (not names_place, len(named) if names_place else 0)
+        return (not names_place(label), len(named[label]) if names_place(label) else 0)
 
-    return tuple(sorted(dict.fromkeys(labels), key=key))
+    return tuple(sorted(unique, key=key))
+
+
+def _place_of(title: str) -> str:
+    """The place a finding's title starts with (```creditorName` (body) breaks ...``), or ""."""
+    found = _NAMED.match(title)
+    return found.group(1) if found else ""
 
 
 def spec_quote(facts: ScenarioFacts, finding: Finding) -> str:
-    """The verbatim sentence or table row of interface.md that states what ``finding`` broke in
-    the scenario of ``facts``, for its cause's entry; "" where none is known.
+    """What interface.md says that ``finding`` broke in the scenario of ``facts``, for its
+    cause's entry: each sentence once, as plain text, naming its spec part
+    (``conformance.contract.said``), only the rule's own (:func:`specific_first`); "" where
+    none is known.
 
     The one place the reports get a cause's quote from: the finding's quote labels, else its
     scenario's, resolved to text through ``conformance.contract`` (``quotes.json``). A should
@@ -73,8 +110,8 @@ def spec_quote(facts: ScenarioFacts, finding: Finding) -> str:
     """
     if finding.level != "must" or finding.promise:
         return ""
-    labels = finding.quotes or facts.quotes
-    return " ".join(f'{quote.spec}: "{quote.text}"' for quote in quoted(labels))
+    labels = specific_first(finding.quotes or facts.quotes, _place_of(finding.title))
+    return said(quoted(labels))
 
 
 @dataclass(frozen=True)
@@ -154,7 +191,7 @@ def _cause(
     return Cause(
         id=cause,
         level=level,
-        title=finding.title,
+        title=_naming_every_place(finding.title, [found.title for _, found in pairs]),
         spec=finding.spec,
         quote=spec_quote(example.facts, finding),
         # one cause can rest on several readings (a basket's code list, an error body the spec
@@ -168,6 +205,17 @@ def _cause(
         reproduce=scrub(example.reproduce),
         promise=finding.promise,
     )
+
+
+def _naming_every_place(title: str, titles: Sequence[str]) -> str:
+    """The example's title naming every place its cause's findings broke: one rule broken on
+    an IBAN in two fields of a family is one cause (``conformance.problems.Breach.key``), titled
+    ```creditorAccount.iban`, `debtorAccount.iban` (body) breaks maxLength ...``."""
+    place = _place_of(title)
+    places = list(dict.fromkeys(normalised_place(_place_of(other)) for other in titles))
+    if not place or len(places) < 2 or "" in places:
+        return title
+    return ", ".join(f"`{each}`" for each in places) + title.removeprefix(f"`{place}`")
 
 
 def causes_summary(causes: Sequence[Mapping[str, Any]], level: str) -> str:
@@ -220,3 +268,26 @@ def _request_and_answer(lines: Sequence[str]) -> list[str]:
     if answer is None or answer == 0:
         return list(lines)
     return [lines[0], "(request headers, signing string and body: compliance.md)", *lines[answer:]]
+
+
+def scenario_lines(verdicts: Iterable[ScenarioVerdict], most: int = LISTED_SCENARIOS) -> list[str]:
+    """The failed and erred scenarios, one line each (``FAILED E16-... (cause-1a2b3c4d): why``),
+    at most ``most`` of them and then one line saying how many more there are and where they
+    are all listed; printed after the causes, which say what broke."""
+    listed = sorted(
+        (verdict for verdict in verdicts if verdict.verdict in (FAILED, ERROR)),
+        key=lambda verdict: (verdict.verdict != FAILED, verdict.facts.id),
+    )
+    lines = []
+    for verdict in listed[:most]:
+        causes = dict.fromkeys(
+            found.cause for found in verdict.findings if found.cause and found.level == "must"
+        )
+        named = f" ({', '.join(causes)})" if causes else ""
+        lines.append(f"{verdict.verdict.upper()} {verdict.facts.id}{named}: {verdict.reason}")
+    if len(listed) > most:
+        lines.append(
+            f"... and {len(listed) - most} more (compliance.md lists every one; "
+            "conformance run --last-failed runs them again)"
+        )
+    return lines

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.contract import Quote, said
 from conformance.report.baseline import baseline_lines
 from conformance.report.causes import causes_summary
 from conformance.report.eligibility import eligibility_line
@@ -117,8 +118,10 @@ def _quoted(
         return f"(not the spec) promised by the bank: {promise}"
     labels = (finding or {}).get("quotes") or scenario.get("quotes", ())
     quotes = document.get("quotes", {})
-    return " ".join(
-        f'{quotes[label]["spec"]}: "{quotes[label]["text"]}"' for label in labels if label in quotes
+    return said(
+        Quote(label, quotes[label]["spec"], quotes[label]["text"])
+        for label in labels
+        if label in quotes
     )
 
 

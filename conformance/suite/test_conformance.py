@@ -111,7 +111,7 @@ def _of_problems(
     return [
         Finding(
             level,
-            scrub(_detail(problem.check, problem.detail, breach)),
+            scrub(_detail(problem.check, problem.detail, breach, scenario)),
             failure.spec,
             reading,
             specific_first(quotes, _place(problem.check, problem.place, breach)),
@@ -127,11 +127,25 @@ def _place(check: str, place: str, breach: Breach | None) -> str:
     return breach.place if check == ACCEPTED and breach is not None else place
 
 
-def _detail(check: str, detail: str, breach: Breach | None) -> str:
-    """An acceptance names what the request broke (its cause is that break)."""
+def _detail(check: str, detail: str, breach: Breach | None, scenario: Scenario) -> str:
+    """An acceptance names what the request broke (its cause is that break); where no field
+    broke (a rule on a state: deleting a payment in PDNG), what was done in which state."""
     if check == ACCEPTED and breach is not None:
         return f"{breach.words()}: {detail}"
+    if check == ACCEPTED:
+        done = _state_and_operation(scenario)
+        return f"{done}: {detail}" if done else detail
     return detail
+
+
+def _state_and_operation(scenario: Scenario) -> str:
+    """``cancel the payment (PC: DELETE ...) given a payment whose status (PS) reads PDNG``:
+    a rule row's action and the first clause of its precondition ("" for another scenario)."""
+    action = str(scenario.param("action", "") or "")
+    state = str(scenario.param("precondition", "") or "").split(";", 1)[0].strip()
+    if not action:
+        return ""
+    return f"{action} given {state}" if state and state != "none" else action
 
 
 def _reported_text(failure: ConformanceFailure, judged: Sequence[Exchange], ctx: RunContext) -> str:

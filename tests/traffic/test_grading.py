@@ -33,7 +33,7 @@ def test_stated_is_must_with_its_quotes_and_the_rest_should_with_its_reading() -
 def test_a_quote_is_the_text_of_quotes_json_naming_its_spec_part(contract: Contract) -> None:
     text = quote_text(("7-rule-2", "intro-json"))
     assert text == (
-        f'spec 7 rule 2: "{contract.quotes["7-rule-2"].text}" '
+        f'spec 7 rule 2: "{contract.quotes["7-rule-2"].text}"; '
         'spec introduction: "Request and response bodies are JSON."'
     )
     assert quote_text(()) == ""
