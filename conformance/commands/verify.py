@@ -20,8 +20,11 @@ def register(subparsers: Subparsers) -> None:
         "<reports>/evidence/): the detached JWS seal over manifest.json and its certificate "
         "chain (x5c), each file against its sealed digest and no file added, the scenario "
         "verdicts of verdicts.json against compliance.json, and the traffic judge's verdict on "
-        "every kept exchange recomputed and compared with the sealed one. Exit 0 when all "
-        "holds, 1 with a line per difference.",
+        "every kept exchange recomputed and compared with the sealed one. The chain is validated "
+        "at the time of verification (RFC 5280: CAs above the seal's certificate, key usage, "
+        "validity now, not at the sealer's sealed_at). Exit 0 when all holds and the chain "
+        "leads to a --trust CA (VERIFIED), 1 with a line per difference, 3 when nothing "
+        "differs but who sealed the record could not be established (no --trust).",
     )
     parser.add_argument("folder", type=Path, metavar="DIR", help="the evidence folder")
     parser.add_argument(
@@ -31,7 +34,8 @@ def register(subparsers: Subparsers) -> None:
         default=[],
         metavar="CA.pem",
         help="a CA the seal's chain must lead to (repeatable); without it the chain is checked "
-        "within itself only, and the report says so",
+        "within itself only, who sealed the record is not established, and verify never says "
+        "VERIFIED (exit 3)",
     )
     parser.add_argument(
         "--profile",
@@ -76,5 +80,13 @@ def run(args: argparse.Namespace) -> int:
     if result.verified:
         print(f"VERIFIED: the seal, every file and {result.rejudged} exchanges judged again agree")
         return 0
-    print(f"NOT VERIFIED: {len(result.problems)} difference(s)")
-    return 1
+    if not result.consistent:
+        print(f"NOT VERIFIED: {len(result.problems)} difference(s)")
+        return 1
+    for what in result.unestablished:
+        print(f"NOT ESTABLISHED {what}")
+    print(
+        f"NOT VERIFIED: the seal, every file and {result.rejudged} exchanges judged again agree "
+        "with each other, but the record is not established as its sealer's"
+    )
+    return 3

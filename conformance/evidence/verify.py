@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,14 @@ from conformance.evidence.record import (
     scenario_verdicts,
 )
 from conformance.evidence.rejudge import judge_kept
-from conformance.evidence.sealing import checked_chain, verified_seal
+from conformance.evidence.sealing import checked_chain, own_root, verified_seal
 from conformance.report.compliance import COMPLIANCE_JSON
 from conformance.report.exchange_record import EXCHANGES_DIR, exchanges_file
 
 __all__ = ["Verification", "verify_record"]
+
+#: How far ahead of this machine's clock a sealer's clock may be.
+_CLOCK_SKEW = timedelta(minutes=5)
 
 
 @dataclass
@@ -41,11 +44,20 @@ class Verification:
     sealed_by: str = ""
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: What the check could not establish (who sealed the record, without a trusted CA): the
+    #: record is then not verified, though nothing in it differs.
+    unestablished: list[str] = field(default_factory=list)
     rejudged: int = 0
 
     @property
-    def verified(self) -> bool:
+    def consistent(self) -> bool:
+        """Nothing differs: the seal, the files and the verdicts agree with each other."""
         return not self.problems
+
+    @property
+    def verified(self) -> bool:
+        """Nothing differs, and the seal leads to a CA the verifier trusts."""
+        return not self.problems and not self.unestablished
 
 
 def verify_record(
@@ -69,18 +81,54 @@ def verify_record(
     except (ConformanceError, UnicodeDecodeError) as error:
         result.problems.append(f"seal: {getattr(error, 'message', error)}")
         return result
-    manifest = json.loads(manifest_bytes)
     result.sealed_by = chain[0].subject.rfc4514_string()
-    sealed_at = datetime.fromisoformat(str(manifest["sealed_at"]))
-    result.problems += [f"chain: {problem}" for problem in checked_chain(chain, sealed_at, trust)]
+    now = datetime.now(UTC)
+    result.problems += [f"chain: {problem}" for problem in checked_chain(chain, now, trust)]
     if not trust:
-        result.notes.append("the chain is not checked against a CA you trust (give --trust CA.pem)")
+        result.unestablished.append(
+            "who sealed it: the chain is checked within itself only, not against a CA you trust "
+            "(give --trust CA.pem), so anyone could have sealed this record"
+        )
+        if not own_root(chain):
+            result.unestablished.append(
+                f"the chain: it ends at {chain[-1].subject.rfc4514_string()}, whose issuer "
+                "the record does not hold, so its certificates are not validated at all"
+            )
+    manifest = _manifest(manifest_bytes, now, result)
+    if manifest is None:
+        return result
     _check_previous(manifest, previous, result)
     _check_files(folder, manifest, result)
     if result.problems:
         return result  # an edited or missing file: re-judging it would say nothing more
     _check_verdicts(folder, manifest, profile, result)
     return result
+
+
+def _manifest(data: bytes, now: datetime, result: Verification) -> dict[str, Any] | None:
+    """The sealed manifest, or None with a problem said when it is not one (not JSON, not an
+    object, ``files`` not an object, ``sealed_at`` not a date or later than ``now``)."""
+    try:
+        manifest = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        result.problems.append(f"{MANIFEST}: not JSON ({error})")
+        return None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        result.problems.append(f"{MANIFEST}: not a manifest (an object with a files object)")
+        return None
+    try:
+        sealed_at = datetime.fromisoformat(str(manifest["sealed_at"]))
+    except (KeyError, ValueError) as error:
+        result.problems.append(f"{MANIFEST}: sealed_at is missing or not a date ({error})")
+        return None
+    if sealed_at.tzinfo is None:
+        sealed_at = sealed_at.replace(tzinfo=UTC)
+    if sealed_at > now + _CLOCK_SKEW:
+        result.problems.append(
+            f"{MANIFEST}: sealed_at {sealed_at.isoformat()} is later than now "
+            f"({now.isoformat(timespec='seconds')})"
+        )
+    return manifest
 
 
 def _check_previous(manifest: dict[str, Any], previous: Path | None, result: Verification) -> None:
@@ -97,7 +145,7 @@ def _check_previous(manifest: dict[str, Any], previous: Path | None, result: Ver
 
 
 def _check_files(folder: Path, manifest: dict[str, Any], result: Verification) -> None:
-    files: dict[str, str] = manifest.get("files", {})
+    files: dict[str, str] = manifest["files"]
     for name, sealed in files.items():
         path = folder / name
         if not path.is_file():
