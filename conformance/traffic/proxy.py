@@ -28,6 +28,7 @@ import socket
 import ssl
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,6 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from conformance.contract import framing
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 
@@ -179,6 +181,28 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self.timeout = self.server.read_timeout  # type: ignore[misc]
         super().setup()
 
+    def parse_request(self) -> bool:
+        """``http.server``'s parse, its header lines kept and then checked as the reference server
+        checks them (:mod:`conformance.contract.framing`): a malformed, folded or cut-off header
+        block, or an HTTP/0.9 request, is refused with 400 and never forwarded."""
+        recorder = _LineRecorder(self.rfile)
+        self.rfile = recorder  # type: ignore[assignment]
+        try:
+            parsed = super().parse_request()
+        finally:
+            self.rfile = recorder.stream
+        if not parsed:
+            return False
+        if self.request_version == "HTTP/0.9":
+            self.request_version = "HTTP/1.1"  # else the refusal goes without a status line
+            self._refuse(400, "HTTP/0.9 requests are not supported", code="BAD_REQUEST")
+            return False
+        problem = framing.header_block_problem(recorder.lines)
+        if problem is not None:
+            self._refuse(400, f"a malformed request head: {problem}", code="BAD_REQUEST")
+            return False
+        return True
+
     def finish(self) -> None:
         with contextlib.suppress(OSError):
             super().finish()
@@ -193,12 +217,20 @@ class ProxyHandler(BaseHTTPRequestHandler):
         at = datetime.now(UTC)
         started = time.perf_counter()
         received = list(self.headers.raw_items())
-        body = self._read_body(received)
+        if not self.path.isascii():
+            self._refuse(400, "the request target is not ASCII (RFC 9112 3.2)", code="BAD_REQUEST")
+            return
+        try:
+            framed = framing.body_framing(received)
+        except framing.FramingError as error:
+            self._refuse(400, error.message, code="BAD_REQUEST")
+            return
+        body = self._read_chunked() if framed.chunked else self._read_length(framed.length)
         if body is None:
             return
         upstream = self.server.upstream
         sent = upstream.outgoing_headers(received)
-        if _chunked(received):
+        if framed.chunked:
             sent.append(("Content-Length", str(len(body))))
         try:
             status, reason, answer, data = upstream.forward(self.command, self.path, sent, body)
@@ -223,16 +255,10 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self.server.sink(exchange, at)
         self._answer(status, reason, answer, data)
 
-    def _read_body(self, headers: list[tuple[str, str]]) -> bytes | None:
-        if _chunked(headers):
-            return self._read_chunked()
-        declared = self.headers.get("Content-Length")
-        if declared is None:
-            return b""
-        if not declared.strip().isdigit() or int(declared) > MAX_BODY:
-            self._refuse(413 if declared.strip().isdigit() else 400, "body too large or unframed")
+    def _read_length(self, length: int) -> bytes | None:
+        if length > MAX_BODY:
+            self._refuse(413, "body too large")
             return None
-        length = int(declared)
         body = self.rfile.read(length) if length else b""
         if len(body) < length:
             self.close_connection = True
@@ -283,12 +309,19 @@ class ProxyHandler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError):
             self.wfile.flush()
 
-    def _refuse(self, status: int, text: str) -> None:
-        """The proxy's own error (the target unreachable, a body it cannot read): a JSON body
-        that says so; the exchange is not judged (it never reached the bank)."""
+    def _refuse(self, status: int, text: str, *, code: str = "PROXY_ERROR") -> None:
+        """The proxy's own error (the target unreachable, a request it will not forward): the
+        spec 7 error body that says so; the exchange is not judged (it never reached the bank)."""
         self.close_connection = True
         body = json.dumps(
-            {"status": status, "code": "PROXY_ERROR", "message": text}, ensure_ascii=False
+            {
+                "id": str(uuid.uuid4()),
+                "system": self.server_version,
+                "status": status,
+                "code": code,
+                "message": text,
+            },
+            ensure_ascii=False,
         ).encode()
         with contextlib.suppress(OSError):
             self.send_response_only(status)
@@ -304,11 +337,20 @@ class ProxyHandler(BaseHTTPRequestHandler):
         """Silent: the judge prints one line per exchange."""
 
 
-def _chunked(headers: list[tuple[str, str]]) -> bool:
-    return any(
-        name.lower() == "transfer-encoding" and "chunked" in value.lower()
-        for name, value in headers
-    )
+class _LineRecorder:
+    """A stream whose ``readline`` results are kept: the header lines ``http.server`` reads."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.lines: list[bytes] = []
+
+    def readline(self, limit: int = -1) -> bytes:
+        line: bytes = self.stream.readline(limit)
+        self.lines.append(line)
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 class ProxyServer(ThreadingHTTPServer):

@@ -4,10 +4,12 @@ exchanges with the reports of a run."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
 import re
+import socket
 import ssl
 import subprocess
 import sys
@@ -247,3 +249,61 @@ def test_the_command_stops_after_n_exchanges_and_writes_the_reports(tmp_path: Pa
     document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
     assert document["traffic"]["exchanges"] == 2
     assert (reports / "junit.xml").is_file() and (reports / "compliance.html").is_file()
+
+
+_POST = b"POST /v1/x HTTP/1.1\r\nHost: x\r\n"
+
+
+def _raw_exchange(proxy: RunningProxy, raw: bytes, *, half_close: bool = False) -> bytes:
+    """Send raw bytes to the proxy; all it answers until it closes (or 5 s pass)."""
+    with socket.create_connection(("127.0.0.1", _port(proxy.url)), timeout=5) as stream:
+        stream.sendall(raw)
+        if half_close:
+            stream.shutdown(socket.SHUT_WR)
+        answer = b""
+        with contextlib.suppress(OSError):
+            while chunk := stream.recv(65536):
+                answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (_POST + b"Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n"
+         b"2f\r\nGET /v1/smuggled HTTP/1.1\r\nHost: x\r\nX-Pad: 12345\r\n\r\n\r\n0\r\n\r\n",
+         "both Transfer-Encoding and Content-Length"),
+        (_POST + b"Content-Length: 5\r\nContent-Length: 3\r\n\r\nabcde", "differ"),
+        (_POST + "Content-Length: ²\r\n\r\n".encode("latin-1"), "is not a number"),
+        (_POST + b"X-A: 1\r\n folded\r\n\r\n", "folded"),
+        (_POST + b"JUNK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", "without a colon"),
+        (b"GET /v1/\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n", "not ASCII"),
+        (b"GET /v1/x\r\n\r\n", "HTTP/0.9"),
+    ],
+    ids=["te-and-cl", "two-lengths", "superscript-length", "obs-fold", "no-colon",
+         "non-ascii-target", "http-0.9"],
+)  # fmt: skip
+def test_a_request_framed_ambiguously_is_refused_and_never_forwarded(
+    passthrough: tuple[RunningProxy, Seen, list[Exchange]], raw: bytes, said: str
+) -> None:
+    """security-5.md H2 (TE + CL: a request smuggled to the bank, never judged), M6, L17, L18,
+    L21: 400 with the spec 7 body, nothing reaches the bank, the connection closed."""
+    proxy, seen, handed = passthrough
+    answer = _raw_exchange(proxy, raw)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer[:300]
+    document = json.loads(body)
+    assert {"id", "system", "status", "code", "message"} <= set(document)
+    assert document["status"] == 400 and said in document["message"]
+    assert answer.count(b"HTTP/1.1 ") == 1  # no second answer on the connection
+    assert seen == [] and handed == []
+
+
+def test_a_head_cut_off_by_a_half_close_is_not_forwarded(
+    passthrough: tuple[RunningProxy, Seen, list[Exchange]],
+) -> None:
+    """security-5.md L16: the client half-closes before the blank line of its header block."""
+    proxy, seen, handed = passthrough
+    answer = _raw_exchange(proxy, _POST + b"X-Half: val", half_close=True)
+    assert answer.startswith(b"HTTP/1.1 400") and b"ends before its blank line" in answer
+    assert seen == [] and handed == []
