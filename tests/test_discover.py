@@ -314,3 +314,23 @@ def test_the_sandbox_reset_and_data_fill_are_never_sent(contract: Contract) -> N
     assert "POST /v1/sandbox/customers" in sent  # the own method of the others is asked
     assert not [line for line in sent if line.startswith("POST /v1/sandbox/initialize")]
     assert not [line for line in sent if line.startswith("POST /v1/sandbox/data-fill")]
+
+
+def _deep(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(
+        200,
+        content=b"[" * 100_000 + b"]" * 100_000,
+        headers={"Content-Type": "application/json"},
+    )
+
+
+def test_a_bank_answering_json_nested_too_deep_decides_nothing_and_the_draft_is_written(
+    tmp_path: Path, contract: Contract
+) -> None:
+    """security-5.md M15 (attempts 179, 180): every answer nested 100,000 deep once ended in a
+    traceback (``no TOML form for NoneType``); now nothing is decided from them and the draft is
+    written."""
+    found = discover(_profile(), transport=httpx.MockTransport(_deep), contract=contract)
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    assert load_profile(out).base_url == "http://bank.test"

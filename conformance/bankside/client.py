@@ -28,6 +28,7 @@ from conformance.bankside.oauth import TokenSource, says_token_expired
 from conformance.bankside.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, worker_share
 from conformance.bankside.tls import client_context, client_context_as
 from conformance.bankside.trace import add_tag
+from conformance.contract import bounded_json
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
 from conformance.profile import TlsSettings
@@ -587,7 +588,7 @@ def _refuses_token(answer: Exchange) -> bool:
     if answer.status != 401:
         return False
     try:
-        document = json.loads(answer.response_body) if answer.response_body else None
+        document = bounded_json.loads(answer.response_body) if answer.response_body else None
     except ValueError:
         document = None
     code = document.get("code") if isinstance(document, dict) else None

@@ -6,7 +6,6 @@ created so that it is taken away again (:mod:`conformance.bankside.cleanup`)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.bankside.cleanup import CleanupResult, Created, clean_up_one, created_by
 from conformance.bankside.client import TargetClient
 from conformance.bankside.request import NO_BODY, OperationRequest, Psu
+from conformance.contract import bounded_json
 from conformance.errors import ConformanceError
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ class Prober:
         if listed is None or listed.status != 200:
             return None
         try:
-            customers = json.loads(listed.response_body or b"[]")
+            customers = bounded_json.loads(listed.response_body or b"[]")
         except ValueError:
             return None
         for customer in customers if isinstance(customers, list) else ():
@@ -158,7 +158,7 @@ def document_of(exchange: Exchange | None) -> dict[str, Any]:
     if exchange is None:
         return {}
     try:
-        document = json.loads(exchange.response_body or b"null")
+        document = bounded_json.loads(exchange.response_body or b"null")
     except ValueError:
         return {}
     return document if isinstance(document, dict) else {}
@@ -172,7 +172,7 @@ def interface_answer(exchange: Exchange | None) -> bool:
     if not exchange.response_body:
         return True
     try:
-        json.loads(exchange.response_body)
+        bounded_json.loads(exchange.response_body)
     except ValueError:
         return False
     return True

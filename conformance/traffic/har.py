@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 
+from conformance.contract import bounded_json
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 
@@ -99,11 +100,17 @@ HAR_SCHEMA: Mapping[str, Any] = {
 }
 
 
+#: Longest HAR file read: a capture holds many bodies, each within the reader's own limit.
+_MAX_HAR_BYTES = 1024 * 1024 * 1024
+
+
 def read_har(path: Path) -> Iterator[tuple[Exchange, datetime]]:
     """Each entry of the HAR file as an exchange and when it was sent, in the file's order (the
     order of ``startedDateTime`` where it differs)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
+        document = bounded_json.loads(
+            path.read_text(encoding="utf-8-sig"), max_bytes=_MAX_HAR_BYTES
+        )
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ConformanceError(f"{path} is not a readable HAR file (JSON): {error}") from None
     errors = sorted(

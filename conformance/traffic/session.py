@@ -60,13 +60,30 @@ class TrafficSession:
         self.limit = limit
         self.quiet = quiet
         self.judged: list[JudgedExchange] = []
+        #: One line for each exchange the judge failed on (not in :attr:`judged`).
+        self.unjudged: list[str] = []
         self.started = datetime.now(UTC)
         #: Set when ``limit`` exchanges have been judged.
         self.done = threading.Event()
         self._lock = threading.Lock()
 
-    def take(self, exchange: Exchange, at: datetime) -> JudgedExchange:
-        verdict = self.judge.judge(exchange, at=at)
+    def take(self, exchange: Exchange, at: datetime) -> JudgedExchange | None:
+        """Judge one exchange and keep its verdict. An exchange the judge fails on is counted
+        in :attr:`unjudged` and said, never raised: the proxy's judge thread goes on."""
+        try:
+            verdict = self.judge.judge(exchange, at=at)
+        except Exception as error:  # one exchange must not end the judging
+            with self._lock:
+                self.unjudged.append(
+                    f"{exchange.method} {exchange.url}: {type(error).__name__}: {error}"[:300]
+                )
+            print(
+                scrub(f"NOT JUDGED {exchange.method} {exchange.url}: the judge failed on it "
+                      f"({type(error).__name__})"),
+                file=self.out,
+                flush=True,
+            )  # fmt: skip
+            return None
         with self._lock:
             self.judged.append(verdict)
             count = len(self.judged)

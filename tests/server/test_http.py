@@ -146,9 +146,12 @@ def test_latin1_charset_is_415(client: httpx.Client) -> None:
         b'{"a": Infinity}',
         b"\xef\xbb\xbf{}",
         b'{"customerType": "PRIVATE", "a": 1e400}',
+        b"[" * 3000 + b"]" * 3000,
+        b'{"customerType": "PRIVATE", "a": ' + b"[" * 200 + b"]" * 200 + b"}",
     ],
-    ids=["truncated", "trailing-comma", "nan", "infinity", "bom", "number-beyond-double"],
-)
+    ids=["truncated", "trailing-comma", "nan", "infinity", "bom", "number-beyond-double",
+         "nested-3000-deep", "nested-200-deep-inside"],
+)  # fmt: skip
 def test_malformed_json_is_400_format_error(client: httpx.Client, content: bytes) -> None:
     response = client.post(
         "/v1/sandbox/customers", content=content, headers={"Content-Type": "application/json"}

@@ -210,3 +210,69 @@ def test_a_file_that_is_not_har_is_refused_naming_the_place(
     assert main(["judge", str(path), "--reports", str(tmp_path / "r")]) == 2
     error = capsys.readouterr().err
     assert "not a HAR 1.2 file" in error and "$.log.entries[0]" in error
+
+
+def _raw_entry(
+    method: str, url: str, request_body: str, status: int, answer: str
+) -> dict[str, Any]:
+    """A HAR entry of the given bodies (JSON text), whatever they hold."""
+    return {
+        "startedDateTime": datetime.now(UTC).isoformat(),
+        "time": 1,
+        "request": {
+            "method": method, "url": url, "httpVersion": "HTTP/1.1",
+            "headers": [{"name": "Content-Type", "value": "application/json"}],
+            "queryString": [], "cookies": [], "headersSize": -1, "bodySize": len(request_body),
+            **({"postData": {"mimeType": "application/json", "text": request_body}}
+               if request_body else {}),
+        },
+        "response": {
+            "status": status, "statusText": "", "httpVersion": "HTTP/1.1",
+            "headers": [{"name": "Content-Type", "value": "application/json"}], "cookies": [],
+            "content": {"size": len(answer), "mimeType": "application/json", "text": answer},
+            "redirectURL": "", "headersSize": -1, "bodySize": len(answer),
+        },
+        "cache": {}, "timings": {"send": 0, "wait": 0, "receive": 0},
+    }  # fmt: skip
+
+
+def test_deeply_nested_bodies_are_judged_and_the_reports_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md M3 (attempts 103 and 105): a request body nested 200,000 deep and an
+    answer 50,000 deep on the interface, and one outside it, once a RecursionError traceback
+    with no reports; now judged (the body is not JSON the judge reads) and reported."""
+    deep, deeper = "[" * 50_000 + "]" * 50_000, "[" * 200_000 + "]" * 200_000
+    base = "http://bank.example"
+    entries = [
+        _raw_entry("POST", f"{base}/v1/payments/sepa-credit-transfers", deeper, 400, deep),
+        _raw_entry("POST", f"{base}/outside/the/interface", deeper, 200, deep),
+        _raw_entry("GET", f"{base}/v1/accounts", "", 200, deep),
+    ]
+    har = tmp_path / "deep.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+                                       "entries": entries}}), encoding="utf-8")  # fmt: skip
+    reports = tmp_path / "reports"
+    code = main(["judge", str(har), "--reports", str(reports)])
+    out = capsys.readouterr().out
+    assert code == 1, out[-2000:]
+    assert "3 exchanges" in out
+    assert "nested deeper than" in (reports / "compliance.json").read_text(encoding="utf-8")
+    assert (reports / "junit.xml").is_file()
+
+
+@pytest.mark.parametrize("kind", ["har", "exchange-log"])
+def test_a_capture_nested_deep_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """security-5.md M3 (attempts 102 and 104): the file itself nested 200,000 deep."""
+    path = tmp_path / "capture"
+    deep = "[" * 200_000 + "]" * 200_000
+    if kind == "har":
+        path.write_text('{"log": ' + deep + "}", encoding="utf-8")
+    else:
+        first = {"at": "x", "method": "GET", "target": "/", "request_headers": [], "status": 200,
+                 "response_headers": []}  # fmt: skip
+        path.write_text(json.dumps(first)[:-1] + ', "x": ' + deep + "}\n", encoding="utf-8")
+    assert main(["judge", str(path)]) == 2
+    assert "nested deeper than" in capsys.readouterr().err

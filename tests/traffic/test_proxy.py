@@ -307,3 +307,88 @@ def test_a_head_cut_off_by_a_half_close_is_not_forwarded(
     answer = _raw_exchange(proxy, _POST + b"X-Half: val", half_close=True)
     assert answer.startswith(b"HTTP/1.1 400") and b"ends before its blank line" in answer
     assert seen == [] and handed == []
+
+
+class _DeepBank(BaseHTTPRequestHandler):
+    """Answers a request with ``X-Deep`` with JSON nested 100,000 deep, else with ``{}``."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        answer = b"[" * 100_000 + b"]" * 100_000 if self.headers.get("X-Deep") else b"{}"
+        self.send_response_only(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    do_POST = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_deeply_nested_bodies_neither_stop_the_judge_nor_the_reports(tmp_path: Path) -> None:
+    """security-5.md H3 (attempts 133, 134: the judge thread died on a body nested deep, and
+    every later exchange went unjudged) and H4 (135: no reports at all at the end): each
+    exchange is judged, the later unsigned 200 among them, and the reports are written."""
+    from conformance.traffic.options import finish, judge_for
+    from conformance.traffic.session import TrafficSession
+
+    bank = ThreadingHTTPServer(("127.0.0.1", 0), _DeepBank)
+    bank.daemon_threads = True
+    threading.Thread(target=bank.serve_forever, daemon=True).start()
+    session = TrafficSession(judge_for(None, []), quiet=True)
+    worker = JudgeWorker(session.take, lambda _verdict: None)
+    proxy = start_proxy(Upstream(f"http://127.0.0.1:{bank.server_address[1]}"), worker.put)
+    try:
+        with httpx.Client(base_url=proxy.url, timeout=10) as client:
+            assert client.get("/v1/accounts", headers={"X-Deep": "1"}).status_code == 200
+            deep = b"[" * 50_000 + b"]" * 50_000
+            client.post("/v1/payments/sepa-credit-transfers", content=deep,
+                        headers={"Content-Type": "application/json"})  # fmt: skip
+            assert client.get("/v1/accounts").status_code == 200
+            client.get("/outside", headers={"X-Deep": "1"})
+    finally:
+        proxy.stop()
+        worker.close()
+        bank.shutdown()
+        bank.server_close()
+    assert session.unjudged == []
+    assert len(session.judged) == 4
+    assert session.judged[2].must  # the unsigned request the bank answered 200
+    reports = tmp_path / "reports"
+    assert finish(session, reports, source="test", target=proxy.url, profile=None) == 1
+    assert (reports / "compliance.json").is_file() and (reports / "junit.xml").is_file()
+
+
+def test_an_exchange_the_judge_fails_on_is_counted_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The judge thread's safety net: an exchange the judge raises on is not judged, said, and
+    the session ends NOT JUDGED (exit 3), never silently CONFORMANT."""
+    from conformance.traffic.options import finish, judge_for
+    from conformance.traffic.session import TrafficSession
+
+    judge = judge_for(None, [])
+    session = TrafficSession(judge, quiet=True)
+
+    def broken(exchange: Exchange, *, at: datetime) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    judge.judge = broken  # type: ignore[method-assign, assignment]
+    exchange = Exchange(
+        method="GET", url="http://bank.example/v1/accounts", request_headers=(),
+        request_body=b"", signing_string=None, status=200, response_headers=(),
+        response_body=b"{}", elapsed=0.0, base_url="http://bank.example",
+    )  # fmt: skip
+    worker = JudgeWorker(session.take, lambda _verdict: None)
+    worker.put(exchange, datetime.now())
+    worker.put(exchange, datetime.now())
+    worker.close()
+    assert len(session.unjudged) == 2
+    code = finish(session, tmp_path / "reports", source="test", target="x", profile=None)
+    assert code == 3
+    assert "NOT JUDGED: the judge failed on 2 exchange(s)" in capsys.readouterr().out
