@@ -276,3 +276,49 @@ def test_a_capture_nested_deep_is_one_line(
         path.write_text(json.dumps(first)[:-1] + ', "x": ' + deep + "}\n", encoding="utf-8")
     assert main(["judge", str(path)]) == 2
     assert "nested deeper than" in capsys.readouterr().err
+
+
+def _secret_entry(
+    path: str, headers: list[tuple[str, str]], status: int, body: Any, at: str
+) -> dict[str, Any]:
+    return {
+        "startedDateTime": at, "time": 1,
+        "request": {"method": "GET", "url": "https://psd2.bank.example" + path,
+                    "httpVersion": "HTTP/1.1",
+                    "headers": [{"name": k, "value": v} for k, v in headers]},
+        "response": {"status": status,
+                     "headers": [{"name": "Content-Type", "value": "application/json"}],
+                     "content": {"mimeType": "application/json", "text": json.dumps(body)}},
+    }  # fmt: skip
+
+
+def test_secrets_are_masked_by_value_in_every_report_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md M1 (a Consent-ID first seen in a path, a PSU-ID in a query: once leaked in
+    junit.xml, Allure and the terminal), M2 (a bearer token the bank echoes in its error text:
+    once in every report) and L15 (a token with a quote: its tail once kept)."""
+    consent, psu, token = "CONSENTSECRET9f3a7b21", "PSUSECRET77123", 'SECRETBEARER"TOKENTAIL'
+    entries = [
+        _secret_entry(f"/v1/consents/{consent}/status", [], 200, {"consentStatus": "valid"},
+                      "2026-11-29T03:53:03Z"),
+        _secret_entry("/v1/accounts", [("Consent-ID", consent), ("PSU-ID", psu),
+                                       ("Authorization", f"Bearer {token}")], 401,
+                      {"tppMessages": [{"category": "ERROR", "code": "TOKEN_INVALID",
+                                        "text": f"token {token} is unknown"}]},
+                      "2026-11-29T03:53:04Z"),
+        _secret_entry(f"/v1/accounts?psuId={psu}", [], 400, {}, "2026-11-29T03:53:05Z"),
+    ]  # fmt: skip
+    har = tmp_path / "secrets.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}), encoding="utf-8")
+    reports = tmp_path / "reports"
+    main(["judge", str(har), "--reports", str(reports)])
+    out = capsys.readouterr().out
+    texts = {"terminal": out} | {
+        str(path.relative_to(reports)): path.read_text(encoding="utf-8", errors="replace")
+        for path in reports.rglob("*")
+        if path.is_file()
+    }
+    for secret in (consent, psu, token.split('"')[0], "TOKENTAIL"):
+        leaked = sorted(name for name, text in texts.items() if secret in text)
+        assert leaked == [], f"{secret} in {leaked}"
