@@ -6,9 +6,11 @@ each caught."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from conformance.evidence.record import (
 from conformance.evidence.sealing import SealKey, load_seal_key, seal
 from conformance.evidence.verify import Verification, verify_record
 from conformance.report.exchange_record import RECORDING_DIR
+from conformance.signing import generate_server_certificate, load_ca
 from conformance.traffic.options import load_trust
 
 
@@ -361,3 +364,69 @@ def test_without_trust_a_record_sealed_by_anyone_is_never_verified(
     out = capsys.readouterr().out
     assert "NOT ESTABLISHED who sealed it" in out
     assert "\nVERIFIED" not in out and not out.startswith("VERIFIED")
+
+
+def _seal_manifest(record: Path, manifest: dict[str, Any], key: SealKey) -> None:
+    data = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    (record / MANIFEST).write_bytes(data)
+    (record / SEAL).write_text(seal(data, key) + "\n", encoding="ascii")
+
+
+def _bank_key(certificates: Path) -> SealKey:
+    return load_seal_key(certificates / "bank" / "tpp.pem", certificates / "bank" / "tpp.key")
+
+
+@pytest.mark.parametrize("name", ["../outside.json", "/etc/hostname"])
+def test_a_sealed_name_outside_the_record_is_refused_unread(
+    record: Path, certificates: Path, name: str
+) -> None:
+    """security-5.md L1: a manifest entry that leaves the folder, sealed with the real key."""
+    (record.parent / "outside.json").write_text("{}", encoding="utf-8")
+    manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
+    manifest["files"][name] = digest(b"{}")
+    _seal_manifest(record, manifest, _bank_key(certificates))
+    result = _verify(record, certificates)
+    assert result.problems == [f"{name}: a sealed name outside the record (refused unread)"]
+
+
+def test_an_added_fifo_or_symlinked_folder_is_refused_and_not_read(
+    record: Path, certificates: Path, tmp_path: Path
+) -> None:
+    """security-5.md M8 (a FIFO added: verify hung for ever) and M9 (a symlink to a folder
+    outside, with files under it, and exchanges/ replaced by one: VERIFIED)."""
+    os.mkfifo(record / "exchanges" / "zz.json")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "extra.json").write_text("{}", encoding="utf-8")
+    (record / "linked").symlink_to(outside, target_is_directory=True)
+    done: list[Verification] = []
+    thread = threading.Thread(target=lambda: done.append(_verify(record, certificates)))
+    thread.start()
+    thread.join(60)
+    assert done, "verify did not return"
+    problems = done[0].problems
+    assert "exchanges/zz.json: not part of the sealed record (and not a regular file)" in problems
+    assert "linked: not part of the sealed record (and not a regular file)" in problems
+    # a sealed folder replaced by a symlink to a copy
+    copy = tmp_path / "exchanges-copy"
+    shutil.copytree(record / "exchanges", copy, ignore=shutil.ignore_patterns("zz.json"))
+    shutil.rmtree(record / "exchanges")
+    (record / "exchanges").symlink_to(copy, target_is_directory=True)
+    (record / "linked").unlink()
+    result = _verify(record, certificates)
+    assert "exchanges: not part of the sealed record (and not a regular file)" in result.problems
+    assert not result.verified
+
+
+def test_a_tls_server_certificate_cannot_seal(record: Path, certificates: Path) -> None:
+    """security-5.md M10 (attempt 47): a certificate of the trusted CA with extendedKeyUsage
+    serverAuth only is no seal certificate."""
+    ca = load_ca(certificates / "bank" / "ca.pem", certificates / "bank" / "ca.key")
+    server = generate_server_certificate(ca)
+    key = SealKey(RSAKey.import_key(server.private_key), "RS256", (server.certificate,))
+    manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
+    _seal_manifest(record, manifest, key)
+    result = _verify(record, certificates)
+    assert len(result.problems) == 1 and "is a TLS certificate" in result.problems[0], (
+        result.problems
+    )

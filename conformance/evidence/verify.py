@@ -5,10 +5,12 @@ exchange recomputed and compared with the sealed one."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cryptography import x509
@@ -32,6 +34,8 @@ from conformance.report.exchange_record import EXCHANGES_DIR, exchanges_file
 
 __all__ = ["Verification", "verify_record"]
 
+#: Bytes read at a time to hash a file.
+_CHUNK = 1024 * 1024
 #: How far ahead of this machine's clock a sealer's clock may be.
 _CLOCK_SKEW = timedelta(minutes=5)
 
@@ -145,16 +149,60 @@ def _check_previous(manifest: dict[str, Any], previous: Path | None, result: Ver
 
 
 def _check_files(folder: Path, manifest: dict[str, Any], result: Verification) -> None:
+    """Every sealed file present and unedited, and nothing else in the folder. The record is
+    the manifest and nothing else: a name that leaves the folder (absolute, ``..``) is refused
+    unread (L1); a symlink, a FIFO or any other entry that is not a regular file is refused
+    and never followed or read (M8, M9); files are hashed as streams (L3)."""
     files: dict[str, str] = manifest["files"]
+    _check_sealed(folder, files, result)
+    _check_unsealed(folder, files, result)
+
+
+def _check_sealed(folder: Path, files: dict[str, str], result: Verification) -> None:
     for name, sealed in files.items():
+        if not _inside(name):
+            result.problems.append(f"{name}: a sealed name outside the record (refused unread)")
+            continue
         path = folder / name
-        if not path.is_file():
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            result.problems.append(f"{name}: sealed, and not a regular file (not read)")
+        elif not path.is_file():
             result.problems.append(f"{name}: sealed, and missing")
-        elif digest(path.read_bytes()) != sealed:
+        elif _streamed_digest(path) != sealed:
             result.problems.append(f"{name}: edited since it was sealed (its digest differs)")
-    present = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
+
+
+def _check_unsealed(folder: Path, files: dict[str, str], result: Verification) -> None:
+    present: set[str] = set()
+    for root, folders, names in os.walk(folder, followlinks=False):
+        here = Path(root)
+        for entry in [*folders, *names]:
+            path = here / entry
+            relative = path.relative_to(folder).as_posix()
+            if path.is_symlink() or not (path.is_dir() or path.is_file()):
+                if relative not in files:
+                    result.problems.append(
+                        f"{relative}: not part of the sealed record (and not a regular file)"
+                    )
+            elif path.is_file():
+                present.add(relative)
     for name in sorted(present - set(files) - {MANIFEST, SEAL}):
         result.problems.append(f"{name}: not part of the sealed record")
+
+
+def _inside(name: str) -> bool:
+    """Whether a sealed name stays inside the record: relative, without ``..``."""
+    path = PurePosixPath(name)
+    return bool(name) and not path.is_absolute() and ".." not in path.parts and "\\" not in name
+
+
+def _streamed_digest(path: Path) -> str:
+    """The ``sha256:`` digest of a file, read in chunks (a huge file costs no memory)."""
+    hasher = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            hasher.update(chunk)
+    return "sha256:" + hasher.hexdigest()
 
 
 def _check_verdicts(
