@@ -430,3 +430,34 @@ def test_a_tls_server_certificate_cannot_seal(record: Path, certificates: Path) 
     assert len(result.problems) == 1 and "is a TLS certificate" in result.problems[0], (
         result.problems
     )
+
+
+def test_a_revoked_seal_certificate_is_refused_with_the_cas_list(
+    record: Path, certificates: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md M11: verify could not be given a CRL, and a revoked seal certificate
+    verified. With --crl, the certificate the CA's list names is a difference."""
+    bank = certificates / "bank"
+    ca = load_ca(bank / "ca.pem", bank / "ca.key")
+    tpp = x509.load_pem_x509_certificate((bank / "tpp.pem").read_bytes())
+    now = datetime.now(UTC)
+    crl = (
+        x509.CertificateRevocationListBuilder()
+        .issuer_name(ca.certificate.subject)
+        .last_update(now - timedelta(hours=1))
+        .next_update(now + timedelta(days=7))
+        .add_revoked_certificate(
+            x509.RevokedCertificateBuilder()
+            .serial_number(tpp.serial_number)
+            .revocation_date(now - timedelta(minutes=5))
+            .build()
+        )
+        .sign(ca.private_key, hashes.SHA256())
+    )
+    path = tmp_path / "ca.crl"
+    path.write_bytes(crl.public_bytes(serialization.Encoding.PEM))
+    result = verify_record(record, trust=load_trust([bank / "ca.pem"]), crls=(crl,))
+    assert len(result.problems) == 1 and "was revoked on" in result.problems[0]
+    trust = str(bank / "ca.pem")
+    assert cli.main(["verify", str(record), "--trust", trust, "--crl", str(path)]) == 1
+    assert "was revoked on" in capsys.readouterr().out

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.commands import COMMANDS, Subparsers
 from conformance.errors import ConformanceError
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 __all__ = ["register"]
 
@@ -38,6 +42,16 @@ def register(subparsers: Subparsers) -> None:
         "VERIFIED (exit 3)",
     )
     parser.add_argument(
+        "--crl",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a certificate revocation list (PEM or DER, repeatable), signed by a CA of the "
+        "chain or --trust: a seal certificate it names is a difference; without it revocation "
+        "is not checked, and the report says so",
+    )
+    parser.add_argument(
         "--profile",
         type=Path,
         metavar="FILE",
@@ -62,7 +76,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConformanceError(f"{folder} is not a folder")
     try:
         result = verify_record(
-            folder, trust=load_trust(args.trust), profile=args.profile, previous=args.previous
+            folder,
+            trust=load_trust(args.trust),
+            profile=args.profile,
+            previous=args.previous,
+            crls=_load_crls(args.crl),
         )
     except ConformanceError as error:
         if "does not exist" in error.message and args.profile is None:
@@ -90,3 +108,21 @@ def run(args: argparse.Namespace) -> int:
         "with each other, but the record is not established as its sealer's"
     )
     return 3
+
+
+def _load_crls(paths: list[Path]) -> tuple[x509.CertificateRevocationList, ...]:
+    """The revocation list of each file (PEM or DER); one line when one cannot be read."""
+    from cryptography import x509
+
+    lists: list[x509.CertificateRevocationList] = []
+    for path in paths:
+        try:
+            data = path.read_bytes()
+            lists.append(
+                x509.load_pem_x509_crl(data)
+                if b"-----BEGIN" in data
+                else x509.load_der_x509_crl(data)
+            )
+        except (OSError, ValueError) as error:
+            raise ConformanceError(f"--crl {path} is not a revocation list: {error}") from None
+    return tuple(lists)

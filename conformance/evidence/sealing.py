@@ -29,7 +29,15 @@ from joserfc.jwk import ECKey, RSAKey
 
 from conformance.errors import CertificateError
 
-__all__ = ["SealKey", "checked_chain", "load_seal_key", "own_root", "seal", "verified_seal"]
+__all__ = [
+    "SealKey",
+    "checked_chain",
+    "load_seal_key",
+    "own_root",
+    "revoked",
+    "seal",
+    "verified_seal",
+]
 
 #: The JWS ``typ`` of a sealed record.
 SEAL_TYPE: Final = "psd2-conformance-evidence+jws"
@@ -172,6 +180,37 @@ def checked_chain(
     except VerificationError as error:
         return [_chain_problem(chain, str(error), trusted=bool(trust))]
     return []
+
+
+def revoked(
+    chain: tuple[x509.Certificate, ...],
+    trust: tuple[x509.Certificate, ...],
+    crls: tuple[x509.CertificateRevocationList, ...],
+) -> list[str]:
+    """Each certificate of the chain a list of ``crls`` names as revoked; a list whose issuer
+    is not in the chain or ``trust``, or whose signature does not verify, is a problem too."""
+    issuers = {certificate.subject: certificate for certificate in (*chain, *trust)}
+    problems: list[str] = []
+    for crl in crls:
+        issuer = issuers.get(crl.issuer)
+        # the types of key a CRL can be signed with are narrower than a certificate's (X25519)
+        if issuer is None or not crl.is_signature_valid(issuer.public_key()):  # type: ignore[arg-type]
+            problems.append(
+                f"the revocation list of {crl.issuer.rfc4514_string()} is not signed by a "
+                "certificate of the chain or --trust"
+            )
+            continue
+        for certificate in chain:
+            if certificate.issuer != crl.issuer:
+                continue
+            entry = crl.get_revoked_certificate_by_serial_number(certificate.serial_number)
+            if entry is not None:
+                when = entry.revocation_date_utc.isoformat()
+                problems.append(
+                    f"{certificate.subject.rfc4514_string()} was revoked on {when} "
+                    f"(the list of {crl.issuer.rfc4514_string()})"
+                )
+    return problems
 
 
 def own_root(chain: tuple[x509.Certificate, ...]) -> tuple[x509.Certificate, ...]:

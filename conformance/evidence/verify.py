@@ -28,7 +28,7 @@ from conformance.evidence.record import (
     scenario_verdicts,
 )
 from conformance.evidence.rejudge import judge_kept
-from conformance.evidence.sealing import checked_chain, own_root, verified_seal
+from conformance.evidence.sealing import checked_chain, own_root, revoked, verified_seal
 from conformance.report.compliance import COMPLIANCE_JSON
 from conformance.report.exchange_record import EXCHANGES_DIR, exchanges_file
 
@@ -70,10 +70,12 @@ def verify_record(
     trust: tuple[x509.Certificate, ...] = (),
     profile: Path | None = None,
     previous: Path | None = None,
+    crls: tuple[x509.CertificateRevocationList, ...] = (),
 ) -> Verification:
     """Check the record in ``folder``. ``profile`` stands in for the sealed copy when that one
     names files not kept beside it (its digest must be the sealed one); ``previous`` is the
-    record this one should follow."""
+    record this one should follow; ``crls`` are revocation lists the chain is checked against
+    (each must be signed by the issuer it names, found in the chain or ``trust``)."""
     result = Verification()
     manifest_path, seal_path = folder / MANIFEST, folder / SEAL
     if not manifest_path.is_file() or not seal_path.is_file():
@@ -88,6 +90,9 @@ def verify_record(
     result.sealed_by = chain[0].subject.rfc4514_string()
     now = datetime.now(UTC)
     result.problems += [f"chain: {problem}" for problem in checked_chain(chain, now, trust)]
+    result.problems += [f"chain: {problem}" for problem in revoked(chain, trust, crls)]
+    if not crls:
+        result.notes.append("revocation is not checked (give --crl FILE for the CA's list)")
     if not trust:
         result.unestablished.append(
             "who sealed it: the chain is checked within itself only, not against a CA you trust "
