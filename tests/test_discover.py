@@ -334,3 +334,22 @@ def test_a_bank_answering_json_nested_too_deep_decides_nothing_and_the_draft_is_
     out = tmp_path / "bank.toml"
     write_draft(found, out, contract)
     assert load_profile(out).base_url == "http://bank.test"
+
+
+def _redirect(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(302, headers={"Location": str(request.url)})
+
+
+def _huge(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, json={"filler": "x" * (2 * 1024 * 1024)})
+
+
+@pytest.mark.parametrize("handler", [_redirect, _huge], ids=["302-everywhere", "2-mb-object"])
+def test_a_bank_answering_redirects_or_megabytes_decides_nothing(
+    handler: Any, contract: Contract
+) -> None:
+    """security-5.md H5 (attempts 168, 174): every answer a 302 to itself, or a JSON object of
+    megabytes, once wrote 24 keys as decided with exit 0; now the interface answered none."""
+    found = discover(_profile(), transport=httpx.MockTransport(handler), contract=contract)
+    assert found.stopped is not None and "answered none of the probes" in found.stopped
+    assert not any(decision.is_decided for decision in found.decisions)

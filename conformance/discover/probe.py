@@ -164,10 +164,17 @@ def document_of(exchange: Exchange | None) -> dict[str, Any]:
     return document if isinstance(document, dict) else {}
 
 
+#: The largest answer taken for the interface's: its answers are small JSON documents.
+MAX_INTERFACE_ANSWER = 1024 * 1024
+
+
 def interface_answer(exchange: Exchange | None) -> bool:
-    """Whether an answer is the interface speaking: JSON or empty, and not a server error (a
-    5xx or an HTML page decides nothing)."""
-    if exchange is None or exchange.status >= 500:
+    """Whether an answer is the interface speaking: JSON or empty, not a server error, not a
+    redirect and not larger than any answer of the interface (a 5xx, an HTML page, a redirect to
+    a login page or a body of megabytes decides nothing: security-5.md H5)."""
+    if exchange is None or exchange.status >= 500 or 300 <= exchange.status < 400:
+        return False
+    if len(exchange.response_body) > MAX_INTERFACE_ANSWER:
         return False
     if not exchange.response_body:
         return True
