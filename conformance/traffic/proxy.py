@@ -235,7 +235,10 @@ class ProxyHandler(BaseHTTPRequestHandler):
         try:
             status, reason, answer, data = upstream.forward(self.command, self.path, sent, body)
         except (OSError, http.client.HTTPException) as error:
-            self._refuse(502, f"the proxy could not reach the target {upstream.base_url}: {error}")
+            self._refuse(
+                502,
+                f"the proxy could not reach the target {upstream.base_url}: {_printable(error)}",
+            )
             return
         exchange = Exchange(
             method=self.command,
@@ -335,6 +338,13 @@ class ProxyHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: the judge prints one line per exchange."""
+
+
+def _printable(error: BaseException) -> str:
+    """An error's text as a terminal line and a JSON message may carry it: control and
+    non-ASCII characters escaped, at most 200 characters (a garbage answer is quoted in it)."""
+    text = ascii(str(error))[1:-1]
+    return text if len(text) <= 200 else text[:200] + "…"
 
 
 class _LineRecorder:

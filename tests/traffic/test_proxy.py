@@ -392,3 +392,32 @@ def test_an_exchange_the_judge_fails_on_is_counted_and_said(
     code = finish(session, tmp_path / "reports", source="test", target="x", profile=None)
     assert code == 3
     assert "NOT JUDGED: the judge failed on 2 exchange(s)" in capsys.readouterr().out
+
+
+def test_a_garbage_answer_is_a_502_whose_text_is_escaped() -> None:
+    """security-5.md L20: the raw bytes of a garbage upstream answer were printed to the
+    terminal (control characters too) and put in the 502 body."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def garbage() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(bytes(range(256)) * 4 + b"\r\n\r\n")
+
+    threading.Thread(target=garbage, daemon=True).start()
+    refused: list[str] = []
+    proxy = start_proxy(
+        Upstream(f"http://127.0.0.1:{listener.getsockname()[1]}"),
+        lambda _exchange, _at: None,
+        on_refused=refused.append,
+    )
+    try:
+        answer = _raw_exchange(proxy, b"GET /v1/accounts HTTP/1.1\r\nHost: x\r\n\r\n")
+    finally:
+        proxy.stop()
+        listener.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 502")
+    assert body.isascii() and json.loads(body)["code"] == "PROXY_ERROR"
+    assert refused and all(text.isprintable() and text.isascii() for text in refused)
