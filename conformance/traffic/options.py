@@ -89,7 +89,8 @@ def finish(
     profile: TargetProfile | None,
 ) -> int:
     """Write the reports, print the totals; exit 1 when a must finding was made, else 3 when
-    the judge failed on an exchange (said, with how many)."""
+    no exchange of the interface was judged (an empty capture: a CI gate must not pass on it)
+    or the judge failed on one (said, with how many)."""
     run = TrafficRun(
         source=source,
         target=target,
@@ -107,6 +108,9 @@ def finish(
     )
     if session.must_findings():
         return 1
+    if not any(not item.skipped for item in session.judged) and not session.unjudged:
+        print("NOT JUDGED: no exchange of the interface was judged (exit 3)")
+        return 3
     if session.unjudged:
         print(
             f"NOT JUDGED: the judge failed on {len(session.unjudged)} exchange(s), which the "

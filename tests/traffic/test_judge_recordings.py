@@ -322,3 +322,14 @@ def test_secrets_are_masked_by_value_in_every_report_and_line(
     for secret in (consent, psu, token.split('"')[0], "TOKENTAIL"):
         leaked = sorted(name for name, text in texts.items() if secret in text)
         assert leaked == [], f"{secret} in {leaked}"
+
+
+def test_a_capture_with_nothing_to_judge_is_not_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md L13: a HAR with 0 entries ended NOT JUDGED with exit 0, so a CI gate on an
+    empty capture passed; now exit 3."""
+    har = tmp_path / "empty.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": []}}), encoding="utf-8")
+    assert main(["judge", str(har), "--reports", str(tmp_path / "r")]) == 3
+    assert "NOT JUDGED: no exchange of the interface was judged" in capsys.readouterr().out
