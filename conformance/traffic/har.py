@@ -124,17 +124,22 @@ def read_har(path: Path) -> Iterator[tuple[Exchange, datetime]]:
         )
     entries = document["log"]["entries"]
     dated = [
-        (_when(entry["startedDateTime"]), position, entry) for position, entry in enumerate(entries)
+        (_when(entry["startedDateTime"], f"{path} entry {position}"), position, entry)
+        for position, entry in enumerate(entries)
     ]
     for at, position, entry in sorted(dated, key=lambda item: (item[0], item[1])):
         yield _exchange(entry, path, position), at
 
 
-def _when(text: str) -> datetime:
+def _when(text: str, where: str) -> datetime:
+    """An entry's ``startedDateTime``: it drives the certificate-validity and Date checks, so
+    one that is not a date is refused, never taken as the present moment (L12)."""
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        return datetime.now(UTC)
+        raise ConformanceError(
+            f"{where}: startedDateTime {text[:60]!r} is not an ISO 8601 date and time"
+        ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
@@ -157,14 +162,26 @@ def _body(part: Mapping[str, Any] | None, where: str) -> bytes:
             raise ConformanceError(
                 f"{where}: encoding base64, but the text is not base64"
             ) from None
-    return str(text).encode("utf-8")
+    try:
+        return str(text).encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ConformanceError(
+            f"{where}: the text is not Unicode text that UTF-8 can hold ({error.reason} at "
+            f"character {error.start})"
+        ) from None
 
 
 def _exchange(entry: Mapping[str, Any], path: Path, position: int) -> Exchange:
     request, response = entry["request"], entry["response"]
     where = f"{path} entry {position}"
     url = request["url"]
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is not a number raises here, not later
+    except ValueError as error:
+        raise ConformanceError(
+            f"{where}: the request URL {url[:200]!r} is not a URL: {error}"
+        ) from None
     return Exchange(
         method=request["method"].upper(),
         url=url,

@@ -333,3 +333,37 @@ def test_a_capture_with_nothing_to_judge_is_not_judged(
     har.write_text(json.dumps({"log": {"version": "1.2", "entries": []}}), encoding="utf-8")
     assert main(["judge", str(har), "--reports", str(tmp_path / "r")]) == 3
     assert "NOT JUDGED: no exchange of the interface was judged" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("url", "text", "said"),
+    [
+        ("http://[::1/v1/x", "", "is not a URL"),
+        ("http://bank.example/v1/accounts", "\ud800", "not Unicode text that UTF-8 can hold"),
+    ],
+    ids=["invalid-ipv6-url", "lone-surrogate"],
+)
+def test_an_entry_that_cannot_be_an_exchange_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str, text: str, said: str
+) -> None:
+    """security-5.md L8 (attempts 89, 92): a traceback, exit 1; now one line naming the
+    entry, exit 2."""
+    har = tmp_path / "odd.har"
+    entry = _raw_entry("POST", url, text, 200, "{}")
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": [entry]}}), encoding="utf-8")
+    assert main(["judge", str(har), "--reports", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "entry 0" in err and "Traceback" not in err
+
+
+def test_an_entry_whose_start_is_not_a_date_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md L12: an unparsable startedDateTime was taken as the present moment, which
+    then drove the certificate-validity and Date checks."""
+    har = tmp_path / "undated.har"
+    entry = _raw_entry("GET", "http://bank.example/v1/accounts", "", 200, "{}")
+    entry["startedDateTime"] = "not a date"
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": [entry]}}), encoding="utf-8")
+    assert main(["judge", str(har), "--reports", str(tmp_path / "r")]) == 2
+    assert "entry 0: startedDateTime 'not a date' is not" in capsys.readouterr().err
