@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from conformance.traffic.session import TrafficSession
 
     path: Path = args.file
+    if path.is_dir():
+        raise ConformanceError(f"{path} is a folder: give a .har file or an exchange log")
     if not path.is_file():
         raise ConformanceError(f"{path} does not exist")
     with path.open(encoding="utf-8-sig", errors="replace") as stream:

@@ -182,6 +182,10 @@ def _exchange(entry: Mapping[str, Any], path: Path, position: int) -> Exchange:
         raise ConformanceError(
             f"{where}: the request URL {url[:200]!r} is not a URL: {error}"
         ) from None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConformanceError(
+            f"{where}: the request URL {url[:200]!r} is not an absolute http:// or https:// URL"
+        )
     return Exchange(
         method=request["method"].upper(),
         url=url,

@@ -367,3 +367,19 @@ def test_an_entry_whose_start_is_not_a_date_is_one_line(
     har.write_text(json.dumps({"log": {"version": "1.2", "entries": [entry]}}), encoding="utf-8")
     assert main(["judge", str(har), "--reports", str(tmp_path / "r")]) == 2
     assert "entry 0: startedDateTime 'not a date' is not" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("url", ["not a url", "ftp://bank.example/v1/accounts", "/v1/accounts"])
+def test_an_entry_that_is_not_an_http_url_names_the_entry_not_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    """security-5.md L11: such a URL was refused with "--target must be an http:// or https://
+    URL", an option the user never gave; a folder was said not to exist."""
+    har = tmp_path / "odd.har"
+    entry = _raw_entry("GET", url, "", 200, "{}")
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": [entry]}}), encoding="utf-8")
+    assert main(["judge", str(har)]) == 2
+    err = capsys.readouterr().err
+    assert "entry 0: the request URL" in err and "--target" not in err
+    assert main(["judge", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
