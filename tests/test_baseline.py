@@ -151,6 +151,11 @@ def test_the_exit_code_follows_the_baseline(
          'expires = 2026-01-01\nowners = "typo"\n', "unknown key 'owners'"),
         ('[[known]]\ncause = "cause-aaaaaaaa"\nticket = "T"\nexpires = 2026-01-01\n',
          "needs owner"),
+        # security-5.md L7: an owner that is a number, a ticket of blanks
+        ('[[known]]\ncause = "cause-aaaaaaaa"\nowner = 42\nticket = "T"\nexpires = 2026-01-01\n',
+         "owner is text"),
+        ('[[known]]\ncause = "cause-aaaaaaaa"\nowner = "K"\nticket = "   "\n'
+         'expires = 2026-01-01\n', "ticket is text"),
     ],
 )  # fmt: skip
 def test_a_malformed_baseline_is_refused_naming_the_entry(
@@ -205,3 +210,11 @@ def test_a_run_with_its_known_failure_in_the_baseline_passes_and_an_expired_one_
         said = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))["baseline"]
         assert said["entries"][0]["status"] == "observed"
     assert said["entries"][1]["status"] == "expired"
+
+
+def test_a_baseline_with_a_utf8_bom_is_read(tmp_path: Path) -> None:
+    """security-5.md L7: a UTF-8 BOM was refused with "Invalid statement (at line 1, column 1)"."""
+    text = '[[known]]\ncause = "cause-aaaaaaaa"\nowner = "K"\nticket = "T"\nexpires = 2026-01-01\n'
+    path = tmp_path / "bom.toml"
+    path.write_text("\ufeff" + text, encoding="utf-8")
+    assert load_baseline(path).known[0].owner == "K"
