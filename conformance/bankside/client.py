@@ -246,7 +246,10 @@ class TargetClient:
             "limits": httpx.Limits(
                 max_connections=max_connections, max_keepalive_connections=max_connections
             ),
-            "event_hooks": {"request": [_mark_start, add_tag], "response": [self._record]},
+            "event_hooks": {
+                "request": [_mark_start, add_tag],
+                "response": [self._bound_answer, self._record],
+            },
         }
         #: The profile's ``[headers]`` (an API gateway's), on every request; a replay's profile
         #: sends them again, so its reproduction command does not repeat them.
@@ -389,6 +392,17 @@ class TargetClient:
         Pass it as ``on_signed`` to a per-request signer so its exchanges show what it signed.
         """
         request.extensions[_SIGNING_STRING] = signing_string
+
+    def _bound_answer(self, response: httpx.Response) -> None:
+        """Response hook, before the body is read: the whole answer must arrive within the
+        timeout counted from the request's start. httpx's timeout bounds each read, so a bank
+        that drips a byte at a time would otherwise hold a run or ``discover`` for ever (M12)."""
+        started = response.request.extensions.get(_STARTED)
+        if started is None or self.timeout is None:
+            return
+        response.stream = _DeadlineStream(
+            response.stream, started + self.timeout, self.timeout, response.request
+        )
 
     def _record(self, response: httpx.Response) -> None:
         request = response.request
@@ -601,6 +615,33 @@ def _worker_count() -> int:
         return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     except ValueError:
         return 1
+
+
+class _DeadlineStream(httpx.SyncByteStream):
+    """An answer's body that ends in :class:`httpx.ReadTimeout` once ``deadline`` (a
+    ``time.perf_counter`` value) has passed while it streams in."""
+
+    def __init__(
+        self, stream: Any, deadline: float, seconds: float, request: httpx.Request
+    ) -> None:
+        self._stream = stream
+        self._deadline = deadline
+        self._seconds = seconds
+        self._request = request
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._stream:
+            if time.perf_counter() > self._deadline:
+                raise httpx.ReadTimeout(
+                    f"the whole answer did not arrive within {self._seconds:g} s",
+                    request=self._request,
+                )
+            yield chunk
+
+    def close(self) -> None:
+        close = getattr(self._stream, "close", None)
+        if close is not None:
+            close()
 
 
 def _mark_start(request: httpx.Request) -> None:
