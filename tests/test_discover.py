@@ -353,3 +353,21 @@ def test_a_bank_answering_redirects_or_megabytes_decides_nothing(
     found = discover(_profile(), transport=httpx.MockTransport(handler), contract=contract)
     assert found.stopped is not None and "answered none of the probes" in found.stopped
     assert not any(decision.is_decided for decision in found.decisions)
+
+
+def test_a_base_url_probe_that_fails_still_writes_the_draft(
+    tmp_path: Path, contract: Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """security-5.md M15: any exception in the base-URL group left base_url undecided with the
+    default None, and the draft writer then raised ``TypeError: no TOML form for NoneType``."""
+    from conformance.discover import session
+
+    def broken(prober: Prober) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(session, "decide_base_url", broken)
+    found = discover(_profile(), transport=httpx.MockTransport(_deep), contract=contract)
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    assert load_profile(out).base_url == "http://bank.test"
+    assert "the probe failed: RecursionError" in out.read_text("utf-8")
