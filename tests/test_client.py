@@ -5,6 +5,7 @@ TargetError naming the URL."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import shlex
@@ -470,3 +471,28 @@ def test_an_answer_dripped_a_byte_at_a_time_ends_at_the_timeout() -> None:
         listener.close()
         client.close()
     assert time.monotonic() - began < 5
+
+
+def test_an_answer_over_the_cap_is_not_read_further() -> None:
+    """security-5.md M13: discover kept every answer whole (2.9 GB for 20 MB answers); with
+    ``max_answer_bytes`` (discover's) a larger answer ends its request."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    size = 4 * 1024 * 1024
+
+    def big() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {size}"
+            with contextlib.suppress(OSError):
+                connection.sendall(head.encode() + b"\r\n\r\n" + b" " * size)
+
+    threading.Thread(target=big, daemon=True).start()
+    client = TargetClient(f"http://127.0.0.1:{listener.getsockname()[1]}", sign=False, timeout=5)
+    client.max_answer_bytes = 1024 * 1024
+    try:
+        with pytest.raises(TargetError, match=r"larger than 1048576 bytes"):
+            client.get("/v1/accounts")
+    finally:
+        listener.close()
+        client.close()

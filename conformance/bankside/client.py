@@ -210,6 +210,9 @@ class TargetClient:
         key_id_style: KeyIdStyle | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        #: The largest answer read (None: any); a larger one ends its request (``discover``
+        #: sets it: it keeps its answers, M13).
+        self.max_answer_bytes: int | None = None
         self._key_id_style = key_id_style
         self.pacer = pacer or Pacer(None)
         #: The files a replay of this client's exchanges signs with (``Exchange.replay_with``).
@@ -401,7 +404,11 @@ class TargetClient:
         if started is None or self.timeout is None:
             return
         response.stream = _DeadlineStream(
-            response.stream, started + self.timeout, self.timeout, response.request
+            response.stream,
+            started + self.timeout,
+            self.timeout,
+            response.request,
+            max_bytes=self.max_answer_bytes,
         )
 
     def _record(self, response: httpx.Response) -> None:
@@ -622,18 +629,32 @@ class _DeadlineStream(httpx.SyncByteStream):
     ``time.perf_counter`` value) has passed while it streams in."""
 
     def __init__(
-        self, stream: Any, deadline: float, seconds: float, request: httpx.Request
+        self,
+        stream: Any,
+        deadline: float,
+        seconds: float,
+        request: httpx.Request,
+        *,
+        max_bytes: int | None = None,
     ) -> None:
         self._stream = stream
         self._deadline = deadline
         self._seconds = seconds
         self._request = request
+        self._max_bytes = max_bytes
 
     def __iter__(self) -> Iterator[bytes]:
+        read = 0
         for chunk in self._stream:
             if time.perf_counter() > self._deadline:
                 raise httpx.ReadTimeout(
                     f"the whole answer did not arrive within {self._seconds:g} s",
+                    request=self._request,
+                )
+            read += len(chunk)
+            if self._max_bytes is not None and read > self._max_bytes:
+                raise httpx.ReadError(
+                    f"the answer is larger than {self._max_bytes} bytes: not read further",
                     request=self._request,
                 )
             yield chunk

@@ -57,6 +57,8 @@ class Prober:
     def client(self) -> TargetClient:
         if self._client is None:
             self._client = TargetClient.from_profile(self.profile, transport=self._transport)
+            # discover keeps every answer: one larger than any of the interface's is not read
+            self._client.max_answer_bytes = MAX_INTERFACE_ANSWER
         return self._client
 
     def adopt(self, **changes: Any) -> None:
