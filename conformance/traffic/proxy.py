@@ -61,6 +61,19 @@ MAX_BODY = 1024 * 1024
 #: Seconds a client connection may stay silent between requests.
 READ_TIMEOUT = 30.0
 
+#: Most client connections served at once (the reference server's cap).
+MAX_CONNECTIONS = 512
+_BUSY_TEXT = "the proxy serves its most connections at once; try again"
+_BUSY_BODY = json.dumps(
+    {"id": "proxy-busy", "system": "psd2-conformance-proxy", "status": 503,
+     "code": "PROXY_ERROR", "message": _BUSY_TEXT}
+).encode()  # fmt: skip
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+    b"Connection: close\r\nContent-Length: " + str(len(_BUSY_BODY)).encode() + b"\r\n\r\n"
+    + _BUSY_BODY
+)  # fmt: skip
+
 #: What the proxy hands on after an exchange: the exchange and when it was sent.
 Sink = Callable[[Exchange, datetime], None]
 
@@ -380,9 +393,13 @@ class ProxyServer(ThreadingHTTPServer):
         tls: ssl.SSLContext | None = None,
         read_timeout: float = READ_TIMEOUT,
         on_refused: Callable[[str], None] | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
+        self.max_connections = max_connections
+        self._active = 0
+        self._active_lock = threading.Lock()
         self.upstream = upstream
         self.sink = sink
         self.tls = tls
@@ -400,6 +417,36 @@ class ProxyServer(ThreadingHTTPServer):
     def refused(self, text: str) -> None:
         if self._on_refused is not None:
             self._on_refused(text)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread per connection, at most :attr:`max_connections` at once: a newcomer past the
+        cap gets 503 with the spec 7 body at once (a slowloris client cannot hold a thread per
+        connection without bound: security-5.md L19)."""
+        with self._active_lock:
+            full = self._active >= self.max_connections
+            if not full:
+                self._active += 1
+        if full:
+            with contextlib.suppress(OSError):
+                request.sendall(_BUSY)
+            self.shutdown_request(request)
+            self.refused(f"a connection from {client_address[0]} refused: {_BUSY_TEXT}")
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        with self._active_lock:
+            self._active -= 1
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         if self.tls is None:
@@ -445,9 +492,17 @@ def start_proxy(
     *,
     tls: ssl.SSLContext | None = None,
     on_refused: Callable[[str], None] | None = None,
+    max_connections: int = MAX_CONNECTIONS,
 ) -> RunningProxy:
     """Listen on ``host:port`` (0: a free port) and serve in a daemon thread."""
-    server = ProxyServer((host, port), upstream, sink, tls=tls, on_refused=on_refused)
+    server = ProxyServer(
+        (host, port),
+        upstream,
+        sink,
+        tls=tls,
+        on_refused=on_refused,
+        max_connections=max_connections,
+    )
     thread = threading.Thread(
         target=server.serve_forever,
         kwargs={"poll_interval": 0.02},

@@ -14,6 +14,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -421,3 +422,27 @@ def test_a_garbage_answer_is_a_502_whose_text_is_escaped() -> None:
     assert head.startswith(b"HTTP/1.1 502")
     assert body.isascii() and json.loads(body)["code"] == "PROXY_ERROR"
     assert refused and all(text.isprintable() and text.isascii() for text in refused)
+
+
+def test_past_the_connection_cap_a_newcomer_gets_503_at_once(echo: tuple[str, Seen]) -> None:
+    """security-5.md L19: 200 slowloris connections held 200 threads, with no cap; now the
+    proxy serves at most ``max_connections`` at once and answers a newcomer 503."""
+    url, _seen = echo
+    proxy = start_proxy(Upstream(url), lambda _exchange, _at: None, max_connections=1)
+    try:
+        with socket.create_connection(("127.0.0.1", _port(proxy.url)), timeout=5) as idle:
+            idle.sendall(b"GET /v1/x HTTP/1.1\r\n")  # a head that never ends
+            deadline = time.monotonic() + 5
+            while proxy.server._active < 1 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            answer = _raw_exchange(proxy, b"GET /v1/x HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 503")
+        assert json.loads(answer.partition(b"\r\n\r\n")[2])["status"] == 503
+        deadline = time.monotonic() + 5
+        while proxy.server._active and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _raw_exchange(
+            proxy, b"GET /v1/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        ).startswith(b"HTTP/1.1 201")
+    finally:
+        proxy.stop()
