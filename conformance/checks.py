@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import ValidationError
 
+from conformance.contract import bounded_json
 from conformance.contract.annotations import reading_at
 from conformance.contract.fixes import schema_for_fixes
 from conformance.contract.requirements import (
@@ -266,7 +267,7 @@ def _summary(exchange: Exchange | None) -> str:
     if not body:
         return f"HTTP {exchange.status} with an empty body"
     try:
-        text = json.dumps(json.loads(body), ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(bounded_json.loads(body), ensure_ascii=False, separators=(",", ":"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         content_type = exchange.response_header("content-type") or "no Content-Type"
         text = f"a non-JSON body ({content_type}): " + body[:80].decode("utf-8", "replace")
@@ -400,7 +401,7 @@ def breaking(breach: Breach | None) -> Iterator[None]:
 def json_document(exchange: Exchange) -> Any:
     """The response body as JSON, or None when it is not JSON (for runners that only read)."""
     try:
-        return json.loads(exchange.response_body)
+        return bounded_json.loads(exchange.response_body)
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
 
@@ -408,10 +409,12 @@ def json_document(exchange: Exchange) -> Any:
 def check_json_body(exchange: Exchange, *, spec: str = "spec 1") -> Any:
     """The body is JSON (spec introduction: "Request and response bodies are JSON"); returns it."""
     try:
-        return json.loads(exchange.response_body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return bounded_json.loads(exchange.response_body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
         content_type = exchange.response_header("content-type") or "no Content-Type"
         what = "an empty body" if not exchange.response_body else f"a body in {content_type}"
+        if isinstance(error, bounded_json.JsonTooLarge):
+            what = f"a body in {content_type} that is refused unread ({error.msg})"
         media = content_type.partition(";")[0].strip().lower()
         raise ConformanceFailure(
             f"{exchange.method} {exchange.path} answered HTTP {exchange.status} with {what}, "

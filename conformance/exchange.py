@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from conformance.contract import bounded_json
 from conformance.contract.identifiers import mask_identity
 from conformance.errors import TargetError
 
@@ -168,7 +169,12 @@ class Exchange:
         interface at all, and the message says what came instead.
         """
         try:
-            return json.loads(self.response_body)
+            return bounded_json.loads(self.response_body)
+        except bounded_json.JsonTooLarge as error:
+            raise TargetError(
+                f"the target answered {self.method} {self.url} with HTTP {self.status} and a "
+                f"JSON body the suite does not read: {error.msg}"
+            ) from None
         except (UnicodeDecodeError, json.JSONDecodeError):
             content_type = self.response_header("content-type") or "no Content-Type"
             start = self.response_body[:60].decode("utf-8", "replace")
@@ -378,6 +384,6 @@ def _shown_body(body: bytes) -> str:
     except UnicodeDecodeError:
         return f"({len(body)} bytes, not UTF-8 text)"
     try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        return json.dumps(bounded_json.loads(text), indent=2, ensure_ascii=False)
     except json.JSONDecodeError:
         return text

@@ -161,6 +161,11 @@ def test_the_exit_code_follows_the_baseline(
          'expires = 2026-01-01\nowners = "typo"\n', "unknown key 'owners'"),
         ('[[known]]\ncause = "cause-aaaaaaaa"\nticket = "T"\nexpires = 2026-01-01\n',
          "needs owner"),
+        # security-5.md L7: an owner that is a number, a ticket of blanks
+        ('[[known]]\ncause = "cause-aaaaaaaa"\nowner = 42\nticket = "T"\nexpires = 2026-01-01\n',
+         "owner is text"),
+        ('[[known]]\ncause = "cause-aaaaaaaa"\nowner = "K"\nticket = "   "\n'
+         'expires = 2026-01-01\n', "ticket is text"),
     ],
 )  # fmt: skip
 def test_a_malformed_baseline_is_refused_naming_the_entry(
@@ -226,3 +231,11 @@ def test_the_guides_example_entry_has_not_expired(tmp_path: Path) -> None:
     subprocess.run(["bash", "-c", block], cwd=tmp_path, check=True)
     (entry,) = load_baseline(tmp_path / "known-failures.toml").known
     assert entry.expires > dt.date.today() + dt.timedelta(days=30)
+
+
+def test_a_baseline_with_a_utf8_bom_is_read(tmp_path: Path) -> None:
+    """security-5.md L7: a UTF-8 BOM was refused with "Invalid statement (at line 1, column 1)"."""
+    text = '[[known]]\ncause = "cause-aaaaaaaa"\nowner = "K"\nticket = "T"\nexpires = 2026-01-01\n'
+    path = tmp_path / "bom.toml"
+    path.write_text("\ufeff" + text, encoding="utf-8")
+    assert load_baseline(path).known[0].owner == "K"

@@ -5,11 +5,13 @@ TargetError naming the URL."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import shlex
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -437,3 +439,60 @@ def test_a_replay_names_the_program_as_it_can_be_started_again(
     elsewhere = tmp_path / "elsewhere"
     if shown != "conformance":
         assert program_for(executable.format(root=tmp_path), path, elsewhere).startswith("/")
+
+
+def test_an_answer_dripped_a_byte_at_a_time_ends_at_the_timeout() -> None:
+    """security-5.md M12: httpx's timeout bounds each read, so a bank sending one byte every
+    few seconds held ``run`` and ``discover`` for ever; now the whole answer has the timeout."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+            )
+            while not stop.wait(0.3):
+                try:
+                    connection.sendall(b" ")
+                except OSError:
+                    return
+
+    threading.Thread(target=drip, daemon=True).start()
+    client = TargetClient(f"http://127.0.0.1:{listener.getsockname()[1]}", sign=False, timeout=1.0)
+    began = time.monotonic()
+    try:
+        with pytest.raises(TargetError, match=r"did not answer within 1 s"):
+            client.get("/v1/accounts")
+    finally:
+        stop.set()
+        listener.close()
+        client.close()
+    assert time.monotonic() - began < 5
+
+
+def test_an_answer_over_the_cap_is_not_read_further() -> None:
+    """security-5.md M13: discover kept every answer whole (2.9 GB for 20 MB answers); with
+    ``max_answer_bytes`` (discover's) a larger answer ends its request."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    size = 4 * 1024 * 1024
+
+    def big() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {size}"
+            with contextlib.suppress(OSError):
+                connection.sendall(head.encode() + b"\r\n\r\n" + b" " * size)
+
+    threading.Thread(target=big, daemon=True).start()
+    client = TargetClient(f"http://127.0.0.1:{listener.getsockname()[1]}", sign=False, timeout=5)
+    client.max_answer_bytes = 1024 * 1024
+    try:
+        with pytest.raises(TargetError, match=r"larger than 1048576 bytes"):
+            client.get("/v1/accounts")
+    finally:
+        listener.close()
+        client.close()

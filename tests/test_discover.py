@@ -314,3 +314,60 @@ def test_the_sandbox_reset_and_data_fill_are_never_sent(contract: Contract) -> N
     assert "POST /v1/sandbox/customers" in sent  # the own method of the others is asked
     assert not [line for line in sent if line.startswith("POST /v1/sandbox/initialize")]
     assert not [line for line in sent if line.startswith("POST /v1/sandbox/data-fill")]
+
+
+def _deep(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(
+        200,
+        content=b"[" * 100_000 + b"]" * 100_000,
+        headers={"Content-Type": "application/json"},
+    )
+
+
+def test_a_bank_answering_json_nested_too_deep_decides_nothing_and_the_draft_is_written(
+    tmp_path: Path, contract: Contract
+) -> None:
+    """security-5.md M15 (attempts 179, 180): every answer nested 100,000 deep once ended in a
+    traceback (``no TOML form for NoneType``); now nothing is decided from them and the draft is
+    written."""
+    found = discover(_profile(), transport=httpx.MockTransport(_deep), contract=contract)
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    assert load_profile(out).base_url == "http://bank.test"
+
+
+def _redirect(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(302, headers={"Location": str(request.url)})
+
+
+def _huge(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, json={"filler": "x" * (2 * 1024 * 1024)})
+
+
+@pytest.mark.parametrize("handler", [_redirect, _huge], ids=["302-everywhere", "2-mb-object"])
+def test_a_bank_answering_redirects_or_megabytes_decides_nothing(
+    handler: Any, contract: Contract
+) -> None:
+    """security-5.md H5 (attempts 168, 174): every answer a 302 to itself, or a JSON object of
+    megabytes, once wrote 24 keys as decided with exit 0; now the interface answered none."""
+    found = discover(_profile(), transport=httpx.MockTransport(handler), contract=contract)
+    assert found.stopped is not None and "answered none of the probes" in found.stopped
+    assert not any(decision.is_decided for decision in found.decisions)
+
+
+def test_a_base_url_probe_that_fails_still_writes_the_draft(
+    tmp_path: Path, contract: Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """security-5.md M15: any exception in the base-URL group left base_url undecided with the
+    default None, and the draft writer then raised ``TypeError: no TOML form for NoneType``."""
+    from conformance.discover import session
+
+    def broken(prober: Prober) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(session, "decide_base_url", broken)
+    found = discover(_profile(), transport=httpx.MockTransport(_deep), contract=contract)
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    assert load_profile(out).base_url == "http://bank.test"
+    assert "the probe failed: RecursionError" in out.read_text("utf-8")

@@ -6,13 +6,21 @@ each caught."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
-from datetime import UTC, datetime
+import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+from joserfc.jwk import RSAKey
 
 from conformance import cli
 from conformance.errors import CertificateError
@@ -26,9 +34,10 @@ from conformance.evidence.record import (
     previous_record,
     seal_record,
 )
-from conformance.evidence.sealing import load_seal_key, seal
+from conformance.evidence.sealing import SealKey, load_seal_key, seal
 from conformance.evidence.verify import Verification, verify_record
 from conformance.report.exchange_record import RECORDING_DIR
+from conformance.signing import generate_server_certificate, load_ca
 from conformance.traffic.options import load_trust
 
 
@@ -101,7 +110,8 @@ def test_the_untouched_record_verifies(record: Path, certificates: Path) -> None
     assert manifest["previous"] is None
     assert manifest["contract_digest"].startswith("sha256:")
     assert manifest["profile"]["sha256"] == "sha256:" + compliance["profile"]["sha256"]
-    assert cli.main(["verify", str(record)]) == 0
+    assert cli.main(["verify", str(record), "--trust", str(certificates / "bank" / "ca.pem")]) == 0
+    assert cli.main(["verify", str(record)]) == 3  # who sealed it is not established
 
 
 def test_one_edited_byte_of_an_exchange_is_caught(record: Path, certificates: Path) -> None:
@@ -218,3 +228,236 @@ def test_a_seal_key_that_is_not_the_certificates_is_refused_before_the_run(
     reports = str(tmp_path / "reports")
     assert cli.main(["run", "--reports", reports, "--seal", str(bank / "tpp.pem")]) == 2
     assert not (tmp_path / "reports" / "compliance.json").exists()
+
+
+def _forge(record: Path, certificates: Path, *, expired: bool = False) -> None:
+    """security-5.md's forge_seal.py: flip a scenario's verdict in both verdict files, mint a
+    "Big Bank ASA" certificate (issued by the TPP's end-entity certificate, or by the CA with a
+    validity that ended 30 days ago and ``sealed_at`` inside it) and seal the record with it."""
+    now = datetime.now(UTC)
+    bank = certificates / "bank"
+    ca = x509.load_pem_x509_certificate((bank / "ca.pem").read_bytes())
+    tpp = x509.load_pem_x509_certificate((bank / "tpp.pem").read_bytes())
+
+    def private(name: str) -> rsa.RSAPrivateKey:
+        key = serialization.load_pem_private_key((bank / name).read_bytes(), None)
+        assert isinstance(key, rsa.RSAPrivateKey)
+        return key
+
+    compliance = json.loads((record / "compliance.json").read_text(encoding="utf-8"))
+    scenario = compliance["scenarios"][0]
+    scenario["verdict"] = "failed"
+    verdicts = json.loads((record / VERDICTS).read_text(encoding="utf-8"))
+    verdicts["scenarios"][scenario["id"]] = "failed"
+    (record / "compliance.json").write_text(json.dumps(compliance), encoding="utf-8")
+    (record / VERDICTS).write_text(json.dumps(verdicts), encoding="utf-8")
+    manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
+    for name in manifest["files"]:
+        manifest["files"][name] = digest((record / name).read_bytes())
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Big Bank ASA"),
+                      x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Big Bank ASA")])  # fmt: skip
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(True, True, False, False, False, False, False, False, False),
+            critical=True,
+        )
+    )
+    if expired:
+        certificate = (
+            builder.issuer_name(ca.subject)
+            .not_valid_before(now - timedelta(days=400))
+            .not_valid_after(now - timedelta(days=30))
+            .sign(private("ca.key"), hashes.SHA256())
+        )
+        chain: tuple[x509.Certificate, ...] = (certificate, ca)
+        manifest["sealed_at"] = (now - timedelta(days=60)).isoformat(timespec="seconds")
+    else:
+        certificate = (
+            builder.issuer_name(tpp.subject)
+            .not_valid_before(now - timedelta(days=1))
+            .not_valid_after(now + timedelta(days=365))
+            .sign(private("tpp.key"), hashes.SHA256())
+        )
+        chain = (certificate, tpp, ca)
+    data = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    (record / MANIFEST).write_bytes(data)
+    forged = SealKey(RSAKey.import_key(key), "RS256", chain)
+    (record / SEAL).write_text(seal(data, forged) + "\n", encoding="ascii")
+
+
+def test_a_chain_whose_ca_is_an_end_entity_certificate_is_refused(
+    record: Path, certificates: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md C1: the TPP's own seal certificate (CA false) issues "Big Bank ASA"."""
+    _forge(record, certificates)
+    result = _verify(record, certificates)
+    assert not result.verified
+    assert result.sealed_by == "O=Big Bank ASA,CN=Big Bank ASA"
+    assert result.problems and result.problems[0].startswith("chain: ")
+    trust = str(certificates / "bank" / "ca.pem")
+    assert cli.main(["verify", str(record), "--trust", trust]) == 1
+    out = capsys.readouterr().out
+    assert "\nVERIFIED" not in out and "NOT VERIFIED" in out
+
+
+def test_a_certificate_expired_before_verification_cannot_seal(
+    record: Path, certificates: Path
+) -> None:
+    """security-5.md C2: the sealer's backdated sealed_at does not make an expired certificate
+    valid; the chain is validated now."""
+    _forge(record, certificates, expired=True)
+    result = _verify(record, certificates)
+    assert not result.verified
+    problems = result.problems
+    assert any("chain: " in one and "valid at validation time" in one for one in problems), problems
+
+
+def test_a_sealed_at_in_the_future_is_refused(record: Path, certificates: Path) -> None:
+    """security-5.md attempt 51: a seal time ahead of the verifier's clock."""
+    manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
+    manifest["sealed_at"] = (datetime.now(UTC) + timedelta(days=20)).isoformat()
+    (record / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    _reseal(record, certificates)
+    result = _verify(record, certificates)
+    assert len(result.problems) == 1 and "is later than now" in result.problems[0]
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda manifest: manifest.update(sealed_at="yesterday"), "not a date"),
+        (lambda manifest: manifest.pop("sealed_at"), "not a date"),
+        (lambda manifest: manifest.update(files=[]), "not a manifest"),
+    ],
+)
+def test_a_sealed_malformed_manifest_is_one_line(
+    record: Path, certificates: Path, edit: Any, said: str
+) -> None:
+    """security-5.md L2: a manifest sealed with a legitimate key but malformed is one problem,
+    not a traceback."""
+    manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
+    edit(manifest)
+    data = (json.dumps(manifest) + "\n").encode()
+    (record / MANIFEST).write_bytes(data)
+    bank = certificates / "bank"
+    (record / SEAL).write_text(seal(data, load_seal_key(bank / "tpp.pem", bank / "tpp.key")))
+    result = _verify(record, certificates)
+    assert len(result.problems) == 1 and said in result.problems[0], result.problems
+
+
+def test_without_trust_a_record_sealed_by_anyone_is_never_verified(
+    record: Path, certificates: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md H1: re-sealed with another CA's certificate, verify without --trust says
+    who sealed it is not established, never VERIFIED, and exits 3."""
+    _reseal(record, certificates, who="other")
+    result = verify_record(record)
+    assert result.consistent and not result.verified
+    assert result.unestablished and "--trust" in result.unestablished[0]
+    assert cli.main(["verify", str(record)]) == 3
+    out = capsys.readouterr().out
+    assert "NOT ESTABLISHED who sealed it" in out
+    assert "\nVERIFIED" not in out and not out.startswith("VERIFIED")
+
+
+def _seal_manifest(record: Path, manifest: dict[str, Any], key: SealKey) -> None:
+    data = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    (record / MANIFEST).write_bytes(data)
+    (record / SEAL).write_text(seal(data, key) + "\n", encoding="ascii")
+
+
+def _bank_key(certificates: Path) -> SealKey:
+    return load_seal_key(certificates / "bank" / "tpp.pem", certificates / "bank" / "tpp.key")
+
+
+@pytest.mark.parametrize("name", ["../outside.json", "/etc/hostname"])
+def test_a_sealed_name_outside_the_record_is_refused_unread(
+    record: Path, certificates: Path, name: str
+) -> None:
+    """security-5.md L1: a manifest entry that leaves the folder, sealed with the real key."""
+    (record.parent / "outside.json").write_text("{}", encoding="utf-8")
+    manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
+    manifest["files"][name] = digest(b"{}")
+    _seal_manifest(record, manifest, _bank_key(certificates))
+    result = _verify(record, certificates)
+    assert result.problems == [f"{name}: a sealed name outside the record (refused unread)"]
+
+
+def test_an_added_fifo_or_symlinked_folder_is_refused_and_not_read(
+    record: Path, certificates: Path, tmp_path: Path
+) -> None:
+    """security-5.md M8 (a FIFO added: verify hung for ever) and M9 (a symlink to a folder
+    outside, with files under it, and exchanges/ replaced by one: VERIFIED)."""
+    os.mkfifo(record / "exchanges" / "zz.json")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "extra.json").write_text("{}", encoding="utf-8")
+    (record / "linked").symlink_to(outside, target_is_directory=True)
+    done: list[Verification] = []
+    thread = threading.Thread(target=lambda: done.append(_verify(record, certificates)))
+    thread.start()
+    thread.join(60)
+    assert done, "verify did not return"
+    problems = done[0].problems
+    assert "exchanges/zz.json: not part of the sealed record (and not a regular file)" in problems
+    assert "linked: not part of the sealed record (and not a regular file)" in problems
+    # a sealed folder replaced by a symlink to a copy
+    copy = tmp_path / "exchanges-copy"
+    shutil.copytree(record / "exchanges", copy, ignore=shutil.ignore_patterns("zz.json"))
+    shutil.rmtree(record / "exchanges")
+    (record / "exchanges").symlink_to(copy, target_is_directory=True)
+    (record / "linked").unlink()
+    result = _verify(record, certificates)
+    assert "exchanges: not part of the sealed record (and not a regular file)" in result.problems
+    assert not result.verified
+
+
+def test_a_tls_server_certificate_cannot_seal(record: Path, certificates: Path) -> None:
+    """security-5.md M10 (attempt 47): a certificate of the trusted CA with extendedKeyUsage
+    serverAuth only is no seal certificate."""
+    ca = load_ca(certificates / "bank" / "ca.pem", certificates / "bank" / "ca.key")
+    server = generate_server_certificate(ca)
+    key = SealKey(RSAKey.import_key(server.private_key), "RS256", (server.certificate,))
+    manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
+    _seal_manifest(record, manifest, key)
+    result = _verify(record, certificates)
+    assert len(result.problems) == 1 and "is a TLS certificate" in result.problems[0], (
+        result.problems
+    )
+
+
+def test_a_revoked_seal_certificate_is_refused_with_the_cas_list(
+    record: Path, certificates: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md M11: verify could not be given a CRL, and a revoked seal certificate
+    verified. With --crl, the certificate the CA's list names is a difference."""
+    bank = certificates / "bank"
+    ca = load_ca(bank / "ca.pem", bank / "ca.key")
+    tpp = x509.load_pem_x509_certificate((bank / "tpp.pem").read_bytes())
+    now = datetime.now(UTC)
+    crl = (
+        x509.CertificateRevocationListBuilder()
+        .issuer_name(ca.certificate.subject)
+        .last_update(now - timedelta(hours=1))
+        .next_update(now + timedelta(days=7))
+        .add_revoked_certificate(
+            x509.RevokedCertificateBuilder()
+            .serial_number(tpp.serial_number)
+            .revocation_date(now - timedelta(minutes=5))
+            .build()
+        )
+        .sign(ca.private_key, hashes.SHA256())
+    )
+    path = tmp_path / "ca.crl"
+    path.write_bytes(crl.public_bytes(serialization.Encoding.PEM))
+    result = verify_record(record, trust=load_trust([bank / "ca.pem"]), crls=(crl,))
+    assert len(result.problems) == 1 and "was revoked on" in result.problems[0]
+    trust = str(bank / "ca.pem")
+    assert cli.main(["verify", str(record), "--trust", trust, "--crl", str(path)]) == 1
+    assert "was revoked on" in capsys.readouterr().out

@@ -237,3 +237,28 @@ def test_a_fleet_interrupted_stops_every_bank_s_run(
             break
         time.sleep(0.1)
     assert not _alive(grandchild)
+
+
+def test_a_bank_whose_runner_died_is_reported_as_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """security-5.md M16: after kill -9 of the runner, the in-flight bank's folder had a run.log
+    and no fleet-run.json, and ``fleet report`` left it out ("1 bank: 1 gave a verdict")."""
+    from conformance.fleet.collect import collect_runs
+    from conformance.fleet.outcome import INTERRUPTED
+
+    seen: list[str] = []
+
+    def killed(command: object, folder: Path, deadline: float) -> None:
+        outcome = read_outcome(folder / "fleet-run.json")
+        assert outcome is not None
+        seen.append(outcome.status)
+        raise SystemExit(137)  # the runner dies here: nothing after this line of it runs
+
+    monkeypatch.setattr(fleet_run, "_run", killed)
+    options = _options(tmp_path)
+    with pytest.raises(SystemExit):
+        fleet_run.run_bank(_banks("hang")[0], options)
+    assert seen == [INTERRUPTED]
+    [run] = collect_runs([options.reports])
+    assert run.status == INTERRUPTED and "runner stopped" in run.why

@@ -209,3 +209,19 @@ def test_a_near_target_is_timed_more_often_within_the_budget() -> None:
         timed = preflight(near, 6, budget=5.0, most=21)
         assert len(timed) == 21  # 21 local answers take well under 5 s
         assert len(preflight(near, 6, budget=0.0, most=21)) == 6  # the budget spent at once
+
+
+DEEP = ("application/json", b"[" * 100_000 + b"]" * 100_000)
+
+
+@pytest.fixture
+def deep_target() -> Iterator[str]:
+    """Every interface answer nested 100,000 deep."""
+    yield from _serve({"/v1/accounts": (200, DEEP), "/v1/sandbox/customers": (200, DEEP)})
+
+
+def test_a_base_url_that_answers_json_nested_too_deep_is_one_line(deep_target: str) -> None:
+    """security-5.md M15 (attempt 183): the preflight's read of the answer ended in a
+    RecursionError traceback, exit 1 (a must failure); now one line (a TargetError, exit 3)."""
+    with pytest.raises(TargetError, match="nested deeper than"):
+        preflight(profile(deep_target))

@@ -12,10 +12,11 @@ is counted as kept.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from conformance.contract import bounded_json
 
 if TYPE_CHECKING:
     from conformance.bankside.request import Psu, Target
@@ -80,7 +81,7 @@ def created_by(exchange: Exchange, op_id: str, contract: Contract) -> Created | 
     if exchange.status not in (201, 401):
         return None
     try:
-        document = json.loads(exchange.response_body or b"null")
+        document = bounded_json.loads(exchange.response_body or b"null")
     except ValueError:
         return None
     if not isinstance(document, Mapping):
@@ -145,7 +146,7 @@ def _cancel(target: Target, created: Created, result: CleanupResult) -> None:
     psu = _psu(created)
     read = OperationRequest.build(target, "PS", psu=psu, path_values=values).send(target)
     try:
-        status = json.loads(read.response_body or b"{}").get("transactionStatus")
+        status = bounded_json.loads(read.response_body or b"{}").get("transactionStatus")
     except (ValueError, AttributeError):
         status = None
     if read.status != 200 or status is None:

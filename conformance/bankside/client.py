@@ -28,6 +28,7 @@ from conformance.bankside.oauth import TokenSource, says_token_expired
 from conformance.bankside.retry import RETRYABLE_STATUSES, Pacer, RetryPolicy, worker_share
 from conformance.bankside.tls import client_context, client_context_as
 from conformance.bankside.trace import add_tag
+from conformance.contract import bounded_json
 from conformance.errors import TargetError
 from conformance.exchange import JSON_MEDIA_TYPE, STANDARD_SIGNER, Exchange
 from conformance.profile import TlsSettings
@@ -209,6 +210,9 @@ class TargetClient:
         key_id_style: KeyIdStyle | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        #: The largest answer read (None: any); a larger one ends its request (``discover``
+        #: sets it: it keeps its answers, M13).
+        self.max_answer_bytes: int | None = None
         self._key_id_style = key_id_style
         self.pacer = pacer or Pacer(None)
         #: The files a replay of this client's exchanges signs with (``Exchange.replay_with``).
@@ -245,7 +249,10 @@ class TargetClient:
             "limits": httpx.Limits(
                 max_connections=max_connections, max_keepalive_connections=max_connections
             ),
-            "event_hooks": {"request": [_mark_start, add_tag], "response": [self._record]},
+            "event_hooks": {
+                "request": [_mark_start, add_tag],
+                "response": [self._bound_answer, self._record],
+            },
         }
         #: The profile's ``[headers]`` (an API gateway's), on every request; a replay's profile
         #: sends them again, so its reproduction command does not repeat them.
@@ -388,6 +395,21 @@ class TargetClient:
         Pass it as ``on_signed`` to a per-request signer so its exchanges show what it signed.
         """
         request.extensions[_SIGNING_STRING] = signing_string
+
+    def _bound_answer(self, response: httpx.Response) -> None:
+        """Response hook, before the body is read: the whole answer must arrive within the
+        timeout counted from the request's start. httpx's timeout bounds each read, so a bank
+        that drips a byte at a time would otherwise hold a run or ``discover`` for ever (M12)."""
+        started = response.request.extensions.get(_STARTED)
+        if started is None or self.timeout is None:
+            return
+        response.stream = _DeadlineStream(
+            response.stream,
+            started + self.timeout,
+            self.timeout,
+            response.request,
+            max_bytes=self.max_answer_bytes,
+        )
 
     def _record(self, response: httpx.Response) -> None:
         request = response.request
@@ -587,7 +609,7 @@ def _refuses_token(answer: Exchange) -> bool:
     if answer.status != 401:
         return False
     try:
-        document = json.loads(answer.response_body) if answer.response_body else None
+        document = bounded_json.loads(answer.response_body) if answer.response_body else None
     except ValueError:
         document = None
     code = document.get("code") if isinstance(document, dict) else None
@@ -600,6 +622,47 @@ def _worker_count() -> int:
         return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     except ValueError:
         return 1
+
+
+class _DeadlineStream(httpx.SyncByteStream):
+    """An answer's body that ends in :class:`httpx.ReadTimeout` once ``deadline`` (a
+    ``time.perf_counter`` value) has passed while it streams in."""
+
+    def __init__(
+        self,
+        stream: Any,
+        deadline: float,
+        seconds: float,
+        request: httpx.Request,
+        *,
+        max_bytes: int | None = None,
+    ) -> None:
+        self._stream = stream
+        self._deadline = deadline
+        self._seconds = seconds
+        self._request = request
+        self._max_bytes = max_bytes
+
+    def __iter__(self) -> Iterator[bytes]:
+        read = 0
+        for chunk in self._stream:
+            if time.perf_counter() > self._deadline:
+                raise httpx.ReadTimeout(
+                    f"the whole answer did not arrive within {self._seconds:g} s",
+                    request=self._request,
+                )
+            read += len(chunk)
+            if self._max_bytes is not None and read > self._max_bytes:
+                raise httpx.ReadError(
+                    f"the answer is larger than {self._max_bytes} bytes: not read further",
+                    request=self._request,
+                )
+            yield chunk
+
+    def close(self) -> None:
+        close = getattr(self._stream, "close", None)
+        if close is not None:
+            close()
 
 
 def _mark_start(request: httpx.Request) -> None:

@@ -109,6 +109,12 @@ def register(subparsers: Subparsers) -> None:
         help="leave the PSD2 QCStatement out of the certificate entirely",
     )
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write a new CA into --out even when it already holds ca.key or tpp.key "
+        "(otherwise refused: they would be overwritten)",
+    )
+    parser.add_argument(
         "--expired",
         action="store_true",
         help="make the TPP certificate's validity end a day ago",
@@ -216,6 +222,23 @@ def run(args: argparse.Namespace, *, now: dt.datetime | None = None) -> int:
     if args.revoke:
         return revoke(args, now=moment)
     new_ca = args.ca_cert is None
+    if new_ca and not args.force and args.out is not None:
+        kept = [args.out / name for name in ("ca.key", "tpp.key") if (args.out / name).exists()]
+        if kept:
+            raise CertificateError(
+                f"{kept[0]} exists: a new CA would overwrite it (and every certificate it "
+                "issued would no longer chain); issue from it with --ca-cert and --ca-key, write "
+                "to another --out, or give --force"
+            )
+    try:
+        return _generate(args, moment, new_ca=new_ca)
+    except (OverflowError, ValueError) as error:
+        raise CertificateError(f"the certificates cannot be made: {error}") from None
+
+
+def _generate(args: argparse.Namespace, moment: dt.datetime, *, new_ca: bool) -> int:
+    """Make and write the CA (unless given), the TPP identity, the QWAC and the server
+    certificate."""
     ca = _certificate_authority(args)
     not_before = not_after = None
     if args.expired:

@@ -23,7 +23,8 @@ def register(subparsers: Subparsers) -> None:
         "file (HAR 1.2: browser devtools, mitmproxy, API gateways) or of the reference server's "
         "--exchange-log, the request against spec 4.2/5 and its schema and rules, the answer "
         "against its operation, and what the state of earlier exchanges allows. Each finding "
-        "names the side that broke the rule (TPP or bank). Exit 1 on a must finding.",
+        "names the side that broke the rule (TPP or bank). Exit 1 on a must finding; 3 when "
+        "no exchange of the interface was judged, or the judge failed on one.",
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="a .har file or an exchange log")
     add_judge_arguments(parser)
@@ -38,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from conformance.traffic.session import TrafficSession
 
     path: Path = args.file
+    if path.is_dir():
+        raise ConformanceError(f"{path} is a folder: give a .har file or an exchange log")
     if not path.is_file():
         raise ConformanceError(f"{path} does not exist")
     with path.open(encoding="utf-8-sig", errors="replace") as stream:

@@ -43,7 +43,8 @@ def register(subparsers: Subparsers) -> None:
         "signature, digest and certificate, body schema and rules, product and path; the "
         "answer: status, schema, spec 7 error body and rules; across exchanges: what the state "
         "allows). One line per exchange; on Ctrl-C, --duration or --exchanges the reports of a "
-        "run. Exit 1 on a must finding.",
+        "run. Exit 1 on a must finding; 3 when "
+        "no exchange of the interface was judged, or the judge failed on one.",
     )
     parser.add_argument(
         "--target",

@@ -604,7 +604,8 @@ class _Sealing:
         follows = f"follows {record.previous}" if record.previous else "the first of its series"
         print(
             f"conformance: sealed record {record.digest} in {reports / 'evidence'}/ ({follows}); "
-            f"check it with `conformance verify {reports / 'evidence'}`",
+            f"check it with `conformance verify {reports / 'evidence'} --trust CA.pem` (the CA "
+            "of the seal's certificate)",
             flush=True,
         )
 

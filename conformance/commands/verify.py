@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.commands import COMMANDS, Subparsers
 from conformance.errors import ConformanceError
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 __all__ = ["register"]
 
@@ -20,8 +24,11 @@ def register(subparsers: Subparsers) -> None:
         "<reports>/evidence/): the detached JWS seal over manifest.json and its certificate "
         "chain (x5c), each file against its sealed digest and no file added, the scenario "
         "verdicts of verdicts.json against compliance.json, and the traffic judge's verdict on "
-        "every kept exchange recomputed and compared with the sealed one. Exit 0 when all "
-        "holds, 1 with a line per difference.",
+        "every kept exchange recomputed and compared with the sealed one. The chain is validated "
+        "at the time of verification (RFC 5280: CAs above the seal's certificate, key usage, "
+        "validity now, not at the sealer's sealed_at). Exit 0 when all holds and the chain "
+        "leads to a --trust CA (VERIFIED), 1 with a line per difference, 3 when nothing "
+        "differs but who sealed the record could not be established (no --trust).",
     )
     parser.add_argument("folder", type=Path, metavar="DIR", help="the evidence folder")
     parser.add_argument(
@@ -31,7 +38,18 @@ def register(subparsers: Subparsers) -> None:
         default=[],
         metavar="CA.pem",
         help="a CA the seal's chain must lead to (repeatable); without it the chain is checked "
-        "within itself only, and the report says so",
+        "within itself only, who sealed the record is not established, and verify never says "
+        "VERIFIED (exit 3)",
+    )
+    parser.add_argument(
+        "--crl",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a certificate revocation list (PEM or DER, repeatable), signed by a CA of the "
+        "chain or --trust: a seal certificate it names is a difference; without it revocation "
+        "is not checked, and the report says so",
     )
     parser.add_argument(
         "--profile",
@@ -58,7 +76,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConformanceError(f"{folder} is not a folder")
     try:
         result = verify_record(
-            folder, trust=load_trust(args.trust), profile=args.profile, previous=args.previous
+            folder,
+            trust=load_trust(args.trust),
+            profile=args.profile,
+            previous=args.previous,
+            crls=_load_crls(args.crl),
         )
     except ConformanceError as error:
         if "does not exist" in error.message and args.profile is None:
@@ -76,5 +98,31 @@ def run(args: argparse.Namespace) -> int:
     if result.verified:
         print(f"VERIFIED: the seal, every file and {result.rejudged} exchanges judged again agree")
         return 0
-    print(f"NOT VERIFIED: {len(result.problems)} difference(s)")
-    return 1
+    if not result.consistent:
+        print(f"NOT VERIFIED: {len(result.problems)} difference(s)")
+        return 1
+    for what in result.unestablished:
+        print(f"NOT ESTABLISHED {what}")
+    print(
+        f"NOT VERIFIED: the seal, every file and {result.rejudged} exchanges judged again agree "
+        "with each other, but the record is not established as its sealer's"
+    )
+    return 3
+
+
+def _load_crls(paths: list[Path]) -> tuple[x509.CertificateRevocationList, ...]:
+    """The revocation list of each file (PEM or DER); one line when one cannot be read."""
+    from cryptography import x509
+
+    lists: list[x509.CertificateRevocationList] = []
+    for path in paths:
+        try:
+            data = path.read_bytes()
+            lists.append(
+                x509.load_pem_x509_crl(data)
+                if b"-----BEGIN" in data
+                else x509.load_der_x509_crl(data)
+            )
+        except (OSError, ValueError) as error:
+            raise ConformanceError(f"--crl {path} is not a revocation list: {error}") from None
+    return tuple(lists)

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from conformance.contract import bounded_json
+
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
 
@@ -70,7 +72,7 @@ def describe(exchange: Exchange) -> str:
 
 def _answer_summary(exchange: Exchange) -> str:
     try:
-        document = json.loads(exchange.response_body or b"null")
+        document = bounded_json.loads(exchange.response_body or b"null")
     except ValueError:
         kind = exchange.response_header("content-type") or "no content type"
         return f" (not JSON: {kind})" if exchange.response_body else ""

@@ -6,7 +6,6 @@ created so that it is taken away again (:mod:`conformance.bankside.cleanup`)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.bankside.cleanup import CleanupResult, Created, clean_up_one, created_by
 from conformance.bankside.client import TargetClient
 from conformance.bankside.request import NO_BODY, OperationRequest, Psu
+from conformance.contract import bounded_json
 from conformance.errors import ConformanceError
 
 if TYPE_CHECKING:
@@ -57,6 +57,8 @@ class Prober:
     def client(self) -> TargetClient:
         if self._client is None:
             self._client = TargetClient.from_profile(self.profile, transport=self._transport)
+            # discover keeps every answer: one larger than any of the interface's is not read
+            self._client.max_answer_bytes = MAX_INTERFACE_ANSWER
         return self._client
 
     def adopt(self, **changes: Any) -> None:
@@ -112,7 +114,7 @@ class Prober:
         if listed is None or listed.status != 200:
             return None
         try:
-            customers = json.loads(listed.response_body or b"[]")
+            customers = bounded_json.loads(listed.response_body or b"[]")
         except ValueError:
             return None
         for customer in customers if isinstance(customers, list) else ():
@@ -158,21 +160,28 @@ def document_of(exchange: Exchange | None) -> dict[str, Any]:
     if exchange is None:
         return {}
     try:
-        document = json.loads(exchange.response_body or b"null")
+        document = bounded_json.loads(exchange.response_body or b"null")
     except ValueError:
         return {}
     return document if isinstance(document, dict) else {}
 
 
+#: The largest answer taken for the interface's: its answers are small JSON documents.
+MAX_INTERFACE_ANSWER = 1024 * 1024
+
+
 def interface_answer(exchange: Exchange | None) -> bool:
-    """Whether an answer is the interface speaking: JSON or empty, and not a server error (a
-    5xx or an HTML page decides nothing)."""
-    if exchange is None or exchange.status >= 500:
+    """Whether an answer is the interface speaking: JSON or empty, not a server error, not a
+    redirect and not larger than any answer of the interface (a 5xx, an HTML page, a redirect to
+    a login page or a body of megabytes decides nothing: security-5.md H5)."""
+    if exchange is None or exchange.status >= 500 or 300 <= exchange.status < 400:
+        return False
+    if len(exchange.response_body) > MAX_INTERFACE_ANSWER:
         return False
     if not exchange.response_body:
         return True
     try:
-        json.loads(exchange.response_body)
+        bounded_json.loads(exchange.response_body)
     except ValueError:
         return False
     return True

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.cleanup import CleanupResult
 from conformance.contract import load_contract
@@ -82,14 +82,18 @@ def _not_probed(contract: Contract, why: str) -> list[Decision]:
 
 
 def _guarded(
-    found: Discovery, keys: Sequence[Key], step: Callable[[], list[Decision]]
+    found: Discovery,
+    keys: Sequence[Key],
+    step: Callable[[], list[Decision]],
+    default: Any = None,
 ) -> list[Decision]:
-    """The decisions of one group; an error in it leaves its ``keys`` undecided, saying so."""
+    """The decisions of one group; an error in it leaves its ``keys`` undecided with
+    ``default``, saying so (a key the draft must write, ``base_url``, gets one: M15)."""
     try:
         decisions = step()
     except Exception as error:  # discovery never ends in a traceback: the key says what broke
         why = f"the probe failed: {type(error).__name__}: {error}"
-        decisions = [undecided(key, None, why) for key in keys]
+        decisions = [undecided(key, default, why) for key in keys]
     found.decisions.extend(decisions)
     return decisions
 
@@ -120,7 +124,7 @@ def discover(
 
 def _probe_all(prober: Prober, found: Discovery) -> None:
     contract = prober.contract
-    base = _guarded(found, [("base_url",)], lambda: [decide_base_url(prober)])
+    base = _guarded(found, [("base_url",)], lambda: [decide_base_url(prober)], default=found.target)
     if not base[0].is_decided:
         found.stopped = f"{found.target}: {base[0].why}"
         found.decisions.extend(_not_probed(contract, base[0].why))

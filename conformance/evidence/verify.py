@@ -5,10 +5,12 @@ exchange recomputed and compared with the sealed one."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cryptography import x509
@@ -26,11 +28,16 @@ from conformance.evidence.record import (
     scenario_verdicts,
 )
 from conformance.evidence.rejudge import judge_kept
-from conformance.evidence.sealing import checked_chain, verified_seal
+from conformance.evidence.sealing import checked_chain, own_root, revoked, verified_seal
 from conformance.report.compliance import COMPLIANCE_JSON
 from conformance.report.exchange_record import EXCHANGES_DIR, exchanges_file
 
 __all__ = ["Verification", "verify_record"]
+
+#: Bytes read at a time to hash a file.
+_CHUNK = 1024 * 1024
+#: How far ahead of this machine's clock a sealer's clock may be.
+_CLOCK_SKEW = timedelta(minutes=5)
 
 
 @dataclass
@@ -41,11 +48,20 @@ class Verification:
     sealed_by: str = ""
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: What the check could not establish (who sealed the record, without a trusted CA): the
+    #: record is then not verified, though nothing in it differs.
+    unestablished: list[str] = field(default_factory=list)
     rejudged: int = 0
 
     @property
-    def verified(self) -> bool:
+    def consistent(self) -> bool:
+        """Nothing differs: the seal, the files and the verdicts agree with each other."""
         return not self.problems
+
+    @property
+    def verified(self) -> bool:
+        """Nothing differs, and the seal leads to a CA the verifier trusts."""
+        return not self.problems and not self.unestablished
 
 
 def verify_record(
@@ -54,10 +70,12 @@ def verify_record(
     trust: tuple[x509.Certificate, ...] = (),
     profile: Path | None = None,
     previous: Path | None = None,
+    crls: tuple[x509.CertificateRevocationList, ...] = (),
 ) -> Verification:
     """Check the record in ``folder``. ``profile`` stands in for the sealed copy when that one
     names files not kept beside it (its digest must be the sealed one); ``previous`` is the
-    record this one should follow."""
+    record this one should follow; ``crls`` are revocation lists the chain is checked against
+    (each must be signed by the issuer it names, found in the chain or ``trust``)."""
     result = Verification()
     manifest_path, seal_path = folder / MANIFEST, folder / SEAL
     if not manifest_path.is_file() or not seal_path.is_file():
@@ -69,18 +87,57 @@ def verify_record(
     except (ConformanceError, UnicodeDecodeError) as error:
         result.problems.append(f"seal: {getattr(error, 'message', error)}")
         return result
-    manifest = json.loads(manifest_bytes)
     result.sealed_by = chain[0].subject.rfc4514_string()
-    sealed_at = datetime.fromisoformat(str(manifest["sealed_at"]))
-    result.problems += [f"chain: {problem}" for problem in checked_chain(chain, sealed_at, trust)]
+    now = datetime.now(UTC)
+    result.problems += [f"chain: {problem}" for problem in checked_chain(chain, now, trust)]
+    result.problems += [f"chain: {problem}" for problem in revoked(chain, trust, crls)]
+    if not crls:
+        result.notes.append("revocation is not checked (give --crl FILE for the CA's list)")
     if not trust:
-        result.notes.append("the chain is not checked against a CA you trust (give --trust CA.pem)")
+        result.unestablished.append(
+            "who sealed it: the chain is checked within itself only, not against a CA you trust "
+            "(give --trust CA.pem), so anyone could have sealed this record"
+        )
+        if not own_root(chain):
+            result.unestablished.append(
+                f"the chain: it ends at {chain[-1].subject.rfc4514_string()}, whose issuer "
+                "the record does not hold, so its certificates are not validated at all"
+            )
+    manifest = _manifest(manifest_bytes, now, result)
+    if manifest is None:
+        return result
     _check_previous(manifest, previous, result)
     _check_files(folder, manifest, result)
     if result.problems:
         return result  # an edited or missing file: re-judging it would say nothing more
     _check_verdicts(folder, manifest, profile, result)
     return result
+
+
+def _manifest(data: bytes, now: datetime, result: Verification) -> dict[str, Any] | None:
+    """The sealed manifest, or None with a problem said when it is not one (not JSON, not an
+    object, ``files`` not an object, ``sealed_at`` not a date or later than ``now``)."""
+    try:
+        manifest = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        result.problems.append(f"{MANIFEST}: not JSON ({error})")
+        return None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        result.problems.append(f"{MANIFEST}: not a manifest (an object with a files object)")
+        return None
+    try:
+        sealed_at = datetime.fromisoformat(str(manifest["sealed_at"]))
+    except (KeyError, ValueError) as error:
+        result.problems.append(f"{MANIFEST}: sealed_at is missing or not a date ({error})")
+        return None
+    if sealed_at.tzinfo is None:
+        sealed_at = sealed_at.replace(tzinfo=UTC)
+    if sealed_at > now + _CLOCK_SKEW:
+        result.problems.append(
+            f"{MANIFEST}: sealed_at {sealed_at.isoformat()} is later than now "
+            f"({now.isoformat(timespec='seconds')})"
+        )
+    return manifest
 
 
 def _check_previous(manifest: dict[str, Any], previous: Path | None, result: Verification) -> None:
@@ -97,16 +154,60 @@ def _check_previous(manifest: dict[str, Any], previous: Path | None, result: Ver
 
 
 def _check_files(folder: Path, manifest: dict[str, Any], result: Verification) -> None:
-    files: dict[str, str] = manifest.get("files", {})
+    """Every sealed file present and unedited, and nothing else in the folder. The record is
+    the manifest and nothing else: a name that leaves the folder (absolute, ``..``) is refused
+    unread (L1); a symlink, a FIFO or any other entry that is not a regular file is refused
+    and never followed or read (M8, M9); files are hashed as streams (L3)."""
+    files: dict[str, str] = manifest["files"]
+    _check_sealed(folder, files, result)
+    _check_unsealed(folder, files, result)
+
+
+def _check_sealed(folder: Path, files: dict[str, str], result: Verification) -> None:
     for name, sealed in files.items():
+        if not _inside(name):
+            result.problems.append(f"{name}: a sealed name outside the record (refused unread)")
+            continue
         path = folder / name
-        if not path.is_file():
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            result.problems.append(f"{name}: sealed, and not a regular file (not read)")
+        elif not path.is_file():
             result.problems.append(f"{name}: sealed, and missing")
-        elif digest(path.read_bytes()) != sealed:
+        elif _streamed_digest(path) != sealed:
             result.problems.append(f"{name}: edited since it was sealed (its digest differs)")
-    present = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
+
+
+def _check_unsealed(folder: Path, files: dict[str, str], result: Verification) -> None:
+    present: set[str] = set()
+    for root, folders, names in os.walk(folder, followlinks=False):
+        here = Path(root)
+        for entry in [*folders, *names]:
+            path = here / entry
+            relative = path.relative_to(folder).as_posix()
+            if path.is_symlink() or not (path.is_dir() or path.is_file()):
+                if relative not in files:
+                    result.problems.append(
+                        f"{relative}: not part of the sealed record (and not a regular file)"
+                    )
+            elif path.is_file():
+                present.add(relative)
     for name in sorted(present - set(files) - {MANIFEST, SEAL}):
         result.problems.append(f"{name}: not part of the sealed record")
+
+
+def _inside(name: str) -> bool:
+    """Whether a sealed name stays inside the record: relative, without ``..``."""
+    path = PurePosixPath(name)
+    return bool(name) and not path.is_absolute() and ".." not in path.parts and "\\" not in name
+
+
+def _streamed_digest(path: Path) -> str:
+    """The ``sha256:`` digest of a file, read in chunks (a huge file costs no memory)."""
+    hasher = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            hasher.update(chunk)
+    return "sha256:" + hasher.hexdigest()
 
 
 def _check_verdicts(

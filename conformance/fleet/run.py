@@ -191,6 +191,21 @@ def run_bank(bank: Bank, options: FleetOptions) -> BankOutcome:
     if bank.error:
         status, why, code = NOT_RUN, bank.error, None
     else:
+        # said until the run ends: a runner killed meanwhile (kill -9) leaves this record, so
+        # the fleet report names the bank as interrupted instead of leaving it out
+        BankOutcome(
+            bank=bank.folder,
+            name=bank.name,
+            profile=str(bank.profile),
+            status=INTERRUPTED,
+            why="the fleet runner stopped before this bank's run ended (no final status)",
+            exit_code=None,
+            started=started,
+            finished="",
+            seconds=0.0,
+            round=options.round,
+            command=tuple(command),
+        ).write(folder)
         status, why, code = _run(command, folder, options.deadline)
     outcome = BankOutcome(
         bank=bank.folder,

@@ -202,7 +202,8 @@ CONNECTION = _keys(
     ),
     (
         "`timeout`",
-        "seconds to wait for the target's answer",
+        "seconds to wait for the target's whole answer (from the request's start to its last "
+        "byte: a bank that drips its answer does not hold the run)",
         "30",
     ),
     (

@@ -75,6 +75,9 @@ def _entry(number: int, table: Any, path: Path) -> Known:
     for key in ("cause", "owner", "ticket", "expires"):
         if key not in table or table[key] in ("", None):
             raise ConformanceError(f"{where} needs {key}")
+    for key in ("owner", "ticket"):
+        if not isinstance(table[key], str) or not table[key].strip():
+            raise ConformanceError(f"{where}: {key} is text that names someone or something")
     cause = table["cause"]
     if not isinstance(cause, str) or not _CAUSE.match(cause):
         raise ConformanceError(f"{where}: cause {cause!r} is not a cause id (cause-1a2b3c4d)")
@@ -98,7 +101,7 @@ def load_baseline(path: Path) -> Baseline:
     """The baseline in ``path``; a file that is not one is a :class:`ConformanceError` naming
     the entry and the key."""
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        document = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is no mistake
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConformanceError(f"the baseline {path} cannot be read: {error}") from None
     unknown = sorted(set(document) - {"known"})

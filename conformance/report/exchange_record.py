@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from conformance.contract import bounded_json
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 from conformance.report.masking import scrub
@@ -126,7 +127,7 @@ def read_exchanges(path: Path) -> tuple[str, list[tuple[Exchange, datetime]]]:
     """A scenario's id and its exchanges from its file; a file that is not one is a
     :class:`ConformanceError` naming it."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = bounded_json.loads(path.read_text(encoding="utf-8"))
         return str(document["scenario"]), [
             exchange_from_record(record) for record in document["exchanges"]
         ]

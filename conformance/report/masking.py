@@ -6,8 +6,10 @@ goes through :func:`scrub`. National identity numbers are always masked. With th
 ``secrets`` (the default for any target but the bundled reference server, whose data is made up)
 the values of Consent-ID, Authorization, Cookie, Set-Cookie, PSU-ID, PSU-Corporate-ID and
 PSU-IP-Address are masked wherever they appear (a value seen in a header or as a ``consentId`` is
-remembered for the rest of the run, so the same id in a path or a body is masked too), and so are
-the query values of SCA redirect links (their session tokens). ``accounts`` masks IBANs and
+remembered for the rest of the run, so the same id in a path or a body is masked too; the traffic
+judge remembers each exchange's secrets by value first, :func:`learn_secrets`, so an id first seen
+in a path and a token a bank echoes in an error text are masked too), and so are the query values
+of SCA redirect links (their session tokens). ``accounts`` masks IBANs and
 11-digit account numbers, ``names`` the values of JSON members that hold a person's or an
 account's name; both are off unless the profile's ``[mask]`` table switches them on.
 """
@@ -15,11 +17,15 @@ account's name; both are off unless the profile's ``[mask]`` table switches them
 from __future__ import annotations
 
 import functools
+import html
+import json
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
@@ -34,6 +40,7 @@ __all__ = [
     "MaskPolicy",
     "certificate_summary",
     "configure_masking",
+    "learn_secrets",
     "mask_value",
     "policy_for",
     "scrub",
@@ -125,6 +132,14 @@ _NAME_MEMBER = re.compile(
 )
 _MIN_REMEMBERED = 4
 _MASKED = "***"
+#: A consent id in a path (``/consents/{consentId}``, ``…/status``), told from a sub-resource's
+#: word by holding a digit.
+_CONSENT_IN_PATH = re.compile(r"/consents/(?P<value>[^/?#]*[0-9][^/?#]*)")
+#: Query parameters whose values are a PSU's ids.
+_PSU_QUERY = frozenset({"psuid", "psu-id", "psu_id", "psucorporateid", "psu-corporate-id"})
+#: Headers whose whole value, and its credential (after the scheme) or cookie values, are
+#: remembered: a bank that echoes a token in an error text has it masked there too.
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 
 
 class _Masking:
@@ -157,6 +172,63 @@ def configure_masking(policy: MaskPolicy) -> None:
     with _STATE.lock:
         _STATE.policy = policy
         _STATE.learned = set()
+
+
+def learn_secrets(headers: Iterable[tuple[str, str]], url: str = "", body: bytes = b"") -> None:
+    """Remember the secrets of one exchange by value, wherever they stand in it: the values of
+    Consent-ID and the PSU id headers, Authorization's whole value and credential, each cookie's
+    value, a consent id in the path, a PSU id in the query, a ``consentId`` member of the body.
+    Every later :func:`scrub` masks each wherever it appears (a path, an echoed error text, a
+    terminal line), whatever the text shows around it."""
+    found: set[str] = set()
+    for name, value in headers:
+        lower = name.lower()
+        if lower in _REMEMBERED_HEADERS or lower in _STATE.policy.headers:
+            found.add(value.strip())
+        elif lower in _CREDENTIAL_HEADERS:
+            found |= _credentials(lower, value)
+    split = urlsplit(url)
+    found |= {match["value"] for match in _CONSENT_IN_PATH.finditer(split.path)}
+    found |= {value for key, value in parse_qsl(split.query) if key.lower() in _PSU_QUERY}
+    if body:
+        text = body.decode("utf-8", "replace")
+        found |= {match["value"] for match in _CONSENT_ID_MEMBER.finditer(text)}
+    _remember(found)
+
+
+def _credentials(name: str, value: str) -> set[str]:
+    """What of an Authorization or cookie header value is secret, each part on its own."""
+    value = value.strip()
+    if name in ("cookie", "set-cookie"):
+        pairs = value.split(";")
+        if name == "set-cookie":
+            pairs = pairs[:1]  # the attributes after it (Path, Expires) are no secret
+        return {pair.partition("=")[2].strip() for pair in pairs}
+    scheme, _, credential = value.partition(" ")
+    return {value, credential.strip()} if credential.strip() else {scheme}
+
+
+def _remember(values: Iterable[str]) -> None:
+    kept = {
+        form
+        for value in values
+        if len(value) >= _MIN_REMEMBERED and _MASKED not in value and not value.startswith("${")
+        for form in _written_forms(value)
+    }
+    if kept:
+        with _STATE.lock:
+            _STATE.learned |= kept
+
+
+def _written_forms(value: str) -> set[str]:
+    """A value as a report may write it: as is, inside a JSON string (once, or twice: an
+    exchange's body in a JSON report), and HTML-escaped."""
+    forms = {value}
+    if any(char in value for char in '"\\<>&'):
+        once = json.dumps(value, ensure_ascii=False)[1:-1]
+        twice = json.dumps(once, ensure_ascii=False)[1:-1]
+        forms |= {once, twice, html.escape(value), html.escape(once)}
+    return forms
 
 
 def secrets_masked() -> bool:
@@ -198,20 +270,17 @@ def _scrub_secrets(text: str, extra: frozenset[str]) -> str:
         if match["name"].lower() in _REMEMBERED_HEADERS
     }
     found |= {match["value"] for match in _CONSENT_ID_MEMBER.finditer(text)}
-    found = {
-        value
-        for value in found
-        if len(value) >= _MIN_REMEMBERED and _MASKED not in value and not value.startswith("${")
-    }
+    _remember(found)
     with _STATE.lock:
-        _STATE.learned |= found
         learned = sorted(_STATE.learned, key=len, reverse=True)  # longest first
-    text = pattern.sub(
-        lambda m: f"{m['name']}{m['sep']}{_masked_header(m['name'], m['value'])}", text
-    )
+    # the values first: a header value with a quote in it is then masked whole, before the
+    # header pattern (which stops at a quote) masks what is left of it
     for value in learned:
         if value in text:
             text = text.replace(value, mask_value(value))
+    text = pattern.sub(
+        lambda m: f"{m['name']}{m['sep']}{_masked_header(m['name'], m['value'])}", text
+    )
     return _SCA_LINK.sub(_masked_link, text)
 
 

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from conformance.contract import bounded_json
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 
@@ -30,7 +31,7 @@ _FIELDS = ("at", "method", "target", "request_headers", "status", "response_head
 def looks_like_exchange_log(first_line: str) -> bool:
     """Whether a file's first line is one of the exchange log's."""
     try:
-        record = json.loads(first_line)
+        record = bounded_json.loads(first_line)
     except json.JSONDecodeError:
         return False
     return isinstance(record, dict) and all(name in record for name in _FIELDS)
@@ -46,7 +47,7 @@ def read_exchange_log(path: Path) -> Iterator[tuple[Exchange, datetime]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = bounded_json.loads(line)
             yield _exchange(record), _when(str(record["at"]))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, binascii.Error) as error:
             raise ConformanceError(

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 
+from conformance.contract import bounded_json
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 
@@ -99,11 +100,17 @@ HAR_SCHEMA: Mapping[str, Any] = {
 }
 
 
+#: Longest HAR file read: a capture holds many bodies, each within the reader's own limit.
+_MAX_HAR_BYTES = 1024 * 1024 * 1024
+
+
 def read_har(path: Path) -> Iterator[tuple[Exchange, datetime]]:
     """Each entry of the HAR file as an exchange and when it was sent, in the file's order (the
     order of ``startedDateTime`` where it differs)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
+        document = bounded_json.loads(
+            path.read_text(encoding="utf-8-sig"), max_bytes=_MAX_HAR_BYTES
+        )
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ConformanceError(f"{path} is not a readable HAR file (JSON): {error}") from None
     errors = sorted(
@@ -117,17 +124,22 @@ def read_har(path: Path) -> Iterator[tuple[Exchange, datetime]]:
         )
     entries = document["log"]["entries"]
     dated = [
-        (_when(entry["startedDateTime"]), position, entry) for position, entry in enumerate(entries)
+        (_when(entry["startedDateTime"], f"{path} entry {position}"), position, entry)
+        for position, entry in enumerate(entries)
     ]
     for at, position, entry in sorted(dated, key=lambda item: (item[0], item[1])):
         yield _exchange(entry, path, position), at
 
 
-def _when(text: str) -> datetime:
+def _when(text: str, where: str) -> datetime:
+    """An entry's ``startedDateTime``: it drives the certificate-validity and Date checks, so
+    one that is not a date is refused, never taken as the present moment (L12)."""
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        return datetime.now(UTC)
+        raise ConformanceError(
+            f"{where}: startedDateTime {text[:60]!r} is not an ISO 8601 date and time"
+        ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
@@ -150,14 +162,30 @@ def _body(part: Mapping[str, Any] | None, where: str) -> bytes:
             raise ConformanceError(
                 f"{where}: encoding base64, but the text is not base64"
             ) from None
-    return str(text).encode("utf-8")
+    try:
+        return str(text).encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ConformanceError(
+            f"{where}: the text is not Unicode text that UTF-8 can hold ({error.reason} at "
+            f"character {error.start})"
+        ) from None
 
 
 def _exchange(entry: Mapping[str, Any], path: Path, position: int) -> Exchange:
     request, response = entry["request"], entry["response"]
     where = f"{path} entry {position}"
     url = request["url"]
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is not a number raises here, not later
+    except ValueError as error:
+        raise ConformanceError(
+            f"{where}: the request URL {url[:200]!r} is not a URL: {error}"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConformanceError(
+            f"{where}: the request URL {url[:200]!r} is not an absolute http:// or https:// URL"
+        )
     return Exchange(
         method=request["method"].upper(),
         url=url,

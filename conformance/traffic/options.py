@@ -88,7 +88,9 @@ def finish(
     target: str,
     profile: TargetProfile | None,
 ) -> int:
-    """Write the reports, print the totals; exit 1 when a must finding was made."""
+    """Write the reports, print the totals; exit 1 when a must finding was made, else 3 when
+    no exchange of the interface was judged (an empty capture: a CI gate must not pass on it)
+    or the judge failed on one (said, with how many)."""
     run = TrafficRun(
         source=source,
         target=target,
@@ -104,4 +106,15 @@ def finish(
         f"reports written to {reports}/ (compliance.md, compliance.html, compliance.json, "
         "junit.xml, allure-results/)"
     )
-    return 1 if session.must_findings() else 0
+    if session.must_findings():
+        return 1
+    if not any(not item.skipped for item in session.judged) and not session.unjudged:
+        print("NOT JUDGED: no exchange of the interface was judged (exit 3)")
+        return 3
+    if session.unjudged:
+        print(
+            f"NOT JUDGED: the judge failed on {len(session.unjudged)} exchange(s), which the "
+            f"reports leave out; the first: {session.unjudged[0]}"
+        )
+        return 3
+    return 0

@@ -28,6 +28,7 @@ import socket
 import ssl
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,6 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from conformance.contract import framing
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 
@@ -58,6 +60,19 @@ HOP_BY_HOP = frozenset(
 MAX_BODY = 1024 * 1024
 #: Seconds a client connection may stay silent between requests.
 READ_TIMEOUT = 30.0
+
+#: Most client connections served at once (the reference server's cap).
+MAX_CONNECTIONS = 512
+_BUSY_TEXT = "the proxy serves its most connections at once; try again"
+_BUSY_BODY = json.dumps(
+    {"id": "proxy-busy", "system": "psd2-conformance-proxy", "status": 503,
+     "code": "PROXY_ERROR", "message": _BUSY_TEXT}
+).encode()  # fmt: skip
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+    b"Connection: close\r\nContent-Length: " + str(len(_BUSY_BODY)).encode() + b"\r\n\r\n"
+    + _BUSY_BODY
+)  # fmt: skip
 
 #: What the proxy hands on after an exchange: the exchange and when it was sent.
 Sink = Callable[[Exchange, datetime], None]
@@ -179,6 +194,28 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self.timeout = self.server.read_timeout  # type: ignore[misc]
         super().setup()
 
+    def parse_request(self) -> bool:
+        """``http.server``'s parse, its header lines kept and then checked as the reference server
+        checks them (:mod:`conformance.contract.framing`): a malformed, folded or cut-off header
+        block, or an HTTP/0.9 request, is refused with 400 and never forwarded."""
+        recorder = _LineRecorder(self.rfile)
+        self.rfile = recorder  # type: ignore[assignment]
+        try:
+            parsed = super().parse_request()
+        finally:
+            self.rfile = recorder.stream
+        if not parsed:
+            return False
+        if self.request_version == "HTTP/0.9":
+            self.request_version = "HTTP/1.1"  # else the refusal goes without a status line
+            self._refuse(400, "HTTP/0.9 requests are not supported", code="BAD_REQUEST")
+            return False
+        problem = framing.header_block_problem(recorder.lines)
+        if problem is not None:
+            self._refuse(400, f"a malformed request head: {problem}", code="BAD_REQUEST")
+            return False
+        return True
+
     def finish(self) -> None:
         with contextlib.suppress(OSError):
             super().finish()
@@ -193,17 +230,28 @@ class ProxyHandler(BaseHTTPRequestHandler):
         at = datetime.now(UTC)
         started = time.perf_counter()
         received = list(self.headers.raw_items())
-        body = self._read_body(received)
+        if not self.path.isascii():
+            self._refuse(400, "the request target is not ASCII (RFC 9112 3.2)", code="BAD_REQUEST")
+            return
+        try:
+            framed = framing.body_framing(received)
+        except framing.FramingError as error:
+            self._refuse(400, error.message, code="BAD_REQUEST")
+            return
+        body = self._read_chunked() if framed.chunked else self._read_length(framed.length)
         if body is None:
             return
         upstream = self.server.upstream
         sent = upstream.outgoing_headers(received)
-        if _chunked(received):
+        if framed.chunked:
             sent.append(("Content-Length", str(len(body))))
         try:
             status, reason, answer, data = upstream.forward(self.command, self.path, sent, body)
         except (OSError, http.client.HTTPException) as error:
-            self._refuse(502, f"the proxy could not reach the target {upstream.base_url}: {error}")
+            self._refuse(
+                502,
+                f"the proxy could not reach the target {upstream.base_url}: {_printable(error)}",
+            )
             return
         exchange = Exchange(
             method=self.command,
@@ -223,16 +271,10 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self.server.sink(exchange, at)
         self._answer(status, reason, answer, data)
 
-    def _read_body(self, headers: list[tuple[str, str]]) -> bytes | None:
-        if _chunked(headers):
-            return self._read_chunked()
-        declared = self.headers.get("Content-Length")
-        if declared is None:
-            return b""
-        if not declared.strip().isdigit() or int(declared) > MAX_BODY:
-            self._refuse(413 if declared.strip().isdigit() else 400, "body too large or unframed")
+    def _read_length(self, length: int) -> bytes | None:
+        if length > MAX_BODY:
+            self._refuse(413, "body too large")
             return None
-        length = int(declared)
         body = self.rfile.read(length) if length else b""
         if len(body) < length:
             self.close_connection = True
@@ -283,12 +325,19 @@ class ProxyHandler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError):
             self.wfile.flush()
 
-    def _refuse(self, status: int, text: str) -> None:
-        """The proxy's own error (the target unreachable, a body it cannot read): a JSON body
-        that says so; the exchange is not judged (it never reached the bank)."""
+    def _refuse(self, status: int, text: str, *, code: str = "PROXY_ERROR") -> None:
+        """The proxy's own error (the target unreachable, a request it will not forward): the
+        spec 7 error body that says so; the exchange is not judged (it never reached the bank)."""
         self.close_connection = True
         body = json.dumps(
-            {"status": status, "code": "PROXY_ERROR", "message": text}, ensure_ascii=False
+            {
+                "id": str(uuid.uuid4()),
+                "system": self.server_version,
+                "status": status,
+                "code": code,
+                "message": text,
+            },
+            ensure_ascii=False,
         ).encode()
         with contextlib.suppress(OSError):
             self.send_response_only(status)
@@ -304,11 +353,27 @@ class ProxyHandler(BaseHTTPRequestHandler):
         """Silent: the judge prints one line per exchange."""
 
 
-def _chunked(headers: list[tuple[str, str]]) -> bool:
-    return any(
-        name.lower() == "transfer-encoding" and "chunked" in value.lower()
-        for name, value in headers
-    )
+def _printable(error: BaseException) -> str:
+    """An error's text as a terminal line and a JSON message may carry it: control and
+    non-ASCII characters escaped, at most 200 characters (a garbage answer is quoted in it)."""
+    text = ascii(str(error))[1:-1]
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+class _LineRecorder:
+    """A stream whose ``readline`` results are kept: the header lines ``http.server`` reads."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.lines: list[bytes] = []
+
+    def readline(self, limit: int = -1) -> bytes:
+        line: bytes = self.stream.readline(limit)
+        self.lines.append(line)
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 class ProxyServer(ThreadingHTTPServer):
@@ -328,9 +393,13 @@ class ProxyServer(ThreadingHTTPServer):
         tls: ssl.SSLContext | None = None,
         read_timeout: float = READ_TIMEOUT,
         on_refused: Callable[[str], None] | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
+        self.max_connections = max_connections
+        self._active = 0
+        self._active_lock = threading.Lock()
         self.upstream = upstream
         self.sink = sink
         self.tls = tls
@@ -348,6 +417,36 @@ class ProxyServer(ThreadingHTTPServer):
     def refused(self, text: str) -> None:
         if self._on_refused is not None:
             self._on_refused(text)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread per connection, at most :attr:`max_connections` at once: a newcomer past the
+        cap gets 503 with the spec 7 body at once (a slowloris client cannot hold a thread per
+        connection without bound: security-5.md L19)."""
+        with self._active_lock:
+            full = self._active >= self.max_connections
+            if not full:
+                self._active += 1
+        if full:
+            with contextlib.suppress(OSError):
+                request.sendall(_BUSY)
+            self.shutdown_request(request)
+            self.refused(f"a connection from {client_address[0]} refused: {_BUSY_TEXT}")
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        with self._active_lock:
+            self._active -= 1
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         if self.tls is None:
@@ -393,9 +492,17 @@ def start_proxy(
     *,
     tls: ssl.SSLContext | None = None,
     on_refused: Callable[[str], None] | None = None,
+    max_connections: int = MAX_CONNECTIONS,
 ) -> RunningProxy:
     """Listen on ``host:port`` (0: a free port) and serve in a daemon thread."""
-    server = ProxyServer((host, port), upstream, sink, tls=tls, on_refused=on_refused)
+    server = ProxyServer(
+        (host, port),
+        upstream,
+        sink,
+        tls=tls,
+        on_refused=on_refused,
+        max_connections=max_connections,
+    )
     thread = threading.Thread(
         target=server.serve_forever,
         kwargs={"poll_interval": 0.02},

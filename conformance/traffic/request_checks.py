@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from jsonschema import ValidationError
 
+from conformance.contract import bounded_json
 from conformance.contract.annotations import quotes_at, reading_at
 from conformance.contract.crossfield import CheckContext, checks_for
 from conformance.contract.facts import STATUS_SHOWN, body_case
@@ -453,7 +454,7 @@ def _body(
             )
         )
     try:
-        document = json.loads(exchange.request_body)
+        document = bounded_json.loads(exchange.request_body)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         grade_, statuses = _body_grade("malformed-json")
         violations.append(

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TextIO
 
-from conformance.report.masking import scrub
+from conformance.report.masking import learn_secrets, scrub
 from conformance.traffic.model import BANK, TPP, JudgedExchange
 
 if TYPE_CHECKING:
@@ -43,6 +43,12 @@ def exchange_line(judged: JudgedExchange) -> str:
     return scrub(head + named + (f" (+{more} more)" if more > 0 else ""))
 
 
+def _learn(exchange: Exchange) -> None:
+    """Remember the exchange's secrets by value before any line or report shows it."""
+    learn_secrets(exchange.request_headers, exchange.url, exchange.request_body)
+    learn_secrets(exchange.response_headers, body=exchange.response_body)
+
+
 class TrafficSession:
     """Judges what it is given and keeps the verdicts; thread-safe (the proxy's judge thread
     feeds it, the main thread reads it)."""
@@ -60,13 +66,31 @@ class TrafficSession:
         self.limit = limit
         self.quiet = quiet
         self.judged: list[JudgedExchange] = []
+        #: One line for each exchange the judge failed on (not in :attr:`judged`).
+        self.unjudged: list[str] = []
         self.started = datetime.now(UTC)
         #: Set when ``limit`` exchanges have been judged.
         self.done = threading.Event()
         self._lock = threading.Lock()
 
-    def take(self, exchange: Exchange, at: datetime) -> JudgedExchange:
-        verdict = self.judge.judge(exchange, at=at)
+    def take(self, exchange: Exchange, at: datetime) -> JudgedExchange | None:
+        """Judge one exchange and keep its verdict. An exchange the judge fails on is counted
+        in :attr:`unjudged` and said, never raised: the proxy's judge thread goes on."""
+        _learn(exchange)
+        try:
+            verdict = self.judge.judge(exchange, at=at)
+        except Exception as error:  # one exchange must not end the judging
+            with self._lock:
+                self.unjudged.append(
+                    f"{exchange.method} {exchange.url}: {type(error).__name__}: {error}"[:300]
+                )
+            print(
+                scrub(f"NOT JUDGED {exchange.method} {exchange.url}: the judge failed on it "
+                      f"({type(error).__name__})"),
+                file=self.out,
+                flush=True,
+            )  # fmt: skip
+            return None
         with self._lock:
             self.judged.append(verdict)
             count = len(self.judged)
@@ -77,7 +101,12 @@ class TrafficSession:
         return verdict
 
     def take_all(self, exchanges: Iterable[tuple[Exchange, datetime]]) -> None:
-        for exchange, at in exchanges:
+        """Judge every exchange, each one's secrets remembered first: an id a later exchange
+        shows in a header is masked in an earlier one's path and line too."""
+        pending = list(exchanges)
+        for exchange, _at in pending:
+            _learn(exchange)
+        for exchange, at in pending:
             self.take(exchange, at)
 
     def totals(self) -> str:

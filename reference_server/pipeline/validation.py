@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 
 from jsonschema.exceptions import ValidationError, best_match, relevance
 
+from conformance.contract import bounded_json
 from conformance.contract.crossfield import CheckContext, checks_for
 from reference_server.api import ApiError, Request, TppMessage
 from reference_server.faults import payments as payment_faults
@@ -231,7 +232,7 @@ def parse_body(request: Request, app: ServerState | None = None) -> Any:
     try:
         if text.startswith("\ufeff"):  # as json.loads refuses it
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-        return _STRICT_JSON.decode(text)
+        return bounded_json.loads(text, decoder=_STRICT_JSON)
     except ValueError as error:
         if app is not None and app.faulty("server-error-on-malformed-json"):
             raise ApiError(500, "SYSTEM_ERROR") from None

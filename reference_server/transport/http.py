@@ -25,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from conformance.contract import framing
 from reference_server.api import ApiError, Headers, Request, Response
 from reference_server.app import Application
 from reference_server.faults.trace import untagged
@@ -222,9 +223,11 @@ class RequestHandler(BaseHTTPRequestHandler):
             self.request_version = parsed.version
             self.close_connection = not parsed.keep_alive
             self.command, self.path = parsed.command, parsed.path
-            self.headers = request_head.parse_header_lines(
-                request_head.read_header_lines(self.rfile)
-            )
+            lines = request_head.read_header_lines(self.rfile)
+            problem = framing.header_block_problem(lines)
+            if problem is not None:
+                raise request_head.HeadError(HTTPStatus.BAD_REQUEST, "Bad request head", problem)
+            self.headers = request_head.parse_header_lines(lines)
         except request_head.HeadError as refused:
             self.request_version = refused.version or self.request_version
             self.send_error(refused.status, refused.message, refused.explain)
@@ -332,17 +335,18 @@ class RequestHandler(BaseHTTPRequestHandler):
         self._write(response, request_id, started, body)
 
     def _read_body(self, headers: Headers) -> bytes:
-        """The body, at most :data:`MAX_BODY_BYTES`; an error answer closes the connection."""
-        if headers.get("Transfer-Encoding", "").strip().lower() not in ("", "identity"):
+        """The body, at most :data:`MAX_BODY_BYTES`; an error answer closes the connection.
+        Its framing is checked as the proxy checks it (:mod:`conformance.contract.framing`):
+        a request framed twice or ambiguously is 400; a chunked one is 411."""
+        try:
+            framed = framing.body_framing(self.headers.raw_items())
+        except framing.FramingError as error:
+            raise ApiError(400, "BAD_REQUEST", error.message) from None
+        if framed.chunked:
             raise ApiError(
                 411, "BAD_REQUEST", "send the body with Content-Length (chunked is not accepted)"
             )
-        declared = headers.get("Content-Length")
-        if declared is None:
-            return b""
-        if not declared.strip().isdigit():
-            raise ApiError(400, "BAD_REQUEST", f"Content-Length {declared!r} is not a number")
-        length = int(declared)
+        length = framed.length
         if length > self.server.max_body:
             if self.server.app.faulty("server-error-on-oversized-body"):
                 raise ApiError(500, "SYSTEM_ERROR")

@@ -3,6 +3,7 @@ Content-Length, limits and timeouts, X-Request-ID echo — through real sockets.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
@@ -145,9 +146,12 @@ def test_latin1_charset_is_415(client: httpx.Client) -> None:
         b'{"a": Infinity}',
         b"\xef\xbb\xbf{}",
         b'{"customerType": "PRIVATE", "a": 1e400}',
+        b"[" * 3000 + b"]" * 3000,
+        b'{"customerType": "PRIVATE", "a": ' + b"[" * 200 + b"]" * 200 + b"}",
     ],
-    ids=["truncated", "trailing-comma", "nan", "infinity", "bom", "number-beyond-double"],
-)
+    ids=["truncated", "trailing-comma", "nan", "infinity", "bom", "number-beyond-double",
+         "nested-3000-deep", "nested-200-deep-inside"],
+)  # fmt: skip
 def test_malformed_json_is_400_format_error(client: httpx.Client, content: bytes) -> None:
     response = client.post(
         "/v1/sandbox/customers", content=content, headers={"Content-Type": "application/json"}
@@ -196,6 +200,44 @@ def test_bad_content_length_is_400(server: RunningServer, app: Application) -> N
     status, _, body = exchange(server.url, raw)
     assert status == 400
     assert_spec7(body, 400)
+
+
+_SANDBOX = b"POST /v1/sandbox/customers HTTP/1.1\r\nHost: x\r\n"
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (_SANDBOX + b"Content-Length: 0\r\nContent-Length: 47\r\n\r\n"
+         b"GET /v1/SMUGGLED HTTP/1.1\r\nHost: x\r\nX: y\r\n\r\n", "differ"),
+        (_SANDBOX + b"Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n"
+         b"0\r\n\r\n", "both Transfer-Encoding and Content-Length"),
+        (_SANDBOX + "Content-Length: ²\r\n\r\n".encode("latin-1"), "is not a number"),
+        (_SANDBOX + b"X-A : 1\r\nConnection: close\r\n\r\n", "whitespace between"),
+        (_SANDBOX + b"JUNK\r\nConnection: close\r\n\r\n", "without a colon"),
+        (_SANDBOX + b"X-\xff: 1\r\nConnection: close\r\n\r\n", "not a token"),
+        (_SANDBOX + b"X-A: 1\r\n folded\r\n\r\n", "folded"),
+    ],
+    ids=["two-lengths", "te-and-cl", "superscript-length", "space-before-colon", "no-colon",
+         "non-ascii-name", "obs-fold"],
+)  # fmt: skip
+def test_a_request_framed_ambiguously_is_400_and_the_rest_is_not_read_as_a_request(
+    server: RunningServer, app: Application, raw: bytes, said: str
+) -> None:
+    """security-5.md M5 (two Content-Lengths: the second request smuggled), L5 (``²``, once no
+    answer and a traceback), L6 (a malformed header line once dropped every later header):
+    RFC 9112 framing refused with 400 and the spec 7 body, the connection closed."""
+    with socket.create_connection(address(server.url), timeout=5) as stream:
+        stream.sendall(raw)
+        status, _, body = read_response(stream)
+        assert status == 400
+        assert said in assert_spec7(body, 400)["message"]
+        stream.settimeout(3)
+        rest = b""
+        with contextlib.suppress(OSError):
+            while chunk := stream.recv(4096):
+                rest += chunk
+    assert b"HTTP/1.1" not in rest  # no second answer: nothing after the refusal was read
 
 
 # -- http.server's own errors are JSON ----------------------------------------------------------

@@ -6,7 +6,10 @@ these tests hold it to the stock parser's result, head by head: the same method,
 version, keep-alive decision, header list, and the same refusal (status, message) for a bad
 head. The stock side is ``BaseHTTPRequestHandler.parse_request`` itself, run on the same bytes,
 so the comparison follows the Python version the suite runs on. HTTP/0.9 is the one deliberate
-difference (refused at once, see ``test_http.py``).
+difference (refused at once, see ``test_http.py``); the other is a header block RFC 9112 lets
+a recipient refuse (a folded, malformed or cut-off line: ``conformance.contract.framing``), which
+the stock parser reads by dropping lines and the reference server refuses with 400, as the proxy
+does (security-5.md L6).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from conformance.contract.framing import header_block_problem
 from reference_server.transport.http import RequestHandler
 from reference_server.transport.request_head import (
     MAX_HEADER_LINES,
@@ -118,19 +122,8 @@ HEADER_BLOCKS = {
     "repeated": b"X-A: 1\r\nx-a: 2\r\nX-A: 3\r\n\r\n",
     "latin-1": b"PSU-Name: \xf8l\xe6\r\n\r\n",
     "utf-8": "PSU-Name: Ærlig Øl\r\n\r\n".encode(),
-    "folded": b"X-A: one\r\n two\r\n\tthree\r\nX-B: 2\r\n\r\n",
-    "leading-fold": b" X-A: 1\r\nX-B: 2\r\n\r\n",
-    "no-colon": b"X-A: 1\r\nJUNK\r\nX-B: 2\r\n\r\n",
-    "space-in-name": b"X A: 1\r\nX-B: 2\r\n\r\n",
-    "space-before-colon": b"X-A : 1\r\n\r\n",
-    "empty-name": b": 1\r\nX-B: 2\r\n\r\n",
-    "unix-from": b"From someone\r\nX-B: 2\r\n\r\n",
     "from-header": b"From: someone\r\n\r\n",
-    "stray-cr": b"X-A: 1\r2\r\nX-B: 2\r\n\r\n",
-    "non-ascii-name": b"X-\xe6: 1\r\nX-B: 2\r\n\r\n",
-    "eof-without-blank": b"X-A: 1\r\n",
     "nothing": b"\r\n",
-    "eof": b"",
     "multipart": b"Content-Type: multipart/mixed; boundary=x\r\n\r\n",
     "message": b"Content-Type: message/rfc822\r\n\r\n",
     "connection-close": b"Connection: close\r\n\r\n",
@@ -142,6 +135,32 @@ HEADER_BLOCKS = {
     "most-headers": b"".join(b"X-%d: 1\r\n" % n for n in range(MAX_HEADER_LINES - 1)) + b"\r\n",
     "too-many-headers": b"".join(b"X-%d: 1\r\n" % n for n in range(MAX_HEADER_LINES)) + b"\r\n",
 }
+
+
+#: Header blocks RFC 9112 lets a recipient refuse, which the stock parser reads by dropping the
+#: line and every header after it (security-5.md L6) or by taking a cut-off block as complete.
+MALFORMED_BLOCKS = {
+    "folded": b"X-A: one\r\n two\r\n\tthree\r\nX-B: 2\r\n\r\n",
+    "leading-fold": b" X-A: 1\r\nX-B: 2\r\n\r\n",
+    "no-colon": b"X-A: 1\r\nJUNK\r\nX-B: 2\r\nConnection: close\r\n\r\n",
+    "space-in-name": b"X A: 1\r\nX-B: 2\r\n\r\n",
+    "space-before-colon": b"X-A : 1\r\n\r\n",
+    "empty-name": b": 1\r\nX-B: 2\r\n\r\n",
+    "unix-from": b"From someone\r\nX-B: 2\r\n\r\n",
+    "stray-cr": b"X-A: 1\r2\r\nX-B: 2\r\n\r\n",
+    "non-ascii-name": b"X-\xe6: 1\r\nX-B: 2\r\n\r\n",
+    "nul-in-value": b"X-A: 1\x002\r\n\r\n",
+    "eof-without-blank": b"X-A: 1\r\n",
+    "eof": b"",
+}
+
+
+@pytest.mark.parametrize("block", list(MALFORMED_BLOCKS.values()), ids=list(MALFORMED_BLOCKS))
+def test_a_malformed_header_block_is_refused_with_400(block: bytes) -> None:
+    outcome = _parse(OurProbe, b"POST /v1/x HTTP/1.1\r\n" + block)
+    assert not outcome["ok"] and outcome["close"]
+    [(status, message, explain)] = outcome["refusals"]
+    assert status == 400 and message == "Bad request head" and "RFC 911" in explain
 
 
 @pytest.mark.parametrize("block", list(HEADER_BLOCKS.values()), ids=list(HEADER_BLOCKS))
@@ -172,7 +191,11 @@ def test_random_header_blocks_are_read_as_http_server_reads_them() -> None:
     ]
     for _ in range(1500):
         lines = [b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(4)]
-        _same(b"GET / HTTP/1.1\r\n" + b"\r\n".join(lines) + b"\r\n\r\n")
+        raw = b"GET / HTTP/1.1\r\n" + b"\r\n".join(lines) + b"\r\n\r\n"
+        if header_block_problem(read_header_lines(io.BytesIO(raw.partition(b"\n")[2]))) is None:
+            _same(raw)
+        else:
+            assert [refusal[0] for refusal in _parse(OurProbe, raw)["refusals"]] == [400], raw
 
 
 def test_a_plain_block_does_not_go_through_the_email_parser(
@@ -187,4 +210,4 @@ def test_a_plain_block_does_not_go_through_the_email_parser(
     message = parse_header_lines(read_header_lines(io.BytesIO(HEADER_BLOCKS["plain"])))
     assert message["x-request-id"] == "1"
     with pytest.raises(AssertionError):
-        parse_header_lines(read_header_lines(io.BytesIO(HEADER_BLOCKS["folded"])))
+        parse_header_lines(read_header_lines(io.BytesIO(MALFORMED_BLOCKS["folded"])))

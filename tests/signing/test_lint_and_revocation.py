@@ -213,3 +213,39 @@ def test_a_list_not_signed_by_its_trusted_ca_is_refused(tmp_path: Path) -> None:
         RevocationLists.of(load_crls(tmp_path / "forged.crl"), [_ca().certificate])
     # without that CA among the trusted ones, the list is taken as given
     assert RevocationLists.of(load_crls(tmp_path / "forged.crl")).by_issuer
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--days", "100000000"], "cannot be made"),
+        (["--common-name", "x" * 300], "cannot be made"),
+    ],
+    ids=["days-overflow", "common-name-over-64"],
+)
+def test_a_certificate_that_cannot_be_made_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], said: str
+) -> None:
+    """security-5.md L9: an OverflowError or ValueError traceback, exit 1; now exit 2."""
+    from conformance.cli import main
+
+    assert main(["certs", "--out", str(tmp_path / "ids"), "--no-qwac", *extra]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+
+
+def test_a_new_ca_never_overwrites_a_folder_s_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md L10: a second ``certs --out`` into the same folder silently replaced
+    ca.key and tpp.key; now refused unless --force."""
+    from conformance.cli import main
+
+    out = tmp_path / "ids"
+    assert main(["certs", "--out", str(out), "--no-qwac"]) == 0
+    key = (out / "ca.key").read_bytes()
+    assert main(["certs", "--out", str(out), "--no-qwac"]) == 2
+    assert "a new CA would overwrite it" in capsys.readouterr().err
+    assert (out / "ca.key").read_bytes() == key
+    assert main(["certs", "--out", str(out), "--no-qwac", "--force"]) == 0
+    assert (out / "ca.key").read_bytes() != key

@@ -210,3 +210,176 @@ def test_a_file_that_is_not_har_is_refused_naming_the_place(
     assert main(["judge", str(path), "--reports", str(tmp_path / "r")]) == 2
     error = capsys.readouterr().err
     assert "not a HAR 1.2 file" in error and "$.log.entries[0]" in error
+
+
+def _raw_entry(
+    method: str, url: str, request_body: str, status: int, answer: str
+) -> dict[str, Any]:
+    """A HAR entry of the given bodies (JSON text), whatever they hold."""
+    return {
+        "startedDateTime": datetime.now(UTC).isoformat(),
+        "time": 1,
+        "request": {
+            "method": method, "url": url, "httpVersion": "HTTP/1.1",
+            "headers": [{"name": "Content-Type", "value": "application/json"}],
+            "queryString": [], "cookies": [], "headersSize": -1, "bodySize": len(request_body),
+            **({"postData": {"mimeType": "application/json", "text": request_body}}
+               if request_body else {}),
+        },
+        "response": {
+            "status": status, "statusText": "", "httpVersion": "HTTP/1.1",
+            "headers": [{"name": "Content-Type", "value": "application/json"}], "cookies": [],
+            "content": {"size": len(answer), "mimeType": "application/json", "text": answer},
+            "redirectURL": "", "headersSize": -1, "bodySize": len(answer),
+        },
+        "cache": {}, "timings": {"send": 0, "wait": 0, "receive": 0},
+    }  # fmt: skip
+
+
+def test_deeply_nested_bodies_are_judged_and_the_reports_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md M3 (attempts 103 and 105): a request body nested 200,000 deep and an
+    answer 50,000 deep on the interface, and one outside it, once a RecursionError traceback
+    with no reports; now judged (the body is not JSON the judge reads) and reported."""
+    deep, deeper = "[" * 50_000 + "]" * 50_000, "[" * 200_000 + "]" * 200_000
+    base = "http://bank.example"
+    entries = [
+        _raw_entry("POST", f"{base}/v1/payments/sepa-credit-transfers", deeper, 400, deep),
+        _raw_entry("POST", f"{base}/outside/the/interface", deeper, 200, deep),
+        _raw_entry("GET", f"{base}/v1/accounts", "", 200, deep),
+    ]
+    har = tmp_path / "deep.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+                                       "entries": entries}}), encoding="utf-8")  # fmt: skip
+    reports = tmp_path / "reports"
+    code = main(["judge", str(har), "--reports", str(reports)])
+    out = capsys.readouterr().out
+    assert code == 1, out[-2000:]
+    assert "3 exchanges" in out
+    assert "nested deeper than" in (reports / "compliance.json").read_text(encoding="utf-8")
+    assert (reports / "junit.xml").is_file()
+
+
+@pytest.mark.parametrize("kind", ["har", "exchange-log"])
+def test_a_capture_nested_deep_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """security-5.md M3 (attempts 102 and 104): the file itself nested 200,000 deep."""
+    path = tmp_path / "capture"
+    deep = "[" * 200_000 + "]" * 200_000
+    if kind == "har":
+        path.write_text('{"log": ' + deep + "}", encoding="utf-8")
+    else:
+        first = {"at": "x", "method": "GET", "target": "/", "request_headers": [], "status": 200,
+                 "response_headers": []}  # fmt: skip
+        path.write_text(json.dumps(first)[:-1] + ', "x": ' + deep + "}\n", encoding="utf-8")
+    assert main(["judge", str(path)]) == 2
+    assert "nested deeper than" in capsys.readouterr().err
+
+
+def _secret_entry(
+    path: str, headers: list[tuple[str, str]], status: int, body: Any, at: str
+) -> dict[str, Any]:
+    return {
+        "startedDateTime": at, "time": 1,
+        "request": {"method": "GET", "url": "https://psd2.bank.example" + path,
+                    "httpVersion": "HTTP/1.1",
+                    "headers": [{"name": k, "value": v} for k, v in headers]},
+        "response": {"status": status,
+                     "headers": [{"name": "Content-Type", "value": "application/json"}],
+                     "content": {"mimeType": "application/json", "text": json.dumps(body)}},
+    }  # fmt: skip
+
+
+def test_secrets_are_masked_by_value_in_every_report_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md M1 (a Consent-ID first seen in a path, a PSU-ID in a query: once leaked in
+    junit.xml, Allure and the terminal), M2 (a bearer token the bank echoes in its error text:
+    once in every report) and L15 (a token with a quote: its tail once kept)."""
+    consent, psu, token = "CONSENTSECRET9f3a7b21", "PSUSECRET77123", 'SECRETBEARER"TOKENTAIL'
+    entries = [
+        _secret_entry(f"/v1/consents/{consent}/status", [], 200, {"consentStatus": "valid"},
+                      "2026-11-29T03:53:03Z"),
+        _secret_entry("/v1/accounts", [("Consent-ID", consent), ("PSU-ID", psu),
+                                       ("Authorization", f"Bearer {token}")], 401,
+                      {"tppMessages": [{"category": "ERROR", "code": "TOKEN_INVALID",
+                                        "text": f"token {token} is unknown"}]},
+                      "2026-11-29T03:53:04Z"),
+        _secret_entry(f"/v1/accounts?psuId={psu}", [], 400, {}, "2026-11-29T03:53:05Z"),
+    ]  # fmt: skip
+    har = tmp_path / "secrets.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}), encoding="utf-8")
+    reports = tmp_path / "reports"
+    main(["judge", str(har), "--reports", str(reports)])
+    out = capsys.readouterr().out
+    texts = {"terminal": out} | {
+        str(path.relative_to(reports)): path.read_text(encoding="utf-8", errors="replace")
+        for path in reports.rglob("*")
+        if path.is_file()
+    }
+    for secret in (consent, psu, token.split('"')[0], "TOKENTAIL"):
+        leaked = sorted(name for name, text in texts.items() if secret in text)
+        assert leaked == [], f"{secret} in {leaked}"
+
+
+def test_a_capture_with_nothing_to_judge_is_not_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md L13: a HAR with 0 entries ended NOT JUDGED with exit 0, so a CI gate on an
+    empty capture passed; now exit 3."""
+    har = tmp_path / "empty.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": []}}), encoding="utf-8")
+    assert main(["judge", str(har), "--reports", str(tmp_path / "r")]) == 3
+    assert "NOT JUDGED: no exchange of the interface was judged" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("url", "text", "said"),
+    [
+        ("http://[::1/v1/x", "", "is not a URL"),
+        ("http://bank.example/v1/accounts", "\ud800", "not Unicode text that UTF-8 can hold"),
+    ],
+    ids=["invalid-ipv6-url", "lone-surrogate"],
+)
+def test_an_entry_that_cannot_be_an_exchange_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str, text: str, said: str
+) -> None:
+    """security-5.md L8 (attempts 89, 92): a traceback, exit 1; now one line naming the
+    entry, exit 2."""
+    har = tmp_path / "odd.har"
+    entry = _raw_entry("POST", url, text, 200, "{}")
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": [entry]}}), encoding="utf-8")
+    assert main(["judge", str(har), "--reports", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "entry 0" in err and "Traceback" not in err
+
+
+def test_an_entry_whose_start_is_not_a_date_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md L12: an unparsable startedDateTime was taken as the present moment, which
+    then drove the certificate-validity and Date checks."""
+    har = tmp_path / "undated.har"
+    entry = _raw_entry("GET", "http://bank.example/v1/accounts", "", 200, "{}")
+    entry["startedDateTime"] = "not a date"
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": [entry]}}), encoding="utf-8")
+    assert main(["judge", str(har), "--reports", str(tmp_path / "r")]) == 2
+    assert "entry 0: startedDateTime 'not a date' is not" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("url", ["not a url", "ftp://bank.example/v1/accounts", "/v1/accounts"])
+def test_an_entry_that_is_not_an_http_url_names_the_entry_not_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    """security-5.md L11: such a URL was refused with "--target must be an http:// or https://
+    URL", an option the user never gave; a folder was said not to exist."""
+    har = tmp_path / "odd.har"
+    entry = _raw_entry("GET", url, "", 200, "{}")
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": [entry]}}), encoding="utf-8")
+    assert main(["judge", str(har)]) == 2
+    err = capsys.readouterr().err
+    assert "entry 0: the request URL" in err and "--target" not in err
+    assert main(["judge", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err

@@ -4,14 +4,17 @@ exchanges with the reports of a run."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
 import re
+import socket
 import ssl
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -247,3 +250,199 @@ def test_the_command_stops_after_n_exchanges_and_writes_the_reports(tmp_path: Pa
     document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
     assert document["traffic"]["exchanges"] == 2
     assert (reports / "junit.xml").is_file() and (reports / "compliance.html").is_file()
+
+
+_POST = b"POST /v1/x HTTP/1.1\r\nHost: x\r\n"
+
+
+def _raw_exchange(proxy: RunningProxy, raw: bytes, *, half_close: bool = False) -> bytes:
+    """Send raw bytes to the proxy; all it answers until it closes (or 5 s pass)."""
+    with socket.create_connection(("127.0.0.1", _port(proxy.url)), timeout=5) as stream:
+        stream.sendall(raw)
+        if half_close:
+            stream.shutdown(socket.SHUT_WR)
+        answer = b""
+        with contextlib.suppress(OSError):
+            while chunk := stream.recv(65536):
+                answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (_POST + b"Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n"
+         b"2f\r\nGET /v1/smuggled HTTP/1.1\r\nHost: x\r\nX-Pad: 12345\r\n\r\n\r\n0\r\n\r\n",
+         "both Transfer-Encoding and Content-Length"),
+        (_POST + b"Content-Length: 5\r\nContent-Length: 3\r\n\r\nabcde", "differ"),
+        (_POST + "Content-Length: ²\r\n\r\n".encode("latin-1"), "is not a number"),
+        (_POST + b"X-A: 1\r\n folded\r\n\r\n", "folded"),
+        (_POST + b"JUNK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", "without a colon"),
+        (b"GET /v1/\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n", "not ASCII"),
+        (b"GET /v1/x\r\n\r\n", "HTTP/0.9"),
+    ],
+    ids=["te-and-cl", "two-lengths", "superscript-length", "obs-fold", "no-colon",
+         "non-ascii-target", "http-0.9"],
+)  # fmt: skip
+def test_a_request_framed_ambiguously_is_refused_and_never_forwarded(
+    passthrough: tuple[RunningProxy, Seen, list[Exchange]], raw: bytes, said: str
+) -> None:
+    """security-5.md H2 (TE + CL: a request smuggled to the bank, never judged), M6, L17, L18,
+    L21: 400 with the spec 7 body, nothing reaches the bank, the connection closed."""
+    proxy, seen, handed = passthrough
+    answer = _raw_exchange(proxy, raw)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer[:300]
+    document = json.loads(body)
+    assert {"id", "system", "status", "code", "message"} <= set(document)
+    assert document["status"] == 400 and said in document["message"]
+    assert answer.count(b"HTTP/1.1 ") == 1  # no second answer on the connection
+    assert seen == [] and handed == []
+
+
+def test_a_head_cut_off_by_a_half_close_is_not_forwarded(
+    passthrough: tuple[RunningProxy, Seen, list[Exchange]],
+) -> None:
+    """security-5.md L16: the client half-closes before the blank line of its header block."""
+    proxy, seen, handed = passthrough
+    answer = _raw_exchange(proxy, _POST + b"X-Half: val", half_close=True)
+    assert answer.startswith(b"HTTP/1.1 400") and b"ends before its blank line" in answer
+    assert seen == [] and handed == []
+
+
+class _DeepBank(BaseHTTPRequestHandler):
+    """Answers a request with ``X-Deep`` with JSON nested 100,000 deep, else with ``{}``."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        answer = b"[" * 100_000 + b"]" * 100_000 if self.headers.get("X-Deep") else b"{}"
+        self.send_response_only(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    do_POST = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_deeply_nested_bodies_neither_stop_the_judge_nor_the_reports(tmp_path: Path) -> None:
+    """security-5.md H3 (attempts 133, 134: the judge thread died on a body nested deep, and
+    every later exchange went unjudged) and H4 (135: no reports at all at the end): each
+    exchange is judged, the later unsigned 200 among them, and the reports are written."""
+    from conformance.traffic.options import finish, judge_for
+    from conformance.traffic.session import TrafficSession
+
+    bank = ThreadingHTTPServer(("127.0.0.1", 0), _DeepBank)
+    bank.daemon_threads = True
+    threading.Thread(target=bank.serve_forever, daemon=True).start()
+    session = TrafficSession(judge_for(None, []), quiet=True)
+    worker = JudgeWorker(session.take, lambda _verdict: None)
+    proxy = start_proxy(Upstream(f"http://127.0.0.1:{bank.server_address[1]}"), worker.put)
+    try:
+        with httpx.Client(base_url=proxy.url, timeout=10) as client:
+            assert client.get("/v1/accounts", headers={"X-Deep": "1"}).status_code == 200
+            deep = b"[" * 50_000 + b"]" * 50_000
+            client.post("/v1/payments/sepa-credit-transfers", content=deep,
+                        headers={"Content-Type": "application/json"})  # fmt: skip
+            assert client.get("/v1/accounts").status_code == 200
+            client.get("/outside", headers={"X-Deep": "1"})
+    finally:
+        proxy.stop()
+        worker.close()
+        bank.shutdown()
+        bank.server_close()
+    assert session.unjudged == []
+    assert len(session.judged) == 4
+    assert session.judged[2].must  # the unsigned request the bank answered 200
+    reports = tmp_path / "reports"
+    assert finish(session, reports, source="test", target=proxy.url, profile=None) == 1
+    assert (reports / "compliance.json").is_file() and (reports / "junit.xml").is_file()
+
+
+def test_an_exchange_the_judge_fails_on_is_counted_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The judge thread's safety net: an exchange the judge raises on is not judged, said, and
+    the session ends NOT JUDGED (exit 3), never silently CONFORMANT."""
+    from conformance.traffic.options import finish, judge_for
+    from conformance.traffic.session import TrafficSession
+
+    judge = judge_for(None, [])
+    session = TrafficSession(judge, quiet=True)
+
+    def broken(exchange: Exchange, *, at: datetime) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    judge.judge = broken  # type: ignore[method-assign, assignment]
+    exchange = Exchange(
+        method="GET", url="http://bank.example/v1/accounts", request_headers=(),
+        request_body=b"", signing_string=None, status=200, response_headers=(),
+        response_body=b"{}", elapsed=0.0, base_url="http://bank.example",
+    )  # fmt: skip
+    worker = JudgeWorker(session.take, lambda _verdict: None)
+    worker.put(exchange, datetime.now())
+    worker.put(exchange, datetime.now())
+    worker.close()
+    assert len(session.unjudged) == 2
+    code = finish(session, tmp_path / "reports", source="test", target="x", profile=None)
+    assert code == 3
+    assert "NOT JUDGED: the judge failed on 2 exchange(s)" in capsys.readouterr().out
+
+
+def test_a_garbage_answer_is_a_502_whose_text_is_escaped() -> None:
+    """security-5.md L20: the raw bytes of a garbage upstream answer were printed to the
+    terminal (control characters too) and put in the 502 body."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def garbage() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(bytes(range(256)) * 4 + b"\r\n\r\n")
+
+    threading.Thread(target=garbage, daemon=True).start()
+    refused: list[str] = []
+    proxy = start_proxy(
+        Upstream(f"http://127.0.0.1:{listener.getsockname()[1]}"),
+        lambda _exchange, _at: None,
+        on_refused=refused.append,
+    )
+    try:
+        answer = _raw_exchange(proxy, b"GET /v1/accounts HTTP/1.1\r\nHost: x\r\n\r\n")
+    finally:
+        proxy.stop()
+        listener.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 502")
+    assert body.isascii() and json.loads(body)["code"] == "PROXY_ERROR"
+    assert refused and all(text.isprintable() and text.isascii() for text in refused)
+
+
+def test_past_the_connection_cap_a_newcomer_gets_503_at_once(echo: tuple[str, Seen]) -> None:
+    """security-5.md L19: 200 slowloris connections held 200 threads, with no cap; now the
+    proxy serves at most ``max_connections`` at once and answers a newcomer 503."""
+    url, _seen = echo
+    proxy = start_proxy(Upstream(url), lambda _exchange, _at: None, max_connections=1)
+    try:
+        with socket.create_connection(("127.0.0.1", _port(proxy.url)), timeout=5) as idle:
+            idle.sendall(b"GET /v1/x HTTP/1.1\r\n")  # a head that never ends
+            deadline = time.monotonic() + 5
+            while proxy.server._active < 1 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            answer = _raw_exchange(proxy, b"GET /v1/x HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 503")
+        assert json.loads(answer.partition(b"\r\n\r\n")[2])["status"] == 503
+        deadline = time.monotonic() + 5
+        while proxy.server._active and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _raw_exchange(
+            proxy, b"GET /v1/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        ).startswith(b"HTTP/1.1 201")
+    finally:
+        proxy.stop()
