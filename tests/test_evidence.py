@@ -222,3 +222,25 @@ def test_a_seal_key_that_is_not_the_certificates_is_refused_before_the_run(
     reports = str(tmp_path / "reports")
     assert cli.main(["run", "--reports", reports, "--seal", str(bank / "tpp.pem")]) == 2
     assert not (tmp_path / "reports" / "compliance.json").exists()
+
+
+def test_verify_with_a_policy_recomputes_eligibility(
+    record: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --policy, verify says which checks it did not make; with one, eligibility is
+    recomputed from the sealed record: a record of the bundled server certifies no bank, from a
+    checkout it names no release manifest, and the scope it sealed is listed."""
+    assert cli.main(["verify", str(record)]) == 0
+    said = capsys.readouterr().out
+    assert "note: no --policy: not checked whether the suite release that made the record" in said
+    policy = tmp_path / "policy.toml"
+    policy.write_text('required_operations = ["E16"]\nlongest_age_days = 1\n', encoding="utf-8")
+    assert cli.main(["verify", str(record), "--policy", str(policy)]) == 1
+    said = capsys.readouterr().out
+    assert "scope: operations unsupported: none" in said
+    assert (
+        "NOT ELIGIBLE under the policy: a run of the bundled reference server or a played "
+        "profile certifies no bank" in said
+    )
+    assert "the record names no release manifest" in said
+    assert said.index("NOT ELIGIBLE under the policy") < said.index("VERIFIED")

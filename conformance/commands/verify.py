@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.commands import COMMANDS, Subparsers
 from conformance.errors import ConformanceError
+
+if TYPE_CHECKING:
+    from conformance.evidence.policy import Policy
 
 __all__ = ["register"]
 
@@ -20,8 +24,9 @@ def register(subparsers: Subparsers) -> None:
         "<reports>/evidence/): the detached JWS seal over manifest.json and its certificate "
         "chain (x5c), each file against its sealed digest and no file added, the scenario "
         "verdicts of verdicts.json against compliance.json, and the traffic judge's verdict on "
-        "every kept exchange recomputed and compared with the sealed one. Exit 0 when all "
-        "holds, 1 with a line per difference.",
+        "every kept exchange recomputed and compared with the sealed one. With --policy, the "
+        "record's eligibility is recomputed from what it sealed and the certifier's policy. Exit 0 "
+        "when all holds, 1 with a line per difference or per reason the policy refuses it.",
     )
     parser.add_argument("folder", type=Path, metavar="DIR", help="the evidence folder")
     parser.add_argument(
@@ -46,16 +51,27 @@ def register(subparsers: Subparsers) -> None:
         metavar="DIR",
         help="the record this one should follow: its digest must be the one this one names",
     )
+    parser.add_argument(
+        "--policy",
+        type=Path,
+        metavar="POLICY.toml",
+        help="the certifier's policy: the suite releases accepted (by release manifest digest), "
+        "the operations and products that must be in scope, the least share of must scenarios "
+        "judged, the longest age of a record; eligibility is then recomputed from the sealed "
+        "record and the policy, never taken from the record (docs/guides/certify-with-evidence.md)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from conformance.evidence.policy import load_policy
     from conformance.evidence.verify import verify_record
     from conformance.traffic.options import load_trust
 
     folder: Path = args.folder
     if not folder.is_dir():
         raise ConformanceError(f"{folder} is not a folder")
+    policy = None if args.policy is None else load_policy(args.policy)
     try:
         result = verify_record(
             folder, trust=load_trust(args.trust), profile=args.profile, previous=args.previous
@@ -73,8 +89,30 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     for problem in result.problems:
         print(f"DIFFERS {problem}")
+    refused = _under_policy(folder, policy) if result.verified else False
     if result.verified:
         print(f"VERIFIED: the seal, every file and {result.rejudged} exchanges judged again agree")
-        return 0
+        return 1 if refused else 0
     print(f"NOT VERIFIED: {len(result.problems)} difference(s)")
     return 1
+
+
+def _under_policy(folder: Path, policy: Policy | None) -> bool:
+    """Say what the record is under the certifier's policy (or which checks were not made
+    without one); whether the policy refuses it."""
+    from conformance.evidence.policy import POLICY_CHECKS, policy_of_record
+
+    if policy is None:
+        print(
+            "note: no --policy: not checked whether "
+            + "; whether ".join(POLICY_CHECKS.values())
+            + " (the record's own eligibility is the bank's claim)"
+        )
+        return False
+    judged = policy_of_record(folder, policy)
+    for line in judged.scope:
+        print(f"scope: {line}")
+    for check in judged.not_checked:
+        print(f"note: the policy {policy.source} does not check whether {check}")
+    print(judged.line())
+    return not judged.eligible
