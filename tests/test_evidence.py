@@ -27,6 +27,7 @@ from conformance.evidence.record import (
     seal_record,
 )
 from conformance.evidence.sealing import load_seal_key, seal
+from conformance.evidence.stale import latest_record, move_aside
 from conformance.evidence.verify import Verification, verify_record
 from conformance.report.exchange_record import RECORDING_DIR
 from conformance.traffic.options import load_trust
@@ -232,6 +233,10 @@ def test_verify_with_a_policy_recomputes_eligibility(
     checkout it names no release manifest, and the scope it sealed is listed."""
     assert cli.main(["verify", str(record)]) == 0
     said = capsys.readouterr().out
+    # the sealed verdict line, the record's own eligibility and its scope, before VERIFIED
+    assert said.index("sealed verdict: SMOKE RUN PASSED") < said.index("VERIFIED")
+    assert "sealed eligibility (the record's own claim): none stated" in said
+    assert said.index("scope: operations unsupported: none") < said.index("VERIFIED")
     assert "note: no --policy: not checked whether the suite release that made the record" in said
     policy = tmp_path / "policy.toml"
     policy.write_text('required_operations = ["E16"]\nlongest_age_days = 1\n', encoding="utf-8")
@@ -244,3 +249,28 @@ def test_verify_with_a_policy_recomputes_eligibility(
     )
     assert "the record names no release manifest" in said
     assert said.index("NOT ELIGIBLE under the policy") < said.index("VERIFIED")
+
+
+def test_an_older_run_s_record_and_traffic_are_moved_aside(record: Path) -> None:
+    """A new run finds the older run's evidence/, traffic.har and events.ndjson and moves them
+    aside (the record as a series keeps it); a new sealed record still follows it."""
+    reports = record.parent
+    sealed = digest((record / MANIFEST).read_bytes())
+    (reports / "compliance.json").write_text(
+        json.dumps({"run": {"started": "2026-11-29T06:10:00+00:00"}}), encoding="utf-8"
+    )
+    for name in ("traffic.har", "events.ndjson"):
+        (reports / name).write_text("older", encoding="utf-8")
+    said = move_aside(reports)
+    kept = reports / f"evidence-{sealed.removeprefix('sha256:')[:12]}"
+    earlier = reports / "earlier-20261129T061000"
+    assert said == [
+        f"the previous run's sealed record is kept in {kept}",
+        f"the previous run's traffic.har and events.ndjson moved to {earlier}",
+    ]
+    assert not record.exists() and (kept / MANIFEST).is_file()
+    assert not (reports / "traffic.har").exists() and not (reports / "events.ndjson").exists()
+    assert (earlier / "traffic.har").read_text(encoding="utf-8") == "older"
+    assert latest_record(reports) == kept
+    assert previous_record(reports, latest_record(reports)) == sealed
+    assert move_aside(reports) == []  # nothing older left

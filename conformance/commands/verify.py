@@ -24,7 +24,8 @@ def register(subparsers: Subparsers) -> None:
         "<reports>/evidence/): the detached JWS seal over manifest.json and its certificate "
         "chain (x5c), each file against its sealed digest and no file added, the scenario "
         "verdicts of verdicts.json against compliance.json, and the traffic judge's verdict on "
-        "every kept exchange recomputed and compared with the sealed one. With --policy, the "
+        "every kept exchange recomputed and compared with the sealed one; then it restates the "
+        "sealed verdict line, the record's own eligibility and its scope. With --policy, the "
         "record's eligibility is recomputed from what it sealed and the certifier's policy. Exit 0 "
         "when all holds, 1 with a line per difference or per reason the policy refuses it.",
     )
@@ -98,10 +99,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _under_policy(folder: Path, policy: Policy | None) -> bool:
-    """Say what the record is under the certifier's policy (or which checks were not made
-    without one); whether the policy refuses it."""
-    from conformance.evidence.policy import POLICY_CHECKS, policy_of_record
+    """Restate what the verified record concludes (its verdict line, its eligibility, its
+    scope), then what it is under the certifier's policy, or which checks were not made without
+    one; whether the policy refuses it."""
+    from conformance.evidence.policy import (
+        POLICY_CHECKS,
+        policy_of_record,
+        read_record,
+        record_lines,
+    )
 
+    compliance, _ = read_record(folder)
+    for line in record_lines(compliance):
+        print(line)
     if policy is None:
         print(
             "note: no --policy: not checked whether "
@@ -110,8 +120,6 @@ def _under_policy(folder: Path, policy: Policy | None) -> bool:
         )
         return False
     judged = policy_of_record(folder, policy)
-    for line in judged.scope:
-        print(f"scope: {line}")
     for check in judged.not_checked:
         print(f"note: the policy {policy.source} does not check whether {check}")
     print(judged.line())

@@ -35,7 +35,8 @@ from typing import Any, Final
 from conformance.errors import ConformanceError, did_you_mean
 from conformance.evidence.record import MANIFEST
 from conformance.report.compliance import COMPLIANCE_JSON
-from conformance.report.eligibility import eligibility
+from conformance.report.compliance_page import overall_verdict
+from conformance.report.eligibility import eligibility, eligibility_line
 from conformance.report.verdicts import FAILED, FAILED_SHOULD, PASSED
 
 __all__ = [
@@ -45,6 +46,8 @@ __all__ = [
     "judge_policy",
     "load_policy",
     "policy_of_record",
+    "read_record",
+    "record_lines",
     "scope_lines",
 ]
 
@@ -272,9 +275,28 @@ def judge_policy(
     )
 
 
-def policy_of_record(folder: Path, policy: Policy, now: datetime | None = None) -> PolicyJudgement:
-    """The sealed record in ``folder`` under ``policy`` (read after ``verify`` checked its files
-    against their sealed digests)."""
+def read_record(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sealed record's ``compliance.json`` and ``manifest.json`` (read after ``verify``
+    checked them against their sealed digests)."""
     compliance = json.loads((folder / COMPLIANCE_JSON).read_text(encoding="utf-8"))
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    return compliance, manifest
+
+
+def record_lines(compliance: Mapping[str, Any]) -> list[str]:
+    """What the sealed record concludes, for ``verify`` to restate: its verdict line, its own
+    eligibility (the bank's claim) and its scope."""
+    claimed = eligibility_line(compliance) or (
+        "none stated (a run of the bundled reference server or a played profile)"
+    )
+    return [
+        f"sealed verdict: {overall_verdict(compliance)}",
+        f"sealed eligibility (the record's own claim): {claimed}",
+        *(f"scope: {line}" for line in scope_lines(compliance)),
+    ]
+
+
+def policy_of_record(folder: Path, policy: Policy, now: datetime | None = None) -> PolicyJudgement:
+    """The sealed record in ``folder`` under ``policy``."""
+    compliance, manifest = read_record(folder)
     return judge_policy(compliance, manifest, policy, now)
