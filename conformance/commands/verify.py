@@ -92,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"DIFFERS {problem}")
     refused = _under_policy(folder, policy) if result.verified else False
     if result.verified:
-        print(f"VERIFIED: the seal, every file and {result.rejudged} exchanges judged again agree")
+        print(
+            f"VERIFIED: the seal, every file and {result.rejudged} exchanges judged again agree"
+            + ("; NOT ELIGIBLE under the policy (above)" if refused else "")
+        )
         return 1 if refused else 0
     print(f"NOT VERIFIED: {len(result.problems)} difference(s)")
     return 1
