@@ -14,7 +14,7 @@ COVERAGE_FLOOR := 75
 COVERAGE_ON := --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR)
 COVERAGE ?=
 
-.PHONY: run test coverage test-not-slow test-slow independent selfcheck selfcheck-full selfcheck-examples lint bench openapi docs clean
+.PHONY: run test coverage test-not-slow test-slow independent selfcheck selfcheck-full selfcheck-examples lint bench openapi docs release-manifest release-check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -83,6 +83,23 @@ openapi: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python scripts/reference_docs.py
 
+# The release manifest (conformance/_release.json, shipped in the wheel): the suite version, the
+# commit, the contract digest and the SHA-256 of every file the wheel installs; a run holds its
+# installed files to it (conformance/report/release.py). From a clean checkout of the release commit.
+release-manifest: $(STAMP)
+	$(BIN)/python scripts/release_manifest.py
+
+# The release gate: the CI steps (.ci/run), the manifest, the sdist and the wheel (`python -m build`,
+# into dist/), `twine check --strict` of both, and the wheel held to its manifest.
+release-check: $(STAMP)
+	.ci/run
+	$(MAKE) --no-print-directory release-manifest
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist
+	$(BIN)/python -m twine check --strict dist/*
+	$(BIN)/python scripts/release_manifest.py --check-wheel dist/*.whl
+
 clean:
 	rm -rf $(VENV) reports/allure-results reports/allure-report reports/selfcheck reports/junit.xml \
-		reports/compliance.* reports/reference-server*.log reports/selfcheck-* reports/identity
+		reports/compliance.* reports/reference-server*.log reports/selfcheck-* reports/identity \
+		dist conformance/_release.json

@@ -2,7 +2,7 @@
 a pytest plugin; ARCHITECTURE.md maps the packages.
 """
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 SPEC_VERSION = "1.22.0"
 
 __all__ = ["SPEC_VERSION", "__version__"]

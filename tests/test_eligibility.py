@@ -3,16 +3,20 @@ scenario of what the profile offers judged, no waiver of a must, a released suit
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.report import compliance
+from conformance import checks as checks_module
+from conformance.report import compliance, release
 from conformance.report.compliance import RunInfo, build_document, write_compliance
 from conformance.report.compliance_page import SMOKE_SELECTION
 from conformance.report.eligibility import eligibility, eligibility_line, released
+from conformance.report.release import check_installed, file_sha256
 from conformance.report.verdicts import (
     BLOCKED,
     ERROR,
@@ -121,3 +125,69 @@ def test_every_report_says_it(tmp_path: Path) -> None:
     )
     assert eligibility(document) == document["eligibility"]
     assert eligibility_line({"traffic": {}}) == ""  # judged traffic: no such claim
+
+
+def test_an_edited_installed_file_is_not_eligible_and_named(tmp_path: Path) -> None:
+    """A release manifest whose digest of a check is not the installed file's (one byte edited
+    after the release): NOT ELIGIBLE, naming the file (tests/test_release.py edits an installed
+    copy; here the document says it)."""
+    manifest = tmp_path / "_release.json"
+    site = Path(checks_module.__file__).resolve().parent.parent
+    files = {
+        module.relative_to(site).as_posix(): file_sha256(module)
+        for package in ("conformance", "reference_server")
+        for module in (site / package).rglob("*.py")
+    }
+    files["conformance/checks.py"] = hashlib.sha256(b"one byte edited").hexdigest()
+    manifest.write_text(json.dumps({"version": "1.0.0", "files": files}), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(release, "__version__", "1.0.0")
+        checked = check_installed(manifest)
+        document = _document(release=checked)
+    assert checked["changed"] == ["conformance/checks.py"]
+    assert document["eligibility"]["eligible"] is False
+    assert eligibility_line(document) == (
+        "NOT ELIGIBLE for certification: installed file(s) conformance/checks.py differs from "
+        "the release"
+    )
+    assert (
+        document["release"]["manifest_sha256"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
+    )
+
+
+def test_a_checkout_without_a_release_manifest_says_so(tmp_path: Path) -> None:
+    document = _document(release=check_installed(tmp_path / "_release.json"))
+    assert document["eligibility"]["reasons"] == [
+        "no release manifest: the suite runs from a checkout, not from a release"
+    ]
+
+
+def test_a_run_that_certifies_no_bank_states_no_eligibility(tmp_path: Path) -> None:
+    """The bundled reference server or a played profile: no eligibility anywhere."""
+    document = _document(_verdict("E16-a", PASSED), version="0.1.0", certifies=False)
+    assert document["eligibility"] is None
+    assert document["run"]["certifies"] is False
+    assert eligibility_line(document) == ""
+    write_compliance(tmp_path, document)
+    for name in ("compliance.md", "compliance.html"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert "ELIGIBLE for certification" not in text
+        assert "eligibility for certification not stated" in text
+
+
+@pytest.mark.parametrize(
+    ("verdict", "eligible", "colour"),
+    [(PASSED, False, "open"), (FAILED, True, "ok")],
+)
+def test_the_eligibility_line_has_its_own_colour(
+    tmp_path: Path, verdict: str, eligible: bool, colour: str
+) -> None:
+    """Amber when not eligible on a passing (green) run; green when eligible on a failing (red)
+    one: the line's colour is its own, not the verdict's."""
+    document = _document(_verdict("E16-a", verdict), version="1.0.0" if eligible else "0.1.0")
+    write_compliance(tmp_path, document)
+    page = (tmp_path / "compliance.html").read_text(encoding="utf-8")
+    word = "ELIGIBLE" if eligible else "NOT ELIGIBLE"
+    assert f'<p class="verdict {colour}">{word} for certification' in page
+    verdict_colour = "bad" if verdict == FAILED else "ok"
+    assert f'<p class="verdict {verdict_colour}">' in page

@@ -35,6 +35,7 @@ from conformance.evidence.record import (
     seal_record,
 )
 from conformance.evidence.sealing import SealKey, load_seal_key, seal
+from conformance.evidence.stale import latest_record, move_aside
 from conformance.evidence.verify import Verification, verify_record
 from conformance.report.exchange_record import RECORDING_DIR
 from conformance.signing import generate_server_certificate, load_ca
@@ -65,12 +66,16 @@ def sealed_run(certificates: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     assert done.returncode == 0, done.stdout[-3000:]
     assert "conformance: sealed record sha256:" in done.stdout
     assert "(the first of its series)" in done.stdout
-    # eligibility, said in the terminal (above the verdict), the JSON and JUnit
-    assert "NOT ELIGIBLE for certification: a smoke run;" in done.stdout
+    # the bundled server certifies no bank: no eligibility above the verdict, in the JSON or JUnit
+    lines = done.stdout.splitlines()
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("SMOKE RUN PASSED"))
+    assert "ELIGIBLE" not in lines[verdict - 1], lines[verdict - 3 : verdict + 1]
+    assert "ELIGIBLE for certification" not in done.stdout
     document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
-    assert document["eligibility"]["reasons"][0] == "a smoke run"
+    assert document["eligibility"] is None
+    assert document["run"]["certifies"] is False
     junit = (reports / "junit.xml").read_text(encoding="utf-8")
-    assert '<property name="eligible" value="false"' in junit
+    assert 'name="eligible"' not in junit
     return reports
 
 
@@ -461,3 +466,55 @@ def test_a_revoked_seal_certificate_is_refused_with_the_cas_list(
     trust = str(bank / "ca.pem")
     assert cli.main(["verify", str(record), "--trust", trust, "--crl", str(path)]) == 1
     assert "was revoked on" in capsys.readouterr().out
+
+
+def test_verify_with_a_policy_recomputes_eligibility(
+    record: Path, certificates: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --policy, verify says which checks it did not make; with one, eligibility is
+    recomputed from the sealed record: a record of the bundled server certifies no bank, from a
+    checkout it names no release manifest, and the scope it sealed is listed."""
+    trust = ["--trust", str(certificates / "bank" / "ca.pem")]
+    assert cli.main(["verify", str(record), *trust]) == 0
+    said = capsys.readouterr().out
+    # the sealed verdict line, the record's own eligibility and its scope, before VERIFIED
+    assert said.index("sealed verdict: SMOKE RUN PASSED") < said.index("VERIFIED")
+    assert "sealed eligibility (the record's own claim): none stated" in said
+    assert said.index("scope: operations unsupported: none") < said.index("VERIFIED")
+    assert "note: no --policy: not checked whether the suite release that made the record" in said
+    policy = tmp_path / "policy.toml"
+    policy.write_text('required_operations = ["E16"]\nlongest_age_days = 1\n', encoding="utf-8")
+    assert cli.main(["verify", str(record), *trust, "--policy", str(policy)]) == 1
+    said = capsys.readouterr().out
+    assert "scope: operations unsupported: none" in said
+    assert (
+        "NOT ELIGIBLE under the policy: a run of the bundled reference server or a played "
+        "profile certifies no bank" in said
+    )
+    assert "the record names no release manifest" in said
+    assert said.index("NOT ELIGIBLE under the policy") < said.index("VERIFIED")
+
+
+def test_an_older_run_s_record_and_traffic_are_moved_aside(record: Path) -> None:
+    """A new run finds the older run's evidence/, traffic.har and events.ndjson and moves them
+    aside (the record as a series keeps it); a new sealed record still follows it."""
+    reports = record.parent
+    sealed = digest((record / MANIFEST).read_bytes())
+    (reports / "compliance.json").write_text(
+        json.dumps({"run": {"started": "2026-11-29T06:10:00+00:00"}}), encoding="utf-8"
+    )
+    for name in ("traffic.har", "events.ndjson"):
+        (reports / name).write_text("older", encoding="utf-8")
+    said = move_aside(reports)
+    kept = reports / f"evidence-{sealed.removeprefix('sha256:')[:12]}"
+    earlier = reports / "earlier-20261129T061000"
+    assert said == [
+        f"the previous run's sealed record is kept in {kept}",
+        f"the previous run's traffic.har and events.ndjson moved to {earlier}",
+    ]
+    assert not record.exists() and (kept / MANIFEST).is_file()
+    assert not (reports / "traffic.har").exists() and not (reports / "events.ndjson").exists()
+    assert (earlier / "traffic.har").read_text(encoding="utf-8") == "older"
+    assert latest_record(reports) == kept
+    assert previous_record(reports, latest_record(reports)) == sealed
+    assert move_aside(reports) == []  # nothing older left

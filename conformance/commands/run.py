@@ -442,6 +442,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"conformance: no scenario failed or erred in the run of {reports}: none to run")
         return 0
     sealing = _Sealing.of(args, reports)
+    _move_aside(reports, sealing)
     previous = signal.getsignal(signal.SIGTERM)
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:
@@ -562,6 +563,18 @@ def _last_failed(args: argparse.Namespace, reports: Path) -> Path | None:
         flush=True,
     )
     return write_last_failed(reports, failed)
+
+
+def _move_aside(reports: Path, sealing: _Sealing | None) -> None:
+    """What an older run left in the reports folder (its sealed record, its traffic) is moved
+    aside, so that the folder's record matches its run; a sealed run still follows the newest
+    record there, unless --seal-previous names another (``evidence/stale.py``)."""
+    from conformance.evidence.stale import latest_record, move_aside
+
+    for line in move_aside(reports):
+        print(f"conformance: {line}", flush=True)
+    if sealing is not None and sealing.previous is None:
+        sealing.previous = latest_record(reports)
 
 
 @dataclasses.dataclass

@@ -13,6 +13,8 @@ from conformance.errors import ConformanceError
 if TYPE_CHECKING:
     from cryptography import x509
 
+    from conformance.evidence.policy import Policy
+
 __all__ = ["register"]
 
 
@@ -24,11 +26,14 @@ def register(subparsers: Subparsers) -> None:
         "<reports>/evidence/): the detached JWS seal over manifest.json and its certificate "
         "chain (x5c), each file against its sealed digest and no file added, the scenario "
         "verdicts of verdicts.json against compliance.json, and the traffic judge's verdict on "
-        "every kept exchange recomputed and compared with the sealed one. The chain is validated "
+        "every kept exchange recomputed and compared with the sealed one; then it restates the "
+        "sealed verdict line, the record's own eligibility and its scope. The chain is validated "
         "at the time of verification (RFC 5280: CAs above the seal's certificate, key usage, "
-        "validity now, not at the sealer's sealed_at). Exit 0 when all holds and the chain "
-        "leads to a --trust CA (VERIFIED), 1 with a line per difference, 3 when nothing "
-        "differs but who sealed the record could not be established (no --trust).",
+        "validity now, not at the sealer's sealed_at). With --policy, the record's eligibility "
+        "is recomputed from what it sealed and the certifier's policy. Exit 0 when all holds and "
+        "the chain leads to a --trust CA (VERIFIED), 1 with a line per difference or per reason "
+        "the policy refuses it, 3 when nothing differs but who sealed the record could not be "
+        "established (no --trust).",
     )
     parser.add_argument("folder", type=Path, metavar="DIR", help="the evidence folder")
     parser.add_argument(
@@ -64,16 +69,27 @@ def register(subparsers: Subparsers) -> None:
         metavar="DIR",
         help="the record this one should follow: its digest must be the one this one names",
     )
+    parser.add_argument(
+        "--policy",
+        type=Path,
+        metavar="POLICY.toml",
+        help="the certifier's policy: the suite releases accepted (by release manifest digest), "
+        "the operations and products that must be in scope, the least share of must scenarios "
+        "judged, the longest age of a record; eligibility is then recomputed from the sealed "
+        "record and the policy, never taken from the record (docs/guides/certify-with-evidence.md)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from conformance.evidence.policy import load_policy
     from conformance.evidence.verify import verify_record
     from conformance.traffic.options import load_trust
 
     folder: Path = args.folder
     if not folder.is_dir():
         raise ConformanceError(f"{folder} is not a folder")
+    policy = None if args.policy is None else load_policy(args.policy)
     try:
         result = verify_record(
             folder,
@@ -95,9 +111,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     for problem in result.problems:
         print(f"DIFFERS {problem}")
+    refused = _under_policy(folder, policy) if result.consistent else False
     if result.verified:
-        print(f"VERIFIED: the seal, every file and {result.rejudged} exchanges judged again agree")
-        return 0
+        print(
+            f"VERIFIED: the seal, every file and {result.rejudged} exchanges judged again agree"
+            + ("; NOT ELIGIBLE under the policy (above)" if refused else "")
+        )
+        return 1 if refused else 0
     if not result.consistent:
         print(f"NOT VERIFIED: {len(result.problems)} difference(s)")
         return 1
@@ -126,3 +146,31 @@ def _load_crls(paths: list[Path]) -> tuple[x509.CertificateRevocationList, ...]:
         except (OSError, ValueError) as error:
             raise ConformanceError(f"--crl {path} is not a revocation list: {error}") from None
     return tuple(lists)
+
+
+def _under_policy(folder: Path, policy: Policy | None) -> bool:
+    """Restate what the verified record concludes (its verdict line, its eligibility, its
+    scope), then what it is under the certifier's policy, or which checks were not made without
+    one; whether the policy refuses it."""
+    from conformance.evidence.policy import (
+        POLICY_CHECKS,
+        policy_of_record,
+        read_record,
+        record_lines,
+    )
+
+    compliance, _ = read_record(folder)
+    for line in record_lines(compliance):
+        print(line)
+    if policy is None:
+        print(
+            "note: no --policy: not checked whether "
+            + "; whether ".join(POLICY_CHECKS.values())
+            + " (the record's own eligibility is the bank's claim)"
+        )
+        return False
+    judged = policy_of_record(folder, policy)
+    for check in judged.not_checked:
+        print(f"note: the policy {policy.source} does not check whether {check}")
+    print(judged.line())
+    return not judged.eligible

@@ -89,6 +89,9 @@ def pytest_configure(config: pytest.Config) -> None:
             describe_target=functools.partial(_describe_target, config),
         )
         collector.replay_server = _replay_server(config)
+        # the bundled server (started here, or by `conformance run`, which hands over its
+        # replay command) or a played profile: no bank to certify
+        collector.certifies = not uses_bundled_server(config) and collector.replay_server is None
         collector.baseline = _baseline(config)
         config.stash[COLLECTOR] = collector
         config.pluginmanager.register(collector, "conformance-compliance")

@@ -17,6 +17,7 @@ from conformance.report.allure_files import finish_results
 from conformance.report.baseline import Baseline, judge_baseline
 from conformance.report.compliance import RunInfo, build_document, write_compliance
 from conformance.report.compliance_page import SMOKE_SELECTION
+from conformance.report.release import check_installed
 from conformance.report.timings import read_timings
 from conformance.report.verdicts import (
     ERROR,
@@ -55,6 +56,8 @@ class ComplianceCollector:
         self.written: tuple[Path, Path] | None = None
         #: The command that starts a server like the bundled run's, for its replays (or None).
         self.replay_server: str | None = None
+        #: Whether the run could certify a bank (not the bundled server, not a played profile).
+        self.certifies = True
         #: The tests whose teardown report came (every test, a scenario or not).
         self.finished: set[str] = set()
         #: What stopped the run early (Ctrl-C, SIGTERM, the bundled server), as said by
@@ -121,6 +124,8 @@ class ComplianceCollector:
             replay_server=self.replay_server,
             to_run=self.to_run,
             interrupted=self.interrupted,
+            certifies=self.certifies,
+            release=check_installed() if self.certifies else None,
         )
         document = build_document(self.verdicts.values(), run, load_contract())
         if self.baseline is not None:

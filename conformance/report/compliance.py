@@ -84,6 +84,12 @@ class RunInfo:
     #: What stopped the run before every scenario had a verdict (Ctrl-C, SIGTERM, the bundled
     #: server), else None: its verdict is INTERRUPTED.
     interrupted: str | None = None
+    #: Whether the run could certify a bank: False for the bundled reference server, a played
+    #: profile and judged traffic, whose reports then state no eligibility at all.
+    certifies: bool = True
+    #: The installed suite held to its release manifest (``report/release.py``
+    #: :func:`check_installed`), for a run that certifies; None: not checked (a library caller).
+    release: Mapping[str, Any] | None = None
 
 
 def _file_digest(path: Path | None) -> str | None:
@@ -116,6 +122,9 @@ def profile_summary(profile: TargetProfile | None) -> dict[str, Any]:
             None if profile.supported_operations is None else sorted(profile.supported_operations)
         ),
         "unsupported_operations": sorted(profile.unsupported_operations),
+        # the interface release the bank runs (None: the one the spec shows)
+        "release": None if profile.lifecycle.release is None else str(profile.lifecycle.release),
+        "optional_operations": sorted(profile.lifecycle.optional_operations),
         "paths": dict(sorted(profile.paths.items())),
         "periodic_paths": dict(sorted(profile.periodic_paths.items())),
         "methods": dict(sorted(profile.methods.items())),
@@ -281,7 +290,9 @@ def build_document(
             "suite_commit": run.commit,
             "reproduce": f"--seed {run.seed}",
             "replay_server": run.replay_server,
+            "certifies": run.certifies,
         },
+        "release": dict(run.release) if run.release is not None else None,
         "target": run.target,
         "profile": dict(run.profile),
         "totals": totals,
@@ -307,7 +318,8 @@ def build_document(
         "assumptions": assumptions.listed(),
         "quotes": _quotes_of(scenarios, contract),
     }
-    document["eligibility"] = eligibility(document)
+    # Only a run that could certify a bank says whether it is eligible to.
+    document["eligibility"] = eligibility(document) if run.certifies else None
     return document
 
 

@@ -305,6 +305,19 @@ def _name(document: Mapping[str, Any], operation: str) -> str:
     return f"{operation} {name}" if name else operation
 
 
+def _release_fact(document: Mapping[str, Any]) -> str:
+    """What the run says of the suite's release: its manifest, or why it states no eligibility."""
+    release = document.get("release")
+    if release and release.get("manifest_sha256"):
+        return f" (release manifest sha256:{release['manifest_sha256']})"
+    if not document["run"].get("certifies", True) and not document.get("traffic"):
+        return (
+            " (eligibility for certification not stated: the bundled reference server or a "
+            "played profile certifies no bank)"
+        )
+    return ""
+
+
 def _run_facts(document: Mapping[str, Any]) -> tuple[str, ...]:
     run = document["run"]
     profile = document.get("profile") or {}
@@ -313,7 +326,7 @@ def _run_facts(document: Mapping[str, Any]) -> tuple[str, ...]:
         f"Profile: {profile.get('name', '(none)')}"
         + (f" ({profile['source']})" if profile.get("source") else ""),
         f"Spec release: {document['spec_version']}",
-        f"Suite version: {document['suite_version']}",
+        f"Suite version: {document['suite_version']}" + _release_fact(document),
         f"Seed: {run['seed']} (reproduce with --seed {run['seed']})",
         "Scenarios: " + _scope(document),
         f"Suite commit: {run.get('suite_commit') or 'unknown (not run from a checkout)'}",

@@ -15,6 +15,7 @@ from conformance.report.compliance_page import (
     not_judged_must,
     outline,
 )
+from conformance.report.eligibility import ELIGIBLE_WORDS, NOT_ELIGIBLE_WORDS
 from conformance.report.pictures import PICTURE_STYLE
 from conformance.report.verdicts import setup_failure
 
@@ -109,6 +110,14 @@ def _mood(document: Mapping[str, Any]) -> str:
         return "open"
     unsettled = totals["error"] or totals["blocked"] or not_judged_must(document)
     return "bad" if totals["failed"] else "open" if unsettled else "ok"
+
+
+def _line_mood(line: str, mood: str) -> str:
+    """The colour of a line of the verdict box: the eligibility line its own (green when
+    eligible, amber when not, whatever the verdict), every other line the verdict's."""
+    if line.startswith(ELIGIBLE_WORDS):
+        return "ok"
+    return "open" if line.startswith(NOT_ELIGIBLE_WORDS) else mood
 
 
 def _side_mood(line: str) -> str:
@@ -207,7 +216,7 @@ def render_html(document: Mapping[str, Any]) -> str:
         if section.title == "Verdict":
             traffic = bool(document.get("traffic"))
             parts += [
-                f'<p class="verdict {_side_mood(line) if traffic else mood}">'
+                f'<p class="verdict {_side_mood(line) if traffic else _line_mood(line, mood)}">'
                 f"{html.escape(line)}</p>"
                 for line in section.text
             ]

@@ -1,6 +1,8 @@
-"""Whether a run is eligible for certification, and why not: every report says so
-(``compliance.json``'s ``eligibility``, a line under the verdict in ``compliance.md`` and
-``.html``, the line above the verdict in the terminal, JUnit's ``eligible`` property).
+"""Whether a run is eligible for certification, and why not: every report of a run that could
+certify a bank says so (``compliance.json``'s ``eligibility``, a line under the verdict in
+``compliance.md`` and ``.html``, the line above the verdict in the terminal, JUnit's ``eligible``
+property). A run of the bundled reference server or of a profile it plays, and judged traffic,
+certify no bank: their ``eligibility`` is null and their reports state none.
 
 A run is eligible when all of these hold:
 
@@ -13,7 +15,10 @@ A run is eligible when all of these hold:
   applicable and does not count);
 - no waiver of the profile covers a must scenario;
 - the suite is a released version: a final ``MAJOR.MINOR.PATCH`` of at least 1.0.0 (no ``.dev``,
-  pre-release or local part; 0.x is initial development, whose verdicts may still change).
+  pre-release or local part; 0.x is initial development, whose verdicts may still change);
+- the installed suite is that release as published (``compliance.json``'s ``release``,
+  ``report/release.py``): it has its release manifest (a checkout has none), and every installed
+  file has the manifest's digest, none missing and no module added (each one named otherwise).
 """
 
 from __future__ import annotations
@@ -22,9 +27,14 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from conformance.report.release import release_reasons
 from conformance.report.verdicts import BLOCKED, ERROR, SKIPPED, WAIVED
 
-__all__ = ["eligibility", "eligibility_line", "released"]
+__all__ = ["ELIGIBLE_WORDS", "NOT_ELIGIBLE_WORDS", "eligibility", "eligibility_line", "released"]
+
+#: How the eligibility line starts, either way.
+ELIGIBLE_WORDS: Final = "ELIGIBLE for certification"
+NOT_ELIGIBLE_WORDS: Final = "NOT ELIGIBLE for certification"
 
 _RELEASED: Final = re.compile(r"^[1-9][0-9]*\.[0-9]+\.[0-9]+$")
 
@@ -68,17 +78,21 @@ def eligibility(document: Mapping[str, Any]) -> dict[str, Any]:
     version = str(document.get("suite_version", ""))
     if not released(version):
         reasons.append(f"suite version {version} is not a released version")
+    release = document.get("release")
+    if release is not None:
+        reasons += release_reasons(release)
     return {"eligible": not reasons, "reasons": reasons}
 
 
 def eligibility_line(document: Mapping[str, Any]) -> str:
-    """The eligibility in one line ("" for a document without one: judged traffic)."""
+    """The eligibility in one line ("" for a document without one: a run of the bundled reference
+    server or a played profile, judged traffic)."""
     said = document.get("eligibility")
     if not said:
         return ""
     if said["eligible"]:
         return (
-            "ELIGIBLE for certification: a complete run, every must scenario judged, none "
+            f"{ELIGIBLE_WORDS}: a complete run, every must scenario judged, none "
             f"waived, a released suite ({document.get('suite_version')})"
         )
-    return "NOT ELIGIBLE for certification: " + "; ".join(said["reasons"])
+    return f"{NOT_ELIGIBLE_WORDS}: " + "; ".join(said["reasons"])

@@ -257,6 +257,7 @@ def write_reports(
         target=run.target,
         profile=run.profile,
         selection={},
+        certifies=False,  # traffic is judged, never certified
     )
     document = build_document(verdicts, info, contract)
     document["traffic"] = {"source": run.source, **summary(judged)}
