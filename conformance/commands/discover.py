@@ -58,7 +58,7 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from conformance.contract import load_contract
     from conformance.discover.check import differences
-    from conformance.discover.draft import write_draft
+    from conformance.discover.draft import shown, write_draft
     from conformance.discover.session import discover
     from conformance.profile import profile_from_options
 
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     found = discover(profile, contract=contract)
     for decision in found.decisions:
         if decision.is_decided:
-            print(f"decided   {decision.name} = {decision.value!r}")
+            print(f"decided   {decision.name} = {shown(decision.value)}")
         else:
             print(f"undecided {decision.name}: {decision.why}")
     print(found.cleanup_line())

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.bankside.cleanup import CleanupResult, Created, clean_up_one, created_by
 from conformance.bankside.client import TargetClient
 from conformance.bankside.request import NO_BODY, OperationRequest, Psu
+from conformance.discover.refusals import header_taught, header_value
 from conformance.errors import ConformanceError
 
 if TYPE_CHECKING:
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from conformance.profile import TargetProfile
 
 __all__ = ["Prober", "document_of", "interface_answer"]
+
+#: How many headers one request is sent again with, each named by the refusal before.
+_MOST_TAUGHT = 4
 
 #: A payment id, consent id or account id no bank holds: a probe naming one reaches the
 #: operation's route without touching anything.
@@ -52,6 +56,10 @@ class Prober:
         #: What the probes left that no clean-up can take (a session's consent at first access).
         self.notes: list[str] = []
         self.psu = Psu(psu_id=str(uuid.UUID(int=31, version=4)))
+        #: Per operation, the headers a refusal named (each sent from then on), with the
+        #: refusal that taught it: the draft says which answer taught each.
+        self.taught: dict[str, dict[str, Exchange]] = {}
+        self._learned: dict[str, dict[str, str]] = {}
 
     @property
     def client(self) -> TargetClient:
@@ -86,16 +94,26 @@ class Prober:
         the exchange, or None when the target gave no answer (the reason kept in
         :attr:`silent`). An answer that created a payment or a consent is noted."""
         operation = self.contract.operations[op_id]
+        psu = psu or self.psu
+        learned: dict[str, str | None] = dict(self._learned.get(op_id, {}))
         built = OperationRequest.build(
-            self, operation, psu=psu or self.psu, path_values=path_values, body=body,
-            headers=headers,
+            self, operation, psu=psu, path_values=path_values, body=body,
+            headers={**learned, **(headers or {})},
         )  # fmt: skip
         built = dataclasses.replace(built, method=method, path=path)
-        try:
-            exchange = built.send(self)
-        except ConformanceError as error:  # refused, timeout, TLS, a header not set: a line
-            self.silent.append(f"{built.method or operation.method} {op_id}: {error.message}")
-            return None
+        for _ in range(_MOST_TAUGHT + 1):
+            try:
+                exchange = built.send(self)
+            except ConformanceError as error:  # refused, timeout, TLS, a header not set: a line
+                self.silent.append(f"{built.method or operation.method} {op_id}: {error.message}")
+                return None
+            name = header_taught(exchange, built)
+            value = None if name is None else header_value(name, self.contract, self.profile, psu)
+            if name is None or value is None or len(self._learned.get(op_id, {})) >= _MOST_TAUGHT:
+                break
+            self._learned.setdefault(op_id, {})[name] = value
+            self.taught.setdefault(op_id, {})[name] = exchange
+            built = built.with_header(name, value)
         if built.method is None and operation.method == "POST":
             made = created_by(exchange, op_id, self.contract)
             if made is not None:

@@ -1,0 +1,117 @@
+"""``conformance discover`` learning from refusals (issue 42): a refusal that names a header or
+a body field is answered by sending it and asking again; an operation answering 405 or a 404
+for its path is not offered; a bank that refuses the TPP itself is "not checked", never
+"unchanged"; ``--out`` keeps an existing file. Each bank is the bundled reference server in this
+process, behind a handler that adds the one demand the test is about."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance.contract import Contract, load_contract
+from conformance.discover.draft import write_draft
+from conformance.discover.session import Discovery, discover
+from conformance.profile import load_profile, profile_from_options
+from reference_server.app import Application
+from reference_server.transport.http import start
+
+#: A demand: the request, and the refusal it gets (None: the reference server answers).
+Demand = Callable[[httpx.Request], httpx.Response | None]
+
+
+@pytest.fixture(scope="module")
+def contract() -> Contract:
+    return load_contract()
+
+
+@pytest.fixture(scope="module")
+def server(contract: Contract) -> Iterator[str]:
+    running = start(Application(contract=contract))
+    yield running.url
+    running.stop()
+    _FORWARD.close()
+
+
+#: The connection to the reference server of every demand's handler (closed with the server).
+_FORWARD = httpx.HTTPTransport()
+
+
+def _behind(demand: Demand) -> httpx.MockTransport:
+    """The reference server, with ``demand`` answering first."""
+    forward = _FORWARD
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        refused = demand(request)
+        if refused is not None:
+            return refused
+        response = forward.handle_request(request)
+        response.read()
+        return response
+
+    return httpx.MockTransport(handler)
+
+
+def _discover(url: str, demand: Demand, contract: Contract) -> Discovery:
+    profile = profile_from_options(target=url)
+    return discover(profile, transport=_behind(demand), contract=contract)
+
+
+def _refusal(message: str, code: str = "FORMAT_ERROR", status: int = 400) -> httpx.Response:
+    return httpx.Response(status, json={"code": code, "message": message})
+
+
+def _body(request: httpx.Request) -> dict[str, Any]:
+    try:
+        document = json.loads(request.content or b"null")
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def test_a_header_the_refusal_names_is_sent_and_drafted(
+    server: str, contract: Contract, tmp_path: Path
+) -> None:
+    """The account list refused without PSU-Device-ID (a header the contract lists as optional
+    there, and whose set the spec does not show): sent from then on, and drafted."""
+
+    def demand(request: httpx.Request) -> httpx.Response | None:
+        at_list = request.method == "GET" and request.url.path.endswith("/v1/accounts")
+        if at_list and "psu-device-id" not in request.headers:
+            return _refusal("Missing required header(s): PSU-Device-ID")
+        return None
+
+    found = _discover(server, demand, contract)
+    decision = found.decision(("required_headers", "AL"))
+    assert decision is not None and "PSU-Device-ID" in decision.value
+    assert any(line.startswith("PSU-Device-ID taught by: GET /v1/accounts → 400") for line in
+               decision.evidence)  # fmt: skip
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    assert "PSU-Device-ID" in load_profile(out).required_for(contract.operations["AL"])
+
+
+def test_a_field_the_refusal_names_goes_into_the_template(server: str, contract: Contract) -> None:
+    """The customer creation refused without ``name`` (a field the suite does not send): the
+    template gets it, and the set-up body is sent again with it."""
+    bodies: list[dict[str, Any]] = []
+
+    def demand(request: httpx.Request) -> httpx.Response | None:
+        if request.method == "POST" and request.url.path.endswith("/v1/sandbox/customers"):
+            body = _body(request)
+            bodies.append(body)
+            if "name" not in body:
+                return _refusal("name is required")
+        return None
+
+    found = _discover(server, demand, contract)
+    decision = found.decision(("setup", "templates"))
+    assert decision is not None and decision.value.get("SCU") == {"name": None}
+    assert any(line.startswith("name taught by: POST /v1/sandbox/customers → 400") for line in
+               decision.evidence)  # fmt: skip
+    assert any("name" in body and "customerType" in body for body in bodies)  # sent again
