@@ -115,3 +115,26 @@ def test_a_field_the_refusal_names_goes_into_the_template(server: str, contract:
     assert any(line.startswith("name taught by: POST /v1/sandbox/customers → 400") for line in
                decision.evidence)  # fmt: skip
     assert any("name" in body and "customerType" in body for body in bodies)  # sent again
+
+
+def test_an_operation_answering_405_is_not_offered(server: str, contract: Contract) -> None:
+    """The agreement creation's route takes GET only (405 to POST and to the odd method, Allow:
+    GET): not offered. The card account creation answers 405 to its own method, but its route
+    answers the odd method as one that takes POST: undecided, with both exchanges."""
+
+    def demand(request: httpx.Request) -> httpx.Response | None:
+        path = request.url.path
+        if path.endswith("/v1/sandbox/agreements") and request.method != "GET":
+            refused = _refusal("Method Not Allowed", "SERVICE_INVALID", 405)
+            refused.headers["Allow"] = "GET"
+            return refused
+        if path.endswith("/v1/sandbox/card-accounts") and request.method == "POST":
+            return _refusal("Method Not Allowed", "SERVICE_INVALID", 405)
+        return None
+
+    found = _discover(server, demand, contract)
+    decision = found.decision(("operations", "unsupported"))
+    assert decision is not None and "SAG" in decision.value and "SCA" not in decision.value
+    disagree = [line for line in decision.evidence if line.startswith("SCA undecided")]
+    assert disagree and "PATCH /v1/sandbox/card-accounts → 405" in disagree[0]
+    assert "POST /v1/sandbox/card-accounts → 405" in disagree[0]
