@@ -7,6 +7,7 @@ process, behind a handler that adds the one demand the test is about."""
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from conformance.cli import main
 from conformance.contract import Contract, load_contract
 from conformance.discover.draft import write_draft
 from conformance.discover.session import Discovery, discover
@@ -138,3 +140,51 @@ def test_an_operation_answering_405_is_not_offered(server: str, contract: Contra
     disagree = [line for line in decision.evidence if line.startswith("SCA undecided")]
     assert disagree and "PATCH /v1/sandbox/card-accounts → 405" in disagree[0]
     assert "POST /v1/sandbox/card-accounts → 405" in disagree[0]
+
+
+def test_check_on_a_refused_certificate_is_not_checked(
+    server: str,
+    contract: Contract,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every probe refused 401 CERTIFICATE_INVALID: one line, exit 3, never "as it says"."""
+    profile = tmp_path / "bank.toml"
+    profile.write_text(f'base_url = "{server}"\n', encoding="utf-8")
+    refused = _refusal("the TPP certificate is not trusted", "CERTIFICATE_INVALID", 401)
+    transport = _behind(lambda request: refused)
+    from conformance.discover import session
+
+    probe = session.discover
+    monkeypatch.setattr(
+        session, "discover", lambda given, **kw: probe(given, transport=transport, **kw)
+    )
+    code = main(["discover", "--check", str(profile)])
+    captured = capsys.readouterr()
+    assert code == 3 and "answers as" not in captured.out
+    assert captured.err.count("\n") == 1 and "CERTIFICATE_INVALID" in captured.err
+    assert "not checked" in captured.err
+
+
+def test_out_keeps_an_existing_file_unless_forced(
+    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bank.toml"
+    out.write_text("# mine\n", encoding="utf-8")
+    code = main(["discover", "--target", server, "--out", str(out)])
+    assert code != 0 and out.read_text(encoding="utf-8") == "# mine\n"
+    assert "--force" in capsys.readouterr().err
+    assert main(["discover", "--target", server, "--out", str(out), "--force"]) == 0
+    assert tomllib.loads(out.read_text(encoding="utf-8"))["base_url"] == server
+
+
+def test_the_certificate_given_is_written_into_the_draft(server: str, tmp_path: Path) -> None:
+    """``--cert``/``--key`` given are the draft's, so that its next command signs as they."""
+    ids = tmp_path / "ids"
+    assert main(["certs", "--out", str(ids)]) == 0
+    out = tmp_path / "bank.toml"
+    args = ["discover", "--target", server, "--out", str(out)]
+    assert main([*args, "--cert", str(ids / "tpp.pem"), "--key", str(ids / "tpp.key")]) == 0
+    profile = load_profile(out)
+    assert profile.certificate is not None and Path(profile.certificate).name == "tpp.pem"

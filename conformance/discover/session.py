@@ -12,12 +12,13 @@ from conformance.bankside.cleanup import CleanupResult
 from conformance.contract import load_contract
 from conformance.discover.base_path import decide_base_url
 from conformance.discover.consent import decide_consent
-from conformance.discover.evidence import Decision, Key, undecided
+from conformance.discover.evidence import Decision, Key, describe, undecided
 from conformance.discover.gateway import decide_gateway_headers
 from conformance.discover.header_sets import decide_header_sets
 from conformance.discover.operations import decide_operations
 from conformance.discover.probe import Prober
 from conformance.discover.products import NCBCT, PERIODIC, decide_ncbct, decide_periodic_paths
+from conformance.discover.refusals import tpp_refused
 from conformance.discover.sca import decide_sca
 from conformance.discover.setup_fields import decide_templates
 
@@ -125,6 +126,11 @@ def _probe_all(prober: Prober, found: Discovery) -> None:
         found.stopped = f"{found.target}: {base[0].why}"
         found.decisions.extend(_not_probed(contract, base[0].why))
         return
+    refused = _tpp_refused(prober)
+    if refused is not None:
+        found.stopped = refused
+        found.decisions.extend(_not_probed(contract, refused))
+        return
     headers = _guarded(found, [], lambda: decide_gateway_headers(prober))
     missing = [d for d in headers if not d.is_decided]
     if missing:
@@ -169,6 +175,18 @@ def _probe_all(prober: Prober, found: Discovery) -> None:
         lambda: decide_header_sets(prober, exists, first_access=first_access),
     )  # fmt: skip
     found.decisions.append(_SCA_MODE)
+
+
+def _tpp_refused(prober: Prober) -> str | None:
+    """The line saying the bank refused the probes themselves (the TPP's certificate, its
+    signature or token: spec 5), or None: then nothing it answered is about the interface."""
+    for op_id in ("AL", "E9"):
+        answer = prober.request(op_id)
+        code = tpp_refused(answer)
+        if answer is None or code is None:
+            return None
+        refusal = describe(answer)
+    return f"the bank refused the probes ({refusal}): give the certificate it trusts (--cert)"
 
 
 #: Who completes SCA: the bank's answers cannot tell (a person, a command, the reference server).
