@@ -21,6 +21,7 @@ from conformance.discover.draft import write_draft
 from conformance.discover.session import Discovery, discover
 from conformance.profile import load_profile, profile_from_options
 from reference_server.app import Application
+from reference_server.model.bank_style import style_of
 from reference_server.transport.http import start
 
 #: A demand: the request, and the refusal it gets (None: the reference server answers).
@@ -188,3 +189,23 @@ def test_the_certificate_given_is_written_into_the_draft(server: str, tmp_path: 
     assert main([*args, "--cert", str(ids / "tpp.pem"), "--key", str(ids / "tpp.key")]) == 0
     profile = load_profile(out)
     assert profile.certificate is not None and Path(profile.certificate).name == "tpp.pem"
+
+
+def test_query_names_are_the_ones_the_bank_reads(contract: Contract, tmp_path: Path) -> None:
+    """A bank that reads AT's dates as ``dateFrom``/``dateTo`` (NextGenPSD2): drafted in
+    ``[query.AT]``; the bundled one's are the contract's (a comment only)."""
+    style = tmp_path / "style.toml"
+    style.write_text(
+        'base_url = "http://127.0.0.1:1"\n[query.AT]\nfromDate = "dateFrom"\ntoDate = "dateTo"\n',
+        encoding="utf-8",
+    )
+    renamed = start(Application(contract=contract, bank=style_of(load_profile(style), {})))
+    try:
+        found = discover(profile_from_options(target=renamed.url), contract=contract)
+    finally:
+        renamed.stop()
+    assert found.decision(("query", "AT", "fromDate")).value == "dateFrom"  # type: ignore[union-attr]
+    assert found.decision(("query", "AT", "toDate")).value == "dateTo"  # type: ignore[union-attr]
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    assert load_profile(out).query_name("AT", "fromDate") == "dateFrom"

@@ -89,6 +89,8 @@ def _written_key(decision: Decision, contract: Contract) -> tuple[Key, Any]:
         return key, list(value) if value else _COMMENT_ONLY
     if key == ("setup", "templates"):
         return key, value if value else _COMMENT_ONLY
+    if key[0] == "query":
+        return key, _COMMENT_ONLY if value == key[-1] else value
     return key, value
 
 

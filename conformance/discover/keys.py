@@ -53,6 +53,8 @@ def profile_value(profile: TargetProfile, key: Key, contract: Contract) -> Any:
         return next((v for n, v in profile.headers.items() if n.lower() == key[1].lower()), None)
     if key[0] == "required_headers":
         return tuple(profile.required_for(ops[key[1]]))
+    if key[0] == "query":
+        return profile.query_name(key[1], key[2])
     raise KeyError(key)
 
 

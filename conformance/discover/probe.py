@@ -84,6 +84,7 @@ class Prober:
         op_id: str,
         *,
         path_values: Mapping[str, str] | None = None,
+        query: Mapping[str, str] | None = None,
         body: Any = NO_BODY,
         headers: Mapping[str, str | None] | None = None,
         method: str | None = None,
@@ -97,7 +98,7 @@ class Prober:
         psu = psu or self.psu
         learned: dict[str, str | None] = dict(self._learned.get(op_id, {}))
         built = OperationRequest.build(
-            self, operation, psu=psu, path_values=path_values, body=body,
+            self, operation, psu=psu, path_values=path_values, query=query or {}, body=body,
             headers={**learned, **(headers or {})},
         )  # fmt: skip
         built = dataclasses.replace(built, method=method, path=path)

@@ -18,6 +18,7 @@ from conformance.discover.header_sets import decide_header_sets
 from conformance.discover.operations import decide_operations
 from conformance.discover.probe import Prober
 from conformance.discover.products import NCBCT, PERIODIC, decide_ncbct, decide_periodic_paths
+from conformance.discover.query_names import decide_query_names
 from conformance.discover.refusals import tpp_refused
 from conformance.discover.sca import decide_sca
 from conformance.discover.setup_fields import decide_templates
@@ -169,11 +170,16 @@ def _probe_all(prober: Prober, found: Discovery) -> None:
         )
     prober.clean_up()
     if exists.get("SA") or exists.get("SCA") or exists.get("SCU"):
-        _guarded(found, [("setup", "templates")], lambda: [decide_templates(prober, exists)])
+        templates = _guarded(
+            found, [("setup", "templates")], lambda: [decide_templates(prober, exists)]
+        )
+        if templates and templates[0].value:  # the probes after this one send them
+            prober.adopt(setup_templates={**prober.profile.setup_templates, **templates[0].value})
     _guarded(
         found, [],
         lambda: decide_header_sets(prober, exists, first_access=first_access),
     )  # fmt: skip
+    _guarded(found, [], lambda: decide_query_names(prober, exists))
     found.decisions.append(_SCA_MODE)
 
 
