@@ -209,3 +209,41 @@ def test_query_names_are_the_ones_the_bank_reads(contract: Contract, tmp_path: P
     out = tmp_path / "bank.toml"
     write_draft(found, out, contract)
     assert load_profile(out).query_name("AT", "fromDate") == "dateFrom"
+
+
+def test_a_break_is_a_finding_never_the_bank_s_choice(
+    server: str, contract: Contract, tmp_path: Path
+) -> None:
+    """A payment creation refused without PSU-Context (optional where spec 4.2 shows E16's
+    set), and a tppMessages code outside spec 7's list: findings of the draft, and neither is
+    written into the profile."""
+
+    def demand(request: httpx.Request) -> httpx.Response | None:
+        path = request.url.path
+        if request.method != "POST":
+            return None
+        ndct = path.endswith("/v1/payments/norwegian-domestic-credit-transfers")
+        if ndct and "psu-context" not in request.headers:
+            return _refusal("PSU-Context is required")
+        if path.endswith("/v1/payments/norwegian-cross-border-credit-transfers"):
+            return httpx.Response(400, json={
+                "code": "FORMAT_ERROR", "message": "no",
+                "tppMessages": [{"category": "ERROR", "code": "BODY_NOT_LIKED"}],
+            })  # fmt: skip
+        return None
+
+    found = _discover(server, demand, contract)
+    assert any(line.startswith("E16 was refused without PSU-Context") for line in found.findings)
+    assert any("tppMessages code BODY_NOT_LIKED" in line for line in found.findings)
+    assert _decision_value(found, "sca", "start") is not None  # decided once it was sent
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    text = out.read_text(encoding="utf-8")
+    assert "# FINDING (a break of a stated rule" in text
+    assert "PSU-Context" not in load_profile(out).required_for(contract.operations["E16"])
+
+
+def _decision_value(found: Discovery, *key: str) -> Any:
+    decision = found.decision(key)
+    assert decision is not None, key
+    return decision.value

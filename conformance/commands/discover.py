@@ -87,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"decided   {decision.name} = {shown(decision.value)}")
         else:
             print(f"undecided {decision.name}: {decision.why}")
+    for line in found.findings:
+        print(f"finding   {line}")
     print(found.cleanup_line())
     for note in found.notes:
         print(f"  kept: {note}")

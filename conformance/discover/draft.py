@@ -274,6 +274,10 @@ def write_draft(
     ]
     if found.stopped:
         header.append(f"DISCOVERY STOPPED: {found.stopped}")
+    header.extend(
+        f"FINDING (a break of a stated rule, not written as the bank's choice): {line}"
+        for line in found.findings
+    )
     header.append(found.cleanup_line())
     header.extend(f"kept: {note}" for note in found.notes)
     out.write_text(_render(draft, header), encoding="utf-8")

@@ -60,6 +60,8 @@ class Prober:
         #: refusal that taught it: the draft says which answer taught each.
         self.taught: dict[str, dict[str, Exchange]] = {}
         self._learned: dict[str, dict[str, str]] = {}
+        #: Every answer, with the operation asked (the draft's findings read them).
+        self.seen: list[tuple[str, Exchange]] = []
 
     @property
     def client(self) -> TargetClient:
@@ -108,6 +110,7 @@ class Prober:
             except ConformanceError as error:  # refused, timeout, TLS, a header not set: a line
                 self.silent.append(f"{built.method or operation.method} {op_id}: {error.message}")
                 return None
+            self.seen.append((op_id, exchange))
             name = header_taught(exchange, built)
             value = None if name is None else header_value(name, self.contract, self.profile, psu)
             if name is None or value is None or len(self._learned.get(op_id, {})) >= _MOST_TAUGHT:

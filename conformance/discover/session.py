@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from conformance.bankside.cleanup import CleanupResult
 from conformance.contract import load_contract
 from conformance.discover.base_path import decide_base_url
+from conformance.discover.breaks import findings
 from conformance.discover.consent import decide_consent
 from conformance.discover.evidence import Decision, Key, describe, undecided
 from conformance.discover.gateway import decide_gateway_headers
@@ -42,6 +43,9 @@ class Discovery:
     cleanup: CleanupResult = field(default_factory=CleanupResult)
     stopped: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Breaks of a stated rule the answers showed (:mod:`~conformance.discover.breaks`): the
+    #: draft reports them and never writes them as the bank's choice.
+    findings: list[str] = field(default_factory=list)
 
     def decision(self, key: Key) -> Decision | None:
         return next((d for d in self.decisions if d.key == key), None)
@@ -116,6 +120,7 @@ def discover(
         prober.close()
         found.cleanup = prober.cleaned
         found.notes = list(prober.notes)
+        found.findings = findings(prober)
         found.target = prober.profile.base_url
     return found
 
