@@ -20,11 +20,13 @@ _DESCRIPTION = """\
 Probe a bank's implementation of the interface with signed requests and write a draft profile:
 its base path, which operations exist, the NCBCT product id and periodic service paths, where
 SCA starts and how it is done, the consent model, headers its gateway demands, the fields its
-sandbox creations require beyond the suite's, and its required header sets. Every key written
-carries a comment with the exchange that decided it; a key it could not decide is written
-commented out, with the default and why. What a probe made (a payment, a consent) is taken away
-again. With --check FILE it probes again and lists where the bank now answers otherwise than
-FILE says (exit 1 when it does)."""
+sandbox creations require beyond the suite's, its required header sets and the names of AT's
+date parameters. A refusal that names a header or a body field teaches it (sent again with it).
+Every key written carries a comment with the exchange that decided it; a key it could not decide
+is written commented out, with the default and why; a break of a stated rule is a finding, never
+a key. What a probe made (a payment, a consent) is taken away again. With --check FILE it probes
+again and lists where the bank now answers otherwise than FILE says (exit 1 when it does; 3 when
+the bank refused the probes: not checked)."""
 
 
 def register(subparsers: Subparsers) -> None:
