@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from conformance.discover.evidence import Decision, decided, describe, undecided
 from conformance.discover.operations import NEVER_SENT, path_values
 from conformance.discover.probe import interface_answer
+from conformance.discover.query_names import required_query
 from conformance.discover.refusals import names_header, tpp_refused
 
 if TYPE_CHECKING:
@@ -35,24 +36,30 @@ def _probe(prober: Prober, operation: Operation) -> Decision:
     """The operation's set: each header the suite sends (its contract's set and the headers of
     its nearest stated operation, ``also_sent``) left out once; a header the refusal names is
     required, one whose absence is let past is not; a header a refusal taught the prober
-    (:attr:`~conformance.discover.probe.Prober.taught`) is required too."""
+    (:attr:`~conformance.discover.probe.Prober.taught`) is required too. The ``also_sent``
+    headers the bank requires are sent by the suite anyway: they are written into the set only
+    where it differs from the contract's (which stops the suite sending ``also_sent``)."""
     key = ("required_headers", operation.id)
     default = tuple(operation.required_headers)
     values = path_values(operation)
     body: dict[str, object] | None = None if prober.profile.method_for(operation) == "GET" else {}
+    query = required_query(prober, operation.id)
     required: list[str] = []
+    also: list[str] = []
     evidence: list[Exchange | str] = []
     sent = [*default, *(h for h in operation.also_sent if h.lower() not in _lower(default))]
     for header in sent:
         if header.lower() in _SIGNATURE_HEADERS:
             required.append(header)
             continue
-        answer = prober.request(operation.id, path_values=values, body=body, headers={header: None})
+        answer = prober.request(
+            operation.id, path_values=values, query=query, body=body, headers={header: None}
+        )
         if answer is None or not interface_answer(answer) or tpp_refused(answer):
             why = f"the request without {header} got no answer about the request"
             return undecided(key, default, why, *(() if answer is None else (answer,)))
         if names_header(answer, header):
-            required.append(header)
+            (required if header in default else also).append(header)
             evidence.append(f"without {header}: {describe(answer)}")
         else:
             evidence.append(f"let past without {header}: {describe(answer)}")
@@ -60,6 +67,8 @@ def _probe(prober: Prober, operation: Operation) -> Decision:
         if header.lower() not in _lower(required):
             required.append(header)
             evidence.append(f"{header} taught by: {describe(refusal)}")
+    if _lower(required) != _lower(default):
+        required.extend(also)
     return decided(key, tuple(required), *evidence, default=default)
 
 

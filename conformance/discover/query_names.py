@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from conformance.discover.probe import Prober
     from conformance.exchange import Exchange
 
-__all__ = ["CANDIDATES", "decide_query_names"]
+__all__ = ["CANDIDATES", "decide_query_names", "required_query"]
 
 #: Per operation and parameter, the names banks give it beside the contract's.
 CANDIDATES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
@@ -127,7 +127,7 @@ def decide_query_names(prober: Prober, exists: Mapping[str, bool | None]) -> lis
     return decisions
 
 
-def _required_query(prober: Prober, op_id: str) -> dict[str, str]:
+def required_query(prober: Prober, op_id: str) -> dict[str, str]:
     """The operation's required query parameters, each with the first value its schema's
     ``enum`` allows (AT's bookingStatus), so that the candidate is the only thing refused."""
     found: dict[str, str] = {}
@@ -143,7 +143,7 @@ def _decide(
 ) -> Decision:
     key = ("query", op_id, name)
     answers: dict[str, Exchange] = {}
-    required = _required_query(prober, op_id)
+    required = required_query(prober, op_id)
     for candidate in (name, *others):
         query = {**required, candidate: _NO_DATE}
         answer = prober.request(op_id, path_values=values, query=query)
