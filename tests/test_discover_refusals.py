@@ -247,3 +247,25 @@ def _decision_value(found: Discovery, *key: str) -> Any:
     decision = found.decision(key)
     assert decision is not None, key
     return decision.value
+
+
+def test_a_query_finding_says_the_profile_may_be_the_cause(contract: Contract) -> None:
+    """A should finding on AT's ``fromDate`` (a name spec 4.3 does not state) says that the
+    profile may be the cause, unless its ``[query.AT]`` names the parameter; E3's (stated)
+    never."""
+    from types import SimpleNamespace
+
+    from conformance.scenario import Mutation
+    from conformance.suite.test_conformance import _query_name_hint
+
+    def hint(op_id: str, names: dict[str, dict[str, str]]) -> str:
+        mutation = Mutation(
+            target="query", pointer=("fromDate",), action="set", value="x", keyword="format"
+        )
+        scenario = SimpleNamespace(operation=op_id, mutation=mutation)
+        ctx = SimpleNamespace(contract=contract, profile=SimpleNamespace(query_names=names))
+        return _query_name_hint(scenario, ctx)  # type: ignore[arg-type]
+
+    assert "the profile may be the cause" in hint("AT", {})
+    assert hint("AT", {"AT": {"fromDate": "dateFrom"}}) == ""
+    assert hint("E3", {}) == ""
