@@ -144,9 +144,9 @@ class Prober:
                     return Psu(psu_id=psu_id, customer_number=customer.get("customerNumber"))
         return None
 
-    def new_customer(self) -> Psu | None:
-        """A private sandbox customer made for the probes (SCU), noted as kept: the sandbox API
-        has no operation that deletes one."""
+    def new_customer(self, why: str = "to know how a known PSU's SCA goes") -> Psu | None:
+        """A private sandbox customer made for the probes (SCU), noted as kept (made ``why``):
+        the sandbox API has no operation that deletes one."""
         from conformance.generate import factories
 
         made = self.request("SCU", body=factories.sandbox_customer_create(31))
@@ -155,8 +155,8 @@ class Prober:
         if made is None or made.status not in (200, 201) or not isinstance(psu_id, str):
             return None
         self.notes.append(
-            f"sandbox customer {psu_id} ({customer.get('customerNumber')}): made to know how a "
-            "known PSU's SCA goes, kept (the sandbox API has no operation that deletes one)"
+            f"sandbox customer {psu_id} ({customer.get('customerNumber')}): made {why}, kept "
+            "(the sandbox API has no operation that deletes one)"
         )
         return Psu(psu_id=psu_id, customer_number=customer.get("customerNumber"))
 

@@ -68,7 +68,7 @@ def _account_id(prober: Prober, exists: Mapping[str, bool | None]) -> str | None
     if not exists.get("SA"):
         return None
     if owner is None and exists.get("SCU"):
-        made_customer = prober.new_customer()
+        made_customer = prober.new_customer("to own the account AT's query names are probed on")
         owner = None if made_customer is None else made_customer.customer_number
     if owner is None:
         return None
