@@ -15,6 +15,7 @@ from jsonschema import ValidationError
 from conformance.contract import bounded_json
 from conformance.contract.annotations import reading_at
 from conformance.contract.fixes import schema_for_fixes
+from conformance.contract.json_paths import dotted_path, values_at, walk_values
 from conformance.contract.requirements import (
     BASKET_CODES_READING,
     ERROR_BODY_READING,
@@ -777,7 +778,7 @@ def check_max_length(
     characters; all too-long values are listed."""
     too_long = [
         (path, value)
-        for path, value in _walk(document, pointer.split("/"), ())
+        for path, value in walk_values(document, pointer.split("/"), ())
         if isinstance(value, str) and len(value) > limit
     ]
     if not too_long:
@@ -785,9 +786,9 @@ def check_max_length(
     problems = tuple(
         Problem(
             "max-length",
-            _dotted(path),
+            dotted_path(path),
             f"more than {limit} characters",
-            f"`{_dotted(path)}` has {len(value)} characters, more than {limit}",
+            f"`{dotted_path(path)}` has {len(value)} characters, more than {limit}",
         )
         for path, value in too_long
     )
@@ -799,36 +800,6 @@ def check_max_length(
         expected=f"{pointer} has at most {limit} characters",
         problems=problems,
     )
-
-
-def values_at(document: Any, pointer: str) -> list[Any]:
-    """Every value found at ``pointer`` (``a/*/b``: ``*`` walks arrays and objects), in order;
-    empty when the document has none there (a check that finds none has judged nothing)."""
-    return [value for _, value in _walk(document, pointer.split("/"), ())]
-
-
-def _dotted(path: str) -> str:
-    """``transactions/booked/0/remittance`` → ``transactions.booked[0].remittance``."""
-    text = ""
-    for part in path.split("/"):
-        text += f"[{part}]" if part.isdigit() else (f".{part}" if text else part)
-    return text
-
-
-def _walk(node: Any, parts: list[str], path: tuple[str, ...]) -> Iterable[tuple[str, Any]]:
-    if not parts:
-        yield "/".join(path) or "/", node
-        return
-    head, rest = parts[0], parts[1:]
-    if head == "*":
-        if isinstance(node, list):
-            for index, item in enumerate(node):
-                yield from _walk(item, rest, (*path, str(index)))
-        elif isinstance(node, Mapping):
-            for key, item in node.items():
-                yield from _walk(item, rest, (*path, str(key)))
-    elif isinstance(node, Mapping) and head in node:
-        yield from _walk(node[head], rest, (*path, head))
 
 
 def check_equal(

@@ -26,6 +26,7 @@ __all__ = [
     "PreflightDone",
     "base_url_candidates",
     "certificate_warnings",
+    "identity_code",
     "preflight",
 ]
 
@@ -57,7 +58,7 @@ def preflight(
     when one does. Any other answer in JSON, an empty one, or a 4xx other than 404 (an error page
     in HTML: spec 7 broken, which is for the scenarios to judge) is the interface answering; a
     2xx, 3xx or 5xx that is not JSON on every probe is something else than the interface. A
-    probe refused for the suite's own certificate or signature (:func:`_identity_code`) is no
+    probe refused for the suite's own certificate or signature (:func:`identity_code`) is no
     answer either: when no probe got another answer, no scenario can run, and the error names
     the certificate, the bank's code and ``--cert``/``--key`` (:func:`_identity_refused`). The
     first answer time may include a cold start (:func:`conformance.bankside.concurrency.round_trip`
@@ -82,7 +83,7 @@ def preflight(
             exchange = client.get(path)
             if exchange.status == 404:
                 not_found.append(exchange)
-            elif _identity_code(exchange):
+            elif identity_code(exchange):
                 refused.append(exchange)
             elif _speaks_the_interface(exchange):
                 return _answer_times(client, path, exchange, samples, budget, most)
@@ -122,7 +123,7 @@ def _answer_times(
 _IDENTITY_CODE_PREFIXES = ("CERTIFICATE_", "SIGNATURE_")
 
 
-def _identity_code(exchange: Exchange) -> str | None:
+def identity_code(exchange: Exchange) -> str | None:
     """The code of a refusal (401 or 403) of the request's certificate or signature, or None."""
     # on use, not at import: the pytest plugin imports this module in every pytest process
     from conformance.checks import error_codes, json_document
@@ -156,7 +157,7 @@ def _identity_refused(
         f"NOT JUDGED: the target refused the suite's own signing certificate {where} (subject "
         f"{certificate.subject.rfc4514_string()}, serial {certificate.serial_number:X}, valid "
         f"{start:%Y-%m-%d} to {end:%Y-%m-%d}) or its signature on every probe: "
-        f"{first.status} {_identity_code(first)}"
+        f"{first.status} {identity_code(first)}"
         + (f' "{said}"' if isinstance(said, str) and said else "")
         + f" ({probes}); give a certificate it accepts with --cert and --key (or certificate "
         "and key in the profile); no scenario was run"

@@ -8,15 +8,25 @@ found):
   then shorter base URLs);
 - :mod:`~conformance.discover.gateway`: headers a gateway demands that the contract does not
   list, read from its 4xx answers;
-- :mod:`~conformance.discover.operations`: which operations exist (404 against 400/401/405) and
-  whether the sandbox API is there;
+- :mod:`~conformance.discover.operations`: which operations exist, from agreeing evidence (a 2xx
+  or a refusal about the request against 404/405/501 for the path), and whether the sandbox API
+  is there;
 - :mod:`~conformance.discover.products`: the NCBCT product identifier and the periodic service
   paths, from the candidates the platform's banks and NextGenPSD2 use;
 - :mod:`~conformance.discover.sca`: where a payment's SCA starts and how it is done;
 - :mod:`~conformance.discover.consent`: the consent model;
 - :mod:`~conformance.discover.setup_fields`: the fields the sandbox creations require beyond the
-  suite's, written as ``[setup] templates``;
-- :mod:`~conformance.discover.header_sets`: the required header sets where the spec shows none.
+  suite's, written as ``[setup] templates`` (each refusal naming one teaches it);
+- :mod:`~conformance.discover.header_sets`: the required header sets where the spec shows none;
+- :mod:`~conformance.discover.query_names`: the bank's names of AT's date parameters
+  (``[query.AT]``).
+
+Every probe carries the full header set of its operation (the suite's own request building,
+``also_sent`` included), and a refusal that names a header the probe did not carry teaches it:
+the prober sends it and asks again (:mod:`~conformance.discover.refusals`, which also tells a
+refusal of the TPP itself, which stops discovery, from an answer about the request). What the
+answers show that breaks a stated rule is a finding of the draft, never a key
+(:mod:`~conformance.discover.breaks`).
 
 Each decision is a :class:`~conformance.discover.evidence.Decision`: the profile key, the value
 decided (or none, with the default and why), and the exchanges that decided it. The requests go

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from conformance.discover.session import Discovery
     from conformance.profile import TargetProfile
 
-__all__ = ["absolute_paths", "profile_text", "write_draft"]
+__all__ = ["absolute_paths", "profile_text", "shown", "write_draft"]
 
 #: Keys whose value is a file or folder relative to the profile's own folder.
 _PATH_KEYS: frozenset[tuple[str, ...]] = frozenset(
@@ -89,6 +89,8 @@ def _written_key(decision: Decision, contract: Contract) -> tuple[Key, Any]:
         return key, list(value) if value else _COMMENT_ONLY
     if key == ("setup", "templates"):
         return key, value if value else _COMMENT_ONLY
+    if key[0] == "query":
+        return key, _COMMENT_ONLY if value == key[-1] else value
     return key, value
 
 
@@ -117,7 +119,7 @@ def _place(
     if not decision.is_decided and _base_says(draft, key):
         return  # the base profile's value stands
     if not decision.is_decided:
-        default = "" if decision.default is None else f" (the default: {_shown(decision.default)})"
+        default = "" if decision.default is None else f" (the default: {shown(decision.default)})"
         lines = [f"undecided {decision.name}{default}: {decision.why}", *_evidence(decision)]
         if decision.default is not None:
             lines.append(_assignment(key, decision.default))
@@ -126,7 +128,7 @@ def _place(
     if key != ("base_url",) and base is not None and _base_says(draft, key):
         agree = matches(decision, base, contract)
         said = "the bank's answers agree" if agree else (
-            f"the bank answered {_shown(decision.value)}; kept from --profile (--check lists it)"
+            f"the bank answered {shown(decision.value)}; kept from --profile (--check lists it)"
         )  # fmt: skip
         draft.comments[_comment_key(key)] = [said, *_evidence(decision)]
         return
@@ -162,7 +164,8 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A value as the profile writes it (TOML; a template's fields as JSON)."""
     return toml_value(_plain(value)) if not isinstance(value, dict) else json.dumps(value)
 
 
@@ -271,6 +274,10 @@ def write_draft(
     ]
     if found.stopped:
         header.append(f"DISCOVERY STOPPED: {found.stopped}")
+    header.extend(
+        f"FINDING (a break of a stated rule, not written as the bank's choice): {line}"
+        for line in found.findings
+    )
     header.append(found.cleanup_line())
     header.extend(f"kept: {note}" for note in found.notes)
     out.write_text(_render(draft, header), encoding="utf-8")

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from conformance.discover.evidence import Decision, decided, undecided
+from conformance.discover.evidence import Decision, decided, describe, undecided
 from conformance.discover.operations import NEVER_SENT, path_values
-from conformance.discover.probe import document_of, interface_answer
+from conformance.discover.probe import interface_answer
+from conformance.discover.query_names import required_query
+from conformance.discover.refusals import names_header, tpp_refused
 
 if TYPE_CHECKING:
     from conformance.contract import Operation
@@ -26,49 +28,52 @@ __all__ = ["decide_header_sets", "names_header"]
 _SIGNATURE_HEADERS = frozenset({"signature", "tpp-signature-certificate", "digest"})
 
 
-def names_header(exchange: Exchange, header: str) -> bool:
-    """Whether a refusal (400, 401, 403: not a 404 for an unknown id) names ``header`` as what
-    is wrong with the request."""
-    if exchange.status not in (400, 401, 403):
-        return False
-    document = document_of(exchange)
-    wanted = header.lower()
-    for item in document.get("tppMessages") or ():
-        if isinstance(item, Mapping) and str(item.get("path", "")).lower() == wanted:
-            return True
-    message = document.get("message")
-    return isinstance(message, str) and wanted in message.lower()
-
-
 def assumed_set(operation: Operation) -> bool:
     return any(item.topic == "required-headers" for item in operation.assumptions)
 
 
 def _probe(prober: Prober, operation: Operation) -> Decision:
+    """The operation's set: each header the suite sends (its contract's set and the headers of
+    its nearest stated operation, ``also_sent``) left out once; a header the refusal names is
+    required, one whose absence is let past is not; a header a refusal taught the prober
+    (:attr:`~conformance.discover.probe.Prober.taught`) is required too. The ``also_sent``
+    headers the bank requires are sent by the suite anyway: they are written into the set only
+    where it differs from the contract's (which stops the suite sending ``also_sent``)."""
     key = ("required_headers", operation.id)
     default = tuple(operation.required_headers)
     values = path_values(operation)
     body: dict[str, object] | None = None if prober.profile.method_for(operation) == "GET" else {}
+    query = required_query(prober, operation.id)
     required: list[str] = []
+    also: list[str] = []
     evidence: list[Exchange | str] = []
-    refusal: Exchange | None = None
-    for header in default:
+    sent = [*default, *(h for h in operation.also_sent if h.lower() not in _lower(default))]
+    for header in sent:
         if header.lower() in _SIGNATURE_HEADERS:
             required.append(header)
             continue
-        answer = prober.request(operation.id, path_values=values, body=body, headers={header: None})
-        if answer is None or not interface_answer(answer):
-            why = f"the request without {header} got no answer of the interface"
+        answer = prober.request(
+            operation.id, path_values=values, query=query, body=body, headers={header: None}
+        )
+        if answer is None or not interface_answer(answer) or tpp_refused(answer):
+            why = f"the request without {header} got no answer about the request"
             return undecided(key, default, why, *(() if answer is None else (answer,)))
         if names_header(answer, header):
-            required.append(header)
-            refusal = refusal or answer
+            (required if header in default else also).append(header)
+            evidence.append(f"without {header}: {describe(answer)}")
         else:
-            evidence.append(answer)
-    if not evidence:
-        evidence.append("every header of the contract's set was named when left out, as")
-        evidence.extend(() if refusal is None else (refusal,))
+            evidence.append(f"let past without {header}: {describe(answer)}")
+    for header, refusal in prober.taught.get(operation.id, {}).items():
+        if header.lower() not in _lower(required):
+            required.append(header)
+            evidence.append(f"{header} taught by: {describe(refusal)}")
+    if _lower(required) != _lower(default):
+        required.extend(also)
     return decided(key, tuple(required), *evidence, default=default)
+
+
+def _lower(names: tuple[str, ...] | list[str]) -> frozenset[str]:
+    return frozenset(name.lower() for name in names)
 
 
 def decide_header_sets(

@@ -1,8 +1,11 @@
-"""Which operations exist (``[operations] unsupported``, ``sandbox``): a route that exists
-answers a method it does not take with 405 (its ``Allow`` naming the methods it takes), and its
-own method with anything but 404 (400, 401, 403: the request reached it); a route that does not
-exist answers 404 to both. A 404 to the own method of a path naming a resource (a payment id no
-bank holds) tells nothing by itself: without a 405 the operation stays undecided."""
+"""Which operations exist (``[operations] unsupported``, ``sandbox``), from agreeing evidence
+(issue 42): an operation is offered when its answers show it (a 2xx, or a refusal in spec 7's
+error form about the request, never one of the TPP's certificate or signature) and not offered
+on a 405 or 501 to its own method or a 404 for its path; when its answers disagree, it is
+undecided, with both exchanges. A route that exists answers a method it does not take (the
+odd method) with 405, its ``Allow`` naming the methods it takes; a bank that answers 405 on a
+path no bank has, too, tells nothing by it. A 404 naming an unknown resource (a payment id no
+bank holds) tells nothing by itself."""
 
 from __future__ import annotations
 
@@ -10,8 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from conformance.discover.evidence import Decision, decided, undecided
-from conformance.discover.probe import NOBODY, interface_answer
+from conformance.discover.evidence import Decision, decided, describe, undecided
+from conformance.discover.probe import NOBODY, document_of, interface_answer
+from conformance.discover.refusals import tpp_refused
 
 if TYPE_CHECKING:
     from conformance.contract import Operation
@@ -28,6 +32,10 @@ NEVER_SENT = frozenset({"SDF", "SI"})
 _ODD_METHOD = "PATCH"
 #: The NDCT product identifier, stated by spec 4.1 (the only product whose id cannot change).
 NDCT = "norwegian-domestic-credit-transfers"
+#: A path no bank has: a bank answering the odd method there with 405 answers it everywhere.
+_NOWHERE = "/v1/discover-nowhere-0000"
+#: The codes of a 404 that names an unknown resource (the request), not an unknown path.
+_UNKNOWN_RESOURCE = frozenset({"RESOURCE_UNKNOWN", "PRODUCT_UNKNOWN", "CONSENT_UNKNOWN"})
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 
@@ -38,6 +46,8 @@ class Existence:
     op_id: str
     exists: bool | None
     evidence: tuple[Exchange, ...]
+    #: The answers told, and told otherwise (then ``exists`` is None, with both exchanges).
+    disagree: bool = False
 
 
 def path_values(operation: Operation) -> dict[str, str]:
@@ -47,29 +57,63 @@ def path_values(operation: Operation) -> dict[str, str]:
     return {name: NDCT if name == "payment-product" else NOBODY for name in names}
 
 
+def _own_says(answer: Exchange, has_id: bool) -> bool | None:
+    """What the operation's own request's answer says of it: a 2xx, or a refusal in spec 7's
+    error form about the request (not the TPP's certificate or signature), offers it; a 405 or
+    501, or a 404 for a path without a resource id (or one not in the error form), does not; a
+    404 naming an unknown resource, a 5xx or a page tells nothing."""
+    if not interface_answer(answer) or tpp_refused(answer):
+        return None
+    if 200 <= answer.status < 300:
+        return True
+    if answer.status in (405, 501):
+        return False
+    document = document_of(answer)
+    error_form = isinstance(document.get("code"), str) or bool(document.get("tppMessages"))
+    if answer.status == 404:
+        if not has_id:
+            return False
+        if not error_form or document.get("code") in _UNKNOWN_RESOURCE:
+            return None  # the id no bank holds, or a 404 that says nothing more
+        return False
+    return True if error_form and 400 <= answer.status < 500 else None
+
+
+def _odd_says(odd: Exchange | None, method: str, tells_405: bool) -> bool | None:
+    """What the odd method's answer says: 405 naming the operation's method (or naming none)
+    offers it, one naming others does not; a 404 at a bank that ``tells_405`` does not;
+    anything else tells nothing."""
+    if odd is None:
+        return None
+    if odd.status == 405 and tells_405:
+        allow = odd.response_header("allow")
+        return allow is None or method in {m.strip().upper() for m in allow.split(",")}
+    if odd.status == 404 and tells_405:
+        return False
+    return None
+
+
 def probe_operation(prober: Prober, operation: Operation, *, tells_405: bool) -> Existence:
-    """The odd method first (405: exists, unless ``Allow`` leaves out the operation's method),
-    then the operation's own method without a body (anything but 404 or a server error:
-    exists; 404 on a path without a resource id: absent; on a path naming one, absent only at
-    a bank that ``tells_405`` on the routes it has, where the odd method got 404 too). The
-    operations of :data:`NEVER_SENT` get the odd method only."""
+    """Whether the bank offers ``operation``, from agreeing evidence: the odd method's answer
+    (:func:`_odd_says`) and the own method's without a body (:func:`_own_says`); when both tell
+    and disagree, open, with both exchanges. The operations of :data:`NEVER_SENT` get the odd
+    method only."""
     values = path_values(operation)
     method = prober.profile.method_for(operation)
     odd = prober.request(operation.id, path_values=values, method=_ODD_METHOD)
-    if odd is not None and odd.status == 405:
-        allow = odd.response_header("allow")
-        if allow is None or method in {m.strip().upper() for m in allow.split(",")}:
-            return Existence(operation.id, True, (odd,))
+    by_odd = _odd_says(odd, method, tells_405)
     if operation.id in NEVER_SENT:
-        return Existence(operation.id, None, () if odd is None else (odd,))
+        return Existence(operation.id, by_odd, () if odd is None else (odd,))
     own = prober.request(operation.id, path_values=values, body={} if method != "GET" else None)
-    if own is None or not interface_answer(own):
-        return Existence(operation.id, None, tuple(e for e in (odd, own) if e is not None))
-    if own.status != 404:
-        return Existence(operation.id, True, (own,))
-    if values and not (tells_405 and odd is not None and odd.status == 404):
-        return Existence(operation.id, None, (own,))
-    return Existence(operation.id, False, tuple(e for e in (odd, own) if e is not None))
+    by_own = None if own is None else _own_says(own, bool(values))
+    seen = tuple(e for e in (odd, own) if e is not None)
+    if by_own is None:
+        if by_odd is None:
+            return Existence(operation.id, None, seen)
+        return Existence(operation.id, by_odd, seen if odd is None else (odd,))
+    if by_odd is not None and by_odd != by_own:
+        return Existence(operation.id, None, seen, disagree=True)
+    return Existence(operation.id, by_own, (own,) if own is not None else seen)
 
 
 def decide_operations(prober: Prober) -> tuple[list[Decision], dict[str, bool | None]]:
@@ -77,7 +121,9 @@ def decide_operations(prober: Prober) -> tuple[list[Decision], dict[str, bool | 
     (the others found absent; the contract's optional operations, SI, are off by default and
     not listed), and each operation's existence for the later decisions."""
     known = prober.request("AL", method=_ODD_METHOD)  # a route every bank has
+    nowhere = prober.request("AL", method=_ODD_METHOD, path=_NOWHERE)  # one no bank has
     tells_405 = known is not None and known.status == 405
+    tells_405 = tells_405 and nowhere is not None and nowhere.status != 405
     found = {
         operation.id: probe_operation(prober, operation, tells_405=tells_405)
         for operation in prober.contract.operations.values()
@@ -108,8 +154,13 @@ def decide_operations(prober: Prober) -> tuple[list[Decision], dict[str, bool | 
     ]
     open_ones = sorted(op_id for op_id, item in found.items() if item.exists is None)
     evidence: list[Exchange | str] = [e for item in absent for e in item.evidence]
+    for item in found.values():
+        if item.disagree:
+            shown = "; ".join(describe(e) for e in item.evidence)
+            evidence.append(f"{item.op_id} undecided, its answers disagree: {shown}")
     if open_ones:
-        evidence.append(f"not told (a 404 for an id no bank holds): {', '.join(open_ones)}")
+        why = "an id no bank holds, or answers that disagree"
+        evidence.append(f"not told ({why}): {', '.join(open_ones)}")
     if not absent:
         evidence.append("every other operation's route answered (405, 400, 401 or 403)")
     decisions.append(

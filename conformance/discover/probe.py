@@ -14,6 +14,7 @@ from conformance.bankside.cleanup import CleanupResult, Created, clean_up_one, c
 from conformance.bankside.client import TargetClient
 from conformance.bankside.request import NO_BODY, OperationRequest, Psu
 from conformance.contract import bounded_json
+from conformance.discover.refusals import header_taught, header_value
 from conformance.errors import ConformanceError
 
 if TYPE_CHECKING:
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from conformance.profile import TargetProfile
 
 __all__ = ["Prober", "document_of", "interface_answer"]
+
+#: How many headers one request is sent again with, each named by the refusal before.
+_MOST_TAUGHT = 4
 
 #: A payment id, consent id or account id no bank holds: a probe naming one reaches the
 #: operation's route without touching anything.
@@ -52,6 +56,12 @@ class Prober:
         #: What the probes left that no clean-up can take (a session's consent at first access).
         self.notes: list[str] = []
         self.psu = Psu(psu_id=str(uuid.UUID(int=31, version=4)))
+        #: Per operation, the headers a refusal named (each sent from then on), with the
+        #: refusal that taught it: the draft says which answer taught each.
+        self.taught: dict[str, dict[str, Exchange]] = {}
+        self._learned: dict[str, dict[str, str]] = {}
+        #: Every answer, with the operation asked (the draft's findings read them).
+        self.seen: list[tuple[str, Exchange]] = []
 
     @property
     def client(self) -> TargetClient:
@@ -78,6 +88,7 @@ class Prober:
         op_id: str,
         *,
         path_values: Mapping[str, str] | None = None,
+        query: Mapping[str, str] | None = None,
         body: Any = NO_BODY,
         headers: Mapping[str, str | None] | None = None,
         method: str | None = None,
@@ -88,16 +99,27 @@ class Prober:
         the exchange, or None when the target gave no answer (the reason kept in
         :attr:`silent`). An answer that created a payment or a consent is noted."""
         operation = self.contract.operations[op_id]
+        psu = psu or self.psu
+        learned: dict[str, str | None] = dict(self._learned.get(op_id, {}))
         built = OperationRequest.build(
-            self, operation, psu=psu or self.psu, path_values=path_values, body=body,
-            headers=headers,
+            self, operation, psu=psu, path_values=path_values, query=query or {}, body=body,
+            headers={**learned, **(headers or {})},
         )  # fmt: skip
         built = dataclasses.replace(built, method=method, path=path)
-        try:
-            exchange = built.send(self)
-        except ConformanceError as error:  # refused, timeout, TLS, a header not set: a line
-            self.silent.append(f"{built.method or operation.method} {op_id}: {error.message}")
-            return None
+        for _ in range(_MOST_TAUGHT + 1):
+            try:
+                exchange = built.send(self)
+            except ConformanceError as error:  # refused, timeout, TLS, a header not set: a line
+                self.silent.append(f"{built.method or operation.method} {op_id}: {error.message}")
+                return None
+            self.seen.append((op_id, exchange))
+            name = header_taught(exchange, built)
+            value = None if name is None else header_value(name, self.contract, self.profile, psu)
+            if name is None or value is None or len(self._learned.get(op_id, {})) >= _MOST_TAUGHT:
+                break
+            self._learned.setdefault(op_id, {})[name] = value
+            self.taught.setdefault(op_id, {})[name] = exchange
+            built = built.with_header(name, value)
         if built.method is None and operation.method == "POST":
             made = created_by(exchange, op_id, self.contract)
             if made is not None:
@@ -124,9 +146,9 @@ class Prober:
                     return Psu(psu_id=psu_id, customer_number=customer.get("customerNumber"))
         return None
 
-    def new_customer(self) -> Psu | None:
-        """A private sandbox customer made for the probes (SCU), noted as kept: the sandbox API
-        has no operation that deletes one."""
+    def new_customer(self, why: str = "to know how a known PSU's SCA goes") -> Psu | None:
+        """A private sandbox customer made for the probes (SCU), noted as kept (made ``why``):
+        the sandbox API has no operation that deletes one."""
         from conformance.generate import factories
 
         made = self.request("SCU", body=factories.sandbox_customer_create(31))
@@ -135,8 +157,8 @@ class Prober:
         if made is None or made.status not in (200, 201) or not isinstance(psu_id, str):
             return None
         self.notes.append(
-            f"sandbox customer {psu_id} ({customer.get('customerNumber')}): made to know how a "
-            "known PSU's SCA goes, kept (the sandbox API has no operation that deletes one)"
+            f"sandbox customer {psu_id} ({customer.get('customerNumber')}): made {why}, kept "
+            "(the sandbox API has no operation that deletes one)"
         )
         return Psu(psu_id=psu_id, customer_number=customer.get("customerNumber"))
 

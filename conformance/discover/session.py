@@ -11,13 +11,16 @@ from typing import TYPE_CHECKING, Any
 from conformance.bankside.cleanup import CleanupResult
 from conformance.contract import load_contract
 from conformance.discover.base_path import decide_base_url
+from conformance.discover.breaks import findings
 from conformance.discover.consent import decide_consent
-from conformance.discover.evidence import Decision, Key, undecided
+from conformance.discover.evidence import Decision, Key, describe, undecided
 from conformance.discover.gateway import decide_gateway_headers
 from conformance.discover.header_sets import decide_header_sets
 from conformance.discover.operations import decide_operations
 from conformance.discover.probe import Prober
 from conformance.discover.products import NCBCT, PERIODIC, decide_ncbct, decide_periodic_paths
+from conformance.discover.query_names import decide_query_names
+from conformance.discover.refusals import tpp_refused
 from conformance.discover.sca import decide_sca
 from conformance.discover.setup_fields import decide_templates
 
@@ -40,6 +43,9 @@ class Discovery:
     cleanup: CleanupResult = field(default_factory=CleanupResult)
     stopped: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Breaks of a stated rule the answers showed (:mod:`~conformance.discover.breaks`): the
+    #: draft reports them and never writes them as the bank's choice.
+    findings: list[str] = field(default_factory=list)
 
     def decision(self, key: Key) -> Decision | None:
         return next((d for d in self.decisions if d.key == key), None)
@@ -118,6 +124,7 @@ def discover(
         prober.close()
         found.cleanup = prober.cleaned
         found.notes = list(prober.notes)
+        found.findings = findings(prober)
         found.target = prober.profile.base_url
     return found
 
@@ -128,6 +135,11 @@ def _probe_all(prober: Prober, found: Discovery) -> None:
     if not base[0].is_decided:
         found.stopped = f"{found.target}: {base[0].why}"
         found.decisions.extend(_not_probed(contract, base[0].why))
+        return
+    refused = _tpp_refused(prober)
+    if refused is not None:
+        found.stopped = refused
+        found.decisions.extend(_not_probed(contract, refused))
         return
     headers = _guarded(found, [], lambda: decide_gateway_headers(prober))
     missing = [d for d in headers if not d.is_decided]
@@ -167,12 +179,29 @@ def _probe_all(prober: Prober, found: Discovery) -> None:
         )
     prober.clean_up()
     if exists.get("SA") or exists.get("SCA") or exists.get("SCU"):
-        _guarded(found, [("setup", "templates")], lambda: [decide_templates(prober, exists)])
+        templates = _guarded(
+            found, [("setup", "templates")], lambda: [decide_templates(prober, exists)]
+        )
+        if templates and templates[0].value:  # the probes after this one send them
+            prober.adopt(setup_templates={**prober.profile.setup_templates, **templates[0].value})
     _guarded(
         found, [],
         lambda: decide_header_sets(prober, exists, first_access=first_access),
     )  # fmt: skip
+    _guarded(found, [], lambda: decide_query_names(prober, exists))
     found.decisions.append(_SCA_MODE)
+
+
+def _tpp_refused(prober: Prober) -> str | None:
+    """The line saying the bank refused the probes themselves (the TPP's certificate, its
+    signature or token: spec 5), or None: then nothing it answered is about the interface."""
+    for op_id in ("AL", "E9"):
+        answer = prober.request(op_id)
+        code = tpp_refused(answer)
+        if answer is None or code is None:
+            return None
+        refusal = describe(answer)
+    return f"the bank refused the probes ({refusal}): give the certificate it trusts (--cert)"
 
 
 #: Who completes SCA: the bank's answers cannot tell (a person, a command, the reference server).

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from conformance.discover.evidence import Decision, decided, undecided
+from conformance.discover.evidence import Decision, decided, describe, undecided
 from conformance.discover.probe import document_of
 from conformance.generate import factories
 
@@ -32,6 +32,8 @@ _KEY = ("setup", "templates")
 _NOBODY_CUSTOMER = "00000000"
 _SEED = 31
 _REQUIRED = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is a required property")
+#: How many times one creation is sent again with a field its refusal named.
+_ROUNDS = 4
 _PATH_FIELD = re.compile(r"^/?([A-Za-z_][A-Za-z0-9_]*)$")
 
 #: The suite's body of each top-level sandbox creation, for an owner no bank holds (None: the
@@ -90,29 +92,58 @@ def value_for(contract: Contract, op_id: str, name: str) -> Any:
 
 def decide_templates(prober: Prober, exists: Mapping[str, bool | None]) -> Decision:
     """``[setup] templates``: per creation, the fields beyond the suite's (module docstring);
-    decided as ``{}`` when no refusal names one."""
+    a refusal that names one teaches it, and the suite's set-up body is sent again with it
+    until no refusal names another (:func:`_learn`). Decided as ``{}`` when none does."""
     templates: dict[str, dict[str, Any]] = {}
     evidence: list[Exchange | str] = []
     probed = 0
     for op_id, ours_for_nobody in CREATIONS.items():
         if not exists.get(op_id):
             continue
-        ours = set(_OURS[op_id]())
-        answers = [prober.request(op_id, body={})]
+        fields: dict[str, Any] = {}
+        firsts: list[Callable[[], dict[str, Any]]] = [dict]
         if ours_for_nobody is not None:
-            answers.append(prober.request(op_id, body=ours_for_nobody()))
-        for answer in answers:
-            if answer is None:
-                continue
-            probed += 1
-            beyond = [name for name in named_fields(answer) if name not in ours]
-            if beyond:
-                evidence.append(answer)
-                fields = templates.setdefault(op_id, {})
-                for name in beyond:
-                    fields[name] = value_for(prober.contract, op_id, name)
+            firsts.append(ours_for_nobody)
+        for first in firsts:
+            probed += _learn(prober, op_id, first(), fields, evidence)
+        if fields:
+            templates[op_id] = fields
     if not probed:
         return undecided(_KEY, None, "no sandbox creation answered")
     if not templates:
         evidence.append("no refusal of an empty or an owner-less body named a field beyond ours")
     return decided(_KEY, templates, *evidence)
+
+
+def _learn(
+    prober: Prober,
+    op_id: str,
+    body: dict[str, Any],
+    fields: dict[str, Any],
+    evidence: list[Exchange | str],
+) -> int:
+    """Send ``body``; while the refusal names a field beyond the suite's and ``fields``, add it
+    (its first value the contract allows) and send the suite's set-up body with ``fields`` (for
+    an owner no bank holds where the body names one). How many answers came."""
+    ours = set(_OURS[op_id]())
+    setup = CREATIONS[op_id] or _OURS[op_id]
+    answered = 0
+    answer = prober.request(op_id, body=body)
+    for _ in range(_ROUNDS):
+        if answer is None:
+            break
+        answered += 1
+        if answer.status in (200, 201):
+            prober.notes.append(
+                f"{describe(answer)}: made by the probe of {op_id}'s fields, kept (the sandbox "
+                "API has no operation that deletes it)"
+            )
+            break
+        beyond = [n for n in named_fields(answer) if n not in ours and n not in fields]
+        if not beyond:
+            break
+        evidence.append(f"{', '.join(beyond)} taught by: {describe(answer)}")
+        for name in beyond:
+            fields[name] = value_for(prober.contract, op_id, name)
+        answer = prober.request(op_id, body={**setup(), **fields})
+    return answered

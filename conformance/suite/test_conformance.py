@@ -63,7 +63,8 @@ def test_scenario(
         pytest.skip(BLOCKED_PREFIX + scrub(refused.title))
     except ConformanceFailure as failure:
         judged = [*failure.related, *((failure.sent,) if failure.sent is not None else ())]
-        findings = _findings(failure, scenario, operation.family if operation else "")
+        hint = _query_name_hint(scenario, ctx)
+        findings = _findings(failure, scenario, operation.family if operation else "", hint)
         shown = graded(findings, scenario.level, reading=scenario.reading)
         allure_report.attach_findings(shown)
         raise ReportedFailure(
@@ -79,11 +80,32 @@ def test_scenario(
         allure_report.attach_exchanges([*earlier, *ctx.exchanges])
 
 
-def _findings(failure: ConformanceFailure, scenario: Scenario, family: str) -> list[Finding]:
+def _query_name_hint(scenario: Scenario, ctx: RunContext) -> str:
+    """For a scenario that breaks a query parameter whose name spec 4.3 does not state (an
+    operation it only references, such as AT) and that the profile's ``[query.<op>]`` does not
+    name: the words saying that the profile may be the cause (issue 42); else ""."""
+    operation = ctx.contract.operations.get(scenario.operation)
+    breach = breach_of_mutation(scenario.mutation)
+    if operation is None or operation.numbered or breach is None or breach.target != "query":
+        return ""
+    if breach.place in ctx.profile.query_names.get(operation.id, {}):
+        return ""
+    return (
+        f"; spec 4.3 does not name {operation.id}'s query parameters and the profile's "
+        f"[query.{operation.id}] does not name `{breach.place}`: if the bank calls it otherwise "
+        "(dateFrom for fromDate), the profile may be the cause (`conformance discover` probes "
+        "the names)"
+    )
+
+
+def _findings(
+    failure: ConformanceFailure, scenario: Scenario, family: str, hint: str = ""
+) -> list[Finding]:
     """The failure's findings by tier, one per problem it found (its place and value) with the
     problem's cause: a :class:`ShouldFindings` is the should findings alone; any other failure
     is must findings, with the should findings recorded before it. ``family``: the scenario's
-    operation family, which an acceptance of a body field is grouped by."""
+    operation family, which an acceptance of a body field is grouped by; ``hint`` is added to
+    each should finding's detail (:func:`_query_name_hint`)."""
     if isinstance(failure, ShouldFindings):
         shoulds: Sequence[ConformanceFailure] = failure.findings
         musts: list[Finding] = []
@@ -93,7 +115,9 @@ def _findings(failure: ConformanceFailure, scenario: Scenario, family: str) -> l
     return musts + [
         finding
         for item in shoulds
-        for finding in _of_problems("should", item, scenario, family, item.reading, item.quotes)
+        for finding in _of_problems(
+            "should", item, scenario, family, item.reading, item.quotes, hint=hint
+        )
     ]
 
 
@@ -104,6 +128,8 @@ def _of_problems(
     family: str,
     reading: str = "",
     quotes: Sequence[str] = (),
+    *,
+    hint: str = "",
 ) -> list[Finding]:
     rule = scenario.rule
     breach: Breach | None = failure.breach or breach_of_mutation(scenario.mutation)
@@ -111,7 +137,7 @@ def _of_problems(
     return [
         Finding(
             level,
-            scrub(_detail(problem.check, problem.detail, breach, scenario)),
+            scrub(_detail(problem.check, problem.detail, breach, scenario) + hint),
             failure.spec,
             reading,
             specific_first(quotes, _place(problem.check, problem.place, breach)),

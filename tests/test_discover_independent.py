@@ -1,0 +1,76 @@
+"""``conformance discover`` against a bank no one on the team wrote (issue 42): the independent
+implementation beside the repository (``../shared/banks/independent-1/``), started as ``make
+independent`` starts it (``scripts/independent_bank.py``), discovered from a base profile that
+says only how its test SCA completes (its ``[sca]`` table), and the draft's key decisions held to
+its hand-written ``bank.toml``. Slow: it starts the bank (CI has ``../shared`` beside the
+repository)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from conformance.cli import main
+from conformance.discover.toml_text import toml_key, toml_value
+from conformance.profile import load_profile
+
+ROOT = Path(__file__).resolve().parent.parent
+BANK = ROOT.parent / "shared" / "banks" / "independent-1"
+
+pytestmark = pytest.mark.slow
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "independent_bank", ROOT / "scripts" / "independent_bank.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _base_profile(port: int, out: Path) -> Path:
+    """The bank's ``[sca]`` table alone (its command made absolute), at ``port``."""
+    with (BANK / "bank.toml").open("rb") as stream:
+        sca = dict(tomllib.load(stream)["sca"])
+    sca["command"] = str((ROOT / sca["command"]).resolve())
+    lines = [f'base_url = "http://127.0.0.1:{port}"', "", "[sca]"]
+    lines.extend(f"{toml_key(name)} = {toml_value(value)}" for name, value in sca.items())
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def test_the_draft_of_independent_1_decides_as_its_hand_written_profile(tmp_path: Path) -> None:
+    assert (BANK / "server.py").is_file(), f"{BANK} is not there: ../shared is beside the repo"
+    script = _script()
+    python = script._bank_python((ROOT / ".venv-banks" / BANK.name).resolve())
+    ids = tmp_path / "identity"
+    script._identities(ids)
+    port = script._free_port()
+    base = _base_profile(port, tmp_path / "base.toml")
+    out = tmp_path / "bank.toml"
+    with script._running_bank(python, BANK, port, ids, tmp_path / "bank.log"):
+        code = main(
+            [
+                "discover", "--profile", str(base), "--out", str(out),
+                "--cert", str(ids / "tpp.pem"), "--key", str(ids / "tpp.key"),
+            ]
+        )  # fmt: skip
+    assert code == 0, out.read_text(encoding="utf-8") if out.is_file() else "no draft"
+    draft = load_profile(out)
+    hand = load_profile(BANK / "bank.toml")
+    assert draft.consent.model == hand.consent.model == "first-access"
+    assert set(hand.unsupported_operations) <= set(draft.unsupported_operations)
+    assert draft.sca.start == hand.sca.start == "creation"
+    for op_id, path in hand.periodic_paths.items():
+        assert draft.periodic_paths.get(op_id) == path, op_id
+    assert draft.certificate is not None and draft.certificate.name == "tpp.pem"
+    text = out.read_text(encoding="utf-8")
+    assert "# the bank's answers agree" in text  # [sca] start, kept from the base profile

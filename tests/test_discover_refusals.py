@@ -1,0 +1,271 @@
+"""``conformance discover`` learning from refusals (issue 42): a refusal that names a header or
+a body field is answered by sending it and asking again; an operation answering 405 or a 404
+for its path is not offered; a bank that refuses the TPP itself is "not checked", never
+"unchanged"; ``--out`` keeps an existing file. Each bank is the bundled reference server in this
+process, behind a handler that adds the one demand the test is about."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance.cli import main
+from conformance.contract import Contract, load_contract
+from conformance.discover.draft import write_draft
+from conformance.discover.session import Discovery, discover
+from conformance.profile import load_profile, profile_from_options
+from reference_server.app import Application
+from reference_server.model.bank_style import style_of
+from reference_server.transport.http import start
+
+#: A demand: the request, and the refusal it gets (None: the reference server answers).
+Demand = Callable[[httpx.Request], httpx.Response | None]
+
+
+@pytest.fixture(scope="module")
+def contract() -> Contract:
+    return load_contract()
+
+
+@pytest.fixture(scope="module")
+def server(contract: Contract) -> Iterator[str]:
+    running = start(Application(contract=contract))
+    yield running.url
+    running.stop()
+    _FORWARD.close()
+
+
+#: The connection to the reference server of every demand's handler (closed with the server).
+_FORWARD = httpx.HTTPTransport()
+
+
+def _behind(demand: Demand) -> httpx.MockTransport:
+    """The reference server, with ``demand`` answering first."""
+    forward = _FORWARD
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        refused = demand(request)
+        if refused is not None:
+            return refused
+        response = forward.handle_request(request)
+        response.read()
+        return response
+
+    return httpx.MockTransport(handler)
+
+
+def _discover(url: str, demand: Demand, contract: Contract) -> Discovery:
+    profile = profile_from_options(target=url)
+    return discover(profile, transport=_behind(demand), contract=contract)
+
+
+def _refusal(message: str, code: str = "FORMAT_ERROR", status: int = 400) -> httpx.Response:
+    return httpx.Response(status, json={"code": code, "message": message})
+
+
+def _body(request: httpx.Request) -> dict[str, Any]:
+    try:
+        document = json.loads(request.content or b"null")
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def test_a_header_the_refusal_names_is_sent_and_drafted(
+    server: str, contract: Contract, tmp_path: Path
+) -> None:
+    """The account list refused without PSU-Device-ID (a header the contract lists as optional
+    there, and whose set the spec does not show): sent from then on, and drafted."""
+
+    def demand(request: httpx.Request) -> httpx.Response | None:
+        at_list = request.method == "GET" and request.url.path.endswith("/v1/accounts")
+        if at_list and "psu-device-id" not in request.headers:
+            return _refusal("Missing required header(s): PSU-Device-ID")
+        return None
+
+    found = _discover(server, demand, contract)
+    decision = found.decision(("required_headers", "AL"))
+    assert decision is not None and "PSU-Device-ID" in decision.value
+    assert any(line.startswith("PSU-Device-ID taught by: GET /v1/accounts → 400") for line in
+               decision.evidence)  # fmt: skip
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    assert "PSU-Device-ID" in load_profile(out).required_for(contract.operations["AL"])
+
+
+def test_a_field_the_refusal_names_goes_into_the_template(server: str, contract: Contract) -> None:
+    """The customer creation refused without ``name`` (a field the suite does not send): the
+    template gets it, and the set-up body is sent again with it."""
+    bodies: list[dict[str, Any]] = []
+
+    def demand(request: httpx.Request) -> httpx.Response | None:
+        if request.method == "POST" and request.url.path.endswith("/v1/sandbox/customers"):
+            body = _body(request)
+            bodies.append(body)
+            if "name" not in body:
+                return _refusal("name is required")
+        return None
+
+    found = _discover(server, demand, contract)
+    decision = found.decision(("setup", "templates"))
+    assert decision is not None and decision.value.get("SCU") == {"name": None}
+    assert any(line.startswith("name taught by: POST /v1/sandbox/customers → 400") for line in
+               decision.evidence)  # fmt: skip
+    assert any("name" in body and "customerType" in body for body in bodies)  # sent again
+
+
+def test_an_operation_answering_405_is_not_offered(server: str, contract: Contract) -> None:
+    """The agreement creation's route takes GET only (405 to POST and to the odd method, Allow:
+    GET): not offered. The card account creation answers 405 to its own method, but its route
+    answers the odd method as one that takes POST: undecided, with both exchanges."""
+
+    def demand(request: httpx.Request) -> httpx.Response | None:
+        path = request.url.path
+        if path.endswith("/v1/sandbox/agreements") and request.method != "GET":
+            refused = _refusal("Method Not Allowed", "SERVICE_INVALID", 405)
+            refused.headers["Allow"] = "GET"
+            return refused
+        if path.endswith("/v1/sandbox/card-accounts") and request.method == "POST":
+            return _refusal("Method Not Allowed", "SERVICE_INVALID", 405)
+        return None
+
+    found = _discover(server, demand, contract)
+    decision = found.decision(("operations", "unsupported"))
+    assert decision is not None and "SAG" in decision.value and "SCA" not in decision.value
+    disagree = [line for line in decision.evidence if line.startswith("SCA undecided")]
+    assert disagree and "PATCH /v1/sandbox/card-accounts → 405" in disagree[0]
+    assert "POST /v1/sandbox/card-accounts → 405" in disagree[0]
+
+
+def test_check_on_a_refused_certificate_is_not_checked(
+    server: str,
+    contract: Contract,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every probe refused 401 CERTIFICATE_INVALID: one line, exit 3, never "as it says"."""
+    profile = tmp_path / "bank.toml"
+    profile.write_text(f'base_url = "{server}"\n', encoding="utf-8")
+    refused = _refusal("the TPP certificate is not trusted", "CERTIFICATE_INVALID", 401)
+    transport = _behind(lambda request: refused)
+    from conformance.discover import session
+
+    probe = session.discover
+    monkeypatch.setattr(
+        session, "discover", lambda given, **kw: probe(given, transport=transport, **kw)
+    )
+    code = main(["discover", "--check", str(profile)])
+    captured = capsys.readouterr()
+    assert code == 3 and "answers as" not in captured.out
+    assert captured.err.count("\n") == 1 and "CERTIFICATE_INVALID" in captured.err
+    assert "not checked" in captured.err
+
+
+def test_out_keeps_an_existing_file_unless_forced(
+    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bank.toml"
+    out.write_text("# mine\n", encoding="utf-8")
+    code = main(["discover", "--target", server, "--out", str(out)])
+    assert code != 0 and out.read_text(encoding="utf-8") == "# mine\n"
+    assert "--force" in capsys.readouterr().err
+    assert main(["discover", "--target", server, "--out", str(out), "--force"]) == 0
+    assert tomllib.loads(out.read_text(encoding="utf-8"))["base_url"] == server
+
+
+def test_the_certificate_given_is_written_into_the_draft(server: str, tmp_path: Path) -> None:
+    """``--cert``/``--key`` given are the draft's, so that its next command signs as they."""
+    ids = tmp_path / "ids"
+    assert main(["certs", "--out", str(ids)]) == 0
+    out = tmp_path / "bank.toml"
+    args = ["discover", "--target", server, "--out", str(out)]
+    assert main([*args, "--cert", str(ids / "tpp.pem"), "--key", str(ids / "tpp.key")]) == 0
+    profile = load_profile(out)
+    assert profile.certificate is not None and Path(profile.certificate).name == "tpp.pem"
+
+
+def test_query_names_are_the_ones_the_bank_reads(contract: Contract, tmp_path: Path) -> None:
+    """A bank that reads AT's dates as ``dateFrom``/``dateTo`` (NextGenPSD2): drafted in
+    ``[query.AT]``; the bundled one's are the contract's (a comment only)."""
+    style = tmp_path / "style.toml"
+    style.write_text(
+        'base_url = "http://127.0.0.1:1"\n[query.AT]\nfromDate = "dateFrom"\ntoDate = "dateTo"\n',
+        encoding="utf-8",
+    )
+    renamed = start(Application(contract=contract, bank=style_of(load_profile(style), {})))
+    try:
+        found = discover(profile_from_options(target=renamed.url), contract=contract)
+    finally:
+        renamed.stop()
+    assert found.decision(("query", "AT", "fromDate")).value == "dateFrom"  # type: ignore[union-attr]
+    assert found.decision(("query", "AT", "toDate")).value == "dateTo"  # type: ignore[union-attr]
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    assert load_profile(out).query_name("AT", "fromDate") == "dateFrom"
+
+
+def test_a_break_is_a_finding_never_the_bank_s_choice(
+    server: str, contract: Contract, tmp_path: Path
+) -> None:
+    """A payment creation refused without PSU-Context (optional where spec 4.2 shows E16's
+    set), and a tppMessages code outside spec 7's list: findings of the draft, and neither is
+    written into the profile."""
+
+    def demand(request: httpx.Request) -> httpx.Response | None:
+        path = request.url.path
+        if request.method != "POST":
+            return None
+        ndct = path.endswith("/v1/payments/norwegian-domestic-credit-transfers")
+        if ndct and "psu-context" not in request.headers:
+            return _refusal("PSU-Context is required")
+        if path.endswith("/v1/payments/norwegian-cross-border-credit-transfers"):
+            return httpx.Response(400, json={
+                "code": "FORMAT_ERROR", "message": "no",
+                "tppMessages": [{"category": "ERROR", "code": "BODY_NOT_LIKED"}],
+            })  # fmt: skip
+        return None
+
+    found = _discover(server, demand, contract)
+    assert any(line.startswith("E16 was refused without PSU-Context") for line in found.findings)
+    assert any("tppMessages code BODY_NOT_LIKED" in line for line in found.findings)
+    assert _decision_value(found, "sca", "start") is not None  # decided once it was sent
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    text = out.read_text(encoding="utf-8")
+    assert "# FINDING (a break of a stated rule" in text
+    assert "PSU-Context" not in load_profile(out).required_for(contract.operations["E16"])
+
+
+def _decision_value(found: Discovery, *key: str) -> Any:
+    decision = found.decision(key)
+    assert decision is not None, key
+    return decision.value
+
+
+def test_a_query_finding_says_the_profile_may_be_the_cause(contract: Contract) -> None:
+    """A should finding on AT's ``fromDate`` (a name spec 4.3 does not state) says that the
+    profile may be the cause, unless its ``[query.AT]`` names the parameter; E3's (stated)
+    never."""
+    from types import SimpleNamespace
+
+    from conformance.scenario import Mutation
+    from conformance.suite.test_conformance import _query_name_hint
+
+    def hint(op_id: str, names: dict[str, dict[str, str]]) -> str:
+        mutation = Mutation(
+            target="query", pointer=("fromDate",), action="set", value="x", keyword="format"
+        )
+        scenario = SimpleNamespace(operation=op_id, mutation=mutation)
+        ctx = SimpleNamespace(contract=contract, profile=SimpleNamespace(query_names=names))
+        return _query_name_hint(scenario, ctx)  # type: ignore[arg-type]
+
+    assert "the profile may be the cause" in hint("AT", {})
+    assert hint("AT", {"AT": {"fromDate": "dateFrom"}}) == ""
+    assert hint("E3", {}) == ""
