@@ -113,13 +113,13 @@ def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Itera
     strictest level is named; the answer may refuse it for any of the broken rules)."""
     if not violations:
         return
-    ordered = sorted(violations, key=lambda v: v.refusal.level != "must")
+    ordered = sorted(violations, key=lambda v: v.refused_at != "must")
     first = ordered[0]
     status = exchange.status
     what = f"{first.finding.rule} ({first.finding.title})"
     if status < 400 or status >= 500:
         server_error = status >= 500 and known_status(status)
-        level = "must" if server_error else first.refusal.level
+        level = "must" if server_error else first.refused_at
         accepted = _not_refused(status)
         yield _finding(
             Grade(level, first.finding.quotes, first.finding.reading),
@@ -130,9 +130,9 @@ def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Itera
             place="status",
         )
         return
-    fitting = [v for v in ordered if not v.refusal.statuses or status in v.refusal.statuses]
+    fitting = [v for v in ordered if not v.due.statuses or status in v.due.statuses]
     if not fitting:
-        stated = [v for v in ordered if v.refusal.status_stated]
+        stated = [v for v in ordered if v.due.status_stated]
         grade_ = (
             Grade("must", stated[0].finding.quotes)
             if stated
@@ -143,24 +143,24 @@ def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Itera
             grade_,
             "BANK-refusal-status",
             f"refused a request that breaks {named.finding.rule} with HTTP {status}, not "
-            + " or ".join(str(s) for s in named.refusal.statuses),
+            + " or ".join(str(s) for s in named.due.statuses),
             named.finding.spec,
             place="status",
         )
         return
-    coded = [v for v in fitting if v.refusal.code]
-    if not coded or any(_has_code(exchange, str(v.refusal.code)) for v in coded):
+    coded = [v for v in fitting if v.due.code]
+    if not coded or any(_has_code(exchange, str(v.due.code)) for v in coded):
         return
-    named = next((v for v in coded if v.refusal.code_stated), coded[0])
+    named = next((v for v in coded if v.due.code_stated), coded[0])
     grade_ = (
         Grade("must", named.finding.quotes)
-        if named.refusal.code_stated
+        if named.due.code_stated
         else grade(stated=False, reading=CHOSEN_CODE_READING)
     )
     yield _finding(
         grade_,
         "BANK-refusal-code",
-        f"refused a request that breaks {named.finding.rule} without the code {named.refusal.code}",
+        f"refused a request that breaks {named.finding.rule} without the code {named.due.code}",
         named.finding.spec,
         place="code",
     )
