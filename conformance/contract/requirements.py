@@ -16,7 +16,7 @@ holds the answer to a request that broke a rule against it (``conformance.traffi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -34,12 +34,16 @@ __all__ = [
     "CHOSEN_CODE_READING",
     "CHOSEN_STATUS",
     "CHOSEN_STATUS_READING",
+    "CODE",
     "ERROR_BODY_READING",
     "ERROR_FIELDS_READING",
     "MUST",
+    "REFUSED",
     "SHOULD",
+    "STATUS",
     "AnswerDue",
     "Grade",
+    "Miss",
     "answer_due",
     "grade",
     "grade_flow",
@@ -114,6 +118,37 @@ class AnswerDue:
     def rejects(self) -> bool:
         """Whether every acceptable status is a client or server error (a negative scenario)."""
         return all(status >= 400 for status in self.statuses)
+
+    def misses(self, status: int, codes: Collection[str]) -> tuple[Miss, ...]:
+        """The one judge of a refusal against what is due, for the scenario runners
+        (``runners.judging``) and the traffic judge (``traffic.answer_checks``): what of an answer
+        with ``status`` and the error codes ``codes`` (``checks.error_codes``) is not due, in the
+        order judged. :data:`REFUSED`: no 4xx, at the requirement's own level; :data:`STATUS`:
+        none of ``statuses``; :data:`CODE`: not ``code``. Each is must where the spec states it
+        (``stated``), should where the suite chose it; each side words its own failure."""
+        found: list[Miss] = []
+        if not 400 <= status < 500:
+            found.append(Miss(REFUSED, stated=True))
+        if self.statuses and status not in self.statuses:
+            found.append(Miss(STATUS, stated=self.status_stated))
+        if self.code is not None and self.code not in codes:
+            found.append(Miss(CODE, stated=self.code_stated))
+        return tuple(found)
+
+
+#: The parts of a refusal :meth:`AnswerDue.misses` judges: a 4xx at all, the status, the code.
+REFUSED: Final = "refused"
+STATUS: Final = "status"
+CODE: Final = "code"
+
+
+@dataclass(frozen=True, slots=True)
+class Miss:
+    """A part of an answer that is not what is due (:data:`REFUSED`, :data:`STATUS` or
+    :data:`CODE`): must when ``stated`` (the spec states it), should when the suite chose it."""
+
+    part: str
+    stated: bool
 
 
 def answer_due(
