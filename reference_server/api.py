@@ -109,12 +109,9 @@ class ServerState(Protocol):
         """Whether the deliberate fault ``name`` is switched on."""
         ...
 
-    def permissive(self, name: str) -> bool:
-        """Whether the permissive reading ``name`` is played (``--permissive``)."""
-        ...
-
-    def demanding(self, name: str) -> bool:
-        """Whether the demanding reading ``name`` is played (``--demanding``)."""
+    def reads(self, name: str) -> bool:
+        """Whether the reading ``name`` (``model/readings.py``, lenient or strict) is played
+        (``--permissive``, ``--demanding``)."""
         ...
 
     def reset(self) -> None:

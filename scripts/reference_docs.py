@@ -245,8 +245,8 @@ def silences_markdown() -> str:
         "the suite copes with every one (it sends what every choice accepts, a profile key, a "
         "`conformance discover` probe, judged at should, not applicable, or open with what "
         "happens), and who plays each choice: the bundled reference server, a reading of "
-        "`--permissive` (`reference_server/model/readings.py`) or `--demanding` "
-        "(`reference_server/model/demands.py`), a profile the server plays with `--profile`, "
+        "`--permissive` or `--demanding` (a lenient or strict row of "
+        "`reference_server/model/readings.py`), a profile the server plays with `--profile`, "
         "or nobody, with the reason.",
         f"Of the {played + unplayed} choices' rows, {played} are played and {unplayed} are not.",
         "The data is [`schemas/silences.json`](../../schemas/silences.json); "

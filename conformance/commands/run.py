@@ -46,6 +46,7 @@ from conformance.report import writable_reports
 from conformance.run_options import RUN, RUN_OPTIONS, TARGET, TLS
 from conformance.scenario import run_seed
 from conformance.suite import SUITE_DIR
+from reference_server.cli import add_reading_arguments
 
 if TYPE_CHECKING:
     from conformance.evidence.sealing import SealKey
@@ -107,23 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(python -m reference_server --profile), and the suite runs with that profile: a "
         "profile checked offline, faults included",
     )
-    parser.add_argument(
-        "--permissive",
-        action="store_true",
-        help="bundled reference server only: it plays the permissive reading of every place the "
-        "spec can be read two ways (python -m reference_server --permissive), and the suite runs "
-        "with its profile (profiles/reference-server-permissive.toml, unless --play names "
-        "another); a must failure there rests on a reading, not on the spec",
-    )
-    parser.add_argument(
-        "--demanding",
-        action="store_true",
-        help="bundled reference server only: it plays the demanding reading of every place the "
-        "spec is silent (python -m reference_server --demanding: it refuses more, requires more "
-        "or answers in another form), and the suite runs with its profile "
-        "(profiles/reference-server-demanding.toml, unless --play names another); a must "
-        "failure there rests on a reading, not on the spec",
-    )
+    add_reading_arguments(parser, bundled=True)
     parser.add_argument(
         "-n",
         "--numprocesses",
