@@ -39,6 +39,8 @@ __all__ = [
     "LOG_FORMAT",
     "RequestLogFormatter",
     "add_arguments",
+    "add_fault_argument",
+    "add_reading_arguments",
     "build_parser",
     "configure_logging",
     "main",
@@ -77,13 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "DER, as `conformance certs` writes ca.crl; repeatable); a list of a --trust CA must "
         "carry its signature",
     )
-    parser.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="switch on a deliberate fault (repeatable; see --list-faults)",
-    )
+    add_fault_argument(parser, "switch on a deliberate fault")
     parser.add_argument(
         "--list-faults", action="store_true", help="print the faults and the rule each breaks"
     )
@@ -172,6 +168,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         help="logging level (default INFO: one line per request)",
+    )
+
+
+def add_fault_argument(parser: argparse.ArgumentParser, purpose: str) -> None:
+    """``--fault NAME``, declared once for the server and the commands that start it
+    (``conformance run``, ``fleet run``, ``selfcheck``): repeatable, a name of
+    ``reference_server.faults``; ``purpose`` says what a name given does there."""
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"{purpose} (repeatable; python -m reference_server --list-faults)",
     )
 
 
