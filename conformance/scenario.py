@@ -11,19 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.contract.requirements import AnswerDue
 from conformance.errors import ConformanceError
 
 __all__ = [
     "ACTIONS",
-    "BODY_SCHEMA_ERROR",
-    "BODY_SCHEMA_RESPONSE",
     "CERTIFICATE_RULES",
     "DEFAULT_SEED",
     "KINDS",
     "LEVELS",
     "SECURITY_RULES",
     "TARGETS",
-    "Expectation",
     "FrozenObject",
     "Mutation",
     "Scenario",
@@ -79,11 +77,6 @@ TARGETS = ("body", "query", "path", "header")
 #:   through (a value swept in one item is then in no other: a bank may refuse two balances of
 #:   one ``balanceType``, and the spec states no such uniqueness either way).
 ACTIONS = ("remove", "set", "resize", "duplicate", "set-alone")
-#: :attr:`Expectation.body_schema`: validate against ``op.responses[status].schema``.
-BODY_SCHEMA_RESPONSE = "response"
-#: :attr:`Expectation.body_schema`: validate against the spec 7 error body (``errors.json``
-#: ``ErrorResponse``), for answers the operation does not document (404 on an unknown path, 405).
-BODY_SCHEMA_ERROR = "error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,39 +105,6 @@ def thaw(value: Any) -> Any:
     if isinstance(value, tuple):
         return [thaw(item) for item in value]
     return value
-
-
-#: ``Expectation.chosen``: the error code is the suite's choice; the status and the code.
-CHOSEN_CODE = "code"
-CHOSEN_STATUS = "status"
-
-
-@dataclass(frozen=True, slots=True)
-class Expectation:
-    """The answer a scenario requires.
-
-    ``statuses`` lists every acceptable HTTP status. ``error_code`` is the spec 7 ``code`` (for
-    payment operations it may instead appear in ``tppMessages[].code``) when the spec gives one.
-    ``body_schema`` says what the answer body must validate against: :data:`BODY_SCHEMA_RESPONSE`
-    (the operation's documented schema for the status received), :data:`BODY_SCHEMA_ERROR` (the
-    spec 7 error body) or ``None`` (not checked by this expectation; flows check each step).
-
-    ``chosen`` says what of a refusal the suite chose where the spec is silent, judged at
-    ``should`` (``conformance.findings``) while the rest stays ``must``: :data:`CHOSEN_CODE` (the
-    spec states the status, not the code) or :data:`CHOSEN_STATUS` (the spec states only that the
-    request is refused: a 4xx with the spec 7 error body is must, never a 2xx or a 5xx; the
-    statuses and code are should). Empty: everything is as stated.
-    """
-
-    statuses: tuple[int, ...]
-    error_code: str | None = None
-    body_schema: str | None = None
-    chosen: str = ""
-
-    @property
-    def rejects(self) -> bool:
-        """Whether every acceptable status is a client or server error (a negative scenario)."""
-        return all(status >= 400 for status in self.statuses)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -202,7 +162,7 @@ class Scenario:
     level: str
     kind: str
     title: str
-    expect: Expectation
+    expect: AnswerDue
     mutation: Mutation | None = None
     variant: str = ""
     params: tuple[tuple[str, Any], ...] = ()

@@ -8,7 +8,7 @@ signals a refusal by raising :class:`ApiError`; the application renders it in th
 (with ``tppMessages`` for payment operations, spec 2.6).
 
 A :class:`Call` holds ``app`` (the server as a :class:`ServerState`: store, clock, contract,
-``faulty(name)``, ``permissive(name)``, ``demanding(name)``, logger, trust and revocation, tokens,
+``faulty(name)``, ``reads(name)`` (a reading played), logger, trust and revocation, tokens,
 ``reset()``; the ``Application`` satisfies it, so handlers never import ``app.py``), ``request``
 (the :class:`Request`: method, path, query, case-insensitive immutable :class:`Headers` (those of
 ``conformance.contract.request_rules``), the body's bytes, the client address and the DER of a TLS
@@ -109,12 +109,9 @@ class ServerState(Protocol):
         """Whether the deliberate fault ``name`` is switched on."""
         ...
 
-    def permissive(self, name: str) -> bool:
-        """Whether the permissive reading ``name`` is played (``--permissive``)."""
-        ...
-
-    def demanding(self, name: str) -> bool:
-        """Whether the demanding reading ``name`` is played (``--demanding``)."""
+    def reads(self, name: str) -> bool:
+        """Whether the reading ``name`` (``model/readings.py``, lenient or strict) is played
+        (``--permissive``, ``--demanding``)."""
         ...
 
     def reset(self) -> None:

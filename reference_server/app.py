@@ -50,8 +50,7 @@ from reference_server.model.bank_style import (
     outbound_text,
 )
 from reference_server.model.clock import Clock
-from reference_server.model.demands import DEMANDS, check_demands
-from reference_server.model.readings import READINGS, check_readings
+from reference_server.model.readings import LENIENT, READINGS, STRICT, check_readings, of_direction
 from reference_server.model.replay import SignatureMemory
 from reference_server.model.store import Store
 from reference_server.model.tokens import TokenIssuer
@@ -152,23 +151,10 @@ class Application:
         #: Where the fault switches each request asked are written (``--switch-trace``: the
         #: self-check's recording run), or None.
         self.switch_trace = switch_trace
-        #: The permissive readings played (``--permissive``: all of ``model/readings.py``).
-        self.readings = (
-            frozenset(READINGS)
-            if permissive is True
-            else frozenset()
-            if permissive is False
-            else check_readings(permissive)
-        )
-        #: The demanding readings played (``--demanding``: all of ``model/demands.py``).
-        self.demands = (
-            frozenset(DEMANDS)
-            if demanding is True
-            else frozenset()
-            if demanding is False
-            else check_demands(demanding)
-        )
-        if self.demanding("sca-started-at-creation"):
+        #: The readings played (``model/readings.py``): ``--permissive`` plays every lenient
+        #: one, ``--demanding`` every strict one (or the names given).
+        self.readings = _played(permissive, LENIENT) | _played(demanding, STRICT)
+        if self.reads("sca-started-at-creation"):
             self.bank = replace(self.bank, sca_at_creation=True)
         #: The CAs a signing certificate must chain to (``--trust``, repeatable); empty: any CA.
         self.trust_cas: tuple[x509.Certificate, ...] = (
@@ -220,23 +206,14 @@ class Application:
             self.switch_trace.asked(name)
         return name in self.faults
 
-    def permissive(self, name: str) -> bool:
-        """Whether the permissive reading ``name`` is played (``--permissive``).
+    def reads(self, name: str) -> bool:
+        """Whether the reading ``name`` is played (``--permissive``, ``--demanding``).
 
         A name the table (``model/readings.py``) does not know raises, as :meth:`faulty` does.
         """
         if name not in READINGS:
-            raise ValueError(f"no permissive reading is named {name!r} (model/readings.py)")
+            raise ValueError(f"no reading is named {name!r} (model/readings.py)")
         return name in self.readings
-
-    def demanding(self, name: str) -> bool:
-        """Whether the demanding reading ``name`` is played (``--demanding``).
-
-        A name the table (``model/demands.py``) does not know raises, as :meth:`faulty` does.
-        """
-        if name not in DEMANDS:
-            raise ValueError(f"no demanding reading is named {name!r} (model/demands.py)")
-        return name in self.demands
 
     def reset(self) -> None:
         """Empty the store and set the clock back to real time (``/_control/reset``)."""
@@ -465,6 +442,16 @@ def _refused_path_values(operation: Operation, path: str) -> list[tuple[str, str
         if pinned and value not in pinned:
             refused.append((name, value))
     return refused
+
+
+def _played(switch: bool | Iterable[str], direction: str) -> frozenset[str]:
+    """The readings of ``direction`` a switch plays: every one (True), none (False) or the
+    names given (each checked to be one of them)."""
+    if switch is True:
+        return of_direction(direction)
+    if switch is False:
+        return frozenset()
+    return check_readings(switch, direction)
 
 
 def _load_modules(names: Iterable[str] | None) -> tuple[ModuleType, ...]:

@@ -29,6 +29,7 @@ from reference_server.app import Application, Throttle
 from reference_server.faults import FAULTS, UnknownFaultError
 from reference_server.faults.trace import SwitchTrace
 from reference_server.model.bank_style import BankStyle, style_of
+from reference_server.model.readings import DIRECTIONS, LENIENT, STRICT, of_direction
 from reference_server.model.store import Store
 from reference_server.transport.exchange_log import ExchangeLog
 from reference_server.transport.http import MAX_CONNECTIONS, ReferenceServer
@@ -38,6 +39,8 @@ __all__ = [
     "LOG_FORMAT",
     "RequestLogFormatter",
     "add_arguments",
+    "add_fault_argument",
+    "add_reading_arguments",
     "build_parser",
     "configure_logging",
     "main",
@@ -76,13 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "DER, as `conformance certs` writes ca.crl; repeatable); a list of a --trust CA must "
         "carry its signature",
     )
-    parser.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="switch on a deliberate fault (repeatable; see --list-faults)",
-    )
+    add_fault_argument(parser, "switch on a deliberate fault")
     parser.add_argument(
         "--list-faults", action="store_true", help="print the faults and the rule each breaks"
     )
@@ -105,23 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="let every TPP reach every payment, basket and consent (a sandbox shared on "
         "purpose); by default a TPP reaches only its own",
     )
-    parser.add_argument(
-        "--permissive",
-        action="store_true",
-        help="play the permissive reading of every place the spec can be read two ways "
-        "(assumptions.md, 'The permissive reading'): empty header values, 18-digit amounts, "
-        "past execution dates, ownership per certificate, SCA answered 401, minimal error "
-        "bodies, certificates not validated, and the rest",
-    )
-    parser.add_argument(
-        "--demanding",
-        action="store_true",
-        help="play the demanding reading of every place the spec is silent (assumptions.md, "
-        "'The demanding reading'): one engagement per customer and account, one balance per "
-        "type, a card account's status required, an owner read back as its customer number, "
-        "numeric sandbox ids, SCA started at every payment creation (its profile: "
-        "profiles/reference-server-demanding.toml)",
-    )
+    add_reading_arguments(parser)
     parser.add_argument(
         "--throttle-every",
         type=_non_negative,
@@ -188,6 +169,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         help="logging level (default INFO: one line per request)",
     )
+
+
+def add_fault_argument(parser: argparse.ArgumentParser, purpose: str) -> None:
+    """``--fault NAME``, declared once for the server and the commands that start it
+    (``conformance run``, ``fleet run``, ``selfcheck``): repeatable, a name of
+    ``reference_server.faults``; ``purpose`` says what a name given does there."""
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"{purpose} (repeatable; python -m reference_server --list-faults)",
+    )
+
+
+def add_reading_arguments(parser: argparse.ArgumentParser, *, bundled: bool = False) -> None:
+    """``--permissive`` and ``--demanding``, declared once from the readings' directions
+    (``model/readings.py``) for the server and for ``conformance run`` (``bundled``: the run
+    starts the bundled server playing them and runs the suite with their profile)."""
+    for direction in (LENIENT, STRICT):
+        shown = DIRECTIONS[direction]
+        if bundled:
+            text = (
+                f"bundled reference server only: it plays the {shown.word} reading of every "
+                f"place {shown.where} (python -m reference_server {shown.flag}), and the suite "
+                f"runs with its profile ({shown.profile}, unless --play names another); a must "
+                "failure there rests on a reading, not on the spec"
+            )
+        else:
+            text = (
+                f"play the {shown.word} reading of every place {shown.where} (assumptions.md, "
+                f"'{shown.heading}'): {shown.plays} (the suite's profile for it: {shown.profile})"
+            )
+        parser.add_argument(shown.flag, action="store_true", help=text)
 
 
 def _positive_int(text: str) -> int:
@@ -308,10 +323,11 @@ def _serve(server: ReferenceServer, app: Application) -> None:
     print(f"reference server listening on {server.url}", flush=True)
     if app.faults:
         print(f"faults switched on: {', '.join(sorted(app.faults))}", flush=True)
-    if app.readings:
-        print(f"permissive reading: {len(app.readings)} places read leniently", flush=True)
-    if app.demands:
-        print(f"demanding reading: {len(app.demands)} places read strictly", flush=True)
+    for direction, word in ((LENIENT, "leniently"), (STRICT, "strictly")):
+        played = app.readings & of_direction(direction)
+        if played:
+            name = DIRECTIONS[direction].word
+            print(f"{name} reading: {len(played)} places read {word}", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:

@@ -138,3 +138,28 @@ def test_its_layer_tables_are_the_import_contracts(tree: str) -> None:
     """Each of the two layer tables names the layers of its tree's import-linter contract, in
     its order, each row joining what the contract joins."""
     assert _document_layers(tree) == _contract_layers(tree)
+
+
+def _packages_on_disk(tree: str) -> set[str]:
+    """The packages directly under ``tree`` on disk (folders with an ``__init__.py``)."""
+    return {path.parent.name for path in (ROOT / tree).glob("*/__init__.py")}
+
+
+def test_the_diagram_shows_every_package_of_the_harness() -> None:
+    """The diagram names each package of ``conformance/`` (``conformance.NAME``) and no other."""
+    diagram = TEXT.split("```\nschemas/ (the contract as data)", 1)[1].split("```", 1)[0]
+    named = set(re.findall(r"\bconformance\.(\w+)", diagram))
+    packages = _packages_on_disk("conformance")
+    assert named & packages == packages, "packages the diagram leaves out"
+    modules = {path.stem for path in (ROOT / "conformance").glob("*.py")}
+    assert named - packages <= modules, "names in the diagram that are no package or module"
+
+
+@pytest.mark.parametrize("tree", TREES)
+def test_the_project_layout_lists_the_packages_on_disk(tree: str) -> None:
+    """``docs/explanation/project-layout.md``'s row of each tree names its packages (``NAME/``;
+    a sub-package is written with its parent, ``runners/flow/``) and no other."""
+    layout = (ROOT / "docs" / "explanation" / "project-layout.md").read_text(encoding="utf-8")
+    row = next(line for line in layout.splitlines() if line.startswith(f"| `{tree}/` |"))
+    listed = set(re.findall(r"`(\w+)/`", row.split("|")[2]))
+    assert listed == _packages_on_disk(tree)

@@ -30,9 +30,10 @@ from conformance.checks import (
 )
 from conformance.contract import Contract, load_contract
 from conformance.contract.fixes import schema_for_fixes
+from conformance.contract.requirements import answer_due
 from conformance.exchange import Exchange
 from conformance.runners.positive import check_fee_indicator
-from conformance.scenario import Expectation, Scenario
+from conformance.scenario import Scenario
 
 PAYMENT = {
     "instructedAmount": {"amount": "100.00", "currency": "NOK"},
@@ -283,7 +284,7 @@ def test_a_failure_reported_under_a_scenario_names_the_requirement() -> None:
         level="must",
         kind="constraint",
         title="E16: creditorName of 71 characters is rejected with 400 FORMAT_ERROR",
-        expect=Expectation((400,), "FORMAT_ERROR"),
+        expect=answer_due((400,), "FORMAT_ERROR"),
     )
     failure = ConformanceFailure(
         "accepted", spec="spec 2.7", sent=exchange(201, {}), expected="HTTP 400"

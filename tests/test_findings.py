@@ -10,15 +10,16 @@ from test_checks import error_body, exchange
 
 from conformance.checks import ConformanceFailure, check_status
 from conformance.contract import Contract, load_contract
-from conformance.findings import ShouldFindings, at_should, collecting_findings
-from conformance.runners.judging import judge_expectation
-from conformance.scenario import (
+from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
     BODY_SCHEMA_RESPONSE,
     CHOSEN_CODE,
     CHOSEN_STATUS,
-    Expectation,
+    AnswerDue,
+    answer_due,
 )
+from conformance.findings import ShouldFindings, at_should, collecting_findings
+from conformance.runners.judging import judge_expectation
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def contract() -> Contract:
 
 
 def _judge(
-    contract: Contract, status: int, body: object, expect: Expectation
+    contract: Contract, status: int, body: object, expect: AnswerDue
 ) -> list[ConformanceFailure]:
     with collecting_findings() as findings:
         judge_expectation(
@@ -40,7 +41,7 @@ def _judge(
     return findings
 
 
-REFUSED = Expectation((400,), "FORMAT_ERROR", BODY_SCHEMA_ERROR, CHOSEN_STATUS)
+REFUSED = answer_due((400,), "FORMAT_ERROR", BODY_SCHEMA_ERROR, CHOSEN_STATUS)
 
 
 def test_a_chosen_refusal_answered_with_another_4xx_is_a_should_finding(
@@ -101,7 +102,7 @@ def test_the_error_body_of_an_operation_whose_errors_are_not_shown_is_a_reading(
     with collecting_findings() as findings:
         judge_expectation(
             exchange(404, {"oops": True}),
-            Expectation((404,), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
+            answer_due((404,), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
             contract.operations["E12"],
             contract,
             spec="spec 7",
@@ -115,7 +116,7 @@ def test_the_sca_redirect_form_of_payment_creation_is_a_success(contract: Contra
     with collecting_findings() as findings:
         judge_expectation(
             exchange(401, redirect),
-            Expectation((201,), None, BODY_SCHEMA_RESPONSE),
+            answer_due((201,), None, BODY_SCHEMA_RESPONSE),
             contract.operations["E16"],
             contract,
             spec="spec 4.3 E16",
@@ -124,7 +125,7 @@ def test_the_sca_redirect_form_of_payment_creation_is_a_success(contract: Contra
     with pytest.raises(ConformanceFailure, match="scaRedirect"):
         judge_expectation(
             exchange(401, error_body(401, "CERTIFICATE_INVALID")),
-            Expectation((201,), None, BODY_SCHEMA_RESPONSE),
+            answer_due((201,), None, BODY_SCHEMA_RESPONSE),
             contract.operations["E16"],
             contract,
             spec="spec 4.3 E16",
@@ -132,7 +133,7 @@ def test_the_sca_redirect_form_of_payment_creation_is_a_success(contract: Contra
 
 
 def test_a_stated_status_with_a_chosen_code_keeps_the_status_at_must(contract: Contract) -> None:
-    expect = Expectation((400,), "KID_INVALID", BODY_SCHEMA_ERROR, CHOSEN_CODE)
+    expect = answer_due((400,), "KID_INVALID", BODY_SCHEMA_ERROR, CHOSEN_CODE)
     with pytest.raises(ConformanceFailure, match="expected HTTP 400"):
         _judge(contract, 401, error_body(401, "KID_INVALID"), expect)
     assert len(_judge(contract, 400, error_body(400, "FORMAT_ERROR"), expect)) == 1

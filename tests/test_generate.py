@@ -93,7 +93,7 @@ def test_rule_scenarios_take_their_verdict_from_the_row(
             rule.reading_on(scenario.operation) if scenario.level == "should" else ""
         )
         assert scenario.expect.statuses == rule.expected_status
-        assert scenario.expect.error_code == rule.expected_code
+        assert scenario.expect.code == rule.expected_code
         assert scenario.param("check") == rule.check
 
 
@@ -119,7 +119,7 @@ def test_examples_of_the_issue_exist(by_id: dict[str, Scenario]) -> None:
 def test_payment_constraints_expect_format_error(scenarios: tuple[Scenario, ...]) -> None:
     payments = [s for s in scenarios if s.kind == "constraint" and s.operation == "E16"]
     body = [s for s in payments if s.mutation is not None and s.mutation.target == "body"]
-    assert body and all(s.expect.error_code == "FORMAT_ERROR" for s in body)
+    assert body and all(s.expect.code == "FORMAT_ERROR" for s in body)
     assert all(s.expect.statuses == (400,) and s.rule.startswith("SCH-") for s in body)
 
 
@@ -276,7 +276,7 @@ def test_a_new_rule_row_becomes_a_scenario(tmp_path: Path) -> None:
     assert new.kind == "rule" and new.level == "must" and new.param("check") == "check_limit"
     assert new.quotes == ("8-basket",)
     # "refusal": the spec states the refusal, the status is the suite's choice
-    assert new.expect.chosen == "status"
+    assert not new.expect.status_stated and not new.expect.code_stated
 
 
 def test_the_fixture_contract_generates_without_the_full_interface() -> None:

@@ -46,7 +46,8 @@ from conformance.exchange import Exchange
 from conformance.contract import load_contract
 from conformance.profile import TargetProfile
 from conformance.checks import NotApplicable
-from conformance.scenario import Expectation, Scenario
+from conformance.contract.requirements import answer_due
+from conformance.scenario import Scenario
 
 NATIONAL_ID = "{NATIONAL_ID}"
 
@@ -60,7 +61,7 @@ def scenario(scenario_id, operation="E12", level="must", rule=None):
         level=level,
         kind="positive",
         title=f"{{scenario_id}}: a valid request is accepted",
-        expect=Expectation(statuses=(200,)),
+        expect=answer_due(statuses=(200,)),
         assumptions=("A test assumption.",),
     )
 

@@ -89,3 +89,18 @@ def test_a_stale_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert stale.read_text(encoding="utf-8") == "old\n"
     assert GENERATOR.main([]) == 0
     assert stale.read_text(encoding="utf-8") == "new\n"
+
+
+def test_the_requirements_reference_lists_every_requirement() -> None:
+    """One row per requirement: each row of ``rules.json`` and each rule id a scenario has."""
+    from conformance.contract import load_contract
+    from conformance.generate import generate_scenarios
+
+    contract = load_contract()
+    expected = {rule.id for rule in contract.rules} | {
+        scenario.rule for scenario in generate_scenarios(contract)
+    }
+    page = (ROOT / "docs" / "reference" / "requirements.md").read_text(encoding="utf-8")
+    rows = [line.split(" | ")[0].removeprefix("| ") for line in page.splitlines()]
+    listed = [row for row in rows if row in expected]
+    assert sorted(listed) == sorted(expected)

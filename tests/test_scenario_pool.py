@@ -39,7 +39,8 @@ from conformance.plugin.options import scenario_threads
 from conformance.profile import TargetProfile
 from conformance.runners.context import RunContext
 from conformance.runners.pool import ScenarioPool
-from conformance.scenario import Expectation, Scenario
+from conformance.contract.requirements import answer_due
+from conformance.scenario import Scenario
 
 IN_FLIGHT = {"now": 0, "most": 0}
 LOCK = threading.Lock()
@@ -55,7 +56,7 @@ def scenario(number):
         level="must",
         kind="positive",
         title=f"scenario {number}",
-        expect=Expectation(statuses=(200,)),
+        expect=answer_due(statuses=(200,)),
     )
 
 

@@ -15,8 +15,7 @@ import pytest
 
 from conformance.contract.silences import PLAYER_KINDS, Silence, load_silences
 from conformance.errors import ContractError
-from reference_server.model.demands import DEMANDS
-from reference_server.model.readings import READINGS
+from reference_server.model.readings import LENIENT, STRICT, of_direction
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The specification under test, beside the repository (absent from an installed wheel).
@@ -87,9 +86,10 @@ def test_ids_are_unique_and_the_relied_on_ones_are_there(silences: tuple[Silence
 
 
 def test_every_player_exists(silences: tuple[Silence, ...]) -> None:
-    """A permissive reading is in READINGS, a demand in DEMANDS, a profile is a file; a player
-    still being added (``pending``) is not in its table yet (once it is, drop the note)."""
-    tables = {"permissive": READINGS, "demanding": DEMANDS}
+    """A permissive reading is a lenient row of READINGS, a demand a strict one, a profile is a
+    file; a player still being added (``pending``) is not in its table yet (once it is, drop
+    the note)."""
+    tables = {"permissive": of_direction(LENIENT), "demanding": of_direction(STRICT)}
     unknown, stale = [], []
     for entry in silences:
         for row in entry.played_by:
@@ -112,9 +112,19 @@ def test_every_reading_and_demand_plays_a_choice(silences: tuple[Silence, ...]) 
     """The ledger is the readings' map: each permissive reading and demand plays some choice."""
     named = {row.player for entry in silences for row in entry.played_by}
     assert (
-        sorted(f"permissive:{name}" for name in READINGS if f"permissive:{name}" not in named) == []
+        sorted(
+            f"permissive:{name}"
+            for name in of_direction(LENIENT)
+            if f"permissive:{name}" not in named
+        )
+        == []
     )
-    assert sorted(f"demanding:{name}" for name in DEMANDS if f"demanding:{name}" not in named) == []
+    assert (
+        sorted(
+            f"demanding:{name}" for name in of_direction(STRICT) if f"demanding:{name}" not in named
+        )
+        == []
+    )
 
 
 def _profile_keys() -> set[str]:

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from conformance.bankside.client import TargetClient
 from conformance.commands import COMMANDS, Subparsers
 from conformance.commands.export_examples import example_directory
-from conformance.commands.run import add_tls_arguments
+from conformance.commands.run import add_target_arguments, add_tls_arguments
 from conformance.errors import ConformanceError
 from conformance.profile import profile_from_options
 
@@ -60,10 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "export-examples): its method, path, headers and body, under -H, --data and a PATH "
         "given (needed where its path names a resource)",
     )
-    parser.add_argument(
-        "--target", metavar="URL", help="base URL of the target (overrides the profile)"
+    add_target_arguments(
+        parser, "target", "profile", target="base URL of the target (overrides the profile)"
     )
-    parser.add_argument("--profile", metavar="FILE", help="target profile (TOML)")
     body = parser.add_mutually_exclusive_group()
     body.add_argument(
         "--data", metavar="FILE", help="send the bytes of FILE as the body ('-': stdin)"
@@ -78,8 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="request header; repeatable; 'Name:' removes a default, 'Name;' sends it empty",
     )
-    parser.add_argument("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
-    parser.add_argument("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
+    add_target_arguments(parser, "cert", "key")
     add_tls_arguments(parser)
     parser.add_argument(
         "--digest",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.commands import COMMANDS, Subparsers
-from conformance.commands.run import add_tls_arguments
+from conformance.commands.run import add_target_arguments, add_tls_arguments
 from conformance.errors import ProfileError, TargetError
 
 __all__ = ["register"]
@@ -36,15 +36,12 @@ def register(subparsers: Subparsers) -> None:
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--target", metavar="URL", help="the bank's base URL (before /v1)")
-    parser.add_argument(
-        "--profile",
-        metavar="FILE",
-        help="a base profile: what you know already (certificates, PSUs, [oauth], [headers]); "
-        "its keys stay in the draft",
+    add_target_arguments(
+        parser,
+        target="the bank's base URL (before /v1)",
+        profile="a base profile: what you know already (certificates, PSUs, [oauth], "
+        "[headers]); its keys stay in the draft",
     )
-    parser.add_argument("--cert", metavar="CERT", help="signing certificate (PEM or PKCS#12)")
-    parser.add_argument("--key", metavar="KEY", help="private key of --cert (when not in CERT)")
     add_tls_arguments(parser)
     parser.add_argument(
         "--out", metavar="FILE", type=Path, help="where the draft goes (default: bank.toml)"

@@ -20,6 +20,7 @@ from conformance.commands.usage import check_faults, check_numprocesses, positiv
 from conformance.errors import ConformanceError, RunInterrupted
 from conformance.fleet.outcome import JUDGED, BankOutcome
 from conformance.report import writable_reports
+from reference_server.cli import add_fault_argument
 
 __all__ = ["fleet_report", "fleet_run", "register"]
 
@@ -121,13 +122,7 @@ def _register_run(actions: Subparsers) -> None:
         help="each bank is played by its own bundled reference server (conformance run "
         "--play PROFILE): a fleet checked offline",
     )
-    run.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="with --play: a fault of the reference server every bank plays (repeatable)",
-    )
+    add_fault_argument(run, "with --play: a fault of the reference server every bank plays")
     run.add_argument(
         "--bank-fault",
         action="append",

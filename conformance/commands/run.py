@@ -46,6 +46,7 @@ from conformance.report import writable_reports
 from conformance.run_options import RUN, RUN_OPTIONS, TARGET, TLS
 from conformance.scenario import run_seed
 from conformance.suite import SUITE_DIR
+from reference_server.cli import add_fault_argument, add_reading_arguments
 
 if TYPE_CHECKING:
     from conformance.evidence.sealing import SealKey
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "add_arguments",
+    "add_play_argument",
+    "add_target_arguments",
     "add_tls_arguments",
     "check_command_line",
     "pytest_arguments",
@@ -90,8 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The run's options: the settings it shares with the pytest plugin
     (:mod:`conformance.run_options`), the bundled server's own, ``-n`` and the pytest
     arguments."""
-    for option in TARGET.values():
-        parser.add_argument(option.flag, **option.keywords())
+    add_target_arguments(parser)
     add_tls_arguments(parser)
     parser.add_argument(
         "--tls",
@@ -100,30 +102,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(mutual TLS, as a bank's test environment does); the run shows a QWAC-style "
         "certificate made for it",
     )
-    parser.add_argument(
-        "--play",
-        metavar="PROFILE",
-        help="bundled reference server only: it plays the bank this profile describes "
+    add_play_argument(
+        parser,
+        "bundled reference server only: it plays the bank this profile describes "
         "(python -m reference_server --profile), and the suite runs with that profile: a "
         "profile checked offline, faults included",
     )
-    parser.add_argument(
-        "--permissive",
-        action="store_true",
-        help="bundled reference server only: it plays the permissive reading of every place the "
-        "spec can be read two ways (python -m reference_server --permissive), and the suite runs "
-        "with its profile (profiles/reference-server-permissive.toml, unless --play names "
-        "another); a must failure there rests on a reading, not on the spec",
-    )
-    parser.add_argument(
-        "--demanding",
-        action="store_true",
-        help="bundled reference server only: it plays the demanding reading of every place the "
-        "spec is silent (python -m reference_server --demanding: it refuses more, requires more "
-        "or answers in another form), and the suite runs with its profile "
-        "(profiles/reference-server-demanding.toml, unless --play names another); a must "
-        "failure there rests on a reading, not on the spec",
-    )
+    add_reading_arguments(parser, bundled=True)
     parser.add_argument(
         "-n",
         "--numprocesses",
@@ -136,13 +121,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for option in RUN.values():
         changes = {"type": _threads} if option.name == "threads" else {}
         parser.add_argument(option.flag, **option.keywords(**changes))
-    parser.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="bundled reference server only: switch on one of its deliberate faults "
-        "(repeatable; python -m reference_server --list-faults)",
+    add_fault_argument(
+        parser, "bundled reference server only: switch on one of its deliberate faults"
     )
     parser.add_argument(
         "--verbose",
@@ -206,10 +186,28 @@ def check_command_line(args: argparse.Namespace, command: str) -> None:
         check_selection(args.pytest_args, generate_scenarios(load_contract()))
 
 
+def add_target_arguments(parser: argparse.ArgumentParser, *names: str, **helps: str) -> None:
+    """The target's options (``--target``, ``--profile``, ``--cert``, ``--key``), each declared
+    once in :data:`conformance.run_options.TARGET`, for ``run``, ``call`` and ``discover``:
+    those ``names`` (all when none is given); ``helps`` words one for a command's use of it
+    (``profile=...``), its flag, metavar and default unchanged."""
+    for name in names or tuple(TARGET):
+        option = TARGET[name]
+        changes = {"help": helps[name]} if name in helps else {}
+        parser.add_argument(option.flag, **option.keywords(**changes))
+
+
 def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--tls-cert``, ``--tls-key``, ``--tls-ca`` (``run`` and ``call``)."""
+    """``--tls-cert``, ``--tls-key``, ``--tls-ca`` (``run``, ``call`` and ``discover``)."""
     for option in TLS.values():
         parser.add_argument(option.flag, **option.keywords())
+
+
+def add_play_argument(parser: argparse.ArgumentParser, purpose: str) -> None:
+    """``--play PROFILE``: the bundled reference server plays the bank a profile describes
+    (``run``, ``selfcheck``); ``purpose`` says what else it does there. ``fleet run --play``
+    is a switch (each bank plays its own profile), not this option."""
+    parser.add_argument("--play", metavar="PROFILE", help=purpose)
 
 
 def _threads(text: str) -> int:

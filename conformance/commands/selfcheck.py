@@ -17,6 +17,7 @@ from pathlib import Path
 
 from conformance.bankside.trace import TRACE_ENV
 from conformance.commands import COMMANDS, Subparsers
+from conformance.commands.run import add_play_argument
 from conformance.commands.usage import (
     add_list_faults,
     check_faults,
@@ -44,6 +45,7 @@ from conformance.selfcheck import (
     result_word,
     scenario_refs,
 )
+from reference_server.cli import add_fault_argument
 from reference_server.faults import FAULTS
 
 __all__ = ["fault_selection", "narrowed_run", "register", "run_command", "run_one", "selfcheck"]
@@ -78,18 +80,10 @@ def register(subparsers: Subparsers) -> None:
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="check this fault only (repeatable; default: every fault; "
-        "python -m reference_server --list-faults)",
-    )
-    parser.add_argument(
-        "--play",
-        metavar="PROFILE",
-        help="every server plays the bank this profile describes and every run uses it; a "
+    add_fault_argument(parser, "check this fault only; by default every fault")
+    add_play_argument(
+        parser,
+        "every server plays the bank this profile describes and every run uses it; a "
         "fault's scenarios the profile leaves unjudged (not applicable, waived) are excused",
     )
     parser.add_argument(

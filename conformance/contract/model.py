@@ -170,7 +170,7 @@ class Rule:
 
     @property
     def chosen(self) -> str:
-        """What of the expected answer the suite chose (``Expectation.chosen``)."""
+        """What of the expected answer the suite chose (``requirements.answer_due``)."""
         return CHOSEN_OF_STATED[self.stated]
 
 

@@ -6,13 +6,17 @@ The grade comes from the contract's data: a rule row's ``quotes`` and ``reading`
 where the row names one), a flow row's (``flows.json``), and an operation's place in the spec (one
 spec 4.1 numbers, :attr:`~conformance.contract.model.Operation.numbered`, or one it only names)
 and its ``assumptions`` by topic. The traffic judge grades its findings by it
-(``conformance.traffic.grading``); the answer due and a requirement value are issue 39's next
-steps.
+(``conformance.traffic.grading``).
+
+The answer a requirement makes due is one value too, :class:`AnswerDue`: the statuses, the code,
+which of them the spec states (must) and which the suite chose where the spec is silent (should),
+and the body it is judged against. A scenario carries it as its ``expect``; the traffic judge
+holds the answer to a request that broke a rule against it (``conformance.traffic.model``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -24,13 +28,23 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASKET_CODES_READING",
+    "BODY_SCHEMA_ERROR",
+    "BODY_SCHEMA_RESPONSE",
+    "CHOSEN_CODE",
     "CHOSEN_CODE_READING",
+    "CHOSEN_STATUS",
     "CHOSEN_STATUS_READING",
+    "CODE",
     "ERROR_BODY_READING",
     "ERROR_FIELDS_READING",
     "MUST",
+    "REFUSED",
     "SHOULD",
+    "STATUS",
+    "AnswerDue",
     "Grade",
+    "Miss",
+    "answer_due",
     "grade",
     "grade_flow",
     "grade_operation",
@@ -65,6 +79,92 @@ BASKET_CODES_READING = (
     "spec 7's tppMessages code list ('of payment responses') applies to basket answers too; "
     "E2's own row shows RESOURCE_BLOCKED, which is not in it"
 )
+
+
+#: :attr:`AnswerDue.body`: validate against ``op.responses[status].schema``.
+BODY_SCHEMA_RESPONSE: Final = "response"
+#: :attr:`AnswerDue.body`: validate against the spec 7 error body (``errors.json``
+#: ``ErrorResponse``), for answers the operation does not document (404 on an unknown path, 405).
+BODY_SCHEMA_ERROR: Final = "error"
+
+#: What of an answer the suite chose where the spec is silent, as ``rules.json``'s ``chosen``
+#: says it (:func:`answer_due`): the code only, or the status and the code.
+CHOSEN_CODE: Final = "code"
+CHOSEN_STATUS: Final = "status"
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerDue:
+    """The answer a requirement makes due.
+
+    ``statuses`` lists every acceptable HTTP status (empty: any refusal). ``code`` is the spec 7
+    ``code`` (for payment operations it may instead appear in ``tppMessages[].code``) when one is
+    due. ``status_stated`` and ``code_stated`` say whether the spec states the status and the
+    code (judged at must) or the suite chose them where the spec is silent (judged at should,
+    ``conformance.findings``; a refusal whose status is chosen is still a 4xx at must, never a
+    2xx or a 5xx). ``body`` says what the answer body must validate against:
+    :data:`BODY_SCHEMA_RESPONSE` (the operation's documented schema for the status received),
+    :data:`BODY_SCHEMA_ERROR` (the spec 7 error body) or ``None`` (not checked by this answer;
+    flows check each step).
+    """
+
+    statuses: tuple[int, ...] = ()
+    code: str | None = None
+    status_stated: bool = True
+    code_stated: bool = True
+    body: str | None = None
+
+    @property
+    def rejects(self) -> bool:
+        """Whether every acceptable status is a client or server error (a negative scenario)."""
+        return all(status >= 400 for status in self.statuses)
+
+    def misses(self, status: int, codes: Collection[str]) -> tuple[Miss, ...]:
+        """The one judge of a refusal against what is due, for the scenario runners
+        (``runners.judging``) and the traffic judge (``traffic.answer_checks``): what of an answer
+        with ``status`` and the error codes ``codes`` (``checks.error_codes``) is not due, in the
+        order judged. :data:`REFUSED`: no 4xx, at the requirement's own level; :data:`STATUS`:
+        none of ``statuses``; :data:`CODE`: not ``code``. Each is must where the spec states it
+        (``stated``), should where the suite chose it; each side words its own failure."""
+        found: list[Miss] = []
+        if not 400 <= status < 500:
+            found.append(Miss(REFUSED, stated=True))
+        if self.statuses and status not in self.statuses:
+            found.append(Miss(STATUS, stated=self.status_stated))
+        if self.code is not None and self.code not in codes:
+            found.append(Miss(CODE, stated=self.code_stated))
+        return tuple(found)
+
+
+#: The parts of a refusal :meth:`AnswerDue.misses` judges: a 4xx at all, the status, the code.
+REFUSED: Final = "refused"
+STATUS: Final = "status"
+CODE: Final = "code"
+
+
+@dataclass(frozen=True, slots=True)
+class Miss:
+    """A part of an answer that is not what is due (:data:`REFUSED`, :data:`STATUS` or
+    :data:`CODE`): must when ``stated`` (the spec states it), should when the suite chose it."""
+
+    part: str
+    stated: bool
+
+
+def answer_due(
+    statuses: Iterable[int], code: str | None = None, body: str | None = None, chosen: str = ""
+) -> AnswerDue:
+    """The answer due with what the suite ``chosen`` (``rules.json``'s word): "" everything as
+    stated, :data:`CHOSEN_CODE` the code only, :data:`CHOSEN_STATUS` the status and the code."""
+    if chosen not in ("", CHOSEN_CODE, CHOSEN_STATUS):
+        raise ValueError(f"chosen {chosen!r} is not one of '', {CHOSEN_CODE!r}, {CHOSEN_STATUS!r}")
+    return AnswerDue(
+        tuple(statuses),
+        code,
+        status_stated=chosen != CHOSEN_STATUS,
+        code_stated=not chosen,
+        body=body,
+    )
 
 
 @dataclass(frozen=True, slots=True)

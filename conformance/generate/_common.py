@@ -9,15 +9,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.contract import Contract, Operation, operation_order
-from conformance.generate.breaking_values import id_safe
-from conformance.generate.mutations import SchemaResolver
-from conformance.scenario import (
+from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
     BODY_SCHEMA_RESPONSE,
     CHOSEN_STATUS,
-    Expectation,
-    Scenario,
+    AnswerDue,
+    answer_due,
 )
+from conformance.generate.breaking_values import id_safe
+from conformance.generate.mutations import SchemaResolver
+from conformance.scenario import Scenario
 
 #: The spec 7 code of a payment request that breaks a schema constraint (spec 7 E17 row; the code
 #: list of ``tppMessages`` in spec 7).
@@ -90,14 +91,14 @@ def success_statuses(op: Operation) -> tuple[int, ...]:
     return documented or (op.success_status,)
 
 
-def success(op: Operation) -> Expectation:
+def success(op: Operation) -> AnswerDue:
     """A documented success whose body (when one is documented) validates against its schema;
     where the spec shows the body but not the exact status (``statusReading``), a 2xx is must
     and the exact status a should (``chosen``)."""
     statuses = success_statuses(op)
     with_body = any(op.responses[s].schema is not None for s in statuses if s in op.responses)
     chosen = CHOSEN_STATUS if op.status_reading else ""
-    return Expectation(statuses, None, BODY_SCHEMA_RESPONSE if with_body else None, chosen)
+    return answer_due(statuses, None, BODY_SCHEMA_RESPONSE if with_body else None, chosen)
 
 
 def success_quotes(op: Operation) -> tuple[str, ...]:
@@ -133,15 +134,16 @@ def reading_of(op: Operation) -> str:
 
 def rejection(
     op: Operation, statuses: Iterable[int], code: str | None = None, *, chosen: str = ""
-) -> Expectation:
+) -> AnswerDue:
     """An error answer: the operation's documented error schema when every status has one,
-    otherwise the spec 7 error body; ``chosen`` as :class:`Expectation` says."""
+    otherwise the spec 7 error body; ``chosen`` as
+    :func:`~conformance.contract.requirements.answer_due` says."""
     statuses = tuple(statuses)
     documented = all(
         status in op.responses and op.responses[status].schema is not None for status in statuses
     )
     body = BODY_SCHEMA_RESPONSE if documented else BODY_SCHEMA_ERROR
-    return Expectation(statuses, code, body, chosen)
+    return answer_due(statuses, code, body, chosen)
 
 
 def op_assumptions(op: Operation, *topics: str) -> tuple[str, ...]:

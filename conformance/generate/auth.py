@@ -9,6 +9,12 @@ from dataclasses import dataclass
 
 from conformance.contract import Operation
 from conformance.contract.facts import AUTH_REJECTION_STATUSES, ROLE_OF_FAMILY
+from conformance.contract.requirements import (
+    BODY_SCHEMA_ERROR,
+    CHOSEN_STATUS,
+    AnswerDue,
+    answer_due,
+)
 from conformance.generate._common import (
     Context,
     has_body,
@@ -19,7 +25,7 @@ from conformance.generate._common import (
     takes_header,
 )
 from conformance.generate.variants import base_variant
-from conformance.scenario import BODY_SCHEMA_ERROR, CHOSEN_STATUS, Expectation, Scenario
+from conformance.scenario import Scenario
 
 __all__ = [
     "CASES",
@@ -133,11 +139,11 @@ CASES: tuple[AuthCase, ...] = (
 )
 
 
-def _refused(statuses: tuple[int, ...]) -> Expectation:
+def _refused(statuses: tuple[int, ...]) -> AnswerDue:
     """A refusal with the spec 7 error body. Not the operation's documented 401 schema: on payment
     creation that is the SCA redirect answer, which a refused signature is not. The spec says
     the request is refused but not with which status: the statuses are a should."""
-    return Expectation(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS)
+    return answer_due(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS)
 
 
 def _rejected(op: Operation, context: Context, case: AuthCase) -> Scenario:
@@ -221,7 +227,7 @@ def _security(
         level="should",
         kind="auth",
         title=f"{op.id} {op.name}: {title}",
-        expect=Expectation(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
+        expect=answer_due(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
         variant=base_variant(op, context),
         params=params(case=name, **extra),
         assumptions=assumptions,
@@ -389,7 +395,7 @@ def _certificate_checks(op: Operation, context: Context) -> Iterator[Scenario]:
 
 
 def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
-    ok: Expectation = success(op)
+    ok: AnswerDue = success(op)
     variant = base_variant(op, context)
 
     def scenario(

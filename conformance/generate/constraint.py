@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from conformance.contract import Operation
 from conformance.contract.facts import STATUS_SHOWN
+from conformance.contract.requirements import CHOSEN_CODE, CHOSEN_STATUS
 from conformance.generate._common import (
     FORMAT_ERROR,
     PAYMENT_FAMILIES,
@@ -26,7 +27,7 @@ from conformance.generate.mutations import (
     parameter_constraints,
 )
 from conformance.generate.variants import base_variant
-from conformance.scenario import CHOSEN_CODE, CHOSEN_STATUS, Scenario
+from conformance.scenario import Scenario
 
 __all__ = ["UNKNOWN_PATH_VALUE_STATUSES", "generate"]
 

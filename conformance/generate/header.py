@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance.contract import Operation
+from conformance.contract.requirements import CHOSEN_STATUS
 from conformance.generate._common import (
     SIGNATURE_HEADERS,
     Context,
@@ -19,7 +20,7 @@ from conformance.generate._common import (
 )
 from conformance.generate.mutations import BrokenConstraint, parameter_constraints
 from conformance.generate.variants import base_variant
-from conformance.scenario import CHOSEN_STATUS, Mutation, Scenario
+from conformance.scenario import Mutation, Scenario
 
 __all__ = ["CORPORATE_ID_HEADER", "CORPORATE_RULE_SPEC", "generate"]
 

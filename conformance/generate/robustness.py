@@ -9,6 +9,12 @@ from dataclasses import replace
 
 from conformance.contract import Operation
 from conformance.contract.facts import BODY_CASES
+from conformance.contract.requirements import (
+    BODY_SCHEMA_ERROR,
+    BODY_SCHEMA_RESPONSE,
+    CHOSEN_STATUS,
+    answer_due,
+)
 from conformance.generate._common import (
     Context,
     has_body,
@@ -16,13 +22,7 @@ from conformance.generate._common import (
     scenario_id,
 )
 from conformance.generate.variants import base_variant
-from conformance.scenario import (
-    BODY_SCHEMA_ERROR,
-    BODY_SCHEMA_RESPONSE,
-    CHOSEN_STATUS,
-    Expectation,
-    Scenario,
-)
+from conformance.scenario import Scenario
 
 __all__ = ["OVERSIZED_BODY_BYTES", "generate"]
 
@@ -69,7 +69,7 @@ def _scenario(
         level="must" if quotes else "should",
         kind="robustness",
         title=f"{op.id} {op.name}: {title}",
-        expect=Expectation(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS if quotes else ""),
+        expect=answer_due(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS if quotes else ""),
         variant=base_variant(op, context),
         params=params(case=rule, **extra),
         quotes=quotes,
@@ -188,7 +188,7 @@ def _unknown_path(op: Operation, context: Context) -> Iterator[Scenario]:
                 scenario,
                 level="must",
                 spec="spec 7",
-                expect=Expectation((404,), code, BODY_SCHEMA_RESPONSE),
+                expect=answer_due((404,), code, BODY_SCHEMA_RESPONSE),
                 quotes=("7-E2", "4.3-E2"),
                 reading="",
             )

@@ -7,14 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance.contract import Rule
+from conformance.contract.requirements import BODY_SCHEMA_RESPONSE, AnswerDue, answer_due
 from conformance.generate._common import Context, params, rejection, scenario_id
 from conformance.generate.variants import base_variant
-from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation, Scenario
+from conformance.scenario import Scenario
 
 __all__ = ["generate"]
 
 
-def _expectation(context: Context, rule: Rule, operation_id: str) -> Expectation:
+def _expectation(context: Context, rule: Rule, operation_id: str) -> AnswerDue:
     op = context.contract.operations[operation_id]
     statuses = rule.expected_status
     if all(status >= 400 for status in statuses):
@@ -22,7 +23,7 @@ def _expectation(context: Context, rule: Rule, operation_id: str) -> Expectation
     documented = all(
         status in op.responses and op.responses[status].schema is not None for status in statuses
     )
-    return Expectation(statuses, rule.expected_code, BODY_SCHEMA_RESPONSE if documented else None)
+    return answer_due(statuses, rule.expected_code, BODY_SCHEMA_RESPONSE if documented else None)
 
 
 def generate(context: Context) -> Iterator[Scenario]:

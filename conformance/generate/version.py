@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.contract import Operation
+from conformance.contract.requirements import answer_due
 from conformance.generate._common import (
     Context,
     params,
@@ -19,7 +20,7 @@ from conformance.generate._common import (
 )
 from conformance.generate.breaking_values import id_safe
 from conformance.generate.variants import base_variant
-from conformance.scenario import Expectation, Mutation, Scenario
+from conformance.scenario import Mutation, Scenario
 
 __all__ = ["ACCEPT_FIX", "EFFECTS", "UNKNOWN_FIX_VALUE", "Effect", "generate"]
 
@@ -232,7 +233,7 @@ def _without_prefix(op: Operation, context: Context) -> Iterator[Scenario]:
         level="should",
         kind="version",
         title=f"{op.id} {op.name}: the same request without the /v1 prefix is answered 404",
-        expect=Expectation((404,)),
+        expect=answer_due((404,)),
         variant=base_variant(op, context),
         params=params(strip_prefix=_PREFIX),
         reading="a path without the /v1 prefix (spec 9: 'The interface is under the path "

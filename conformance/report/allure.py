@@ -132,7 +132,7 @@ def _description(scenario: Scenario) -> str:
         "",
         "**Expected**: HTTP "
         + " or ".join(str(status) for status in expect.statuses)
-        + (f" with code {expect.error_code}" if expect.error_code else ""),
+        + (f" with code {expect.code}" if expect.code else ""),
     ]
     if scenario.quotes:
         lines += ["", "**The spec says**:", ""]

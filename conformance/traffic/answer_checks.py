@@ -28,6 +28,7 @@ from conformance.checks import (
     check_error_body,
     check_json_content_type,
     check_response_schema,
+    error_codes,
     json_document,
 )
 from conformance.contract.facts import ERRORS_SHOWN, PAYMENT_STYLE_FAMILIES
@@ -35,6 +36,9 @@ from conformance.contract.openapi import transport_statuses
 from conformance.contract.requirements import (
     CHOSEN_CODE_READING,
     CHOSEN_STATUS_READING,
+    CODE,
+    REFUSED,
+    STATUS,
     Grade,
     grade,
     grade_flow,
@@ -109,17 +113,20 @@ def judge_answer(
 
 
 def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Iterator[Finding]:
-    """A request that broke a rule is refused as the rule says (the first broken rule of the
+    """A request that broke a rule is refused as the rule says, each rule's answer due judged by
+    :meth:`~conformance.contract.requirements.AnswerDue.misses` (the first broken rule of the
     strictest level is named; the answer may refuse it for any of the broken rules)."""
     if not violations:
         return
-    ordered = sorted(violations, key=lambda v: v.refusal.level != "must")
-    first = ordered[0]
+    ordered = sorted(violations, key=lambda v: v.refused_at != "must")
     status = exchange.status
+    codes = error_codes(json_document(exchange))
+    judged = [(v, {m.part: m for m in v.due.misses(status, codes)}) for v in ordered]
+    first, first_misses = judged[0]
     what = f"{first.finding.rule} ({first.finding.title})"
-    if status < 400 or status >= 500:
+    if REFUSED in first_misses:
         server_error = status >= 500 and known_status(status)
-        level = "must" if server_error else first.refusal.level
+        level = "must" if server_error else first.refused_at
         accepted = _not_refused(status)
         yield _finding(
             Grade(level, first.finding.quotes, first.finding.reading),
@@ -130,9 +137,9 @@ def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Itera
             place="status",
         )
         return
-    fitting = [v for v in ordered if not v.refusal.statuses or status in v.refusal.statuses]
+    fitting = [(v, misses) for v, misses in judged if STATUS not in misses]
     if not fitting:
-        stated = [v for v in ordered if v.refusal.status_stated]
+        stated = [v for v, misses in judged if misses[STATUS].stated]
         grade_ = (
             Grade("must", stated[0].finding.quotes)
             if stated
@@ -143,24 +150,27 @@ def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Itera
             grade_,
             "BANK-refusal-status",
             f"refused a request that breaks {named.finding.rule} with HTTP {status}, not "
-            + " or ".join(str(s) for s in named.refusal.statuses),
+            + " or ".join(str(s) for s in named.due.statuses),
             named.finding.spec,
             place="status",
         )
         return
-    coded = [v for v in fitting if v.refusal.code]
-    if not coded or any(_has_code(exchange, str(v.refusal.code)) for v in coded):
+    coded = [(v, misses) for v, misses in fitting if v.due.code]
+    if not coded or any(CODE not in misses for _, misses in coded):
         return
-    named = next((v for v in coded if v.refusal.code_stated), coded[0])
+    named, code = next(
+        ((v, misses[CODE]) for v, misses in coded if misses[CODE].stated),
+        (coded[0][0], coded[0][1][CODE]),
+    )
     grade_ = (
         Grade("must", named.finding.quotes)
-        if named.refusal.code_stated
+        if code.stated
         else grade(stated=False, reading=CHOSEN_CODE_READING)
     )
     yield _finding(
         grade_,
         "BANK-refusal-code",
-        f"refused a request that breaks {named.finding.rule} without the code {named.refusal.code}",
+        f"refused a request that breaks {named.finding.rule} without the code {named.due.code}",
         named.finding.spec,
         place="code",
     )
@@ -197,18 +207,6 @@ def _unknown_status(exchange: Exchange, operation: Operation | None, contract: C
         f"refusal{documented}",
         operation.spec if operation is not None else "spec 7",
         place="status",
-    )
-
-
-def _has_code(exchange: Exchange, code: str) -> bool:
-    document = json_document(exchange)
-    if not isinstance(document, dict):
-        return False
-    if document.get("code") == code:
-        return True
-    messages = document.get("tppMessages")
-    return isinstance(messages, list) and any(
-        isinstance(item, dict) and item.get("code") == code for item in messages
     )
 
 

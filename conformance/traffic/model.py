@@ -3,15 +3,22 @@ broke which rule, graded must or should."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from conformance.contract.requirements import (
+    BODY_SCHEMA_ERROR,
+    CHOSEN_STATUS,
+    AnswerDue,
+    answer_due,
+)
 from conformance.report.verdicts import Finding
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
 
-__all__ = ["BANK", "SIDES", "TPP", "JudgedExchange"]
+__all__ = ["BANK", "SIDES", "TPP", "GradedViolation", "JudgedExchange", "chosen_refusal"]
 
 #: The TPP broke the rule with its request.
 TPP: Final = "TPP"
@@ -46,24 +53,25 @@ class JudgedExchange:
         return tuple(side for side in SIDES if side in found)
 
 
-@dataclass(frozen=True)
-class Refusal:
-    """The answer a request that broke a rule is due: refused (a 4xx with the spec 7 body) at
-    ``level``; with one of ``statuses`` and ``code`` where given, each must only when the spec
-    states it (``status_stated``, ``code_stated``), should otherwise."""
-
-    level: str
-    statuses: tuple[int, ...] = ()
-    code: str | None = None
-    status_stated: bool = False
-    code_stated: bool = False
+def chosen_refusal(statuses: Iterable[int] = (), code: str | None = None) -> AnswerDue:
+    """The refusal a request that broke a rule is due where the spec states only that it is
+    refused: a 4xx with the spec 7 body, with one of ``statuses`` (any 4xx when empty) and
+    ``code`` where given, each the suite's choice (should)."""
+    return answer_due(tuple(statuses), code, BODY_SCHEMA_ERROR, CHOSEN_STATUS)
 
 
 @dataclass(frozen=True)
 class GradedViolation:
-    """A broken request rule graded: the TPP-side finding and the refusal the bank then owes
-    (the rule's own :class:`~conformance.contract.violation.Violation`, or a rule of the judge's:
-    the route, the query, the body, the traffic's state)."""
+    """A broken request rule graded: the TPP-side finding and the answer the bank then owes,
+    ``due`` (the rule's own :class:`~conformance.contract.violation.Violation`, or a rule of the
+    judge's: the route, the query, the body, the traffic's state). A refusal at all is due at
+    :attr:`refused_at`: the finding's level unless ``refusal_level`` says another."""
 
     finding: Finding
-    refusal: Refusal
+    due: AnswerDue
+    refusal_level: str = ""
+
+    @property
+    def refused_at(self) -> str:
+        """The level at which a refusal (a 4xx with the spec 7 body) is due."""
+        return self.refusal_level or self.finding.level

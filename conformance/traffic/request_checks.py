@@ -14,7 +14,7 @@ the body against its schema and the cross-field rules of ``rules.json``
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -39,10 +39,18 @@ from conformance.contract.request_rules import (
     stale_date,
     untrusted_certificate,
 )
-from conformance.contract.requirements import Grade, grade, grade_operation, grade_rule
+from conformance.contract.requirements import (
+    BODY_SCHEMA_ERROR,
+    MUST,
+    AnswerDue,
+    Grade,
+    grade,
+    grade_operation,
+    grade_rule,
+)
 from conformance.report.verdicts import Finding
 from conformance.signing import Verification, read_psd2_roles
-from conformance.traffic.model import TPP, GradedViolation, Refusal
+from conformance.traffic.model import TPP, GradedViolation, chosen_refusal
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation, Rule
@@ -82,10 +90,6 @@ def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -
         rule=rule,
         place=place,
     )
-
-
-def _chosen_refusal(level: str, statuses: Iterable[int], code: str | None = None) -> Refusal:
-    return Refusal(level, tuple(statuses), code)
 
 
 def split_target(exchange: Exchange) -> tuple[str, str]:
@@ -146,7 +150,7 @@ def route(contract: Contract, settings: TrafficSettings, method: str, path: str)
     )
     violation = GradedViolation(
         _finding(grade_, rule, what, spec, place="path"),
-        Refusal(grade_.level, (400, 403, 404, 405)),
+        chosen_refusal((400, 403, 404, 405)),
     )
     return Routed(None, {}, violation=violation)
 
@@ -200,10 +204,13 @@ def judge_request(
     return verdict
 
 
-def _graded(violation: Violation, grade_: Grade, refusal: Refusal) -> GradedViolation:
-    """A request rule's violation as a TPP finding with the refusal then due."""
+def _graded(
+    violation: Violation, grade_: Grade, due: AnswerDue, refusal_level: str = ""
+) -> GradedViolation:
+    """A request rule's violation as a TPP finding with the refusal then due (at
+    ``refusal_level``, the finding's own level unless given)."""
     finding = _finding(grade_, violation.rule, violation.text, violation.spec, place=violation.path)
-    return GradedViolation(finding, refusal)
+    return GradedViolation(finding, due, refusal_level)
 
 
 def _required_headers(
@@ -218,7 +225,7 @@ def _required_headers(
     else:
         grade_ = _missing_header_grade(operation)
     for violation in missing_headers(view, operation, settings.required_for(operation)):
-        yield _graded(violation, grade_, _chosen_refusal(grade_.level, violation.statuses))
+        yield _graded(violation, grade_, chosen_refusal(violation.statuses))
 
 
 def _missing_header_grade(operation: Operation) -> Grade:
@@ -257,7 +264,7 @@ def _signature(
     broken = signature_violation(verification)
     if broken is not None:
         violations.append(
-            _graded(broken, _stated(broken), _chosen_refusal("must", sorted(broken.statuses)))
+            _graded(broken, _stated(broken), chosen_refusal(sorted(broken.statuses)), MUST)
         )
         return verification, violations
     certificate = verification.certificate
@@ -266,12 +273,12 @@ def _signature(
     if settings.trust:
         untrusted = untrusted_certificate(certificate, settings.trust, at)
         if untrusted is not None:
-            refusal = _chosen_refusal("must", sorted(untrusted.statuses))
-            violations.append(_graded(untrusted, _stated(untrusted), refusal))
+            refusal = chosen_refusal(sorted(untrusted.statuses))
+            violations.append(_graded(untrusted, _stated(untrusted), refusal, MUST))
     role = missing_role(operation, read_psd2_roles(certificate))
     if role is not None:
         grade_ = _stated(role)
-        violations.append(_graded(role, grade_, _chosen_refusal(grade_.level, role.statuses)))
+        violations.append(_graded(role, grade_, chosen_refusal(role.statuses)))
     return verification, violations
 
 
@@ -285,7 +292,7 @@ def _date_fresh(
     )
     if violation is not None:
         grade_ = _stated(violation)
-        yield _graded(violation, grade_, _chosen_refusal(grade_.level, violation.statuses))
+        yield _graded(violation, grade_, chosen_refusal(violation.statuses))
 
 
 def _header_formats(
@@ -295,7 +302,7 @@ def _header_formats(
     RFC 2047 encoded words decoded."""
     for violation in header_misfits(view, operation, contract):
         grade_ = _header_grade(operation, violation)
-        yield _graded(violation, grade_, _chosen_refusal(grade_.level, violation.statuses))
+        yield _graded(violation, grade_, chosen_refusal(violation.statuses))
 
 
 def _header_grade(operation: Operation, violation: Violation) -> Grade:
@@ -333,19 +340,19 @@ def _psu_rules(
             )
         else:
             grade_ = _stated(violation)
-            yield _graded(violation, grade_, _chosen_refusal(grade_.level, violation.statuses))
+            yield _graded(violation, grade_, chosen_refusal(violation.statuses))
 
 
 def _rule_violation(rule: Rule, operation: Operation, what: str, place: str) -> GradedViolation:
     """A broken row of ``rules.json`` on ``operation``: graded by its ``stated`` (and a reading
     it names for the operation), the refusal as it says."""
     grade_ = grade_rule(rule, operation.id)
-    refusal = Refusal(
-        level=grade_.level,
-        statuses=rule.expected_status,
-        code=rule.expected_code,
-        status_stated=grade_.level == "must" and rule.chosen not in ("status",),
-        code_stated=grade_.level == "must" and rule.chosen == "",
+    refusal = AnswerDue(
+        rule.expected_status,
+        rule.expected_code,
+        status_stated=grade_.level == MUST and rule.chosen not in ("status",),
+        code_stated=grade_.level == MUST and rule.chosen == "",
+        body=BODY_SCHEMA_ERROR,
     )
     return GradedViolation(_finding(grade_, rule.id, what, rule.spec, place=place), refusal)
 
@@ -376,7 +383,7 @@ def _query(
                         parameter.spec,
                         place=f"query {name}",
                     ),
-                    _chosen_refusal(missing.level, (400,)),
+                    chosen_refusal((400,)),
                 )
             continue
         value = _converted(values[0], parameter.schema)
@@ -395,7 +402,7 @@ def _query(
                 parameter.spec,
                 place=f"query {name}",
             ),
-            _chosen_refusal(grade_.level, (400,)),
+            chosen_refusal((400,)),
         )
 
 
@@ -433,7 +440,7 @@ def _body(
                         operation.request_spec or operation.spec,
                         place="body",
                     ),
-                    _chosen_refusal(grade_.level, statuses),
+                    chosen_refusal(statuses),
                 )
             ], None
         return [], None
@@ -450,7 +457,7 @@ def _body(
                     "spec 1",
                     place="Content-Type",
                 ),
-                _chosen_refusal(grade_.level, statuses),
+                chosen_refusal(statuses),
             )
         )
     try:
@@ -466,7 +473,7 @@ def _body(
                     "spec 1",
                     place="body",
                 ),
-                _chosen_refusal(grade_.level, statuses),
+                chosen_refusal(statuses),
             )
         )
         return violations, None
@@ -483,14 +490,14 @@ def _body_grade(name: str) -> tuple[Grade, tuple[int, ...]]:
     return grade(stated=bool(case.quotes), quotes=case.quotes, reading=case.reading), case.statuses
 
 
-def _body_refusal(operation: Operation, grade_: Grade) -> Refusal:
+def _body_refusal(operation: Operation, grade_: Grade) -> AnswerDue:
     """A body error, as the suite's constraint scenarios expect it (``conformance.generate.
     constraint``): refused at the finding's level; 400 stated where spec 7 shows it (E17's row),
     chosen elsewhere; FORMAT_ERROR for a payment, always chosen (spec 7 gives it "for
     example")."""
     stated = grade_.level == "must" and operation.id in STATUS_SHOWN
     code = "FORMAT_ERROR" if operation.family == "payments" else None
-    return Refusal(grade_.level, (400,), code, status_stated=stated)
+    return AnswerDue((400,), code, status_stated=stated, code_stated=False, body=BODY_SCHEMA_ERROR)
 
 
 def _schema_violations(

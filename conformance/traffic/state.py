@@ -50,9 +50,16 @@ from conformance.contract.facts import (
     basket_worst_status,
 )
 from conformance.contract.request_rules import SAFE_METHODS, replay_key, replayed
-from conformance.contract.requirements import grade, grade_flow, grade_rule
+from conformance.contract.requirements import (
+    BODY_SCHEMA_ERROR,
+    MUST,
+    AnswerDue,
+    grade,
+    grade_flow,
+    grade_rule,
+)
 from conformance.report.verdicts import Finding
-from conformance.traffic.model import BANK, TPP, GradedViolation, Refusal
+from conformance.traffic.model import BANK, TPP, GradedViolation, chosen_refusal
 from conformance.traffic.request_checks import request_view
 
 if TYPE_CHECKING:
@@ -204,12 +211,12 @@ class TrafficState:
                 quotes=grade_.quotes,
                 reading=grade_.reading,
             ),
-            Refusal(
-                grade_.level,
+            AnswerDue(
                 rule.expected_status,
                 rule.expected_code,
-                status_stated=grade_.level == "must",
-                code_stated=grade_.level == "must",
+                status_stated=grade_.level == MUST,
+                code_stated=grade_.level == MUST,
+                body=BODY_SCHEMA_ERROR,
             ),
         )
 
@@ -230,7 +237,7 @@ class TrafficState:
                 place=violation.path,
                 reading=grade_.reading,
             ),
-            Refusal(grade_.level, violation.statuses),
+            chosen_refusal(violation.statuses),
         )
 
     # --- after the answer: what the state says of it, then the state updated ------------------

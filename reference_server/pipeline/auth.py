@@ -113,9 +113,9 @@ def check_required_headers(app: ServerState, operation: Operation, view: Request
     required = app.bank.required_headers.get(operation.id)
     if required is None:
         required = operation.required_headers
-        if app.demanding("unshown-header-sets-as-nearest"):
+        if app.reads("unshown-header-sets-as-nearest"):
             required = (*required, *operation.also_sent)
-    empty_ok = app.permissive("empty-header-values")
+    empty_ok = app.reads("empty-header-values")
     missing = missing_headers(view, operation, required, empty_ok=empty_ok)
     if missing and not app.faulty("ignore-required-header"):
         names = [violation.path for violation in missing]
@@ -137,7 +137,7 @@ def check_required_headers(app: ServerState, operation: Operation, view: Request
 def check_signature(app: ServerState, view: RequestView) -> x509.Certificate | None:
     """Spec 5 parts 1–4 (``request_rules.signature_verification``); the certificate."""
     now = app.clock.now()
-    validity = not app.permissive("certificates-unvalidated")
+    validity = not app.reads("certificates-unvalidated")
     verdict = signature_verification(view, now=now, check_validity=validity)
     if (
         not verdict.ok
@@ -197,7 +197,7 @@ def check_certificate(
     family (``request_rules.untrusted_certificate``, ``request_rules.missing_role``)."""
     if certificate is None:
         return None
-    if app.trust_cas and not app.permissive("certificates-unvalidated"):
+    if app.trust_cas and not app.reads("certificates-unvalidated"):
         untrusted = untrusted_certificate(certificate, app.trust_cas, app.clock.now())
         if untrusted is not None:
             raise _refused(untrusted)
@@ -229,7 +229,7 @@ def check_header_formats(app: ServerState, operation: Operation, view: RequestVi
         operation,
         app.contract,
         skip=_lenient_headers(app, operation),
-        empty_ok=app.permissive("empty-header-values"),
+        empty_ok=app.reads("empty-header-values"),
         tolerated=lambda folded: _psu_id_unchecked(app, folded),
     )
     first = next(misfits, None)
@@ -252,9 +252,9 @@ def _lenient_headers(app: ServerState, operation: Operation) -> frozenset[str]:
     """The lowercased headers whose format this request is not refused for (the permissive
     readings ``tpp-header-values`` and ``psu-headers-on-named-operations``); empty otherwise."""
     lenient: frozenset[str] = frozenset()
-    if app.permissive("tpp-header-values"):
+    if app.reads("tpp-header-values"):
         lenient |= _TPP_VALUES
-    if app.permissive("psu-headers-on-named-operations") and not operation.numbered:
+    if app.reads("psu-headers-on-named-operations") and not operation.numbered:
         psu_id_stated = operation.family == "sandbox"  # spec 7 rule 7
         lenient |= _PSU_FORMATS - ({"psu-id"} if psu_id_stated else set())
     return lenient
@@ -286,7 +286,7 @@ def identify_psu(
         view,
         operation,
         corporate_customer=customer is not None and customer.corporate,
-        empty_ok=app.permissive("empty-header-values"),
+        empty_ok=app.reads("empty-header-values"),
     ):
         if violation.path == _CORPORATE_ID and app.faulty("corporate-without-id-accepted"):
             continue

@@ -62,15 +62,15 @@ def form_for(app: ServerState, operation: Operation | None, *, payment_style: bo
     op_id = operation.id if operation is not None else None
     tpp_messages = payment_style
     if operation is not None and operation.family == "payments":
-        tpp_messages = tpp_messages and not app.permissive("no-tpp-messages")
-    minimal = app.permissive("minimal-error-bodies")
+        tpp_messages = tpp_messages and not app.reads("no-tpp-messages")
+    minimal = app.reads("minimal-error-bodies")
     return ErrorForm(
         spec7=not minimal,
         code=not minimal or op_id in _CODED,
         tpp_messages=tpp_messages,
         own_codes=operation is not None
         and operation.family == "baskets"
-        and app.permissive("basket-own-codes"),
+        and app.reads("basket-own-codes"),
         every_own_code=app.faulty("tpp-message-code-outside-list"),
     )
 

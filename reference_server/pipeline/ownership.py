@@ -31,7 +31,7 @@ def tpp_of(call: Call) -> str | None:
     certificate: x509.Certificate | None = call.auth.certificate
     if certificate is None:
         return None
-    if call.app.permissive("ownership-per-certificate"):
+    if call.app.reads("ownership-per-certificate"):
         return certificate_owner_of(certificate)
     return organisation_of(certificate)
 

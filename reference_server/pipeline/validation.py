@@ -65,7 +65,7 @@ def parse_query(
     values are keyed by the contract's names either way."""
     values: dict[str, Any] = {}
     renamed = app.bank.query_names.get(operation.id, {})
-    lenient = operation.id in _LENIENT_QUERIES and app.permissive("lenient-list-parameters")
+    lenient = operation.id in _LENIENT_QUERIES and app.reads("lenient-list-parameters")
     for parameter in operation.query_parameters:
         given = raw.get(renamed.get(parameter.name, parameter.name))
         if lenient and operation.id == "AT":
@@ -276,7 +276,7 @@ def check_body(app: ServerState, operation: Operation, body: Any) -> None:
         _refuse_schema_errors(app, operation, body)
     violations = []
     for check in checks_for(operation.id, app.contract):
-        if check.__name__ == "check_kid_check_digit" and app.permissive("kid-unchecked"):
+        if check.__name__ == "check_kid_check_digit" and app.reads("kid-unchecked"):
             continue  # spec 7 rule 2 names KID_MISSING/KID_INVALID, not a check digit method
         found = list(check(_as_checked(app, operation, check.__name__, body), context))
         # a fault that switches a check off is asked only where the check found something
@@ -330,7 +330,7 @@ def _as_checked(app: ServerState, operation: Operation, check_name: str, body: A
         operation.id == "E5"
         and "sandbox_dates" in check_name
         and isinstance(body, list)
-        and app.permissive("lenient-sandbox-transactions")
+        and app.reads("lenient-sandbox-transactions")
     ):
         return body
     return [
@@ -402,7 +402,7 @@ def _permissively_valid(app: ServerState, operation: Operation, error: Validatio
     """Whether a permissive reading (``model/readings.py``) lets this schema error through."""
     keyword = str(error.validator)
     field = error.absolute_path[-1] if error.absolute_path else None
-    if keyword == "pattern" and field == "amount" and app.permissive("amount-18-digits"):
+    if keyword == "pattern" and field == "amount" and app.reads("amount-18-digits"):
         found = _PRECISION_18.fullmatch(error.instance) if isinstance(error.instance, str) else None
         return found is not None and len(found.group(1)) + len(found.group(2) or "") <= 18
     return (
@@ -410,7 +410,7 @@ def _permissively_valid(app: ServerState, operation: Operation, error: Validatio
         and field in _SANDBOX_STRINGS
         and keyword in _SANDBOX_KEYWORDS
         and isinstance(error.instance, str)
-        and app.permissive("lenient-sandbox-transactions")
+        and app.reads("lenient-sandbox-transactions")
     )
 
 

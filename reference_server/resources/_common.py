@@ -42,7 +42,7 @@ def owner_by_number(store: Store, customer_number: str) -> data.Customer:
 def sandbox_id(app: ServerState) -> str:
     """A new id of a sandbox account, card account, agreement or engagement: a UUID, or under
     the demanding reading ``numeric-sandbox-ids`` twelve digits (spec 2.9 shows no form)."""
-    if app.demanding("numeric-sandbox-ids"):
+    if app.reads("numeric-sandbox-ids"):
         return f"{app.store.next_number('sandbox-id', start=100_000_000_001):012d}"
     return data.new_id()
 
@@ -50,7 +50,7 @@ def sandbox_id(app: ServerState) -> str:
 def one_balance_per_type(app: ServerState, items: Iterable[Mapping[str, Any]], prefix: str) -> None:
     """400 for a second balance of one ``balanceType`` in a body (SA's ``balances``, E15's
     array), under the demanding reading ``one-balance-per-type``; else nothing."""
-    if not app.demanding("one-balance-per-type"):
+    if not app.reads("one-balance-per-type"):
         return
     seen: set[str] = set()
     for index, item in enumerate(items):

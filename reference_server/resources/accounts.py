@@ -212,7 +212,7 @@ def transaction_detail(call: Call) -> Response:
     details = transaction_details(
         account, transaction, call.app.contract.minor_units, corporate=corporate
     )
-    if call.app.permissive("details-without-transaction-id"):  # spec 2.8: all optional
+    if call.app.reads("details-without-transaction-id"):  # spec 2.8: all optional
         del details["transactionId"]
     return Response.json(200, {"transactionsDetails": details})
 

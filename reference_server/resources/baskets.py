@@ -196,7 +196,7 @@ def authorise_basket(call: Call) -> Response:
         payments = payments_of_basket(store, basket)
         waiting = [p for p in payments if p.status == Status.RCVD]
         blocked = finalised or not waiting
-        if app.permissive("basket-authorised-again"):  # another signer may sign (spec 7 E2)
+        if app.reads("basket-authorised-again"):  # another signer may sign (spec 7 E2)
             blocked = all(p.status in (Status.CANC, Status.RJCT) for p in payments)
         if blocked and not app.faulty("basket-reauthorisation-allowed"):
             raise ApiError(
@@ -207,7 +207,7 @@ def authorise_basket(call: Call) -> Response:
                 tpp_code="BAD_REQUEST",
             )
         authorisation = sca_flow.start(app, call, SubjectKind.BASKET, basket.id)
-    if authorisation.customer_id is None or app.permissive("sca-by-401"):
+    if authorisation.customer_id is None or app.reads("sca-by-401"):
         # Spec 5 item 6 and spec 7's E2 row: "401 (body has `_links.scaRedirect`)".
         raise sca_flow.sca_required_error(authorisation)
     shown = ScaStatus.RECEIVED if app.faulty("sca-start-not-started") else None

@@ -210,13 +210,13 @@ def create_payment(call: Call) -> Response:
         periodic,
         _bank_today(call),
         past_allowed=lambda: (
-            app.faulty("past-execution-date-accepted") or app.permissive("past-execution-dates")
+            app.faulty("past-execution-date-accepted") or app.reads("past-execution-dates")
         ),
         end_before_start_allowed=lambda: (
-            app.faulty("periodic-end-before-start-accepted") or app.permissive("end-before-start")
+            app.faulty("periodic-end-before-start-accepted") or app.reads("end-before-start")
         ),
     )
-    if periodic and not app.permissive("day-of-execution-by-pattern"):
+    if periodic and not app.reads("day-of-execution-by-pattern"):
         try:
             check_day_of_execution(body)
         except ApiError:
@@ -227,7 +227,7 @@ def create_payment(call: Call) -> Response:
     with app.store.atomic():
         # Absent, the parameter means "not allowed"; read permissively, "allowed" (spec 4.3
         # E16 says what it switches, not its default).
-        absent = app.permissive("duplicates-allowed-by-default")
+        absent = app.reads("duplicates-allowed-by-default")
         allow_duplicate = call.query.get("allowLogicalDuplicate", absent)
         # Duplicates are "of the same PSU": a single payment without one (a fault that drops a
         # required header lets that through) has no key and matches nothing, as before keys.
@@ -257,7 +257,7 @@ def create_payment(call: Call) -> Response:
         )
         app.store.add(PAYMENTS, payment)
         links = payment_links(payment)
-        by_401 = app.permissive("sca-by-401")
+        by_401 = app.reads("sca-by-401")
         if call.auth.psu_context is not None or app.bank.sca_at_creation or by_401:
             authorisation = sca_flow.start(app, call, SubjectKind.PAYMENT, payment.id)
             links.update(
@@ -347,7 +347,7 @@ def cancel_payment(call: Call) -> Response:
                 else f"a payment in status {payment.status} can no longer be cancelled"
             )
             raise ApiError(400, "CANCELLATION_INVALID", reason, tpp_code="BAD_REQUEST")
-        if payment.basket_id is not None and app.demanding("basket-payment-not-cancellable"):
+        if payment.basket_id is not None and app.reads("basket-payment-not-cancellable"):
             raise ApiError(
                 400,
                 "RESOURCE_BLOCKED",
@@ -371,7 +371,7 @@ def cancel_payment(call: Call) -> Response:
                 },
             )
         move(app.store, payment, Status.CANC, app.clock.now())
-    if app.permissive("unshown-success-statuses"):  # spec 4.1 names PC only
+    if app.reads("unshown-success-statuses"):  # spec 4.1 names PC only
         return Response.json(200, {"transactionStatus": Status.CANC})
     return Response.empty(204)
 
@@ -423,9 +423,7 @@ def authorise_payment(call: Call) -> Response:
                 "can be authorised",
                 tpp_code="BAD_REQUEST",
             )
-        if app.demanding("sca-started-at-creation") and app.store.children(
-            AUTHORISATIONS, payment.id
-        ):
+        if app.reads("sca-started-at-creation") and app.store.children(AUTHORISATIONS, payment.id):
             raise ApiError(
                 409,
                 "RESOURCE_BLOCKED",

@@ -90,7 +90,7 @@ def change_balances(call: Call) -> Response:
         kept = [item for item in account.balances if item.balance_type not in changes]
         updated = replace(account, balances=(*kept, *changes.values()))
         store.put(data.ACCOUNTS, updated)
-    if call.app.permissive("unshown-success-statuses"):  # "response body: not shown"
+    if call.app.reads("unshown-success-statuses"):  # "response body: not shown"
         return Response.json(200, [item.to_json() for item in changes.values()])
     return Response.json(200, views.account(updated))
 

@@ -41,7 +41,7 @@ def create_agreement(call: Call) -> Response:
                 "owner must be a CORPORATE customer (the corporation owning the agreement)",
                 path="owner",
             )
-        by_number = call.app.bank.owner_by_number or call.app.demanding("owner-as-customer-number")
+        by_number = call.app.bank.owner_by_number or call.app.reads("owner-as-customer-number")
         if by_number and owner_reference != owner.customer_number:
             raise ApiError(
                 400,
@@ -50,7 +50,7 @@ def create_agreement(call: Call) -> Response:
                 path="owner",
             )
         owner_id = owner.id
-        if call.app.demanding("owner-as-customer-number"):
+        if call.app.reads("owner-as-customer-number"):
             owner_number = owner.customer_number
     with store.atomic():
         agreement = data.Agreement(
@@ -94,7 +94,7 @@ def add_engagement(call: Call) -> Response:
                 f"no sandbox account has the iban {body['account']['iban']!r}",
                 path="account/iban",
             )
-        if call.app.demanding("one-engagement-per-account") and any(
+        if call.app.reads("one-engagement-per-account") and any(
             item.customer_id == psu.id and item.account_id == account.id
             for item in store.children(data.ENGAGEMENTS, agreement.id)
         ):
@@ -127,7 +127,7 @@ def add_engagement(call: Call) -> Response:
         )
         store.add(data.ENGAGEMENTS, engagement)
     # Spec 4.3 E6 shows the body, not the status: 201, or 200 read permissively.
-    status = 200 if call.app.permissive("unshown-success-statuses") else 201
+    status = 200 if call.app.reads("unshown-success-statuses") else 201
     return Response.json(status, views.engagement(engagement, account))
 
 

@@ -44,7 +44,7 @@ def create_card_account(call: Call) -> Response:
     body = call.body
     # the body's own demand before its owner is looked up: a body short of a field is refused
     # for that, whoever it names (conformance discover reads the field from the refusal)
-    if "status" not in body and call.app.demanding("card-account-status-required"):
+    if "status" not in body and call.app.reads("card-account-status-required"):
         raise ApiError(
             400, "FORMAT_ERROR", "status is required (enabled or disabled)", path="status"
         )
@@ -92,7 +92,7 @@ def create_card_transactions(call: Call) -> Response:
             item.card_transaction_id for item in store.children(data.CARD_TRANSACTIONS, card.id)
         }
         for index, item in enumerate(call.body):
-            if call.app.demanding("max35-identifiers") and len(item["cardTransactionId"]) > 35:
+            if call.app.reads("max35-identifiers") and len(item["cardTransactionId"]) > 35:
                 raise ApiError(
                     400,
                     "FORMAT_ERROR",
@@ -122,7 +122,7 @@ def create_card_transactions(call: Call) -> Response:
             for item in call.body
         ]
     # Spec 4.3 E5 shows the body, not the status: 201, or 200 read permissively.
-    status = 200 if call.app.permissive("unshown-success-statuses") else 201
+    status = 200 if call.app.reads("unshown-success-statuses") else 201
     return Response.json(status, views.card_transactions(card, created, fixes=_accept_fix(call)))
 
 

@@ -84,7 +84,7 @@ def seed(app: ServerState) -> None:
                     authorised_at=now,
                     account_ids=tuple(account.id for account in accounts),
                     tpp_id=existing.tpp_certificate
-                    if app.permissive("ownership-per-certificate")
+                    if app.reads("ownership-per-certificate")
                     else existing.tpp_id,
                 ),
             )

@@ -152,7 +152,7 @@ def started(app: ServerState, authorisation: Authorisation) -> Response:
     (spec 5 item 6's form, which E2's row shows and E2 "works like" the payment's flow)."""
     if authorisation.customer_id is None:
         raise unknown_psu_error(authorisation)
-    if app.permissive("sca-by-401"):  # spec 4.3 E2 "works like" the payment's: 401 allowed
+    if app.reads("sca-by-401"):  # spec 4.3 E2 "works like" the payment's: 401 allowed
         raise sca_required_error(authorisation)
     document = sca_status_document(
         authorisation, decoupled=app.bank.sca_decoupled, oauth=app.bank.sca_oauth

@@ -1,8 +1,7 @@
-"""The demanding reading (``--demanding``, ``model/demands.py``): each place the server refuses
-more, requires more or answers in another form where the spec is silent, through signed HTTP
-against a server started with every demand on, and the same request against the bundled
-(faithful) server where the contrast is the point.
-"""
+"""The demanding reading (``--demanding``, the strict rows of ``model/readings.py``): each place the
+server refuses more, requires more or answers in another form where the spec is silent, through
+signed HTTP against a server started with every demand on, and the same request against the bundled
+(faithful) server where the contrast is the point."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ import pytest
 from conformance.contract import Contract
 from conformance.profile import DEMANDING_PROFILE, load_profile
 from reference_server.app import Application
-from reference_server.model.demands import DEMANDS
+from reference_server.model.readings import READINGS, STRICT
 from reference_server.transport.http import RunningServer, start
 from server import bodies
 from server import payment_support as support
@@ -81,34 +80,17 @@ def _corporate_agreement(
 # -- the table ----------------------------------------------------------------------------------
 
 
-def test_demanding_switches_on_every_demand_and_an_unknown_name_raises() -> None:
-    app = Application(demanding=True, modules=())
-    assert app.demands == frozenset(DEMANDS)
-    assert all(app.demanding(name) for name in DEMANDS)
-    assert not Application(modules=()).demanding("one-balance-per-type")
-    with pytest.raises(ValueError, match="no demanding reading"):
-        app.demanding("one-balance-per-kind")
-    with pytest.raises(ValueError, match="unknown demanding reading"):
-        Application(demanding=["nope"], modules=())
-
-
-def test_every_demand_is_consulted_by_the_server_and_listed_in_assumptions() -> None:
-    sources = "".join(p.read_text("utf-8") for p in (ROOT / "reference_server").rglob("*.py"))
-    used = set(re.findall(r'demanding\(\s*"([a-z0-9]+(?:-[a-z0-9]+)+)"', sources))
-    assert used == set(DEMANDS)
-    assumptions = (ROOT / "reference_server" / "assumptions.md").read_text("utf-8")
-    section = assumptions.split("## The demanding reading", 1)[1].split("\n## ", 1)[0]
-    for name in DEMANDS:
-        assert f"`{name}`" in section, name
-
-
 def test_the_demanding_profile_says_what_the_demands_need_told() -> None:
-    """Each demand with a profile key is what the demanding profile declares."""
+    """Each strict reading with a profile key is what the demanding profile declares."""
     profile = load_profile(DEMANDING_PROFILE)
     assert profile.sca.start == "creation"  # sca-started-at-creation
     assert profile.setup_templates["SCA"]["status"] == "enabled"  # card-account-status-required
     assert profile.agreement_owner == "customerNumber"  # owner-as-customer-number
-    keyed = {name for name, demand in DEMANDS.items() if demand.profile_key}
+    keyed = {
+        name
+        for name, reading in READINGS.items()
+        if reading.direction == STRICT and reading.profile_key
+    }
     assert keyed == {
         "sca-started-at-creation",
         "card-account-status-required",

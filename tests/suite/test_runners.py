@@ -14,6 +14,7 @@ import pytest
 from conformance.bankside.request import OperationRequest, Psu, apply_mutation
 from conformance.checks import ConformanceFailure, NotApplicable
 from conformance.contract import Contract
+from conformance.contract.requirements import answer_due
 from conformance.exchange import Exchange
 from conformance.operations.minimal import minimal_body
 from conformance.runners import RUNNERS, run_scenario
@@ -25,7 +26,7 @@ from conformance.runners.flow import FLOWS
 from conformance.runners.robustness import CASES as ROBUSTNESS_CASES
 from conformance.runners.rule import RULE_CHECKS
 from conformance.runners.version import EFFECTS
-from conformance.scenario import KINDS, Expectation, Mutation, Scenario, scenario_seed
+from conformance.scenario import KINDS, Mutation, Scenario, scenario_seed
 from conformance.signing import default_ca, generate_ca
 
 ONE_OF_EACH_KIND = (
@@ -167,7 +168,7 @@ def test_logical_duplicates_are_checked_for_a_future_rule_row(
         level="should",
         kind="rule",
         title="E16: the same payment again without allowLogicalDuplicate is refused",
-        expect=Expectation((400, 409), None, "response"),
+        expect=answer_due((400, 409), None, "response"),
         variant="ndct-unstructured",
         params=(("check", "check_logical_duplicate_refused"),),
     )

@@ -67,7 +67,7 @@ def test_the_same_request_again_is_a_replay_at_should(contract: Contract) -> Non
     assert replays(state, exchange("POST", operation.path), operation) == []
     again = state.request_violations(exchange("POST", operation.path), operation, None)
     assert [violation.finding.rule for violation in again] == [REPLAY_RULE]
-    finding, refusal = again[0].finding, again[0].refusal
+    finding, refusal = again[0].finding, again[0].due
     assert (finding.side, finding.level, finding.place) == (TPP, "should", "Signature")
     assert finding.reading.startswith("spec 5 signs each request") and not finding.quotes
     assert refusal.statuses[0] == 401  # the reference server's own answer first

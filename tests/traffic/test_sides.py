@@ -21,7 +21,7 @@ from conformance.traffic.model import (
     TPP,
     GradedViolation,
     JudgedExchange,
-    Refusal,
+    chosen_refusal,
 )
 from conformance.traffic.reports import side_verdict, summary, terminal_lines, traffic_cause
 from conformance.traffic.state import (
@@ -124,7 +124,7 @@ def test_an_unknown_http_status_is_neither_an_acceptance_nor_a_server_error(
     broken = Finding(
         "must", "a Digest of another body", "spec 5", side=TPP, rule="TPP-digest-mismatch"
     )
-    violation = GradedViolation(broken, Refusal("must"))
+    violation = GradedViolation(broken, chosen_refusal())
     findings = judge_answer(answer(999, {}), contract.operations["E16"], contract, [violation])
     rules = [finding.rule for finding in findings]
     assert "BANK-unknown-status" in rules and "BANK-server-error" not in rules

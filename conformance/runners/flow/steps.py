@@ -25,11 +25,11 @@ from conformance.checks import (
     error_codes,
     json_document,
 )
+from conformance.contract.requirements import BODY_SCHEMA_RESPONSE, AnswerDue, answer_due
 from conformance.operations.payments import payment_request
 from conformance.runners.judging import judge_expectation, success_of
 from conformance.runners.promises import judge_step
 from conformance.runners.response_headers import judge_response_headers
-from conformance.scenario import BODY_SCHEMA_RESPONSE, Expectation
 
 if TYPE_CHECKING:
     from conformance.bankside.request import Psu
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 Flow = Callable[["Scenario", "RunContext", int], None]
 
 
-def documented_success(ctx: RunContext, op_id: str) -> Expectation:
+def documented_success(ctx: RunContext, op_id: str) -> AnswerDue:
     return success_of(ctx.contract.operations[op_id])
 
 
@@ -123,7 +123,7 @@ def start_authorisation(
         op,
         lambda: judge_expectation(
             exchange,
-            Expectation((201, 401), None, BODY_SCHEMA_RESPONSE),
+            answer_due((201, 401), None, BODY_SCHEMA_RESPONSE),
             op,
             ctx.contract,
             spec=scenario.spec,
