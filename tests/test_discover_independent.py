@@ -7,33 +7,20 @@ repository)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import tomllib
 from pathlib import Path
-from types import ModuleType
 
+import independent_support
 import pytest
 
 from conformance.cli import main
 from conformance.discover.toml_text import toml_key, toml_value
 from conformance.profile import load_profile
 
-ROOT = Path(__file__).resolve().parent.parent
-BANK = ROOT.parent / "shared" / "banks" / "independent-1"
+ROOT = independent_support.ROOT
+BANK = independent_support.BANK
 
 pytestmark = pytest.mark.slow
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "independent_bank", ROOT / "scripts" / "independent_bank.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def _base_profile(port: int, out: Path) -> Path:
@@ -49,7 +36,7 @@ def _base_profile(port: int, out: Path) -> Path:
 
 def test_the_draft_of_independent_1_decides_as_its_hand_written_profile(tmp_path: Path) -> None:
     assert (BANK / "server.py").is_file(), f"{BANK} is not there: ../shared is beside the repo"
-    script = _script()
+    script = independent_support.script()
     python = script._bank_python((ROOT / ".venv-banks" / BANK.name).resolve())
     ids = tmp_path / "identity"
     script._identities(ids)

@@ -4,31 +4,15 @@ beside the bank's own words."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import independent_support
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-BANKS = ROOT.parent / "shared" / "banks"
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "independent_bank", ROOT / "scripts" / "independent_bank.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-script = _script()
+script = independent_support.script()
+BANKS = independent_support.BANK.parent
 EXPECTED = script.EXPECTATIONS["independent-1"]
 
 

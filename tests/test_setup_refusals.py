@@ -4,25 +4,16 @@ profile key or ``discover`` step, with no id from the answer (one cause per refu
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from test_checks import exchange
 
 from conformance.bankside.setup_data.refusals import refusal_summary, refused_title
 from conformance.exchange import Exchange
 
 
 def _answer(status: int, body: Any) -> Exchange:
-    return Exchange(
-        method="GET",
-        url="http://bank.test/v1/accounts",
-        request_headers=(),
-        request_body=b"",
-        signing_string=None,
-        status=status,
-        response_headers=(("Content-Type", "application/json"),),
-        response_body=json.dumps(body).encode(),
-        elapsed=0.01,
-    )
+    return exchange(status, body, method="GET", path="/v1/accounts")
 
 
 def test_a_missing_header_names_the_headers_and_the_profile_key() -> None:

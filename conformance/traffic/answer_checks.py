@@ -45,7 +45,7 @@ from conformance.contract.requirements import (
     grade_operation,
 )
 from conformance.report.verdicts import Finding
-from conformance.traffic.grading import grade_failure
+from conformance.traffic.grading import grade_failure, graded_finding
 from conformance.traffic.model import BANK, GradedViolation
 
 if TYPE_CHECKING:
@@ -59,16 +59,7 @@ THROTTLED = frozenset({429, 503})
 
 
 def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -> Finding:
-    return Finding(
-        grade_.level,
-        title,
-        spec,
-        reading=grade_.reading,
-        quotes=grade_.quotes,
-        side=BANK,
-        rule=rule,
-        place=place,
-    )
+    return graded_finding(BANK, grade_, rule, title, spec, place)
 
 
 def throttled(exchange: Exchange) -> bool:

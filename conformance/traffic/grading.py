@@ -15,11 +15,28 @@ from typing import TYPE_CHECKING
 
 from conformance.checks import ReadingFailure
 from conformance.contract.requirements import Grade, grade
+from conformance.report.verdicts import Finding
 
 if TYPE_CHECKING:
     from conformance.checks import ConformanceFailure
 
-__all__ = ["grade_failure"]
+__all__ = ["grade_failure", "graded_finding"]
+
+
+def graded_finding(
+    side: str, grade_: Grade, rule: str, title: str, spec: str, place: str = ""
+) -> Finding:
+    """A traffic finding of ``side`` (the TPP's request or the bank's answer) with its grade."""
+    return Finding(
+        grade_.level,
+        title,
+        spec,
+        reading=grade_.reading,
+        quotes=grade_.quotes,
+        side=side,
+        rule=rule,
+        place=place,
+    )
 
 
 def grade_failure(failure: ConformanceFailure) -> Grade:

@@ -50,6 +50,7 @@ from conformance.contract.requirements import (
 )
 from conformance.report.verdicts import Finding
 from conformance.signing import Verification, read_psd2_roles
+from conformance.traffic.grading import graded_finding
 from conformance.traffic.model import TPP, GradedViolation, chosen_refusal
 
 if TYPE_CHECKING:
@@ -80,16 +81,7 @@ class Routed:
 
 
 def _finding(grade_: Grade, rule: str, title: str, spec: str, place: str = "") -> Finding:
-    return Finding(
-        grade_.level,
-        title,
-        spec,
-        reading=grade_.reading,
-        quotes=grade_.quotes,
-        side=TPP,
-        rule=rule,
-        place=place,
-    )
+    return graded_finding(TPP, grade_, rule, title, spec, place)
 
 
 def split_target(exchange: Exchange) -> tuple[str, str]:

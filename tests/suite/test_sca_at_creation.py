@@ -4,11 +4,11 @@ decoupled approach), instead of only blocking every scenario whose set-up needs 
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from test_checks import exchange
 
 from conformance.checks import ConformanceFailure
 from conformance.exchange import Exchange
@@ -18,18 +18,7 @@ from conformance.runners.positive import check_sca_link_at_creation
 
 
 def _created(status: int, links: dict[str, Any]) -> Exchange:
-    body = {"paymentId": "p-1", "transactionStatus": "RCVD", "_links": links}
-    return Exchange(
-        method="POST",
-        url="http://bank.test/v1/payments/norwegian-domestic-credit-transfers",
-        request_headers=(("X-Request-ID", "r-1"),),
-        request_body=b"{}",
-        signing_string=None,
-        status=status,
-        response_headers=(("Content-Type", "application/json"),),
-        response_body=json.dumps(body).encode(),
-        elapsed=0.01,
-    )
+    return exchange(status, {"paymentId": "p-1", "transactionStatus": "RCVD", "_links": links})
 
 
 def _ctx(**sca: Any) -> Any:
