@@ -7,12 +7,10 @@ the README's exit-code table with ``conformance.errors.EXIT_CODES``; and that ta
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from script_support import load_script
 
 from conformance.cli import main
 from conformance.errors import EXIT_CODES, INTERRUPTED_EXIT, ConformanceError, TargetError
@@ -23,18 +21,7 @@ from conformance.report.verdicts import NOT_JUDGED_EXIT
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "reference_docs", ROOT / "scripts" / "reference_docs.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("reference_docs", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = _generator()
+GENERATOR = load_script("reference_docs")
 
 
 @pytest.mark.parametrize("path", sorted(GENERATOR.generated(), key=str), ids=lambda p: p.name)

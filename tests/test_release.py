@@ -6,7 +6,6 @@ An installation is laid out here as a wheel installs it (the manifest's paths un
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -14,9 +13,9 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from script_support import load_script
 
 from conformance import __version__
 from conformance.report.release import MANIFEST_FILE, release_reasons
@@ -24,18 +23,7 @@ from conformance.report.release import MANIFEST_FILE, release_reasons
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "release_manifest", ROOT / "scripts" / "release_manifest.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("release_manifest", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-release_manifest = _script()
+release_manifest = load_script("release_manifest")
 
 
 def test_the_version_and_the_licence() -> None:
