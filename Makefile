@@ -14,7 +14,7 @@ COVERAGE_FLOOR := 75
 COVERAGE_ON := --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR)
 COVERAGE ?=
 
-.PHONY: run test coverage test-not-slow test-slow independent selfcheck selfcheck-full selfcheck-examples lint bench openapi docs release-manifest release-check clean
+.PHONY: run test coverage test-not-slow test-slow independent selfcheck selfcheck-full selfcheck-demanding selfcheck-examples lint bench openapi docs release-manifest release-check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ selfcheck: $(STAMP)
 
 selfcheck-full: $(STAMP)
 	$(BIN)/conformance selfcheck --full --reports reports/selfcheck
+
+# The self-check under the strictest bank: every server plays the demanding reading.
+selfcheck-demanding: $(STAMP)
+	$(BIN)/conformance selfcheck --demanding --reports reports/selfcheck-demanding
 
 # The self-check under every example profile (the reference server playing each bank); the
 # examples' environment secrets get demonstration values.

@@ -445,6 +445,8 @@ def test_each_run_is_conformance_run_with_the_fault_at_its_strictness(tmp_path: 
     assert "--fault" not in faithful and "--strict" in faithful
     assert FAULTS["replay-accepted"].level == "should"
     assert "--strict" in command.run_command("replay-accepted", tmp_path, "0", [])
+    strictest = command.run_command(None, tmp_path, "0", [], "bank.toml", demanding=True)
+    assert "--demanding" in strictest and strictest[strictest.index("--play") + 1] == "bank.toml"
 
 
 def test_every_fault_is_graded_and_the_should_ones_are_the_readings() -> None:

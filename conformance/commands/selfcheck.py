@@ -29,7 +29,7 @@ from conformance.commands.usage import (
 from conformance.contract import load_contract
 from conformance.errors import ConformanceError
 from conformance.generate import generate_scenarios
-from conformance.profile import load_profile
+from conformance.profile import DEMANDING_PROFILE, load_profile
 from conformance.report import writable_reports
 from conformance.report.verdicts import NOT_JUDGED_EXIT
 from conformance.selfcheck import (
@@ -85,6 +85,14 @@ def register(subparsers: Subparsers) -> None:
         parser,
         "every server plays the bank this profile describes and every run uses it; a "
         "fault's scenarios the profile leaves unjudged (not applicable, waived) are excused",
+    )
+    parser.add_argument(
+        "--demanding",
+        action="store_true",
+        help="every server plays the demanding reading (the strictest bank the spec allows: "
+        "python -m reference_server --demanding) and every run uses its profile "
+        "(profiles/reference-server-demanding.toml); as with --play, a fault's scenarios "
+        "that profile leaves unjudged are excused",
     )
     parser.add_argument(
         "--skip-faithful",
@@ -153,14 +161,18 @@ def run_command(
     numprocesses: str,
     pytest_args: Sequence[str],
     play: str | None = None,
+    *,
+    demanding: bool = False,
 ) -> list[str]:
     """The ``conformance run`` command line of one self-check run (``--strict`` as
-    :func:`strict_for` says)."""
+    :func:`strict_for` says; ``demanding``: the server plays the demanding reading)."""
     command = [sys.executable, "-m", "conformance", "run"]
     if strict_for(fault):
         command.append("--strict")
     command += ["--reports", str(reports)]
     command += ["-n", str(numprocesses)]
+    if demanding:
+        command.append("--demanding")
     if play is not None:
         command += ["--play", play]
     if fault is not None:
@@ -184,6 +196,8 @@ def run_one(
     pytest_args: Sequence[str],
     play: str | None = None,
     trace: Path | None = None,
+    *,
+    demanding: bool = False,
 ) -> Outcome:
     """Run the suite on the server with ``fault`` (None: faithful) and compare; with ``trace``,
     the run records its switch trace there (``bankside/trace.py``)."""
@@ -201,7 +215,7 @@ def run_one(
     started = time.monotonic()
     with log.open("w", encoding="utf-8") as output:
         code = subprocess.call(
-            run_command(fault, reports, numprocesses, pytest_args, play),
+            run_command(fault, reports, numprocesses, pytest_args, play, demanding=demanding),
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
@@ -297,13 +311,22 @@ def selfcheck(args: argparse.Namespace) -> int:
     outcomes: list[Outcome] = []
     started = time.monotonic()
     play = None if args.play is None else str(Path(args.play).resolve())
+    if args.demanding and play is None:
+        play = str(DEMANDING_PROFILE)
     reach: SwitchReach | None = None
     count = len(faults) + (0 if args.skip_faithful else 1)
     if not args.skip_faithful:
         print(f"selfcheck [1/{count}] {FAITHFUL} ...", end=" ", flush=True)
         trace = None if args.full else reports / _TRACE_DIR
         outcome = run_one(
-            None, refs, reports / _FAITHFUL_DIR, args.numprocesses, extra, play, trace
+            None,
+            refs,
+            reports / _FAITHFUL_DIR,
+            args.numprocesses,
+            extra,
+            play,
+            trace,
+            demanding=args.demanding,
         )
         _progress(outcome, "")
         outcomes.append(outcome)
@@ -319,7 +342,10 @@ def selfcheck(args: argparse.Namespace) -> int:
     # the fault runs side by side (--jobs): most are a few scenarios in one process, which
     # leaves the other CPUs idle; each is printed in turn as it ends
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [(fault, chosen, pool.submit(run_one, *call)) for fault, chosen, call in runs]
+        futures = [
+            (fault, chosen, pool.submit(run_one, *call, demanding=args.demanding))
+            for fault, chosen, call in runs
+        ]
         for position, (fault, chosen, future) in enumerate(futures, start=count - len(runs) + 1):
             print(f"selfcheck [{position}/{count}] {fault} ...", end=" ", flush=True)
             outcome = future.result()
