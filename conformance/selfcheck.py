@@ -238,6 +238,13 @@ class SwitchReach:
             return None
         return expected_failures(fault, refs) | self.reached.get(fault.name, frozenset())
 
+    def unreached(self, fault: BreaksScenarios, refs: Iterable[ScenarioRef]) -> frozenset[str]:
+        """The scenarios ``fault`` names whose requests never asked its switch (none when its
+        switch was asked outside a scenario): the fault cannot change their answers."""
+        if fault.name in self.everywhere:
+            return frozenset()
+        return expected_failures(fault, refs) - self.reached.get(fault.name, frozenset())
+
 
 def _json_lines(path: Path) -> Iterable[dict[str, object]]:
     try:
@@ -367,6 +374,7 @@ def compare(
     excuse_not_judged: bool = False,
     strict: bool = False,
     first_access: bool = False,
+    unreached: frozenset[str] = frozenset(),
 ) -> Outcome:
     """Compare a run with what ``fault`` (None: the faithful server) says must fail.
 
@@ -377,7 +385,10 @@ def compare(
     should fault (``strict``: its run was ``--strict``) with its should findings. With
     ``excuse_not_judged`` (a run under a bank's profile, ``--play``) an expected scenario the
     profile leaves unjudged (not applicable, waived) is excused, not missing; ``first_access``:
-    that profile's consent is given at the first account access (:func:`expected_failures`).
+    that profile's consent is given at the first account access (:func:`expected_failures`);
+    ``unreached``: the scenarios whose requests never asked the fault's switch in the faithful
+    run under that profile (:meth:`SwitchReach.unreached`), which the fault cannot change there
+    (a flow that takes the creation's SCA link never starts PA): excused with it.
     """
     ran = [
         refs.get(scenario_id) or ScenarioRef(scenario_id, verdict.rule, verdict.operation)
@@ -386,7 +397,11 @@ def compare(
     named = expected_failures(fault, ran, first_access=first_access)
     expected = named
     if excuse_not_judged:
-        expected = frozenset(i for i in named if run[i].verdict not in (NOT_APPLICABLE, WAIVED))
+        expected = frozenset(
+            i
+            for i in named
+            if run[i].verdict not in (NOT_APPLICABLE, WAIVED) and i not in unreached
+        )
     failed = frozenset(i for i, verdict in run.items() if verdict.verdict in FAILED_VERDICTS)
     errors = tuple(sorted(i for i, verdict in run.items() if verdict.verdict == ERROR))
     unclear = tuple(

@@ -11,6 +11,7 @@ import random
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
@@ -23,6 +24,7 @@ from conformance.selfcheck import (
     NOT_EXERCISED,
     RunVerdict,
     ScenarioRef,
+    SwitchReach,
     compare,
     expected_failures,
     message_gaps,
@@ -271,6 +273,26 @@ def test_under_a_banks_profile_an_unjudged_scenario_is_excused() -> None:
     assert unjudged.ok and unjudged.excused == 2
     assert "not judged here" in render_table([unjudged])
     assert not compare("kid", KID, REFS, none, exit_code=0).ok  # bundled: still missing
+
+
+def test_under_a_banks_profile_a_scenario_that_never_reached_the_switch_is_excused() -> None:
+    """``--play``/``--demanding``: a named scenario whose requests never asked the fault's
+    switch in the faithful run under that bank (a flow that takes the creation's SCA link never
+    starts PA) cannot fail with it: excused, not missing; on the bundled server still missing."""
+    reach = SwitchReach(
+        reached=MappingProxyType({"kid": frozenset({"E16-ERR-2-kid-invalid-rejected"})}),
+        everywhere=frozenset(),
+    )
+    unreached = reach.unreached(KID, REFS.values())
+    assert unreached == {"E16-ERR-2-kid-missing-rejected"}
+    run = failed("E16-ERR-2-kid-invalid-rejected")
+    played = compare(
+        "kid", KID, REFS, run, exit_code=1, excuse_not_judged=True, unreached=unreached
+    )
+    assert played.ok and played.excused == 1
+    assert not compare("kid", KID, REFS, run, exit_code=1, unreached=unreached).ok
+    everywhere = SwitchReach(reached=MappingProxyType({}), everywhere=frozenset({"kid"}))
+    assert everywhere.unreached(KID, REFS.values()) == frozenset()
 
 
 def test_a_failure_the_fault_does_not_name_is_unexpected() -> None:

@@ -198,9 +198,11 @@ def run_one(
     trace: Path | None = None,
     *,
     demanding: bool = False,
+    unreached: frozenset[str] = frozenset(),
 ) -> Outcome:
     """Run the suite on the server with ``fault`` (None: faithful) and compare; with ``trace``,
-    the run records its switch trace there (``bankside/trace.py``)."""
+    the run records its switch trace there (``bankside/trace.py``); ``unreached``: the
+    scenarios the fault names that never asked its switch under the played profile."""
     name = FAITHFUL if fault is None else fault
     if reports.exists():
         shutil.rmtree(reports)
@@ -240,6 +242,7 @@ def run_one(
         excuse_not_judged=play is not None,
         strict=strict_for(fault),
         first_access=play is not None and load_profile(Path(play)).consent.at_first_access,
+        unreached=unreached,
     )
 
 
@@ -343,7 +346,18 @@ def selfcheck(args: argparse.Namespace) -> int:
     # leaves the other CPUs idle; each is printed in turn as it ends
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = [
-            (fault, chosen, pool.submit(run_one, *call, demanding=args.demanding))
+            (
+                fault,
+                chosen,
+                pool.submit(
+                    run_one,
+                    *call,
+                    demanding=args.demanding,
+                    unreached=frozenset()
+                    if reach is None or play is None
+                    else reach.unreached(FAULTS[fault], refs.values()),
+                ),
+            )
             for fault, chosen, call in runs
         ]
         for position, (fault, chosen, future) in enumerate(futures, start=count - len(runs) + 1):

@@ -72,18 +72,19 @@ def unstated_step(
     scenario: Scenario, ctx: RunContext, request: OperationRequest, *, what: str
 ) -> Exchange:
     """A step the flow needs that interface.md does not state (deleting a payment that is in a
-    signing basket, ``what`` names it): a conformant bank may refuse it. Refused with a 4xx in
-    spec 7's error form (a ``code`` or ``tppMessages``), the flow cannot go on and ends not
-    applicable, the answer its reason: no sentence asks the bank to allow the step, so it is
-    never a must failure. Any other answer is judged as :func:`send_step` judges it."""
+    signing basket, ``what`` names it): a conformant bank may refuse it. Refused with a 4xx, the
+    flow cannot go on and ends not applicable, the answer (its spec 7 code, when it has one) its
+    reason: no sentence asks the bank to allow the step, nor shows the form of its refusal (the
+    operation's error answers are "not shown"), so it is never a failure. Any other answer is
+    judged as :func:`send_step` judges it."""
     exchange = request.send(ctx)
     if 400 <= exchange.status < 500:
         codes = error_codes(json_document(exchange))
-        if codes:
-            raise NotApplicable(
-                f"the flow needs {what}, a step interface.md does not state, and the target "
-                f"refused it: HTTP {exchange.status} {codes[0]}{_message_of(exchange)}"
-            )
+        answer = f"HTTP {exchange.status} {codes[0]}" if codes else f"HTTP {exchange.status}"
+        raise NotApplicable(
+            f"the flow needs {what}, a step interface.md does not state, and the target "
+            f"refused it: {answer}{_message_of(exchange)}"
+        )
     _judge_success_step(scenario, ctx, request.operation, exchange)
     return exchange
 
