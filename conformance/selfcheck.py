@@ -72,6 +72,7 @@ class BreaksScenarios(Protocol):
         field: str | None = None,
         *,
         first_access: bool = False,
+        sca_at_creation: bool = False,
     ) -> bool: ...
 
 
@@ -112,17 +113,28 @@ class RunVerdict:
 
 
 def expected_failures(
-    fault: BreaksScenarios | None, refs: Iterable[ScenarioRef], *, first_access: bool = False
+    fault: BreaksScenarios | None,
+    refs: Iterable[ScenarioRef],
+    *,
+    first_access: bool = False,
+    sca_at_creation: bool = False,
 ) -> frozenset[str]:
     """The ids among ``refs`` that must fail with ``fault`` on (none on the faithful server);
     ``first_access``: the played bank binds the consent to the TPP session (``[consent] model =
-    "first-access"``)."""
+    "first-access"``); ``sca_at_creation``: it starts every payment's SCA at its creation."""
     if fault is None:
         return frozenset()
     return frozenset(
         ref.id
         for ref in refs
-        if fault.breaks(ref.id, ref.rule, ref.operation, ref.field, first_access=first_access)
+        if fault.breaks(
+            ref.id,
+            ref.rule,
+            ref.operation,
+            ref.field,
+            first_access=first_access,
+            sca_at_creation=sca_at_creation,
+        )
     )
 
 
@@ -374,6 +386,7 @@ def compare(
     excuse_not_judged: bool = False,
     strict: bool = False,
     first_access: bool = False,
+    sca_at_creation: bool = False,
     unreached: frozenset[str] = frozenset(),
 ) -> Outcome:
     """Compare a run with what ``fault`` (None: the faithful server) says must fail.
@@ -385,7 +398,8 @@ def compare(
     should fault (``strict``: its run was ``--strict``) with its should findings. With
     ``excuse_not_judged`` (a run under a bank's profile, ``--play``) an expected scenario the
     profile leaves unjudged (not applicable, waived) is excused, not missing; ``first_access``:
-    that profile's consent is given at the first account access (:func:`expected_failures`);
+    that profile's consent is given at the first account access, ``sca_at_creation``: it starts
+    every payment's SCA at its creation (:func:`expected_failures`);
     ``unreached``: the scenarios whose requests never asked the fault's switch in the faithful
     run under that profile (:meth:`SwitchReach.unreached`), which the fault cannot change there
     (a flow that takes the creation's SCA link never starts PA): excused with it.
@@ -394,7 +408,9 @@ def compare(
         refs.get(scenario_id) or ScenarioRef(scenario_id, verdict.rule, verdict.operation)
         for scenario_id, verdict in run.items()
     ]
-    named = expected_failures(fault, ran, first_access=first_access)
+    named = expected_failures(
+        fault, ran, first_access=first_access, sca_at_creation=sca_at_creation
+    )
     expected = named
     if excuse_not_judged:
         expected = frozenset(

@@ -164,7 +164,11 @@ def test_every_fault_names_scenarios_that_exist(
         assert any(ref.field == field for ref in refs), (name, field)
     for scenario_id in fault.scenarios:
         assert scenario_id in generated, (name, scenario_id)
-    assert expected_failures(fault, refs)
+    named = expected_failures(fault, refs)
+    assert named
+    for scenario_id in fault.seen_through_pa:  # named, and left out at a creation-start bank
+        assert scenario_id in named, (name, scenario_id)
+        assert scenario_id not in expected_failures(fault, refs, sca_at_creation=True)
 
 
 # --- failure messages ------------------------------------------------------------------------

@@ -232,6 +232,7 @@ def run_one(
         verdicts = read_run(reports)
     except ConformanceError as error:
         return Outcome.broken(name, f"{error.message} ({log})", seconds)
+    played = None if play is None else load_profile(Path(play))
     return compare(
         name,
         None if fault is None else FAULTS[fault],
@@ -241,7 +242,8 @@ def run_one(
         exit_code=code,
         excuse_not_judged=play is not None,
         strict=strict_for(fault),
-        first_access=play is not None and load_profile(Path(play)).consent.at_first_access,
+        first_access=played is not None and played.consent.at_first_access,
+        sca_at_creation=played is not None and played.sca.start == "creation",
         unreached=unreached,
     )
 

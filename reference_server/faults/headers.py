@@ -30,12 +30,27 @@ _AUTHORISING_BASKETS = (
     "BR-basket-reads-back",
 )
 
+#: The payment flows that judge a payment's authorisation started with PA: a bank that starts
+#: every payment's SCA at its creation (``[sca] start = "creation"``) gives them no PA answer.
+_PAYMENT_FLOWS_THROUGH_PA = (
+    "E16-batch-run-advances-status",
+    "E16-sca-cancelled-payment-rejected",
+    "E16-sca-completed-status-advances",
+    "E17-sca-cancelled-payment-rejected",
+    "E17-sca-completed-status-advances",
+    "E18-batch-run-advances-status",
+    "E18-sca-cancelled-payment-rejected",
+    "E18-sca-completed-status-advances",
+    "PA-failed-sca-returns-where-the-tpp-asked",
+)
+
 HEADER_FAULTS: tuple[Fault, ...] = (
     Fault(
         "request-id-not-echoed",
         "spec 4.2 (X-Request-ID; its echo on the answer is our reading: should)",
         "answers without the request's X-Request-ID",
         rules=("RH-request-id-echoed", "POS-*", "STATE-*"),
+        seen_through_pa=("PA-failed-sca-returns-where-the-tpp-asked",),
         level="should",
     ),
     Fault(
@@ -45,6 +60,7 @@ HEADER_FAULTS: tuple[Fault, ...] = (
         rules=("RH-location-on-creation", "POS-*", *_AUTHORISING_FLOWS),
         operations=_CREATIONS,
         scenarios=_AUTHORISING_BASKETS,
+        seen_through_pa=_PAYMENT_FLOWS_THROUGH_PA,
         level="should",
     ),
     Fault(
@@ -54,6 +70,7 @@ HEADER_FAULTS: tuple[Fault, ...] = (
         rules=("RH-sca-approach-named", "POS-*", *_AUTHORISING_FLOWS),
         operations=_CREATIONS,
         scenarios=_AUTHORISING_BASKETS,
+        seen_through_pa=_PAYMENT_FLOWS_THROUGH_PA,
         level="should",
     ),
 )

@@ -23,6 +23,8 @@ class Fault:
     - ``session_operations``: more operations whose scenarios of ``rules`` fail where the played
       bank binds the consent to the TPP session (``[consent] model = "first-access"``): E8 then
       finds the consent by the session, not by the PSU it names.
+    - ``seen_through_pa``: scenarios that see the fault only in PA's answer, not expected to
+      fail where the played bank starts every payment's SCA at its creation.
     - ``fields``: of the scenarios that break one field on purpose (a constraint or header
       mutation), only those at these fields (``PSU-ID``; body fields as a JSON pointer without the
       leading slash, ``instructedAmount/amount``). Rule-table scenarios change no single field and
@@ -45,6 +47,10 @@ class Fault:
     rules: tuple[str, ...] = ()
     operations: tuple[str, ...] = ()
     session_operations: tuple[str, ...] = ()
+    #: Scenarios that see the fault only in the answer of PA (a payment's authorisation
+    #: started), which a bank that starts every payment's SCA at its creation (``[sca] start =
+    #: "creation"``) never gives: not expected to fail there.
+    seen_through_pa: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()
     scenarios: tuple[str, ...] = ()
     level: str = "must"
@@ -62,10 +68,14 @@ class Fault:
         field: str | None = None,
         *,
         first_access: bool = False,
+        sca_at_creation: bool = False,
     ) -> bool:
         """Whether the scenario (its id, rule id, operation and mutated field, if any) must fail
         while this fault is on; ``first_access``: at a bank that binds the consent to the TPP
-        session (``session_operations``)."""
+        session (``session_operations``); ``sca_at_creation``: at a bank that starts every
+        payment's SCA at its creation (``seen_through_pa``)."""
+        if sca_at_creation and scenario_id in self.seen_through_pa:
+            return False
         if scenario_id in self.scenarios:
             return True
         if not any(fnmatchcase(rule, pattern) for pattern in self.rules):
