@@ -171,6 +171,18 @@ def test_every_fault_names_scenarios_that_exist(
         assert scenario_id not in expected_failures(fault, refs, sca_at_creation=True)
 
 
+def test_only_a_played_bank_excuses_what_never_reached_a_switch(
+    generated: dict[str, ScenarioRef],
+) -> None:
+    """A fault whose run needs mutual TLS (the faithful run had none, so never asked its switch)
+    is never excused for that; nor is anything on the bundled server."""
+    reach = SwitchReach(reached=MappingProxyType({}), everywhere=frozenset())
+    assert FAULTS["qwac-roles-unchecked"].run_options
+    assert command._unreached("qwac-roles-unchecked", reach, generated, "bank.toml") == set()
+    assert command._unreached("kid-error-401", reach, generated, None) == set()
+    assert command._unreached("kid-error-401", reach, generated, "bank.toml")
+
+
 # --- failure messages ------------------------------------------------------------------------
 
 

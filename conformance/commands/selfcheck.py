@@ -283,6 +283,18 @@ def fault_selection(
     return reach.selection(FAULTS[fault], refs.values())
 
 
+def _unreached(
+    fault: str, reach: SwitchReach | None, refs: dict[str, ScenarioRef], play: str | None
+) -> frozenset[str]:
+    """Under a played bank, the scenarios ``fault`` names whose requests never asked its switch
+    in the faithful run (excused: the fault cannot change their answers there); none without a
+    trace, without a played bank, or for a fault whose run needs options the faithful run did
+    not have (``--tls``: its switch is asked only over mutual TLS)."""
+    if reach is None or play is None or FAULTS[fault].run_options:
+        return frozenset()
+    return reach.unreached(FAULTS[fault], refs.values())
+
+
 def narrowed_run(
     fault: str,
     selected: frozenset[str] | None,
@@ -355,9 +367,7 @@ def selfcheck(args: argparse.Namespace) -> int:
                     run_one,
                     *call,
                     demanding=args.demanding,
-                    unreached=frozenset()
-                    if reach is None or play is None
-                    else reach.unreached(FAULTS[fault], refs.values()),
+                    unreached=_unreached(fault, reach, refs, play),
                 ),
             )
             for fault, chosen, call in runs
