@@ -199,3 +199,22 @@ def test_tsa_without_a_seal_is_a_usage_mistake(
     reports = str(tmp_path / "reports")
     assert cli.main(["run", "--reports", reports, "--tsa", "http://127.0.0.1:9/tsa"]) == 2
     assert "--tsa time-stamps a seal" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_sealed_smoke_run_is_time_stamped_and_verifies(
+    authority: Authority, tsa: str, bank: Path, tmp_path: Path
+) -> None:
+    """The whole way: ``run --smoke --seal … --tsa URL``, then ``verify --tsa-trust``."""
+    reports = tmp_path / "reports"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--smoke", "--reports", str(reports),
+         "--seal", str(bank / "tpp.pem"), "--seal-key", str(bank / "tpp.key"), "--tsa", tsa],
+        capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert f"time-stamped by {tsa}" in done.stdout
+    assert (reports / "evidence" / TIMESTAMP).is_file()
+    authority_pem = authority.write_ca(tmp_path / "tsa-ca.pem")
+    trust = ["--trust", str(bank / "ca.pem"), "--tsa-trust", str(authority_pem)]
+    assert cli.main(["verify", str(reports / "evidence"), *trust]) == 0
