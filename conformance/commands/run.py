@@ -149,7 +149,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_seal_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--seal``, ``--seal-key``, ``--seal-previous``: the sealed record of the run."""
+    """``--seal``, ``--seal-key``, ``--seal-previous``, ``--tsa``: the sealed record of the run."""
     parser.add_argument(
         "--seal",
         metavar="CERT",
@@ -164,6 +164,13 @@ def add_seal_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="the bank's previous sealed record, whose digest the new one names (default: the "
         "record already in <reports>/evidence/, which is moved to evidence-<digest>/)",
+    )
+    parser.add_argument(
+        "--tsa",
+        metavar="URL",
+        help="a time-stamping authority (RFC 3161, HTTP POST): its token over the seal is kept "
+        "as evidence/timestamp.tsr, and conformance verify --tsa-trust validates the seal's "
+        "chain at the token's time instead of the time of verification; needs --seal",
     )
 
 
@@ -583,10 +590,13 @@ class _Sealing:
     key: SealKey
     previous: Path | None
     started: datetime
+    tsa: str | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace, reports: Path) -> _Sealing | None:
         if args.seal is None and args.seal_key is None:
+            if args.tsa is not None:
+                raise ConformanceError("--tsa time-stamps a seal: it needs --seal and --seal-key")
             return None
         if args.seal is None or args.seal_key is None:
             raise ConformanceError("--seal and --seal-key go together")
@@ -597,7 +607,7 @@ class _Sealing:
         key = load_seal_key(Path(args.seal), Path(args.seal_key))
         clear_recording(reports)
         named = None if args.seal_previous is None else Path(args.seal_previous)
-        return cls(key, named, datetime.now(UTC))
+        return cls(key, named, datetime.now(UTC), args.tsa)
 
     def finish(self, reports: Path, profile: str | None) -> None:
         """Seal the run's record and say where it is."""
@@ -609,10 +619,13 @@ class _Sealing:
             profile=None if profile is None else Path(profile),
             previous=self.previous,
             started=self.started,
+            tsa=self.tsa,
         )
         if record.moved is not None:
             print(f"conformance: the previous sealed record is kept in {record.moved}", flush=True)
         follows = f"follows {record.previous}" if record.previous else "the first of its series"
+        if self.tsa is not None:
+            follows += f"; time-stamped by {self.tsa}"
         print(
             f"conformance: sealed record {record.digest} in {reports / 'evidence'}/ ({follows}); "
             f"check it with `conformance verify {reports / 'evidence'} --trust CA.pem` (the CA "

@@ -29,7 +29,9 @@ def register(subparsers: Subparsers) -> None:
         "every kept exchange recomputed and compared with the sealed one; then it restates the "
         "sealed verdict line, the record's own eligibility and its scope. The chain is validated "
         "at the time of verification (RFC 5280: CAs above the seal's certificate, key usage, "
-        "validity now, not at the sealer's sealed_at). With --policy, the record's eligibility "
+        "validity now, not at the sealer's sealed_at), or at the time of the record's RFC 3161 "
+        "time-stamp token (run --tsa) when --tsa-trust names its authority's CA. With --policy, "
+        "the record's eligibility "
         "is recomputed from what it sealed and the certifier's policy. Exit 0 when all holds and "
         "the chain leads to a --trust CA (VERIFIED), 1 with a line per difference or per reason "
         "the policy refuses it, 3 when nothing differs but who sealed the record could not be "
@@ -55,6 +57,17 @@ def register(subparsers: Subparsers) -> None:
         help="a certificate revocation list (PEM or DER, repeatable), signed by a CA of the "
         "chain or --trust: a seal certificate it names is a difference; without it revocation "
         "is not checked, and the report says so",
+    )
+    parser.add_argument(
+        "--tsa-trust",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="TSA-CA.pem",
+        help="a CA of the time-stamping authorities you trust (repeatable): the record's "
+        "timestamp.tsr must verify over its seal and lead to one, and the seal's chain is then "
+        "validated at the token's time; a record without a token is a difference. Without it a "
+        "token is checked within itself only and its time is not used",
     )
     parser.add_argument(
         "--profile",
@@ -97,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
             profile=args.profile,
             previous=args.previous,
             crls=_load_crls(args.crl),
+            tsa_trust=load_trust(args.tsa_trust),
         )
     except ConformanceError as error:
         if "does not exist" in error.message and args.profile is None:

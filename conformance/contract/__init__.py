@@ -9,7 +9,8 @@ method and path, ``validators`` and ``compiled`` judge bodies (``compiled``: the
 sides enforce (each broken rule a ``violation.Violation``), ``facts`` the spec's small facts
 every side reads, ``identifiers`` Norwegian account and identity numbers, ``annotations`` the
 reading and quotes a schema records for an error's place, ``openapi`` the export, ``silences``
-the ledger of the spec's silences (``schemas/silences.json``). One of the kernels the reference
+the ledger of the spec's silences (``schemas/silences.json``), ``coverage`` the ledger of its
+statements and what judges each (``schemas/coverage.json``). One of the kernels the reference
 server may import.
 """
 

@@ -17,6 +17,7 @@ from conformance.contract import load_contract
 from conformance.errors import ConformanceError
 from conformance.evidence.rejudge import ScenarioExchanges, judge_kept
 from conformance.evidence.sealing import SealKey, seal
+from conformance.evidence.timestamp import TIMESTAMP, request_timestamp
 from conformance.report.compliance import COMPLIANCE_JSON
 from conformance.report.exchange_record import (
     EVIDENCE_DIR,
@@ -126,11 +127,13 @@ def seal_record(
     profile: Path | None,
     previous: Path | None,
     started: datetime,
+    tsa: str | None = None,
 ) -> SealedRecord:
     """Write and seal ``<reports>/evidence/`` for the run whose reports are in ``reports``
     (its compliance.json written since ``started``, its exchanges in ``evidence.recording/``)
     with the run's ``profile`` file. The new record follows ``previous`` (an evidence folder),
-    else the record already in ``evidence/``, which is moved aside (:func:`make_room`)."""
+    else the record already in ``evidence/``, which is moved aside (:func:`make_room`). With
+    ``tsa`` (a time-stamping authority's URL) the seal gets an RFC 3161 token, ``timestamp.tsr``."""
     folder = reports / EVIDENCE_DIR
     source = reports / COMPLIANCE_JSON
     if not source.is_file() or source.stat().st_mtime < started.timestamp():
@@ -171,5 +174,8 @@ def seal_record(
         "files": dict(sorted(files.items())),
     }
     manifest_bytes = _write_json(folder / MANIFEST, manifest)
-    (folder / SEAL).write_text(seal(manifest_bytes, key) + "\n", encoding="ascii")
+    sealed = (seal(manifest_bytes, key) + "\n").encode("ascii")
+    (folder / SEAL).write_bytes(sealed)
+    if tsa is not None:
+        (folder / TIMESTAMP).write_bytes(request_timestamp(tsa, sealed))
     return SealedRecord(digest(manifest_bytes), follows, moved)

@@ -1,7 +1,9 @@
 """``conformance verify``'s check of a sealed record: the seal and its chain, every file against
 its sealed digest (and no file unsealed), the scenario verdicts of ``verdicts.json`` against
 ``compliance.json``, each scenario's exchanges present, and the traffic judge's verdict on every
-exchange recomputed and compared with the sealed one."""
+exchange recomputed and compared with the sealed one. A record with an RFC 3161 time-stamp
+token (``timestamp.tsr``, ``evidence/timestamp.py``) has its chain validated at the token's time
+when a time-stamping authority the verifier trusts signed it; else at the time of verification."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from cryptography import x509
 
 from conformance import __version__
 from conformance.contract import load_contract
-from conformance.errors import ConformanceError
+from conformance.errors import CertificateError, ConformanceError
 from conformance.evidence.record import (
     MANIFEST,
     PROFILE_COPY,
@@ -29,6 +31,7 @@ from conformance.evidence.record import (
 )
 from conformance.evidence.rejudge import judge_kept
 from conformance.evidence.sealing import checked_chain, own_root, revoked, verified_seal
+from conformance.evidence.timestamp import TIMESTAMP, checked_timestamp
 from conformance.report.compliance import COMPLIANCE_JSON
 from conformance.report.exchange_record import EXCHANGES_DIR, exchanges_file
 
@@ -52,6 +55,8 @@ class Verification:
     #: record is then not verified, though nothing in it differs.
     unestablished: list[str] = field(default_factory=list)
     rejudged: int = 0
+    #: The time a trusted time-stamp token gives the seal (None: none, or not trusted).
+    timestamped: datetime | None = None
 
     @property
     def consistent(self) -> bool:
@@ -71,25 +76,31 @@ def verify_record(
     profile: Path | None = None,
     previous: Path | None = None,
     crls: tuple[x509.CertificateRevocationList, ...] = (),
+    tsa_trust: tuple[x509.Certificate, ...] = (),
+    now: datetime | None = None,
 ) -> Verification:
     """Check the record in ``folder``. ``profile`` stands in for the sealed copy when that one
     names files not kept beside it (its digest must be the sealed one); ``previous`` is the
     record this one should follow; ``crls`` are revocation lists the chain is checked against
-    (each must be signed by the issuer it names, found in the chain or ``trust``)."""
+    (each must be signed by the issuer it names, found in the chain or ``trust``); ``tsa_trust``
+    the CAs of the time-stamping authorities whose time is taken for the chain's validity (a
+    record without a token is then a difference); ``now`` the moment of verification."""
     result = Verification()
     manifest_path, seal_path = folder / MANIFEST, folder / SEAL
     if not manifest_path.is_file() or not seal_path.is_file():
         raise ConformanceError(f"{folder} is not a sealed record: {MANIFEST} or {SEAL} is missing")
     manifest_bytes = manifest_path.read_bytes()
     result.record = digest(manifest_bytes)
+    seal_bytes = seal_path.read_bytes()
     try:
-        chain = verified_seal(seal_path.read_text(encoding="ascii"), manifest_bytes)
+        chain = verified_seal(seal_bytes.decode("ascii"), manifest_bytes)
     except (ConformanceError, UnicodeDecodeError) as error:
         result.problems.append(f"seal: {getattr(error, 'message', error)}")
         return result
     result.sealed_by = chain[0].subject.rfc4514_string()
-    now = datetime.now(UTC)
-    result.problems += [f"chain: {problem}" for problem in checked_chain(chain, now, trust)]
+    now = now or datetime.now(UTC)
+    at = _trusted_time(folder, seal_bytes, tsa_trust, result)
+    result.problems += [f"chain: {problem}" for problem in checked_chain(chain, at or now, trust)]
     result.problems += [f"chain: {problem}" for problem in revoked(chain, trust, crls)]
     if not crls:
         result.notes.append("revocation is not checked (give --crl FILE for the CA's list)")
@@ -103,7 +114,7 @@ def verify_record(
                 f"the chain: it ends at {chain[-1].subject.rfc4514_string()}, whose issuer "
                 "the record does not hold, so its certificates are not validated at all"
             )
-    manifest = _manifest(manifest_bytes, now, result)
+    manifest = _manifest(manifest_bytes, at or now, result)
     if manifest is None:
         return result
     _check_previous(manifest, previous, result)
@@ -114,9 +125,42 @@ def verify_record(
     return result
 
 
+def _trusted_time(
+    folder: Path, sealed: bytes, tsa_trust: tuple[x509.Certificate, ...], result: Verification
+) -> datetime | None:
+    """The time of the record's time-stamp token over ``sealed`` (the seal's bytes) when an
+    authority of ``tsa_trust`` signed it; None without a token or trust (said as a note), or
+    when the token does not verify (a problem)."""
+    path = folder / TIMESTAMP
+    if not path.is_file():
+        if tsa_trust:
+            result.problems.append(
+                f"{TIMESTAMP}: missing, though --tsa-trust asks for a trusted time"
+            )
+        return None
+    try:
+        stamp = checked_timestamp(path.read_bytes(), sealed, tsa_trust)
+    except CertificateError as error:
+        result.problems.append(f"timestamp: {error.message}")
+        return None
+    when = stamp.time.isoformat(timespec="seconds")
+    if not stamp.trusted:
+        result.notes.append(
+            f"time-stamped {when} by {stamp.authority}, checked within itself only: its time "
+            "is not used (give --tsa-trust TSA-CA.pem)"
+        )
+        return None
+    result.notes.append(
+        f"time-stamped {when} by {stamp.authority}: the chain is validated at that time"
+    )
+    result.timestamped = stamp.time
+    return stamp.time
+
+
 def _manifest(data: bytes, now: datetime, result: Verification) -> dict[str, Any] | None:
     """The sealed manifest, or None with a problem said when it is not one (not JSON, not an
-    object, ``files`` not an object, ``sealed_at`` not a date or later than ``now``)."""
+    object, ``files`` not an object, ``sealed_at`` not a date or later than ``now``: the time of
+    verification, or of a trusted time-stamp token)."""
     try:
         manifest = json.loads(data)
     except (ValueError, RecursionError) as error:
@@ -133,8 +177,9 @@ def _manifest(data: bytes, now: datetime, result: Verification) -> dict[str, Any
     if sealed_at.tzinfo is None:
         sealed_at = sealed_at.replace(tzinfo=UTC)
     if sealed_at > now + _CLOCK_SKEW:
+        than = "its time-stamp" if result.timestamped else "now"
         result.problems.append(
-            f"{MANIFEST}: sealed_at {sealed_at.isoformat()} is later than now "
+            f"{MANIFEST}: sealed_at {sealed_at.isoformat()} is later than {than} "
             f"({now.isoformat(timespec='seconds')})"
         )
     return manifest
@@ -191,7 +236,7 @@ def _check_unsealed(folder: Path, files: dict[str, str], result: Verification) -
                     )
             elif path.is_file():
                 present.add(relative)
-    for name in sorted(present - set(files) - {MANIFEST, SEAL}):
+    for name in sorted(present - set(files) - {MANIFEST, SEAL, TIMESTAMP}):
         result.problems.append(f"{name}: not part of the sealed record")
 
 

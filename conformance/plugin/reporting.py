@@ -21,6 +21,7 @@ from conformance.plugin.timings import exchange_timings
 from conformance.report.baseline import baseline_lines
 from conformance.report.causes import causes_summary, scenario_lines, terminal_lines
 from conformance.report.compliance_page import (
+    coverage_line,
     interrupted_head,
     not_judged_lines,
     overall_verdict,
@@ -373,6 +374,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         reporter.write_line(line)
     for line in baseline_lines(document):
         reporter.write_line(line)
+    covered = coverage_line(document)
+    if covered:
+        reporter.write_line(covered)
     eligible = eligibility_line(document)
     if eligible:
         reporter.write_line(eligible)

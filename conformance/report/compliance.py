@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance import SPEC_VERSION, __version__
 from conformance.contract import operation_order, quoted
+from conformance.contract.coverage import LEDGER_FILE, judged_statements, load_statements
 from conformance.contract.identifiers import mask_identity
 from conformance.report.causes import causes_of
 from conformance.report.compliance_render import render_html, render_markdown
@@ -317,6 +318,7 @@ def build_document(
         "scenarios": scenarios,
         "assumptions": assumptions.listed(),
         "quotes": _quotes_of(scenarios, contract),
+        "coverage": _coverage(scenarios, contract),
     }
     # Only a run that could certify a bank says whether it is eligible to.
     document["eligibility"] = eligibility(document) if run.certifies else None
@@ -336,6 +338,17 @@ def _quotes_of(scenarios: Iterable[Mapping[str, Any]], contract: Contract | None
     return {
         quote.label: {"spec": quote.spec, "text": quote.text} for quote in quoted(labels, contract)
     }
+
+
+def _coverage(
+    scenarios: Iterable[Mapping[str, Any]], contract: Contract | None
+) -> dict[str, Any] | None:
+    """How many statements of interface.md the run judged (``schemas/coverage.json``), and
+    which its scope left unjudged; None for a contract without the ledger."""
+    root = contract.root if contract is not None else None
+    if root is not None and not (root / LEDGER_FILE).is_file():
+        return None
+    return judged_statements(load_statements(root), scenarios).as_dict()
 
 
 def _not_judged(verdicts: Iterable[ScenarioVerdict]) -> list[dict[str, str]]:

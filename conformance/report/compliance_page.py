@@ -47,6 +47,7 @@ __all__ = [
     "Block",
     "Section",
     "blocked_causes_of",
+    "coverage_line",
     "interrupted_head",
     "not_judged_lines",
     "not_judged_must",
@@ -300,6 +301,35 @@ def not_judged_lines(document: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def coverage_line(document: Mapping[str, Any]) -> str:
+    """How much of interface.md the run judged, in one line ("" for judged traffic and a
+    contract without the ledger of its statements)."""
+    coverage = document.get("coverage")
+    if not coverage or document.get("traffic"):
+        return ""
+    return (
+        f"Spec coverage: this run judged {coverage['judged']} of {coverage['statements']} "
+        f"statements of interface.md ({coverage['not_judgeable']} no run can judge, "
+        f"{len(coverage['unjudged'])} left unjudged by this run's scope; the ledger: "
+        "docs/reference/coverage.md)"
+    )
+
+
+def _coverage_section(document: Mapping[str, Any]) -> Section | None:
+    """The coverage line, and the statements the run's scope left unjudged."""
+    line = coverage_line(document)
+    if not line:
+        return None
+    unjudged = document["coverage"]["unjudged"]
+    return Section(
+        "Spec coverage",
+        (line,),
+        ("statement", "spec", "what it states (left unjudged by this run's scope)"),
+        tuple((entry["statement"], entry["spec"], entry["text"]) for entry in unjudged),
+        frozenset({0}),
+    )
+
+
 def _name(document: Mapping[str, Any], operation: str) -> str:
     name = (document.get("operation_names") or {}).get(operation)
     return f"{operation} {name}" if name else operation
@@ -398,6 +428,7 @@ def outline(document: Mapping[str, Any]) -> list[Section]:
         Section("Verdict", tuple(verdict)),
         _not_judged_section(document, not_judged) if not_judged else None,
         Section("Run", _run_facts(document)),
+        _coverage_section(document),
         *findings,
         _security_section(document),
         _blocked_section(scenarios),
