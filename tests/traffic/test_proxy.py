@@ -446,3 +446,59 @@ def test_past_the_connection_cap_a_newcomer_gets_503_at_once(echo: tuple[str, Se
         ).startswith(b"HTTP/1.1 201")
     finally:
         proxy.stop()
+
+
+class _BigBank(BaseHTTPRequestHandler):
+    """Answers every request with a 1 MiB JSON string."""
+
+    protocol_version = "HTTP/1.1"
+    answer = json.dumps("x" * (1024 * 1024)).encode()
+
+    def do_GET(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response_only(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.answer)))
+        self.end_headers()
+        self.wfile.write(self.answer)
+
+    do_POST = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_big_answer_goes_through_whole_but_the_session_keeps_its_head(tmp_path: Path) -> None:
+    """security-5.md M7 (attempts 132, 160: every exchange kept whole until exit, a 100 MB
+    answer resident): the client gets the whole answer, the judge judged the whole, the session
+    keeps each body's first ``KEPT_BODY`` bytes and the reports say what was cut."""
+    from conformance.traffic.options import finish, judge_for
+    from conformance.traffic.session import KEPT_BODY, TrafficSession
+
+    bank = ThreadingHTTPServer(("127.0.0.1", 0), _BigBank)
+    bank.daemon_threads = True
+    threading.Thread(target=bank.serve_forever, daemon=True).start()
+    session = TrafficSession(judge_for(None, []), quiet=True)
+    worker = JudgeWorker(session.take, lambda _verdict: None)
+    proxy = start_proxy(Upstream(f"http://127.0.0.1:{bank.server_address[1]}"), worker.put)
+    try:
+        with httpx.Client(base_url=proxy.url, timeout=10) as client:
+            answer = client.post("/v1/payments/sepa-credit-transfers", content=b"{" * 200_000,
+                                 headers={"Content-Type": "application/json"})  # fmt: skip
+            assert answer.content == _BigBank.answer
+    finally:
+        proxy.stop()
+        worker.close()
+        bank.shutdown()
+        bank.server_close()
+    (verdict,) = session.judged
+    assert len(verdict.exchange.response_body) == KEPT_BODY
+    assert len(verdict.exchange.request_body) == KEPT_BODY
+    assert "the answer body was 1,048,578 bytes" in verdict.cut
+    assert "the request body was 200,000 bytes" in verdict.cut
+    reports = tmp_path / "reports"
+    finish(session, reports, source="test", target=proxy.url, profile=None)
+    junit = (reports / "junit.xml").read_text(encoding="utf-8")
+    assert "the reports keep its first 65,536" in junit
+    assert "a replay would not send what was sent" in junit
+    assert (reports / "junit.xml").stat().st_size < 1024 * 1024
