@@ -146,7 +146,7 @@ def _decide(
     required = required_query(prober, op_id)
     for candidate in (name, *others):
         query = {**required, candidate: _NO_DATE}
-        answer = prober.request(op_id, path_values=values, query=query)
+        answer = prober.request(op_id, path_values=values, query=query, repeat=True)
         if answer is not None:
             answers[candidate] = answer
     named = [c for c, answer in answers.items() if _names(answer, c)]
