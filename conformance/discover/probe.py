@@ -133,10 +133,11 @@ class Prober:
         self._note_created(op_id, built.method, exchange)
         if not repeat:
             return exchange
+        again: Exchange | None = None
         try:
             again = built.send(self)
         except ConformanceError as error:
-            again, said = None, f"no answer ({error.message})"
+            said = f"no answer ({error.message})"
         else:
             self.seen.append((op_id, again))
             self._note_created(op_id, built.method, again)

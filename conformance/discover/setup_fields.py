@@ -211,7 +211,7 @@ def _learn(
 
 
 def _with_fields(
-    body: dict[str, Any], fields: Mapping[str, Any], removed: set[str]
+    body: Mapping[str, Any], fields: Mapping[str, Any], removed: set[str]
 ) -> dict[str, Any]:
     """The suite's set-up body with the learned fields: a removed one taken out (as the
     template's ``null`` does), every other one set."""

@@ -148,7 +148,7 @@ class Upstream:
                     connection.putheader(name, value)
                 connection.endheaders(body if body else None)
                 deadline = time.monotonic() + self.timeout
-                connection.response_class = functools.partial(  # type: ignore[misc]
+                connection.response_class = functools.partial(  # type: ignore[assignment]
                     _answer_within, deadline=deadline, seconds=self.timeout
                 )
                 response = connection.getresponse()
