@@ -109,7 +109,7 @@ def _authorisation_path(
 ) -> Decision:
     """PA or PCA under the periodic service, for the probe's payment: any answer but 404 (a
     started authorisation, or a refusal for the payment's state) says the path is there."""
-    exchange = prober.request(op_id, body={}, path=_fill(PERIODIC[op_id], values), repeat=True)
+    exchange = prober.request(op_id, body={}, path=_fill(PERIODIC[op_id], values))
     default = prober.contract.operations[op_id].path
     if exchange is None or not interface_answer(exchange):
         return undecided(key, default, "no answer under the periodic service", *_seen(exchange))
