@@ -377,13 +377,15 @@ class _Flapping(httpx.BaseTransport):
     """The bundled bank behind a gateway that answers every second request (of ``method``,
     when given) 404."""
 
-    def __init__(self, method: str | None = None) -> None:
+    def __init__(self, method: str | None = None, query: bytes | None = None) -> None:
         self.inner = httpx.HTTPTransport()
         self.method = method
+        self.query = query
         self.count = 0
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if self.method in (None, request.method):
+        asked = self.query is None or self.query in request.url.query
+        if self.method in (None, request.method) and asked:
             self.count += 1
             if self.count % 2 == 0:
                 body = {"status": 404, "code": "NOT_FOUND", "message": "no"}
@@ -391,8 +393,10 @@ class _Flapping(httpx.BaseTransport):
         return self.inner.handle_request(request)
 
 
-def _flapping_discovery(url: str, contract: Contract, method: str | None) -> Discovery:
-    transport = _Flapping(method)
+def _flapping_discovery(
+    url: str, contract: Contract, method: str | None, query: bytes | None = None
+) -> Discovery:
+    transport = _Flapping(method, query)
     try:
         return discover(_profile(url), transport=transport, contract=contract)
     finally:
@@ -424,3 +428,15 @@ def test_an_operation_whose_answers_change_between_probes_is_undecided_with_both
     changed = [line for line in unsupported.evidence if "changed between two probes" in line]
     assert len(changed) > 10
     assert all(" → 404 NOT_FOUND" in line and " → 405 " in line for line in changed)
+
+
+def test_a_query_name_whose_answers_change_between_probes_is_undecided(
+    styles: dict[str, str], contract: Contract
+) -> None:
+    """M14, the query names: the transactions' answers to ``fromDate`` flap, so neither it nor
+    ``dateFrom`` is decided, and the draft names both answers."""
+    found = _flapping_discovery(styles["bundled"], contract, "GET", b"fromDate=not-a-date")
+    decision = found.decision(("query", "AT", "fromDate"))
+    assert decision is not None and not decision.is_decided
+    assert "changed between two probes" in decision.why
+    assert any(" → 404 NOT_FOUND" in line for line in decision.evidence)
