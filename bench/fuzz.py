@@ -5,8 +5,9 @@ signed like the suite signs. The server must answer every case below 500 and log
 
 The breaks: a body member replaced by a value of another JSON type, a huge string, a deep
 nesting, control or non-BMP characters, or removed; a junk member added; the body replaced by a
-scalar or an array; a listed header given a random or oversized value or left out; a path
-segment replaced by odd characters; junk query parameters. ``cases(seed, count)`` is
+scalar or an array, or by JSON nested deeper than the bounded reader reads (65 to 100,000
+levels); a listed header given a random or oversized value or left out; a path segment replaced
+by odd characters; junk query parameters. ``cases(seed, count)`` is
 deterministic for a seed; ``run_fuzz`` sends them and returns what went wrong.
 """
 
@@ -56,6 +57,12 @@ _ODD_VALUES: tuple[Any, ...] = (
     [[[[[[[[[[[]]]]]]]]]]],
     {"a": {"b": {"c": {"d": {}}}}},
 )
+
+
+#: The share of cases whose body is replaced by JSON nested deep, and the depths: one past the
+#: bounded reader's limit (64), and far past Python's recursion limit.
+_DEEP_SHARE = 0.05
+_DEEP = (65, 1_000, 100_000)
 
 
 @dataclass(frozen=True)
@@ -183,6 +190,10 @@ def cases(seed: int, count: int, contract: Contract | None = None) -> Iterator[F
                 path += ("&" if "?" in path else "?") + "limit=-1&offset=abc&x%00=%ff"
                 what.append("junk query")
         content = None if body is None else json.dumps(body, ensure_ascii=rng.random() < 0.5)
+        if content is not None and rng.random() < _DEEP_SHARE:
+            depth = rng.choice(_DEEP)  # past the bounded reader's 64 levels, far past Python's
+            content = "[" * depth + "]" * depth
+            what.append(f"the body nested {depth} deep")
         yield FuzzCase(
             number=number,
             operation=op_id,

@@ -134,8 +134,9 @@ RUN = _table(
     ),
     RunOption(
         "baseline",
-        "known failures (TOML: [[known]] with cause, owner, ticket, expires): the run fails "
-        "only on causes not in it, or on an entry past its expiry date; each entry is reported "
+        "known failures (TOML: [[known]] with cause, owner, ticket, expires at most a year "
+        "ahead): the run fails only on causes not in it, or on an entry past its expiry date; "
+        "each entry is reported "
         "as observed, fixed, not observed (the run did not reach it) or expired",
         metavar="FILE",
         plugin="conformance-baseline",

@@ -166,6 +166,9 @@ def test_the_exit_code_follows_the_baseline(
          "owner is text"),
         ('[[known]]\ncause = "cause-aaaaaaaa"\nowner = "K"\nticket = "   "\n'
          'expires = 2026-01-01\n', "ticket is text"),
+        # L7: an entry that never expires defeats the baseline
+        ('[[known]]\ncause = "cause-aaaaaaaa"\nowner = "K"\nticket = "T"\n'
+         'expires = 9999-12-31\n', "more than 366 days ahead"),
     ],
 )  # fmt: skip
 def test_a_malformed_baseline_is_refused_naming_the_entry(

@@ -371,3 +371,72 @@ def test_a_base_url_probe_that_fails_still_writes_the_draft(
     write_draft(found, out, contract)
     assert load_profile(out).base_url == "http://bank.test"
     assert "the probe failed: RecursionError" in out.read_text("utf-8")
+
+
+class _Flapping(httpx.BaseTransport):
+    """The bundled bank behind a gateway that answers every second request (of ``method``,
+    when given) 404."""
+
+    def __init__(self, method: str | None = None, query: bytes | None = None) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.method = method
+        self.query = query
+        self.count = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        asked = self.query is None or self.query in request.url.query
+        if self.method in (None, request.method) and asked:
+            self.count += 1
+            if self.count % 2 == 0:
+                body = {"status": 404, "code": "NOT_FOUND", "message": "no"}
+                return httpx.Response(404, json=body)
+        return self.inner.handle_request(request)
+
+
+def _flapping_discovery(
+    url: str, contract: Contract, method: str | None, query: bytes | None = None
+) -> Discovery:
+    transport = _Flapping(method, query)
+    try:
+        return discover(_profile(url), transport=transport, contract=contract)
+    finally:
+        transport.inner.close()
+
+
+def test_a_bank_whose_answers_change_between_probes_decides_nothing(
+    styles: dict[str, str], contract: Contract
+) -> None:
+    """security-5.md M14 (attempt 178): a gateway answering every second request 404 once got
+    18 existing operations written as unsupported, as decided, and exit 0; now each deciding
+    request goes twice, and two answers that differ decide nothing: here, not even the base
+    URL, so discovery stops and says why."""
+    found = _flapping_discovery(styles["bundled"], contract, None)
+    assert found.stopped is not None and "answers changed between two probes" in found.stopped
+    assert not any(decision.is_decided for decision in found.decisions)
+
+
+def test_an_operation_whose_answers_change_between_probes_is_undecided_with_both(
+    styles: dict[str, str], contract: Contract
+) -> None:
+    """M14, the operations: the odd method's answers flap (404, then 405), so no operation is
+    written as unsupported, and the draft names both answers of each."""
+    found = _flapping_discovery(styles["bundled"], contract, "PATCH")
+    assert found.stopped is None
+    assert _value(found, "operations", "unsupported") == []
+    unsupported = found.decision(("operations", "unsupported"))
+    assert unsupported is not None
+    changed = [line for line in unsupported.evidence if "changed between two probes" in line]
+    assert len(changed) > 10
+    assert all(" → 404 NOT_FOUND" in line and " → 405 " in line for line in changed)
+
+
+def test_a_query_name_whose_answers_change_between_probes_is_undecided(
+    styles: dict[str, str], contract: Contract
+) -> None:
+    """M14, the query names: the transactions' answers to ``fromDate`` flap, so neither it nor
+    ``dateFrom`` is decided, and the draft names both answers."""
+    found = _flapping_discovery(styles["bundled"], contract, "GET", b"fromDate=not-a-date")
+    decision = found.decision(("query", "AT", "fromDate"))
+    assert decision is not None and not decision.is_decided
+    assert "changed between two probes" in decision.why
+    assert any(" → 404 NOT_FOUND" in line for line in decision.evidence)

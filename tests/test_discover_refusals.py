@@ -120,6 +120,43 @@ def test_a_field_the_refusal_names_goes_into_the_template(server: str, contract:
     assert any("name" in body and "customerType" in body for body in bodies)  # sent again
 
 
+@pytest.mark.parametrize(
+    "message",
+    ["iban: unknown field", "Additional properties are not allowed ('iban' was unexpected)"],
+    ids=["named", "jsonschema"],
+)
+def test_a_field_the_refusal_names_as_unknown_is_removed_by_the_template(
+    server: str, contract: Contract, tmp_path: Path, message: str
+) -> None:
+    """Issue 42: the account creation refused for a field of the suite's body the bank does not
+    take ("iban: unknown field"): the draft's template sets it to null (the template's way of
+    removing a key), the body is sent again without it, and the run's set-up body lacks it."""
+    from conformance.generate import factories
+    from conformance.profile.templates import apply_template
+
+    bodies: list[dict[str, Any]] = []
+
+    def demand(request: httpx.Request) -> httpx.Response | None:
+        if request.method == "POST" and request.url.path.endswith("/v1/sandbox/accounts"):
+            body = _body(request)
+            bodies.append(body)
+            if "iban" in body:
+                return _refusal(message)
+        return None
+
+    found = _discover(server, demand, contract)
+    decision = found.decision(("setup", "templates"))
+    assert decision is not None and decision.value.get("SA") == {"iban": None}
+    assert any(line.startswith("iban removed (null), taught by: POST /v1/sandbox/accounts → 400")
+               for line in decision.evidence)  # fmt: skip
+    assert any("bban" in body and "iban" not in body for body in bodies)  # sent again without
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)
+    template = load_profile(out).setup_templates["SA"]
+    made = apply_template(template, factories.sandbox_account_create(1, "12345678"))
+    assert "iban" not in made and "bban" in made
+
+
 def test_an_operation_answering_405_is_not_offered(server: str, contract: Contract) -> None:
     """The agreement creation's route takes GET only (405 to POST and to the odd method, Allow:
     GET): not offered. The card account creation answers 405 to its own method, but its route

@@ -4,6 +4,7 @@ banks' runs are stood in for by small Python children here (the whole suite: tes
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -29,6 +30,7 @@ print("conformance: bundled reference server started", flush=True)
 time.sleep(120)
 """
 REFUSED = """
+import contextlib
 import os
 import signal
 import sys
@@ -262,3 +264,53 @@ def test_a_bank_whose_runner_died_is_reported_as_interrupted(
     assert seen == [INTERRUPTED]
     [run] = collect_runs([options.reports])
     assert run.status == INTERRUPTED and "runner stopped" in run.why
+
+
+#: A bank's run that watches its runner (as ``conformance run`` does), leaves a grandchild,
+#: writes both pids and sleeps.
+WATCHES = """
+import pathlib, subprocess, sys, time, os
+from conformance.fleet.watchdog import watch_parent
+watch_parent(poll=0.1, grace=0.5)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+pathlib.Path(sys.argv[1]).write_text(f"{os.getpid()} {child.pid}")
+time.sleep(120)
+"""
+#: The fleet runner, running that one bank (``fleet_run._run``) until it is killed.
+RUNNER = """
+import pathlib, sys
+from conformance.fleet import run
+folder = pathlib.Path(sys.argv[2])
+folder.mkdir(parents=True, exist_ok=True)
+run._run([sys.executable, "-c", sys.argv[1], sys.argv[3]], folder, 120.0)
+"""
+
+
+def test_a_bank_s_run_stops_itself_once_its_runner_is_killed(tmp_path: Path) -> None:
+    """security-5.md L4 (attempt 197): after ``kill -9`` of the runner, the bank's run (in a
+    process group of its own) went on with no deadline; now it watches its runner and stops
+    its whole group once the runner is gone."""
+    import subprocess
+
+    pids = tmp_path / "pids"
+    runner = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, WATCHES, str(tmp_path / "bank"), str(pids)]
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not pids.is_file() or len(pids.read_text().split()) < 2:
+            assert time.monotonic() < deadline, "the bank's run did not start"
+            time.sleep(0.05)
+        child, grandchild = (int(pid) for pid in pids.read_text().split())
+        assert _alive(child) and _alive(grandchild)
+        runner.kill()
+        runner.wait()
+        deadline = time.monotonic() + 15
+        while (_alive(child) or _alive(grandchild)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(child) and not _alive(grandchild), "the orphaned run went on"
+    finally:
+        runner.kill()
+        for pid in (int(p) for p in (pids.read_text().split() if pids.is_file() else ())):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

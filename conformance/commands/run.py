@@ -427,8 +427,10 @@ def run(args: argparse.Namespace) -> int:
     # on use: `conformance run --help` answers without importing pytest and the contract
     import pytest
 
+    from conformance.fleet.watchdog import watch_parent
     from conformance.profile import ENV_PROFILE, ENV_TARGET, profile_from_options
 
+    watch_parent()  # a bank's run of a fleet stops once its runner is gone (kill -9)
     if args.list_faults:
         print(fault_table())
         return 0

@@ -24,7 +24,7 @@ def _answering(prober: Prober) -> tuple[Exchange | None, list[Exchange]]:
     """The first probe the interface answered (not 404), and every answer seen."""
     seen: list[Exchange] = []
     for op_id in PROBES:
-        exchange = prober.request(op_id)
+        exchange = prober.request(op_id, repeat=True)
         if exchange is None:
             continue
         seen.append(exchange)

@@ -1,6 +1,7 @@
 """Required header sets where the spec shows none (``[required_headers]``: the contract's
 assumption topic ``required-headers``). For each such operation the bank offers, its request
-(with ids no bank holds) is sent once without each header of the contract's assumed set: a
+(with ids no bank holds) is sent twice without each header of the contract's assumed set (two
+answers that differ decide nothing: security-5.md M14): a
 header the refusal names (``HTTP_HEADER_REQUIRED``, its ``tppMessages`` path or message) is
 required; one whose absence the bank lets past (it answers as it does with every header: the
 id unknown, the body refused for its fields) is not. Spec 5's signature headers are never left
@@ -52,9 +53,14 @@ def _probe(prober: Prober, operation: Operation) -> Decision:
         if header.lower() in _SIGNATURE_HEADERS:
             required.append(header)
             continue
+        changes = len(prober.changed.get(operation.id, ()))
         answer = prober.request(
-            operation.id, path_values=values, query=query, body=body, headers={header: None}
-        )
+            operation.id, path_values=values, query=query, body=body, headers={header: None},
+            repeat=True,
+        )  # fmt: skip
+        if answer is None and len(prober.changed.get(operation.id, ())) > changes:
+            why = f"the answers without {header} changed between two probes"
+            return undecided(key, default, why, prober.changed[operation.id][-1])
         if answer is None or not interface_answer(answer) or tpp_refused(answer):
             why = f"the request without {header} got no answer about the request"
             return undecided(key, default, why, *(() if answer is None else (answer,)))

@@ -2,7 +2,8 @@
 (issue 42): an operation is offered when its answers show it (a 2xx, or a refusal in spec 7's
 error form about the request, never one of the TPP's certificate or signature) and not offered
 on a 405 or 501 to its own method or a 404 for its path; when its answers disagree, it is
-undecided, with both exchanges. A route that exists answers a method it does not take (the
+undecided, with both exchanges. Each deciding request goes twice, and one whose two answers
+differ tells nothing (security-5.md M14). A route that exists answers a method it does not take (the
 odd method) with 405, its ``Allow`` naming the methods it takes; a bank that answers 405 on a
 path no bank has, too, tells nothing by it. A 404 naming an unknown resource (a payment id no
 bank holds) tells nothing by itself."""
@@ -100,11 +101,13 @@ def probe_operation(prober: Prober, operation: Operation, *, tells_405: bool) ->
     method only."""
     values = path_values(operation)
     method = prober.profile.method_for(operation)
-    odd = prober.request(operation.id, path_values=values, method=_ODD_METHOD)
+    odd = prober.request(operation.id, path_values=values, method=_ODD_METHOD, repeat=True)
     by_odd = _odd_says(odd, method, tells_405)
     if operation.id in NEVER_SENT:
         return Existence(operation.id, by_odd, () if odd is None else (odd,))
-    own = prober.request(operation.id, path_values=values, body={} if method != "GET" else None)
+    own = prober.request(
+        operation.id, path_values=values, body={} if method != "GET" else None, repeat=True
+    )
     by_own = None if own is None else _own_says(own, bool(values))
     seen = tuple(e for e in (odd, own) if e is not None)
     if by_own is None:
@@ -120,8 +123,8 @@ def decide_operations(prober: Prober) -> tuple[list[Decision], dict[str, bool | 
     """``sandbox`` (false when no sandbox operation exists) and ``[operations] unsupported``
     (the others found absent; the contract's optional operations, SI, are off by default and
     not listed), and each operation's existence for the later decisions."""
-    known = prober.request("AL", method=_ODD_METHOD)  # a route every bank has
-    nowhere = prober.request("AL", method=_ODD_METHOD, path=_NOWHERE)  # one no bank has
+    known = prober.request("AL", method=_ODD_METHOD, repeat=True)  # a route every bank has
+    nowhere = prober.request("AL", method=_ODD_METHOD, path=_NOWHERE, repeat=True)  # none has
     tells_405 = known is not None and known.status == 405
     tells_405 = tells_405 and nowhere is not None and nowhere.status != 405
     found = {
@@ -158,8 +161,11 @@ def decide_operations(prober: Prober) -> tuple[list[Decision], dict[str, bool | 
         if item.disagree:
             shown = "; ".join(describe(e) for e in item.evidence)
             evidence.append(f"{item.op_id} undecided, its answers disagree: {shown}")
+    for op_id in open_ones:
+        for line in prober.changed.get(op_id, ()):
+            evidence.append(f"{op_id} undecided, its {line}")
     if open_ones:
-        why = "an id no bank holds, or answers that disagree"
+        why = "an id no bank holds, answers that disagree or that changed between probes"
         evidence.append(f"not told ({why}): {', '.join(open_ones)}")
     if not absent:
         evidence.append("every other operation's route answered (405, 400, 401 or 403)")

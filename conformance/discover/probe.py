@@ -14,6 +14,7 @@ from conformance.bankside.cleanup import CleanupResult, Created, clean_up_one, c
 from conformance.bankside.client import TargetClient
 from conformance.bankside.request import NO_BODY, OperationRequest, Psu
 from conformance.contract import bounded_json
+from conformance.discover.evidence import describe
 from conformance.discover.refusals import header_taught, header_value
 from conformance.errors import ConformanceError
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from conformance.exchange import Exchange
     from conformance.profile import TargetProfile
 
-__all__ = ["Prober", "document_of", "interface_answer"]
+__all__ = ["Prober", "document_of", "interface_answer", "told"]
 
 #: How many headers one request is sent again with, each named by the refusal before.
 _MOST_TAUGHT = 4
@@ -62,6 +63,9 @@ class Prober:
         self._learned: dict[str, dict[str, str]] = {}
         #: Every answer, with the operation asked (the draft's findings read them).
         self.seen: list[tuple[str, Exchange]] = []
+        #: Per operation, the deciding requests whose two answers told different things
+        #: (``repeat``): each a line naming both (security-5.md M14).
+        self.changed: dict[str, list[str]] = {}
 
     @property
     def client(self) -> TargetClient:
@@ -94,10 +98,16 @@ class Prober:
         method: str | None = None,
         path: str | None = None,
         psu: Psu | None = None,
+        repeat: bool = False,
     ) -> Exchange | None:
         """``op_id``'s request (the suite's headers for it, the prober's PSU), changed as given;
         the exchange, or None when the target gave no answer (the reason kept in
-        :attr:`silent`). An answer that created a payment or a consent is noted."""
+        :attr:`silent`). An answer that created a payment or a consent is noted.
+
+        With ``repeat`` (a probe that decides a key) the request goes twice, and an answer is
+        given only when both told the same (:func:`told`); else None, both named in
+        :attr:`changed` and :attr:`silent`: a key is never decided from one answer of a bank
+        whose answers change between probes (security-5.md M14)."""
         operation = self.contract.operations[op_id]
         psu = psu or self.psu
         learned: dict[str, str | None] = dict(self._learned.get(op_id, {}))
@@ -120,11 +130,30 @@ class Prober:
             self._learned.setdefault(op_id, {})[name] = value
             self.taught.setdefault(op_id, {})[name] = exchange
             built = built.with_header(name, value)
-        if built.method is None and operation.method == "POST":
+        self._note_created(op_id, built.method, exchange)
+        if not repeat:
+            return exchange
+        again: Exchange | None = None
+        try:
+            again = built.send(self)
+        except ConformanceError as error:
+            said = f"no answer ({error.message})"
+        else:
+            self.seen.append((op_id, again))
+            self._note_created(op_id, built.method, again)
+            said = describe(again)
+        if again is not None and told(again) == told(exchange):
+            return exchange
+        line = f"answers changed between two probes of one request: {describe(exchange)}; {said}"
+        self.changed.setdefault(op_id, []).append(line)
+        self.silent.append(f"{built.method or operation.method} {op_id}: {line}")
+        return None
+
+    def _note_created(self, op_id: str, method: str | None, exchange: Exchange) -> None:
+        if method is None and self.contract.operations[op_id].method == "POST":
             made = created_by(exchange, op_id, self.contract)
             if made is not None:
                 self.created.append(made)
-        return exchange
 
     def known_psu(self) -> Psu | None:
         """A PSU the bank knows: the profile's private PSU, else the first private customer of
@@ -175,6 +204,18 @@ class Prober:
         self.cleaned.consents_kept += result.consents_kept
         self.cleaned.could_not += result.could_not
         return result
+
+
+def told(exchange: Exchange) -> tuple[int, object, bool, str | None]:
+    """What an answer tells a decision: its status, its spec 7 code, whether it is the
+    interface speaking (:func:`interface_answer`) and its ``Allow``; two answers to one request
+    that differ here changed between probes (an id or a timestamp in the message may differ)."""
+    return (
+        exchange.status,
+        document_of(exchange).get("code"),
+        interface_answer(exchange),
+        exchange.response_header("allow"),
+    )
 
 
 def document_of(exchange: Exchange | None) -> dict[str, Any]:

@@ -45,7 +45,7 @@ def decide_ncbct(prober: Prober) -> Decision:
     key = ("product_ids", "ncbct")
     seen: list[Exchange] = []
     for candidate in NCBCT_CANDIDATES:
-        exchange = prober.request("E18", body={}, path=f"/v1/payments/{candidate}")
+        exchange = prober.request("E18", body={}, path=f"/v1/payments/{candidate}", repeat=True)
         if exchange is None or not interface_answer(exchange):
             continue
         seen.append(exchange)
@@ -72,7 +72,7 @@ def decide_periodic_paths(prober: Prober, *, offered: bool) -> list[Decision]:
         why = "the periodic payment the probe needs was not made"
         return [undecided(key, defaults[op], why, *_seen(made)) for op, key in keys.items()]
     values = {"payment-product": NDCT, "payment-id": payment_id}
-    under_periodic = prober.request("PS", path=_fill(PERIODIC["PS"], values))
+    under_periodic = prober.request("PS", path=_fill(PERIODIC["PS"], values), repeat=True)
     if under_periodic is not None and under_periodic.status == 200:
         found = {"PS": decided(keys["PS"], PERIODIC["PS"], made, under_periodic)}
         for op_id in ("PA", "PCA"):
@@ -88,7 +88,9 @@ def decide_periodic_paths(prober: Prober, *, offered: bool) -> list[Decision]:
             keys["PC"], defaults["PC"], f"the payment was {how} under {PERIODIC['PC']}"
         )  # fmt: skip
         return [found[op_id] for op_id in PERIODIC]
-    contract_read = prober.request("PS", path_values={**values, "payment-service": "payments"})
+    contract_read = prober.request(
+        "PS", path_values={**values, "payment-service": "payments"}, repeat=True
+    )
     if contract_read is not None and contract_read.status == 200:
         line = f"{describe(made)}: made it; its status reads under /v1/payments"
         return [

@@ -146,7 +146,11 @@ def _decide(
     required = required_query(prober, op_id)
     for candidate in (name, *others):
         query = {**required, candidate: _NO_DATE}
-        answer = prober.request(op_id, path_values=values, query=query)
+        changes = len(prober.changed.get(op_id, ()))
+        answer = prober.request(op_id, path_values=values, query=query, repeat=True)
+        if answer is None and len(prober.changed.get(op_id, ())) > changes:
+            why = f"the answers with {candidate} changed between two probes"
+            return undecided(key, name, why, prober.changed[op_id][-1])
         if answer is not None:
             answers[candidate] = answer
     named = [c for c, answer in answers.items() if _names(answer, c)]

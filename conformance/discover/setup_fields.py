@@ -9,7 +9,10 @@ bank holds, refused for a field the suite leaves out before (or instead of) the 
 A field named there that the suite's body lacks goes into that creation's template, with the
 first value the contract's schema allows for it (its ``const``, ``default`` or first ``enum``
 value); a field the contract does not know is left for the reader (``null``, a comment says
-so)."""
+so). A refusal that names a field of the suite's body as one the bank does not take ("iban:
+unknown field", "Additional properties are not allowed ('iban' was unexpected)") teaches the
+opposite: the template sets it to ``null``, which removes it from the suite's body
+(:mod:`conformance.profile.templates`), and the body is sent again without it."""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     from conformance.discover.probe import Prober
     from conformance.exchange import Exchange
 
-__all__ = ["CREATIONS", "decide_templates", "named_fields"]
+__all__ = ["CREATIONS", "decide_templates", "named_fields", "unknown_fields"]
 
 _KEY = ("setup", "templates")
 _NOBODY_CUSTOMER = "00000000"
@@ -35,6 +38,22 @@ _REQUIRED = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is a required property")
 #: How many times one creation is sent again with a field its refusal named.
 _ROUNDS = 4
 _PATH_FIELD = re.compile(r"^/?([A-Za-z_][A-Za-z0-9_]*)$")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+#: How a refusal says a field is one the bank does not take: "iban: unknown field", "unknown
+#: field 'iban'", "field iban is not allowed", and jsonschema's additionalProperties message.
+_UNKNOWN = (
+    re.compile(rf"\b({_NAME}): (?:unknown|unexpected|unrecognized|not allowed)", re.IGNORECASE),
+    re.compile(
+        rf"\b(?:unknown|unexpected|unrecognized) (?:field|property|key)s?:? ['\"`]?({_NAME})",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"\b(?:field|property) ['\"`]?({_NAME})['\"`]? is (?:not allowed|unknown|unexpected)",
+        re.IGNORECASE,
+    ),
+)
+_ADDITIONAL = re.compile(r"Additional properties are not allowed \((.*?) (?:was|were) unexpected")
+_QUOTED = re.compile(rf"'({_NAME})'")
 
 #: The suite's body of each top-level sandbox creation, for an owner no bank holds (None: the
 #: creation names no owner in its body, so its own body would make something).
@@ -74,6 +93,37 @@ def named_fields(exchange: Exchange) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def unknown_fields(exchange: Exchange) -> list[str]:
+    """The body fields a 400 answer names as ones the bank does not take (its message, and the
+    texts of its ``tppMessages``, with their paths)."""
+    if exchange.status != 400:
+        return []
+    found: list[str] = []
+    for text, at in _refusal_texts(document_of(exchange)):
+        for pattern in _UNKNOWN:
+            found.extend(pattern.findall(text))
+        for listed in _ADDITIONAL.findall(text):
+            found.extend(_QUOTED.findall(listed))
+        if at is not None and re.search(r"\b(?:unknown|unexpected|not allowed)\b", text, re.I):
+            found.append(at)
+    return list(dict.fromkeys(found))
+
+
+def _refusal_texts(document: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """A refusal's texts, each with the field its ``tppMessages`` path names (else None)."""
+    texts: list[tuple[str, str | None]] = []
+    if isinstance(document.get("message"), str):
+        texts.append((document["message"], None))
+    for item in document.get("tppMessages") or ():
+        if isinstance(item, Mapping):
+            path = item.get("path")
+            matched = _PATH_FIELD.match(path) if isinstance(path, str) else None
+            for word in ("text", "message"):
+                if isinstance(item.get(word), str):
+                    texts.append((item[word], matched.group(1) if matched else None))
+    return texts
+
+
 def value_for(contract: Contract, op_id: str, name: str) -> Any:
     """The first value the contract's request schema allows for ``name``, else None."""
     schema = contract.operations[op_id].request_schema
@@ -101,11 +151,12 @@ def decide_templates(prober: Prober, exists: Mapping[str, bool | None]) -> Decis
         if not exists.get(op_id):
             continue
         fields: dict[str, Any] = {}
+        removed: set[str] = set()
         firsts: list[Callable[[], dict[str, Any]]] = [dict]
         if ours_for_nobody is not None:
             firsts.append(ours_for_nobody)
         for first in firsts:
-            probed += _learn(prober, op_id, first(), fields, evidence)
+            probed += _learn(prober, op_id, first(), fields, evidence, removed)
         if fields:
             templates[op_id] = fields
     if not probed:
@@ -121,10 +172,13 @@ def _learn(
     body: dict[str, Any],
     fields: dict[str, Any],
     evidence: list[Exchange | str],
+    removed: set[str],
 ) -> int:
     """Send ``body``; while the refusal names a field beyond the suite's and ``fields``, add it
-    (its first value the contract allows) and send the suite's set-up body with ``fields`` (for
-    an owner no bank holds where the body names one). How many answers came."""
+    (its first value the contract allows), and while it names a field of the body as one the
+    bank does not take, remove it (``null`` in ``fields``, its name in ``removed``); then send
+    the suite's set-up body so changed (for an owner no bank holds where the body names one).
+    How many answers came."""
     ours = set(_OURS[op_id]())
     setup = CREATIONS[op_id] or _OURS[op_id]
     answered = 0
@@ -140,10 +194,27 @@ def _learn(
             )
             break
         beyond = [n for n in named_fields(answer) if n not in ours and n not in fields]
-        if not beyond:
+        refused = [n for n in unknown_fields(answer) if n in body and n not in fields]
+        if not beyond and not refused:
             break
-        evidence.append(f"{', '.join(beyond)} taught by: {describe(answer)}")
+        if beyond:
+            evidence.append(f"{', '.join(beyond)} taught by: {describe(answer)}")
+        if refused:
+            evidence.append(f"{', '.join(refused)} removed (null), taught by: {describe(answer)}")
         for name in beyond:
             fields[name] = value_for(prober.contract, op_id, name)
-        answer = prober.request(op_id, body={**setup(), **fields})
+        removed.update(refused)
+        fields.update(dict.fromkeys(refused))
+        body = _with_fields(setup(), fields, removed)
+        answer = prober.request(op_id, body=body)
     return answered
+
+
+def _with_fields(
+    body: Mapping[str, Any], fields: Mapping[str, Any], removed: set[str]
+) -> dict[str, Any]:
+    """The suite's set-up body with the learned fields: a removed one taken out (as the
+    template's ``null`` does), every other one set."""
+    merged = {key: value for key, value in body.items() if key not in removed}
+    merged.update({key: value for key, value in fields.items() if key not in removed})
+    return merged

@@ -6,6 +6,7 @@ machine's CPU, and it owns one PSU, one clean-up list and one rate limit, so it 
 Each child is started in a session of its own (its own process group, with the bundled server
 it may start), so that a bank that passes its deadline is stopped whole: SIGTERM to the group
 (``conformance run`` then stops as interrupted), SIGKILL to what is left after a grace period.
+A run whose runner was killed (``kill -9``) stops itself: :mod:`conformance.fleet.watchdog`.
 One bank's failure, hang or refusal never stops the others: each ends in a
 :class:`~conformance.fleet.outcome.BankOutcome`.
 """
@@ -35,6 +36,7 @@ from conformance.fleet.outcome import (
     TIMED_OUT,
     BankOutcome,
 )
+from conformance.fleet.watchdog import PARENT_ENV
 from conformance.report.compliance import COMPLIANCE_JSON
 
 __all__ = ["GRACE_SECONDS", "Bank", "FleetOptions", "bank_command", "banks_of", "run_fleet"]
@@ -232,6 +234,7 @@ def _run(command: Sequence[str], folder: Path, deadline: float) -> tuple[str, st
         try:
             process = subprocess.Popen(
                 command,
+                env={**os.environ, PARENT_ENV: str(os.getpid())},  # fleet/watchdog.py
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=subprocess.STDOUT,

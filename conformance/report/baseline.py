@@ -41,6 +41,10 @@ EXPIRED: Final = "expired"
 
 _CAUSE: Final = re.compile(r"^cause-[0-9a-f]{8}$")
 _KEYS: Final = frozenset({"cause", "owner", "ticket", "expires", "scenarios", "note"})
+#: The furthest ahead an entry may expire: a baseline accepts a known failure for a while, and an
+#: entry that never expires (``9999-12-31``) defeats it (security-5.md L7). Renew it when it
+#: lapses, if the fix is still due.
+MOST_DAYS_AHEAD: Final = 366
 #: The verdicts of a scenario the run reached and judged.
 _JUDGED: Final = frozenset({PASSED, FAILED, FAILED_SHOULD})
 
@@ -65,7 +69,7 @@ class Baseline:
     known: tuple[Known, ...]
 
 
-def _entry(number: int, table: Any, path: Path) -> Known:
+def _entry(number: int, table: Any, path: Path, today: dt.date) -> Known:
     where = f"{path}: [[known]] number {number}"
     if not isinstance(table, dict):
         raise ConformanceError(f"{where} is not a table")
@@ -81,9 +85,7 @@ def _entry(number: int, table: Any, path: Path) -> Known:
     cause = table["cause"]
     if not isinstance(cause, str) or not _CAUSE.match(cause):
         raise ConformanceError(f"{where}: cause {cause!r} is not a cause id (cause-1a2b3c4d)")
-    expires = table["expires"]
-    if isinstance(expires, dt.datetime) or not isinstance(expires, dt.date):
-        raise ConformanceError(f"{where}: expires is a TOML date (2026-03-31), not {expires!r}")
+    expires = _expiry(table["expires"], where, today)
     scenarios = table.get("scenarios", [])
     if not isinstance(scenarios, list) or not all(isinstance(s, str) for s in scenarios):
         raise ConformanceError(f"{where}: scenarios is a list of scenario ids")
@@ -97,9 +99,23 @@ def _entry(number: int, table: Any, path: Path) -> Known:
     )
 
 
-def load_baseline(path: Path) -> Baseline:
+def _expiry(expires: Any, where: str, today: dt.date) -> dt.date:
+    """An entry's ``expires``: a TOML date at most :data:`MOST_DAYS_AHEAD` days after ``today``."""
+    if isinstance(expires, dt.datetime) or not isinstance(expires, dt.date):
+        raise ConformanceError(f"{where}: expires is a TOML date (2026-03-31), not {expires!r}")
+    if (expires - today).days > MOST_DAYS_AHEAD:
+        raise ConformanceError(
+            f"{where}: expires {expires.isoformat()} is more than {MOST_DAYS_AHEAD} days ahead: "
+            "a known failure is accepted for a year at most (renew the entry when it lapses)"
+        )
+    return expires
+
+
+def load_baseline(path: Path, today: dt.date | None = None) -> Baseline:
     """The baseline in ``path``; a file that is not one is a :class:`ConformanceError` naming
-    the entry and the key."""
+    the entry and the key (an entry expiring more than :data:`MOST_DAYS_AHEAD` days after
+    ``today`` too)."""
+    today = today or dt.date.today()
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is no mistake
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
@@ -110,7 +126,9 @@ def load_baseline(path: Path) -> Baseline:
     entries = document.get("known", [])
     if not isinstance(entries, list):
         raise ConformanceError(f"{path}: known is an array of tables ([[known]])")
-    known = tuple(_entry(number, table, path) for number, table in enumerate(entries, start=1))
+    known = tuple(
+        _entry(number, table, path, today) for number, table in enumerate(entries, start=1)
+    )
     causes = [entry.cause for entry in known]
     repeated = sorted({cause for cause in causes if causes.count(cause) > 1})
     if repeated:

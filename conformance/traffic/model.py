@@ -38,6 +38,9 @@ class JudgedExchange:
     operation: str | None
     findings: tuple[Finding, ...] = ()
     skipped: str = ""
+    #: What of the exchange the session did not keep (a body past
+    #: :data:`conformance.traffic.session.KEPT_BODY`), said in the reports; "" when kept whole.
+    cut: str = ""
 
     @property
     def must(self) -> tuple[Finding, ...]:

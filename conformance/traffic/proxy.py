@@ -21,7 +21,9 @@ exchange goes through unchanged and is judged in a thread of its own.
 from __future__ import annotations
 
 import contextlib
+import functools
 import http.client
+import io
 import json
 import queue
 import socket
@@ -37,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.contract import framing
+from conformance.contract.read_deadline import TIMED_OUT, DeadlineReader
 from conformance.errors import ConformanceError
 from conformance.exchange import Exchange
 
@@ -58,7 +61,8 @@ HOP_BY_HOP = frozenset(
 )
 #: Largest request body read (the reference server's limit; bodies are small JSON).
 MAX_BODY = 1024 * 1024
-#: Seconds a client connection may stay silent between requests.
+#: Seconds a client connection may stay silent between requests, and the most a request's head
+#: and body may take in all once its first byte has come.
 READ_TIMEOUT = 30.0
 
 #: Most client connections served at once (the reference server's cap).
@@ -130,15 +134,23 @@ class Upstream:
     def forward(
         self, method: str, target: str, headers: list[tuple[str, str]], body: bytes
     ) -> tuple[int, str, list[tuple[str, str]], bytes]:
-        """Send the request as given; the answer's status, reason, headers and body. A
-        keep-alive connection the target closed meanwhile is opened again once."""
+        """Send the request as given; the answer's status, reason, headers and body, all of it
+        within :attr:`timeout` of the request's end (a target that drips its answer a byte at a
+        time does not hold the client: security-5.md L19). A keep-alive connection the target
+        closed meanwhile is opened again once."""
         for attempt in (1, 2):
             connection = self._connection()
+            if connection.sock is not None:
+                connection.sock.settimeout(self.timeout)  # the last answer's deadline left it
             try:
                 connection.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
                 for name, value in headers:
                     connection.putheader(name, value)
                 connection.endheaders(body if body else None)
+                deadline = time.monotonic() + self.timeout
+                connection.response_class = functools.partial(  # type: ignore[assignment]
+                    _answer_within, deadline=deadline, seconds=self.timeout
+                )
                 response = connection.getresponse()
                 data = response.read()
                 answer_headers = response.getheaders()
@@ -171,6 +183,51 @@ class Upstream:
         return sent
 
 
+class _AnswerReader(io.RawIOBase):
+    """The target's socket read with a total deadline: each read waits at most what is left."""
+
+    def __init__(self, sock: socket.socket, deadline: float, seconds: float) -> None:
+        super().__init__()
+        self._sock = sock
+        self._deadline = deadline
+        self._seconds = seconds
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        late = f"the target's whole answer did not arrive within {self._seconds:g} s"
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(late)
+        self._sock.settimeout(left)
+        try:
+            return self._sock.recv_into(buffer)
+        except TimeoutError:
+            raise TimeoutError(late) from None
+
+
+class _DeadlineSocket:
+    """What :class:`http.client.HTTPResponse` reads its answer from: the socket, its reads
+    bounded by one deadline (:class:`_AnswerReader`)."""
+
+    def __init__(self, sock: socket.socket, deadline: float, seconds: float) -> None:
+        self._reader = _AnswerReader(sock, deadline, seconds)
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(self._reader)
+
+
+def _answer_within(
+    sock: socket.socket, *, deadline: float, seconds: float, **options: Any
+) -> http.client.HTTPResponse:
+    """``http.client``'s response, read within ``deadline`` (``response_class`` of a forward)."""
+    return http.client.HTTPResponse(
+        _DeadlineSocket(sock, deadline, seconds),  # type: ignore[arg-type]
+        **options,
+    )
+
+
 def _connection_tokens(headers: list[tuple[str, str]]) -> frozenset[str]:
     """Header names the Connection header declares hop-by-hop (RFC 9110 section 7.6.1)."""
     tokens: set[str] = set()
@@ -193,6 +250,20 @@ class ProxyHandler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         self.timeout = self.server.read_timeout  # type: ignore[misc]
         super().setup()
+        # a request's head and body within one total deadline, as the reference server reads
+        # them (security-5.md L19: a client dripping a byte at a time once held its thread)
+        self._reader = DeadlineReader(self.connection, self.server.read_timeout)
+        self.rfile = io.BufferedReader(self._reader)
+
+    def handle_one_request(self) -> None:
+        """One request; one not complete within the read deadline gets 408 and the connection
+        closes (its first byte starts the deadline)."""
+        self._reader.next_request()
+        super().handle_one_request()
+        if self._reader.expired:
+            if getattr(self, "request_version", "HTTP/0.9") == "HTTP/0.9":
+                self.request_version = "HTTP/1.1"
+            self._refuse(408, TIMED_OUT, code="BAD_REQUEST")
 
     def parse_request(self) -> bool:
         """``http.server``'s parse, its header lines kept and then checked as the reference server
@@ -493,6 +564,7 @@ def start_proxy(
     tls: ssl.SSLContext | None = None,
     on_refused: Callable[[str], None] | None = None,
     max_connections: int = MAX_CONNECTIONS,
+    read_timeout: float = READ_TIMEOUT,
 ) -> RunningProxy:
     """Listen on ``host:port`` (0: a free port) and serve in a daemon thread."""
     server = ProxyServer(
@@ -502,6 +574,7 @@ def start_proxy(
         tls=tls,
         on_refused=on_refused,
         max_connections=max_connections,
+        read_timeout=read_timeout,
     )
     thread = threading.Thread(
         target=server.serve_forever,

@@ -104,6 +104,8 @@ def _title(judged: JudgedExchange) -> str:
 
 
 def _reproduce(judged: JudgedExchange) -> str:
+    if judged.cut and "request body" in judged.cut:
+        return "(not given: the request body was cut, so a replay would not send what was sent)"
     try:
         return scrub(judged.exchange.reproduce_command())
     except ValueError:
@@ -319,7 +321,10 @@ def _evidence(judged: JudgedExchange) -> str:
         + (f"\n        should, because {f.reading}" if f.reading else "")
         for f in judged.findings
     ]
-    lines += ["", "Exchange:", judged.exchange.render(), "", "Reproduce with:", _reproduce(judged)]
+    lines += ["", "Exchange:", judged.exchange.render()]
+    if judged.cut:
+        lines += ["", f"(cut: {judged.cut})"]
+    lines += ["", "Reproduce with:", _reproduce(judged)]
     return scrub("\n".join(lines))
 
 

@@ -1,9 +1,16 @@
 """One judging session, live or recorded: the judge, the verdicts collected in order, one line
 per exchange while it runs, when to stop (``--exchanges N``), and the totals at the end.
+
+Memory: an exchange is judged whole, then kept for the reports with each body cut to its first
+:data:`KEPT_BODY` bytes (the reports say what was cut: security-5.md M7). What a session keeps per
+exchange is then bounded (its headers, findings and at most twice :data:`KEPT_BODY`), so a proxy
+left running grows by a few kilobytes per exchange, never by a body; ``--exchanges N`` bounds it
+wholly.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 from collections.abc import Iterable
@@ -17,7 +24,10 @@ if TYPE_CHECKING:
     from conformance.exchange import Exchange
     from conformance.traffic.judge import TrafficJudge
 
-__all__ = ["TrafficSession", "exchange_line"]
+__all__ = ["KEPT_BODY", "TrafficSession", "exchange_line", "kept"]
+
+#: The bytes of each body a session keeps for the reports once the exchange is judged.
+KEPT_BODY = 64 * 1024
 
 #: How many findings one line names before "(+N more)".
 _NAMED = 2
@@ -47,6 +57,26 @@ def _learn(exchange: Exchange) -> None:
     """Remember the exchange's secrets by value before any line or report shows it."""
     learn_secrets(exchange.request_headers, exchange.url, exchange.request_body)
     learn_secrets(exchange.response_headers, body=exchange.response_body)
+
+
+def kept(verdict: JudgedExchange, limit: int = KEPT_BODY) -> JudgedExchange:
+    """The verdict as the session keeps it: each body past ``limit`` bytes cut to its first
+    ``limit``, and :attr:`JudgedExchange.cut` saying so (the judgement saw the whole)."""
+    exchange = verdict.exchange
+    cuts = [
+        f"the {side} body was {len(body):,} bytes; the reports keep its first {limit:,}"
+        for side, body in (("request", exchange.request_body), ("answer", exchange.response_body))
+        if len(body) > limit
+    ]
+    if not cuts:
+        return verdict
+    slim = dataclasses.replace(
+        exchange,
+        request_body=exchange.request_body[:limit],
+        response_body=exchange.response_body[:limit],
+    )
+    note = "; ".join(cuts) + " (judged whole; cut to keep the session's memory bounded)"
+    return dataclasses.replace(verdict, exchange=slim, cut=note)
 
 
 class TrafficSession:
@@ -91,6 +121,7 @@ class TrafficSession:
                 flush=True,
             )  # fmt: skip
             return None
+        verdict = kept(verdict)
         with self._lock:
             self.judged.append(verdict)
             count = len(self.judged)

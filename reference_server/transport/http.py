@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from conformance.contract import framing
+from conformance.contract.read_deadline import TIMED_OUT, DeadlineReader
 from reference_server.api import ApiError, Headers, Request, Response
 from reference_server.app import Application
 from reference_server.faults.trace import untagged
@@ -93,61 +94,21 @@ def _phrase(code: int) -> str | None:
         return None
 
 
-class _DeadlineReader(io.RawIOBase):
-    """The connection's reads with two limits: ``read_timeout`` of silence while waiting for a
-    request, and, once its first byte has come, ``read_timeout`` in all for its head and body.
-    A slow sender (a byte at a time, each within the silence limit) is cut off all the same."""
-
-    def __init__(self, connection: socket.socket, read_timeout: float) -> None:
-        super().__init__()
-        self.connection = connection
-        self.read_timeout = read_timeout
-        #: When the request being read must be complete (None: waiting for one).
-        self.deadline: float | None = None
-        #: The socket's timeout as last set (``settimeout`` is a system call: set on change).
-        self._timeout: float | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    def _set_timeout(self, seconds: float) -> None:
-        if seconds != self._timeout:
-            self.connection.settimeout(seconds)
-            self._timeout = seconds
-
-    def timeout_changed(self) -> None:
-        """Someone else set the socket's timeout: the next read sets its own again."""
-        self._timeout = None
-
-    def readinto(self, buffer: Any) -> int:
-        if self.deadline is None:
-            self._set_timeout(self.read_timeout)
-        else:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("the request did not arrive within the read timeout")
-            self._set_timeout(min(self.read_timeout, left))
-        count = self.connection.recv_into(buffer)
-        if count and self.deadline is None:
-            self.deadline = time.monotonic() + self.read_timeout
-        return count
-
-
 class _Connections:
     """The open connections' readers, so that the server can close an idle one at its cap."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open: dict[int, _DeadlineReader] = {}
+        self._open: dict[int, DeadlineReader] = {}
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def add(self, reader: _DeadlineReader) -> None:
+    def add(self, reader: DeadlineReader) -> None:
         with self._lock:
             self._open[id(reader)] = reader
 
-    def discard(self, reader: _DeadlineReader) -> None:
+    def discard(self, reader: DeadlineReader) -> None:
         with self._lock:
             self._open.pop(id(reader), None)
 
@@ -250,7 +211,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         # Per connection, from the server; typeshed declares the attribute a ClassVar only.
         self.timeout = self.server.read_timeout  # type: ignore[misc]
         super().setup()
-        self._reader = _DeadlineReader(self.connection, self.server.read_timeout)
+        self._reader = DeadlineReader(self.connection, self.server.read_timeout)
         self.rfile = io.BufferedReader(self._reader)
         self.server.connections.add(self._reader)
         #: The TLS client certificate of this connection (DER), read once: the QWAC of mutual
@@ -263,9 +224,14 @@ class RequestHandler(BaseHTTPRequestHandler):
         super().finish()
 
     def handle_one_request(self) -> None:
-        """One request; the next one's deadline starts with its own first byte."""
-        self._reader.deadline = None
+        """One request; the next one's deadline starts with its own first byte. A request whose
+        head and body did not arrive within the deadline gets 408, and the connection closes."""
+        self._reader.next_request()
         super().handle_one_request()
+        if self._reader.expired:
+            self.send_error(408, TIMED_OUT)
+            with contextlib.suppress(OSError):
+                self.wfile.flush()
 
     def date_time_string(self, timestamp: float | None = None) -> str:
         """The ``Date`` header as ``http.server`` writes it (RFC 7231 IMF-fixdate), formatted

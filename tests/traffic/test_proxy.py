@@ -446,3 +446,127 @@ def test_past_the_connection_cap_a_newcomer_gets_503_at_once(echo: tuple[str, Se
         ).startswith(b"HTTP/1.1 201")
     finally:
         proxy.stop()
+
+
+class _BigBank(BaseHTTPRequestHandler):
+    """Answers every request with a 1 MiB JSON string."""
+
+    protocol_version = "HTTP/1.1"
+    answer = json.dumps("x" * (1024 * 1024)).encode()
+
+    def do_GET(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response_only(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.answer)))
+        self.end_headers()
+        self.wfile.write(self.answer)
+
+    do_POST = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_big_answer_goes_through_whole_but_the_session_keeps_its_head(tmp_path: Path) -> None:
+    """security-5.md M7 (attempts 132, 160: every exchange kept whole until exit, a 100 MB
+    answer resident): the client gets the whole answer, the judge judged the whole, the session
+    keeps each body's first ``KEPT_BODY`` bytes and the reports say what was cut."""
+    from conformance.traffic.options import finish, judge_for
+    from conformance.traffic.session import KEPT_BODY, TrafficSession
+
+    bank = ThreadingHTTPServer(("127.0.0.1", 0), _BigBank)
+    bank.daemon_threads = True
+    threading.Thread(target=bank.serve_forever, daemon=True).start()
+    session = TrafficSession(judge_for(None, []), quiet=True)
+    worker = JudgeWorker(session.take, lambda _verdict: None)
+    proxy = start_proxy(Upstream(f"http://127.0.0.1:{bank.server_address[1]}"), worker.put)
+    try:
+        with httpx.Client(base_url=proxy.url, timeout=10) as client:
+            answer = client.post("/v1/payments/sepa-credit-transfers", content=b"{" * 200_000,
+                                 headers={"Content-Type": "application/json"})  # fmt: skip
+            assert answer.content == _BigBank.answer
+    finally:
+        proxy.stop()
+        worker.close()
+        bank.shutdown()
+        bank.server_close()
+    (verdict,) = session.judged
+    assert len(verdict.exchange.response_body) == KEPT_BODY
+    assert len(verdict.exchange.request_body) == KEPT_BODY
+    assert "the answer body was 1,048,578 bytes" in verdict.cut
+    assert "the request body was 200,000 bytes" in verdict.cut
+    reports = tmp_path / "reports"
+    finish(session, reports, source="test", target=proxy.url, profile=None)
+    junit = (reports / "junit.xml").read_text(encoding="utf-8")
+    assert "the reports keep its first 65,536" in junit
+    assert "a replay would not send what was sent" in junit
+    assert (reports / "junit.xml").stat().st_size < 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [b"GET /v1/x HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+     _POST + b"Content-Length: 10\r\n\r\n{\"a\""],
+    ids=["head", "body"],
+)  # fmt: skip
+def test_a_request_not_complete_within_the_deadline_gets_408(
+    echo: tuple[str, Seen], sent: bytes
+) -> None:
+    """security-5.md L19: a client dripping its request held a proxy thread for as long as it
+    kept each byte within the silence limit; now the head and body have a total deadline, past
+    which the request gets 408 with the spec 7 body, unforwarded, and the connection closes."""
+    url, seen = echo
+    proxy = start_proxy(Upstream(url), lambda _exchange, _at: None, read_timeout=0.3)
+    try:
+        with socket.create_connection(("127.0.0.1", _port(proxy.url)), timeout=5) as stream:
+            started = time.monotonic()
+            stream.sendall(sent)
+            for _ in range(3):  # a byte now and then, each well within the silence limit
+                time.sleep(0.15)
+                with contextlib.suppress(OSError):
+                    stream.sendall(b"a")
+            answer = b""
+            with contextlib.suppress(OSError):
+                while chunk := stream.recv(65536):
+                    answer += chunk
+            assert time.monotonic() - started < 4
+    finally:
+        proxy.stop()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert json.loads(body)["status"] == 408
+    assert seen == []
+
+
+def test_a_target_dripping_its_answer_gets_the_client_a_502_at_the_deadline() -> None:
+    """security-5.md L19 (attempt 136): a target answering one byte every few seconds held the
+    client for as long as it dripped (the timeout bounded each read); now the whole answer has
+    the upstream timeout, and the client gets the proxy's 502 saying so."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}":
+                if stop.wait(0.2):
+                    return
+                with contextlib.suppress(OSError):
+                    connection.sendall(bytes([byte]))
+
+    threading.Thread(target=drip, daemon=True).start()
+    upstream = Upstream(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout=0.6)
+    proxy = start_proxy(upstream, lambda _exchange, _at: None)
+    try:
+        started = time.monotonic()
+        answer = _raw_exchange(proxy, b"GET /v1/accounts HTTP/1.1\r\nHost: x\r\n\r\n")
+        took = time.monotonic() - started
+    finally:
+        stop.set()
+        proxy.stop()
+        listener.close()
+    assert answer.startswith(b"HTTP/1.1 502"), answer[:200]
+    assert b"did not arrive within 0.6 s" in answer
+    assert took < 3
