@@ -33,7 +33,7 @@ def _differing(one: TargetProfile, other: TargetProfile) -> set[str]:
 @pytest.mark.parametrize(
     ("reading", "keys"),
     [
-        (PERMISSIVE_PROFILE, {"sca", "lifecycle"}),
+        (PERMISSIVE_PROFILE, {"sca", "lifecycle", "operation_promises"}),
         (DEMANDING_PROFILE, {"sca", "setup_templates", "agreement_owner"}),
     ],
 )
