@@ -855,7 +855,8 @@ EXTENDS = _keys(
             "the file name of another profile in the same folder whose keys this one starts "
             "from: its tables are merged key by key, a key given here wins (a list is replaced "
             "whole), and the base may extend another in turn "
-            "(`profiles/reference-server-permissive.toml` extends `reference-server.toml`)"
+            "(`profiles/reference-server-permissive.toml` extends `reference-server.toml`); a "
+            "sealed record keeps each base beside its copy of the profile"
         ),
         "none",
     ),

@@ -59,7 +59,7 @@ from conformance.signing import KeyIdStyle
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
 
-__all__ = ["check_base_url", "load_profile"]
+__all__ = ["check_base_url", "load_profile", "profile_files"]
 
 _C = TypeVar("_C", bound=str)
 _PSU = TypeVar("_PSU", PrivatePsu, CorporatePsu)
@@ -150,37 +150,44 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
 # --- extends ------------------------------------------------------------------------------------
 
 
-def _with_base(source: Path) -> tuple[dict[str, Any], Path | None]:
-    """The keys of the profile at ``source`` merged over those of the profile its ``extends``
-    names (a file of the same folder, so that relative paths mean the same in both), and that
-    base's path (None: it extends none). A base may extend another; a circle is an error."""
-    data = read_toml(source)
-    name = data.pop("extends", None)
-    if name is None:
-        return data, None
-    where = f"profile {source}: extends"
-    if not isinstance(name, str) or not name.strip() or Path(name).name != name:
-        raise ProfileError(f"{where} must be the file name of a profile in the same folder")
-    base = source.parent / name
-    seen = [source]
-    merged = data
-    parent: Path | None = base
-    while parent is not None:
-        if parent in seen:
-            raise ProfileError(f"{where} leads back to {parent}: profiles extend in a circle")
-        seen.append(parent)
-        under = read_toml(parent)
-        name = under.pop("extends", None)
-        merged = _merged(under, merged)
-        if name is None:
-            parent = None
-        elif not isinstance(name, str) or Path(name).name != name:
+def profile_files(path: str | os.PathLike[str]) -> tuple[Path, ...]:
+    """The profile file at ``path`` and each profile it extends, in that order (a report's
+    digest and a sealed record's copy cover them all)."""
+    return tuple(source for source, _ in _chain(Path(path).resolve()))
+
+
+def _chain(source: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The profile at ``source`` and the bases its ``extends`` names, each a file of the same
+    folder (so that relative paths mean the same in all), with their keys (``extends`` taken
+    out); a circle is an error."""
+    chain: list[tuple[Path, dict[str, Any]]] = []
+    path: Path | None = source
+    while path is not None:
+        if any(path == seen for seen, _ in chain):
             raise ProfileError(
-                f"profile {parent}: extends must be the file name of a profile in the same folder"
+                f"profile {source}: extends leads back to {path}: profiles extend in a circle"
             )
-        else:
-            parent = parent.parent / name
-    return merged, base
+        data = read_toml(path)
+        name = data.pop("extends", None)
+        chain.append((path, data))
+        if name is not None and (
+            not isinstance(name, str) or not name.strip() or Path(name).name != name
+        ):
+            raise ProfileError(
+                f"profile {path}: extends must be the file name of a profile in the same folder"
+            )
+        path = None if name is None else path.parent / name
+    return chain
+
+
+def _with_base(source: Path) -> tuple[dict[str, Any], Path | None]:
+    """The keys of the profile at ``source`` merged over those of the profiles it extends (the
+    nearest wins), and the base it names itself (None: it extends none)."""
+    chain = _chain(source)
+    merged: dict[str, Any] = {}
+    for _, data in reversed(chain):
+        merged = _merged(merged, data)
+    return merged, chain[1][0] if len(chain) > 1 else None
 
 
 def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
