@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.discover.draft import profile_text
 from conformance.errors import ProfileError
 from conformance.profile import (
     DEMANDING_PROFILE,
@@ -16,6 +17,7 @@ from conformance.profile import (
     REFERENCE_PROFILE,
     TargetProfile,
     load_profile,
+    profile_data,
 )
 
 #: The fields a profile's own file and its place always set.
@@ -103,3 +105,12 @@ def test_profiles_extending_in_a_circle_are_an_error(tmp_path: Path) -> None:
 def test_the_base_is_a_file_of_the_same_folder(tmp_path: Path, name: str) -> None:
     with pytest.raises(ProfileError):
         load_profile(_write(tmp_path, "child.toml", f'extends = "{name}"\n'))
+
+
+def test_a_copy_elsewhere_says_the_merged_keys(tmp_path: Path) -> None:
+    """``profile_data`` (what ``conformance discover`` starts its draft from) merges the bases
+    in, so the copy needs none of them and loads as the profile does."""
+    data = profile_data(PERMISSIVE_PROFILE)
+    assert "extends" not in data and data["base_url"] and data["readings"]
+    copy = _write(tmp_path, "copy.toml", profile_text(data))
+    assert _differing(load_profile(PERMISSIVE_PROFILE), load_profile(copy)) == {"extends", "source"}

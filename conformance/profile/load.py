@@ -59,7 +59,7 @@ from conformance.signing import KeyIdStyle
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
 
-__all__ = ["check_base_url", "load_profile", "profile_files"]
+__all__ = ["check_base_url", "load_profile", "profile_data", "profile_files"]
 
 _C = TypeVar("_C", bound=str)
 _PSU = TypeVar("_PSU", PrivatePsu, CorporatePsu)
@@ -178,6 +178,13 @@ def _chain(source: Path) -> list[tuple[Path, dict[str, Any]]]:
             )
         path = None if name is None else path.parent / name
     return chain
+
+
+def profile_data(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The keys of the profile at ``path`` as its TOML says them, with those of every profile it
+    extends merged in (``extends`` itself left out): what a copy of it elsewhere must say."""
+    data, _ = _with_base(Path(path).resolve())
+    return data
 
 
 def _with_base(source: Path) -> tuple[dict[str, Any], Path | None]:
