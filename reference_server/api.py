@@ -110,8 +110,8 @@ class ServerState(Protocol):
         ...
 
     def reads(self, name: str) -> bool:
-        """Whether the reading ``name`` (``model/readings.py``, lenient or strict) is played
-        (``--permissive``, ``--demanding``)."""
+        """Whether the reading ``name`` (``model/readings.py``) is played: one of the played
+        profile's ``readings`` (``--permissive`` and ``--demanding`` play those of their own)."""
         ...
 
     def reset(self) -> None:

@@ -50,7 +50,7 @@ from reference_server.model.bank_style import (
     outbound_text,
 )
 from reference_server.model.clock import Clock
-from reference_server.model.readings import LENIENT, READINGS, STRICT, check_readings, of_direction
+from reference_server.model.readings import READINGS, check_readings
 from reference_server.model.replay import SignatureMemory
 from reference_server.model.store import Store
 from reference_server.model.tokens import TokenIssuer
@@ -132,8 +132,6 @@ class Application:
         bank: BankStyle | None = None,
         shared_sandbox: bool = False,
         replay_protection: bool = True,
-        permissive: bool | Iterable[str] = False,
-        demanding: bool | Iterable[str] = False,
         revocation: RevocationLists | None = None,
         token_lifetime: float = 3600.0,
         switch_trace: SwitchTrace | None = None,
@@ -151,9 +149,9 @@ class Application:
         #: Where the fault switches each request asked are written (``--switch-trace``: the
         #: self-check's recording run), or None.
         self.switch_trace = switch_trace
-        #: The readings played (``model/readings.py``): ``--permissive`` plays every lenient
-        #: one, ``--demanding`` every strict one (or the names given).
-        self.readings = _played(permissive, LENIENT) | _played(demanding, STRICT)
+        #: The readings played (``model/readings.py``): the played bank's (a profile's
+        #: ``readings``), each name checked.
+        self.readings = check_readings(self.bank.readings)
         if self.reads("sca-started-at-creation"):
             self.bank = replace(self.bank, sca_at_creation=True)
         #: The CAs a signing certificate must chain to (``--trust``, repeatable); empty: any CA.
@@ -207,7 +205,7 @@ class Application:
         return name in self.faults
 
     def reads(self, name: str) -> bool:
-        """Whether the reading ``name`` is played (``--permissive``, ``--demanding``).
+        """Whether the reading ``name`` is played (the profile's ``readings``).
 
         A name the table (``model/readings.py``) does not know raises, as :meth:`faulty` does.
         """
@@ -442,16 +440,6 @@ def _refused_path_values(operation: Operation, path: str) -> list[tuple[str, str
         if pinned and value not in pinned:
             refused.append((name, value))
     return refused
-
-
-def _played(switch: bool | Iterable[str], direction: str) -> frozenset[str]:
-    """The readings of ``direction`` a switch plays: every one (True), none (False) or the
-    names given (each checked to be one of them)."""
-    if switch is True:
-        return of_direction(direction)
-    if switch is False:
-        return frozenset()
-    return check_readings(switch, direction)
 
 
 def _load_modules(names: Iterable[str] | None) -> tuple[ModuleType, ...]:

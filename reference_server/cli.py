@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
@@ -187,20 +188,22 @@ def add_fault_argument(parser: argparse.ArgumentParser, purpose: str) -> None:
 def add_reading_arguments(parser: argparse.ArgumentParser, *, bundled: bool = False) -> None:
     """``--permissive`` and ``--demanding``, declared once from the readings' directions
     (``model/readings.py``) for the server and for ``conformance run`` (``bundled``: the run
-    starts the bundled server playing them and runs the suite with their profile)."""
+    starts the bundled server playing that direction's profile and runs the suite with it). Each
+    is a shorthand for a profile: the readings are that profile's ``readings``."""
     for direction in (LENIENT, STRICT):
         shown = DIRECTIONS[direction]
         if bundled:
             text = (
                 f"bundled reference server only: it plays the {shown.word} reading of every "
-                f"place {shown.where} (python -m reference_server {shown.flag}), and the suite "
-                f"runs with its profile ({shown.profile}, unless --play names another); a must "
-                "failure there rests on a reading, not on the spec"
+                f"place {shown.where}, and the suite runs with the same profile: --play "
+                f"{shown.shown} (with --play another profile, its server plays these readings "
+                "too); a must failure there rests on a reading, not on the spec"
             )
         else:
             text = (
                 f"play the {shown.word} reading of every place {shown.where} (assumptions.md, "
-                f"'{shown.heading}'): {shown.plays} (the suite's profile for it: {shown.profile})"
+                f"'{shown.heading}'): {shown.plays}; the readings {shown.shown} plays, added to "
+                "--profile's (without --profile: --profile that file)"
             )
         parser.add_argument(shown.flag, action="store_true", help=text)
 
@@ -268,7 +271,7 @@ def _application(args: argparse.Namespace) -> Application:
     trust = [ca for path in args.trust for ca in _load_cas(path)]
     revocation = RevocationLists.of((crl for path in args.crl for crl in load_crls(path)), trust)
     store = _open_store(args.data)
-    bank = _bank_style(args.profile)
+    bank = _bank_style(_played_profile(args))
     return Application(
         store=store,
         faults=args.fault,
@@ -276,11 +279,9 @@ def _application(args: argparse.Namespace) -> Application:
         throttle=Throttle(
             args.throttle_every, args.retry_after, rate=bank.rate_limit if bank else 0.0
         ),
-        bank=bank,
+        bank=_with_flagged_readings(args, bank),
         shared_sandbox=args.shared_sandbox,
         replay_protection=not args.allow_replay,
-        permissive=args.permissive,
-        demanding=args.demanding,
         revocation=revocation,
         token_lifetime=args.oauth_lifetime,
         switch_trace=None if args.switch_trace is None else SwitchTrace(args.switch_trace),
@@ -328,6 +329,9 @@ def _serve(server: ReferenceServer, app: Application) -> None:
         if played:
             name = DIRECTIONS[direction].word
             print(f"{name} reading: {len(played)} places read {word}", flush=True)
+    others = app.readings - of_direction(LENIENT) - of_direction(STRICT)
+    if others:
+        print(f"readings played: {', '.join(sorted(others))}", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
@@ -384,6 +388,31 @@ def _port(text: str) -> int:
 
 
 _port.__name__ = "port"  # argparse names the type in its message: "invalid port value: '70000'"
+
+
+def _flagged(args: argparse.Namespace) -> tuple[str, ...]:
+    """The directions whose flag (``--permissive``, ``--demanding``) is given."""
+    return tuple(key for key in (LENIENT, STRICT) if getattr(args, DIRECTIONS[key].flag[2:]))
+
+
+def _played_profile(args: argparse.Namespace) -> Path | None:
+    """The profile the server plays: ``--profile``, else the profile of the one reading flag
+    given (``--permissive`` is ``--profile profiles/reference-server-permissive.toml``)."""
+    flagged = _flagged(args)
+    if args.profile is None and len(flagged) == 1:
+        return DIRECTIONS[flagged[0]].profile
+    chosen: Path | None = args.profile
+    return chosen
+
+
+def _with_flagged_readings(args: argparse.Namespace, bank: BankStyle | None) -> BankStyle | None:
+    """``bank`` playing also the readings of each reading flag's profile (with ``--profile``
+    another bank's, or with both flags)."""
+    added = frozenset().union(*(of_direction(key) for key in _flagged(args)))
+    if not added:
+        return bank
+    style = bank or BankStyle()
+    return replace(style, readings=style.readings | added)
 
 
 def _bank_style(path: Path | None) -> BankStyle | None:

@@ -49,7 +49,7 @@ from conformance.contract.requirements import (
 from conformance.contract.silences import Player, Silence, load_silences
 from conformance.errors import exit_codes_markdown
 from conformance.generate import generate_scenarios
-from conformance.profile.key_docs import Row, rows_of
+from conformance.profile.key_docs import TextRow, text_rows
 from conformance.profile.model import TargetProfile
 from conformance.scenario import Scenario
 
@@ -152,12 +152,12 @@ def _field_type(cls: type, name: str) -> object:
     return typing.get_type_hints(cls)[name]
 
 
-def profile_rows() -> list[Row]:
-    """The rows of every field of :class:`TargetProfile`, in field order; a field without a
-    description is an error naming it."""
-    rows: list[Row] = []
+def profile_rows() -> list[TextRow]:
+    """The rows of every field of :class:`TargetProfile`, in field order, each default read
+    from the model where it holds it; a field without a description is an error naming it."""
+    rows: list[TextRow] = []
     for field in dataclasses.fields(TargetProfile):
-        described = rows_of(field.metadata)
+        described = text_rows(field)
         if described is None:
             raise LookupError(
                 f"TargetProfile.{field.name} has no description: give it "
@@ -265,7 +265,7 @@ def silences_markdown() -> str:
         "the suite copes with every one (it sends what every choice accepts, a profile key, a "
         "`conformance discover` probe, judged at should, not applicable, or open with what "
         "happens), and who plays each choice: the bundled reference server, a reading of "
-        "`--permissive` or `--demanding` (a lenient or strict row of "
+        "`--permissive` or `--demanding` (a row of the readings their profile plays, "
         "`reference_server/model/readings.py`), a profile the server plays with `--profile`, "
         "or nobody, with the reason.",
         f"Of the {played + unplayed} choices' rows, {played} are played and {unplayed} are not.",

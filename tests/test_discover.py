@@ -30,7 +30,7 @@ from conformance.discover.session import Discovery, discover
 from conformance.discover.setup_fields import named_fields, value_for
 from conformance.discover.toml_text import toml_value
 from conformance.exchange import Exchange
-from conformance.profile import load_profile, profile_from_options
+from conformance.profile import DEMANDING_PROFILE, load_profile, profile_from_options
 from reference_server.app import Application
 from reference_server.model.bank_style import style_of
 from reference_server.transport.http import start
@@ -192,7 +192,7 @@ def styles(contract: Contract) -> Iterator[dict[str, str]]:
     env = {"EXAMPLE_BANK_CLIENT_ID": "k-1", "EXAMPLE_BANK_API_KEY": "k-2"}
     apps = {
         "bundled": Application(contract=contract),
-        "demanding": Application(contract=contract, demanding=True),
+        "demanding": Application(contract=contract, bank=style_of(load_profile(DEMANDING_PROFILE))),
         **{
             name: Application(
                 contract=contract, bank=style_of(load_profile(EXAMPLES / f"{name}.toml"), env)

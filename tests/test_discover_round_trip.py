@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from conformance.contract import load_contract
 from conformance.discover.draft import absolute_paths, profile_text, write_draft
 from conformance.discover.keys import matches
 from conformance.discover.session import discover
-from conformance.profile import ENV_PREFIX, load_profile, profile_from_options
+from conformance.profile import ENV_PREFIX, load_profile, profile_data, profile_from_options
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "profiles"
@@ -54,8 +53,7 @@ _SECRET = "round-trip-secret"
 
 def _base(example: Path) -> dict[str, Any]:
     """The example without the keys discovery claims to decide (those the server plays)."""
-    with example.open("rb") as stream:
-        data = tomllib.load(stream)
+    data = profile_data(example)  # with the keys of the profile it extends
     absolute_paths(data, example.parent)
     for table in ("headers", "product_ids", "required_headers", "consent", "query"):
         data.pop(table, None)

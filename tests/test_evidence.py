@@ -37,6 +37,7 @@ from conformance.evidence.record import (
 from conformance.evidence.sealing import SealKey, load_seal_key, seal
 from conformance.evidence.stale import latest_record, move_aside
 from conformance.evidence.verify import Verification, verify_record
+from conformance.profile import load_profile
 from conformance.report.exchange_record import RECORDING_DIR
 from conformance.signing import generate_server_certificate, load_ca
 from conformance.traffic.options import load_trust
@@ -208,6 +209,34 @@ def test_the_next_record_names_this_one_and_keeps_it(
     later = verify_record(reports / "evidence", trust=trust, previous=record.moved)
     assert later.verified, later.problems
     assert f"follows the record {first}" in later.notes
+
+
+def test_a_profile_that_extends_another_is_kept_with_its_base(
+    sealed_run: Path, certificates: Path, tmp_path: Path
+) -> None:
+    """The record keeps the base beside its copy of the profile, each digest sealed, so the copy
+    reads as the run read it and the verifier re-judges with it."""
+    reports = tmp_path / "reports"
+    shutil.copytree(sealed_run, reports)
+    profiles = Path(__file__).resolve().parents[1] / "profiles"
+    (reports / RECORDING_DIR / "exchanges").mkdir(parents=True)
+    shutil.copytree(reports / "evidence" / "exchanges", reports / RECORDING_DIR / "exchanges",
+                    dirs_exist_ok=True)  # fmt: skip
+    key = load_seal_key(certificates / "bank" / "tpp.pem", certificates / "bank" / "tpp.key")
+    played = profiles / "reference-server-permissive.toml"
+    seal_record(
+        reports, key, profile=played, previous=None, started=datetime(2000, 1, 1, tzinfo=UTC)
+    )
+    evidence = reports / "evidence"
+    base = evidence / "reference-server.toml"
+    assert base.read_bytes() == (profiles / "reference-server.toml").read_bytes()
+    manifest = json.loads((evidence / MANIFEST).read_text(encoding="utf-8"))
+    assert manifest["files"]["reference-server.toml"] == digest(base.read_bytes())
+    assert load_profile(evidence / PROFILE_COPY).extends == base
+    trust = load_trust([certificates / "bank" / "ca.pem"])
+    assert verify_record(evidence, trust=trust).verified
+    base.write_bytes(base.read_bytes().replace(b"8000", b"8001"))
+    assert not verify_record(evidence, trust=trust).verified  # the base is sealed too
 
 
 def test_a_record_names_the_previous_one(record: Path, certificates: Path, tmp_path: Path) -> None:

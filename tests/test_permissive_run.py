@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.profile import PERMISSIVE_PROFILE, load_profile
+
 
 @pytest.mark.slow
 def test_a_run_against_the_permissive_server_has_no_must_failure(tmp_path: Path) -> None:
@@ -25,6 +27,8 @@ def test_a_run_against_the_permissive_server_has_no_must_failure(tmp_path: Path)
         cwd=tmp_path,
     )  # fmt: skip
     document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    # the shorthand plays the reading's profile: the suite ran with it (and the server played it)
+    assert document["profile"]["name"] == load_profile(PERMISSIVE_PROFILE).name
     totals = document["totals"]
     failed = sorted(
         f"{s['id']} ({s['rule']}): {s['reason']}"

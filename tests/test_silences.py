@@ -86,9 +86,9 @@ def test_ids_are_unique_and_the_relied_on_ones_are_there(silences: tuple[Silence
 
 
 def test_every_player_exists(silences: tuple[Silence, ...]) -> None:
-    """A permissive reading is a lenient row of READINGS, a demand a strict one, a profile is a
-    file; a player still being added (``pending``) is not in its table yet (once it is, drop
-    the note)."""
+    """A permissive reading is a row of READINGS the permissive profile plays, a demand one the
+    demanding profile plays, a profile is a file; a player still being added (``pending``) is not
+    in its table yet (once it is, drop the note)."""
     tables = {"permissive": of_direction(LENIENT), "demanding": of_direction(STRICT)}
     unknown, stale = [], []
     for entry in silences:

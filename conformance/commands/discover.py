@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -116,11 +115,11 @@ def _base_data(args: argparse.Namespace) -> dict[str, Any]:
     the certificates and keys given on the command line (absolute paths), so that the draft
     signs as discovery did (issue 42)."""
     from conformance.discover.draft import absolute_paths
+    from conformance.profile import profile_data
 
     data: dict[str, Any] = {}
     if args.profile is not None:
-        with Path(args.profile).open("rb") as stream:
-            data = tomllib.load(stream)
+        data = profile_data(args.profile)  # with the keys of the profiles it extends
         absolute_paths(data, Path(args.profile).resolve().parent)
     given: dict[str, str] = {}
     for option, key in _IDENTITY_OPTIONS:

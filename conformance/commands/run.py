@@ -661,15 +661,13 @@ def _start_bundled(
     # on use: `conformance run --help` answers without importing the profile loader
     from conformance.profile import DEMANDING_PROFILE, PERMISSIVE_PROFILE, REFERENCE_PROFILE
 
-    played = _absolute(args.play)
-    default = (
-        DEMANDING_PROFILE
-        if args.demanding
-        else PERMISSIVE_PROFILE
-        if args.permissive
-        else REFERENCE_PROFILE
+    # --permissive and --demanding are shorthands for --play their profile; with --play another
+    # profile the server plays their readings on top of it (they go to it as flags).
+    reading = (
+        DEMANDING_PROFILE if args.demanding else PERMISSIVE_PROFILE if args.permissive else None
     )
-    setup.profile_path = played or str(default)
+    played = _absolute(args.play) or (None if reading is None else str(reading))
+    setup.profile_path = played or str(REFERENCE_PROFILE)
     # The run's identities stay with its reports (reports/identity/, git-ignored): the replay
     # commands in the reports name them.
     folder = identity_folder(reports)

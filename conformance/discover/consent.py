@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from conformance.discover.evidence import Decision, decided, undecided
 from conformance.discover.sca import approach_of
 from conformance.generate import factories
+from conformance.profile.consent_model import ConsentSettings
 
 if TYPE_CHECKING:
     from conformance.discover.probe import Prober
@@ -69,4 +70,7 @@ def decide_consent(prober: Prober) -> list[Decision]:
             ]
         seen.extend(() if first is None else (first,))
     why = "no consent body was taken and the first account access asked for no SCA"
-    return [undecided(_MODEL, "detailed", why, *seen), undecided(_PATH, contract_path, why)]
+    return [
+        undecided(_MODEL, ConsentSettings.model, why, *seen),
+        undecided(_PATH, contract_path, why),
+    ]

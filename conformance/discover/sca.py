@@ -21,6 +21,7 @@ from conformance.discover.evidence import Decision, decided, undecided
 from conformance.discover.operations import NDCT
 from conformance.discover.probe import document_of
 from conformance.generate import factories
+from conformance.profile.parts import ScaSettings
 
 if TYPE_CHECKING:
     from conformance.bankside.request import Psu
@@ -71,8 +72,8 @@ def _decide_for(prober: Prober, psu: Psu | None, *, pa_offered: bool) -> list[De
         why = "the payment the probe needs was not made"
         seen = () if made is None else (made,)
         return [
-            undecided(_START, "authorisation", why, *seen),
-            undecided(_APPROACH, "redirect", why, *seen),
+            undecided(_START, ScaSettings.start, why, *seen),
+            undecided(_APPROACH, ScaSettings.approach, why, *seen),
         ]
     at_creation = approach_of(made)
     if at_creation is not None:
@@ -80,14 +81,14 @@ def _decide_for(prober: Prober, psu: Psu | None, *, pa_offered: bool) -> list[De
     start = decided(_START, "authorisation", made)
     if not pa_offered:
         why = "its creation started no SCA and the bank has no explicit start (PA)"
-        return [start, undecided(_APPROACH, "redirect", why, made)]
+        return [start, undecided(_APPROACH, ScaSettings.approach, why, made)]
     values = {"payment-product": NDCT, "payment-id": payment_id}
     started = prober.request("PA", path_values=values, psu=psu)
     approach = approach_of(started)
     if started is None or approach is None:
         seen = () if started is None else (started,)
         why = "the explicit start (PA) carried no SCA link"
-        return [start, undecided(_APPROACH, "redirect", why, *seen)]
+        return [start, undecided(_APPROACH, ScaSettings.approach, why, *seen)]
     return [start, _approach(started, approach, psu)]
 
 
@@ -98,5 +99,5 @@ def _approach(exchange: Exchange, approach: str, psu: Psu | None) -> Decision:
     """The approach an answer shows, unless it is a 401 for a PSU the bank does not know."""
     if exchange.status == 401 and psu is None:
         why = f"{_UNKNOWN_PSU}; name a PSU it knows in [psu.private] psu_id and discover again"
-        return undecided(_APPROACH, "redirect", why, exchange)
+        return undecided(_APPROACH, ScaSettings.approach, why, exchange)
     return decided(_APPROACH, approach, exchange)

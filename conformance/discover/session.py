@@ -23,6 +23,8 @@ from conformance.discover.query_names import decide_query_names
 from conformance.discover.refusals import tpp_refused
 from conformance.discover.sca import decide_sca
 from conformance.discover.setup_fields import decide_templates
+from conformance.profile.consent_model import ConsentSettings
+from conformance.profile.parts import ScaSettings
 
 if TYPE_CHECKING:
     import httpx
@@ -79,9 +81,9 @@ def _not_probed(contract: Contract, why: str) -> list[Decision]:
         (("operations", "unsupported"), []),
         (("product_ids", "ncbct"), NCBCT),
         *((("paths", op_id, "periodic"), ops[op_id].path) for op_id in PERIODIC),
-        (("sca", "start"), "authorisation"),
-        (("sca", "approach"), "redirect"),
-        (("consent", "model"), "detailed"),
+        (("sca", "start"), ScaSettings.start),
+        (("sca", "approach"), ScaSettings.approach),
+        (("consent", "model"), ConsentSettings.model),
         (("setup", "templates"), None),
     ]
     return [undecided(key, default, f"not probed: {why}") for key, default in keys]
@@ -206,7 +208,7 @@ def _tpp_refused(prober: Prober) -> str | None:
 
 #: Who completes SCA: the bank's answers cannot tell (a person, a command, the reference server).
 _SCA_MODE = undecided(
-    ("sca", "mode"), "reference",
+    ("sca", "mode"), ScaSettings.mode,
     "who completes SCA is yours to say: manual (a person at a terminal) or command (a "
     "program given the link); reference works against the reference server only",
 )  # fmt: skip

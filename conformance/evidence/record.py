@@ -18,6 +18,7 @@ from conformance.errors import ConformanceError
 from conformance.evidence.rejudge import ScenarioExchanges, judge_kept
 from conformance.evidence.sealing import SealKey, seal
 from conformance.evidence.timestamp import TIMESTAMP, request_timestamp
+from conformance.profile import profile_files
 from conformance.report.compliance import COMPLIANCE_JSON
 from conformance.report.exchange_record import (
     EVIDENCE_DIR,
@@ -155,6 +156,14 @@ def seal_record(
         (folder / PROFILE_COPY).write_bytes(profile_bytes)
         files[PROFILE_COPY] = digest(profile_bytes)
         profile_entry = {"file": PROFILE_COPY, "sha256": digest(profile_bytes)}
+        # The profiles it extends, under their own names beside it, so that the copy reads as
+        # the run read it (``extends`` names a file of the same folder).
+        for base in profile_files(profile)[1:]:
+            if base.name in files or base.name == PROFILE_COPY:
+                raise ConformanceError(f"cannot keep {base} in the record: its name is taken")
+            base_bytes = base.read_bytes()
+            (folder / base.name).write_bytes(base_bytes)
+            files[base.name] = digest(base_bytes)
     for path in iter_files(folder / EXCHANGES_DIR):
         files[f"{EXCHANGES_DIR}/{path.name}"] = digest(path.read_bytes())
     verdicts = {

@@ -14,7 +14,7 @@ to play that bank.
 
 from conformance.profile.bank import ENV_PREFIX, Waiver
 from conformance.profile.consent_model import CONSENT_MODELS, ConsentModel, ConsentSettings
-from conformance.profile.load import load_profile
+from conformance.profile.load import load_profile, profile_data, profile_files
 from conformance.profile.model import (
     PRODUCT_OPERATIONS,
     ConnectionSettings,
@@ -85,5 +85,7 @@ __all__ = [
     "TlsSettings",
     "Waiver",
     "load_profile",
+    "profile_data",
+    "profile_files",
     "profile_from_options",
 ]

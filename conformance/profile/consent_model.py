@@ -60,7 +60,7 @@ class ConsentSettings:
 
 def read(table: Table) -> ConsentSettings:
     """``[consent]`` (every key checked; an unknown one is an error)."""
-    text = table.get("model", str, "detailed")
+    text = table.get("model", str, ConsentSettings.model)
     model = next((choice for choice in CONSENT_MODELS if choice == text), None)
     if model is None:
         raise table.error("model", f"must be one of {', '.join(CONSENT_MODELS)}, not {text!r}")

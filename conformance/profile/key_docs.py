@@ -4,20 +4,61 @@ key_docs.NAME)``). ``docs/reference/profile.md`` is generated from them (``make 
 keeps it in sync and wants every field of the model described, so a new key cannot go
 undocumented. A row is (the key as a profile writes it, what it means, its default); a field
 whose key another field's row names, or that no key sets, is :data:`NOT_A_KEY`.
+
+A default the model holds is never written here as text: the row says :class:`Default`, and
+:func:`text_rows` reads it from the model (the field's default, or a part of it), its one home,
+which the loader reads too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
-__all__ = ["METADATA_KEY", "NOT_A_KEY", "Row", "rows_of"]
+from conformance.profile.oauth import OAuthSettings
+
+__all__ = ["METADATA_KEY", "NOT_A_KEY", "Default", "Row", "TextRow", "rows_of", "text_rows"]
 
 #: The field metadata entry holding a field's rows.
 METADATA_KEY = "profile_keys"
 
-#: One key of the reference table: the key, what it means, its default.
-Row = tuple[str, str, str]
+
+@dataclass(frozen=True)
+class Default:
+    """A key's default as the profile model holds it: ``attribute`` (None: all) of ``owner``'s
+    class default (None: of the documented field's default value)."""
+
+    owner: type | None = None
+    attribute: str | None = None
+
+    def value(self, field: dataclasses.Field[Any]) -> object:
+        """The default itself, read from the model."""
+        if self.owner is not None:
+            held: object = self.owner
+        elif field.default is not dataclasses.MISSING:
+            held = field.default
+        else:
+            assert field.default_factory is not dataclasses.MISSING, field.name
+            held = field.default_factory()
+        return held if self.attribute is None else getattr(held, self.attribute)
+
+    def text(self, field: dataclasses.Field[Any]) -> str:
+        """As the reference table shows it: a number bare, any other value in backticks."""
+        value = self.value(field)
+        if isinstance(value, bool):
+            return f"`{str(value).lower()}`"
+        if isinstance(value, int | float):
+            return f"{value:g}"
+        return f"`{value}`"
+
+
+#: One key of the reference table: the key, what it means, its default (text or the model's).
+Row = tuple[str, str, "str | Default"]
+#: A row as the table shows it.
+TextRow = tuple[str, str, str]
 
 
 def _keys(*rows: Row) -> Mapping[str, tuple[Row, ...]]:
@@ -28,6 +69,17 @@ def rows_of(metadata: Mapping[str, object]) -> tuple[Row, ...] | None:
     """The rows a field's metadata gives, or None when it has none (an undescribed field)."""
     rows = metadata.get(METADATA_KEY)
     return rows if isinstance(rows, tuple) else None
+
+
+def text_rows(field: dataclasses.Field[Any]) -> tuple[TextRow, ...] | None:
+    """The rows of ``field`` with each :class:`Default` read from the model (None: none)."""
+    rows = rows_of(field.metadata)
+    if rows is None:
+        return None
+    return tuple(
+        (key, meaning, default.text(field) if isinstance(default, Default) else default)
+        for key, meaning, default in rows
+    )
 
 
 #: A field documented by another field's row (``key`` with ``certificate``), or set by no key.
@@ -79,7 +131,7 @@ TLS = _keys(
             "CA); `add`: it joins the system's CAs (a public gateway certificate in front of a "
             "private one)"
         ),
-        "`replace`",
+        Default(attribute="ca_trust"),
     ),
     (
         "`tls_certificate`, `tls_key`",
@@ -185,7 +237,7 @@ OAUTH = _keys(
     (
         "`[oauth] refresh_margin`",
         "seconds before a token's expiry at which the run fetches a fresh one",
-        "30",
+        Default(OAuthSettings, "refresh_margin"),
     ),
 )
 
@@ -204,7 +256,7 @@ CONNECTION = _keys(
         "`timeout`",
         "seconds to wait for the target's whole answer (from the request's start to its last "
         "byte: a bank that drips its answer does not hold the run)",
-        "30",
+        Default(attribute="timeout"),
     ),
     (
         "`connect_timeout`",
@@ -226,7 +278,7 @@ CONNECTION = _keys(
             "`Retry-After` (seconds or an HTTP date), as a gateway's rate limit does; each "
             "throttled answer is kept with the exchange and shown in the report"
         ),
-        "3",
+        Default(attribute="retry_attempts"),
     ),
     (
         "`retry_max_wait`",
@@ -235,7 +287,7 @@ CONNECTION = _keys(
             "`Retry-After` would go beyond it stands as it is (a daily limit is then judged, not "
             "waited out)"
         ),
-        "30",
+        Default(attribute="retry_max_wait"),
     ),
 )
 
@@ -254,7 +306,7 @@ MASK = _keys(
             "mask account numbers (IBAN, 11-digit BBAN) and the values of name members "
             "(`creditorName`, `accountName`, `ultimateDebtor`, ...) in every report"
         ),
-        "`false`",
+        Default(attribute="accounts"),
     ),
 )
 
@@ -279,7 +331,7 @@ DATE_SKEW = _keys(
             "should: spec 5 signs Date but states no window) sign a Date an hour beyond it, and "
             "the reference server playing the profile refuses beyond it"
         ),
-        "300",
+        Default(),
     ),
 )
 
@@ -287,7 +339,7 @@ REDIRECT_URI = _keys(
     (
         "`redirect_uri`",
         "sent as TPP-Redirect-URI (spec 4.2); an absolute URL",
-        "`https://tpp.invalid/conformance/redirect`",
+        Default(),
     ),
 )
 
@@ -365,7 +417,7 @@ SANDBOX = _keys(
     (
         "`sandbox`",
         "the target has the sandbox API (spec 4.3), so scenarios create their own data",
-        "`true`",
+        Default(),
     ),
 )
 
@@ -505,7 +557,7 @@ AGREEMENT_OWNER = _keys(
             "`customerId` or `customerNumber` (spec 2.9: `owner` optional, its form not shown; "
             "a bank may take the customer number, at most 11 characters, and refuse the id)"
         ),
-        "`customerId`",
+        Default(),
     ),
 )
 
@@ -516,7 +568,7 @@ SCA = _keys(
             "`reference` (the reference server's page), `manual` (a person at a terminal; needs "
             "`-n 0`), `command`"
         ),
-        "`reference`",
+        Default(attribute="mode"),
     ),
     (
         "`[sca] command`",
@@ -533,7 +585,7 @@ SCA = _keys(
             ' sends PSU-Context on the payments it creates, spec 4.2 "required for single-SCA '
             "initiation\", and follows the creation's link)"
         ),
-        "`authorisation`",
+        Default(attribute="start"),
     ),
     (
         "`[sca] approach`",
@@ -550,7 +602,7 @@ SCA = _keys(
             'way. With `mode = "manual"` the person approves in the app; with `command` the '
             "command gets the `scaStatus` link (decoupled) or the authorisation URL (OAuth)"
         ),
-        "`redirect`",
+        Default(attribute="approach"),
     ),
     (
         "`[sca] poll_interval`, `poll_timeout`",
@@ -619,7 +671,7 @@ X_ACCEPT_FIX = _keys(
     (
         "`[x_accept_fix] default`",
         "the `x-accept-fix` value sent where it is required (spec 9)",
-        "`amount-as-string`",
+        Default(),
     ),
 )
 
@@ -674,7 +726,7 @@ KID_REFERENCE_TYPE = _keys(
             '"belongs in the structured array" and does not show the type; several banks\' samples '
             "use ISO 20022's `SCOR`)"
         ),
-        "`KID`",
+        Default(),
     ),
 )
 
@@ -744,7 +796,7 @@ CONSENT = _keys(
             "`account_ids`). The reference server playing the profile takes that model's body only"
             " (`first-access`: its consent operations answer 404)"
         ),
-        "`detailed`",
+        Default(attribute="model"),
     ),
 )
 
@@ -792,6 +844,35 @@ REFERENCE_SERVER = _keys(
     (
         "`reference_server`",
         "the target is the bundled reference server (its `/_control` clock and batch)",
-        "`false`",
+        Default(),
+    ),
+)
+
+EXTENDS = _keys(
+    (
+        "`extends`",
+        (
+            "the file name of another profile in the same folder whose keys this one starts "
+            "from: its tables are merged key by key, a key given here wins (a list is replaced "
+            "whole), and the base may extend another in turn "
+            "(`profiles/reference-server-permissive.toml` extends `reference-server.toml`); a "
+            "sealed record keeps each base beside its copy of the profile"
+        ),
+        "none",
+    ),
+)
+
+READINGS = _keys(
+    (
+        "`readings`",
+        (
+            "the readings of the spec the reference server plays when it plays this profile "
+            "(`conformance serve --profile`, `conformance run --play`): names of "
+            "`reference_server/model/readings.py` (`docs/explanation/readings.md`), each a "
+            "place where the spec reads two ways or is silent, played another way than the "
+            "bundled server plays it; the suite itself ignores the key, and the server refuses "
+            "a name it does not know"
+        ),
+        "none (the bundled server's readings)",
     ),
 )

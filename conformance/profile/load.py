@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from conformance.contract import load_contract
@@ -59,7 +59,7 @@ from conformance.signing import KeyIdStyle
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
 
-__all__ = ["check_base_url", "load_profile"]
+__all__ = ["check_base_url", "load_profile", "profile_data", "profile_files"]
 
 _C = TypeVar("_C", bound=str)
 _PSU = TypeVar("_PSU", PrivatePsu, CorporatePsu)
@@ -69,12 +69,13 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
     """Read and check a profile against ``contract`` (the project's when None); any problem is a
     :class:`ProfileError` naming file and key."""
     source = Path(path).resolve()
-    top = Table(read_toml(source), "", source)
+    data, base = _with_base(source)
+    top = Table(data, "", source)
     known_ops = (load_contract() if contract is None else contract).operations
     base_url = _base_url(top, source)
-    date_skew = _positive_seconds(top, "date_skew", 300.0)
+    date_skew = _positive_seconds(top, "date_skew", TargetProfile.date_skew)
     connection = _read_connection(top, source)
-    ca_trust = _choice(top, "ca_trust", CA_TRUST_MODES, "replace")
+    ca_trust = _choice(top, "ca_trust", CA_TRUST_MODES, TlsSettings.ca_trust)
     products = _read_products(top)
     supported, unsupported, optional, promised = _read_operations(top, known_ops)
     path_choices = read_paths(top, known_ops)
@@ -114,7 +115,7 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         tls=_read_tls(top, source, ca_trust),
         psu_ip_address=psu_ip_address,
         psu_user_agent=psu_user_agent,
-        kid_reference_type=top.get("kid_reference_type", str, "KID"),
+        kid_reference_type=top.get("kid_reference_type", str, TargetProfile.kid_reference_type),
         key_id=_read_key_id(top.table("key_id")),
         required_headers=read_required_headers(top, known_ops),
         consent=consent_model.read(top.table("consent")),
@@ -132,9 +133,11 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         paths=_with_basket_status(top, path_choices.paths, basket_status_path),
         methods=path_choices.methods,
         periodic_paths=path_choices.periodic,
-        sandbox=top.get("sandbox", bool, True),
+        sandbox=top.get("sandbox", bool, TargetProfile.sandbox),
         date_skew=date_skew,
-        reference_server=top.get("reference_server", bool, False),
+        reference_server=top.get("reference_server", bool, TargetProfile.reference_server),
+        extends=base,
+        readings=frozenset(top.strings("readings") or ()),
         source=source,
     )
     _check_key_pairs(top, profile)
@@ -142,6 +145,68 @@ def load_profile(path: str | os.PathLike[str], contract: Contract | None = None)
         raise top.error("sca.approach", 'is "oauth": the [oauth] table says how to get the token')
     top.finish()
     return profile
+
+
+# --- extends ------------------------------------------------------------------------------------
+
+
+def profile_files(path: str | os.PathLike[str]) -> tuple[Path, ...]:
+    """The profile file at ``path`` and each profile it extends, in that order (a report's
+    digest and a sealed record's copy cover them all)."""
+    return tuple(source for source, _ in _chain(Path(path).resolve()))
+
+
+def _chain(source: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The profile at ``source`` and the bases its ``extends`` names, each a file of the same
+    folder (so that relative paths mean the same in all), with their keys (``extends`` taken
+    out); a circle is an error."""
+    chain: list[tuple[Path, dict[str, Any]]] = []
+    path: Path | None = source
+    while path is not None:
+        if any(path == seen for seen, _ in chain):
+            raise ProfileError(
+                f"profile {source}: extends leads back to {path}: profiles extend in a circle"
+            )
+        data = read_toml(path)
+        name = data.pop("extends", None)
+        chain.append((path, data))
+        if name is not None and (
+            not isinstance(name, str) or not name.strip() or Path(name).name != name
+        ):
+            raise ProfileError(
+                f"profile {path}: extends must be the file name of a profile in the same folder"
+            )
+        path = None if name is None else path.parent / name
+    return chain
+
+
+def profile_data(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The keys of the profile at ``path`` as its TOML says them, with those of every profile it
+    extends merged in (``extends`` itself left out): what a copy of it elsewhere must say."""
+    data, _ = _with_base(Path(path).resolve())
+    return data
+
+
+def _with_base(source: Path) -> tuple[dict[str, Any], Path | None]:
+    """The keys of the profile at ``source`` merged over those of the profiles it extends (the
+    nearest wins), and the base it names itself (None: it extends none)."""
+    chain = _chain(source)
+    merged: dict[str, Any] = {}
+    for _, data in reversed(chain):
+        merged = _merged(merged, data)
+    return merged, chain[1][0] if len(chain) > 1 else None
+
+
+def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over``'s keys over ``base``'s: tables merged key by key, any other value replaced."""
+    merged = dict(base)
+    for key, value in over.items():
+        below = merged.get(key)
+        if isinstance(value, dict) and isinstance(below, dict):
+            merged[key] = _merged(below, value)
+        else:
+            merged[key] = value
+    return merged
 
 
 # --- values -------------------------------------------------------------------------------------
@@ -217,10 +282,10 @@ def _read_connection(top: Table, source: Path) -> ConnectionSettings:
     timeout = _positive_seconds(top, "timeout", DEFAULT_TIMEOUT)
     connect_timeout = _positive_seconds(top, "connect_timeout", timeout)
     proxy = _url(top, "proxy", source)
-    retry_attempts = top.get("retry_attempts", int, 3)
+    retry_attempts = top.get("retry_attempts", int, ConnectionSettings.retry_attempts)
     if retry_attempts < 0:
         raise top.error("retry_attempts", f"must be 0 or more, not {retry_attempts}")
-    retry_max_wait = top.get("retry_max_wait", float, 30.0)
+    retry_max_wait = top.get("retry_max_wait", float, ConnectionSettings.retry_max_wait)
     if retry_max_wait < 0:
         raise top.error("retry_max_wait", f"must be 0 or more seconds, not {retry_max_wait}")
     rate_limit = top.get("rate_limit", float, None)
@@ -379,7 +444,9 @@ def _read_prepared(table: Table, products: frozenset[str]) -> tuple[PreparedStat
             "changed_basket_id",
         )
     }
-    product = _choice(table, "pending_payment_product", _PENDING_PRODUCTS, "ndct")
+    product = _choice(
+        table, "pending_payment_product", _PENDING_PRODUCTS, PreparedStates.pending_payment_product
+    )
     if table.peek("pending_payment_product") is not None and product not in products:
         raise table.error("pending_payment_product", f"names {product}, which products leaves out")
     basket_payments = table.strings("changed_basket_payment_ids") or ()
@@ -435,7 +502,7 @@ def _read_hooks(table: Table, source: Path) -> Hooks:
     """``[hooks] batch`` (a command; a relative program path is the profile folder's) and
     ``batch_timeout`` (seconds)."""
     command = table.optional_str("batch")
-    timeout = _positive_seconds(table, "batch_timeout", 600.0)
+    timeout = _positive_seconds(table, "batch_timeout", Hooks.batch_timeout)
     table.finish()
     if command is None:
         return Hooks(batch_timeout=timeout)
@@ -453,11 +520,11 @@ def _read_hooks(table: Table, source: Path) -> Hooks:
 
 def _read_sca(table: Table) -> ScaSettings:
     """``[sca]``: mode, start, approach, polling and the command."""
-    mode = _choice(table, "mode", SCA_MODES, "reference")
-    start = _choice(table, "start", SCA_STARTS, "authorisation")
-    approach = _choice(table, "approach", SCA_APPROACHES, "redirect")
-    interval = _positive_seconds(table, "poll_interval", 2.0)
-    timeout = _positive_seconds(table, "poll_timeout", 120.0)
+    mode = _choice(table, "mode", SCA_MODES, ScaSettings.mode)
+    start = _choice(table, "start", SCA_STARTS, ScaSettings.start)
+    approach = _choice(table, "approach", SCA_APPROACHES, ScaSettings.approach)
+    interval = _positive_seconds(table, "poll_interval", ScaSettings.poll_interval)
+    timeout = _positive_seconds(table, "poll_timeout", ScaSettings.poll_timeout)
     if interval > timeout:
         raise table.error("poll_interval", f"is longer than poll_timeout ({timeout:g} s)")
     command = table.optional_str("command")
@@ -496,7 +563,7 @@ def _read_setup(
     folder = table.optional_str("templates")
     directory = None if folder is None else (source.parent / Path(folder).expanduser()).resolve()
     templates = read_templates(table, directory, known_ops)
-    owner = _choice(table, "agreement_owner", AGREEMENT_OWNERS, "customerId")
+    owner = _choice(table, "agreement_owner", AGREEMENT_OWNERS, TargetProfile.agreement_owner)
     table.finish()
     return templates, owner
 
@@ -505,8 +572,8 @@ def _read_mask(table: Table) -> MaskSettings:
     """``[mask]``: secrets, accounts, names."""
     mask = MaskSettings(
         secrets=table.get("secrets", bool, None),
-        accounts=table.get("accounts", bool, False),
-        names=table.get("names", bool, False),
+        accounts=table.get("accounts", bool, MaskSettings.accounts),
+        names=table.get("names", bool, MaskSettings.names),
     )
     table.finish()
     return mask

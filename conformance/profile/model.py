@@ -233,6 +233,10 @@ class TargetProfile:
         default_factory=OperationPromises, metadata=key_docs.OPERATION_PROMISES
     )
     reference_server: bool = field(default=False, metadata=key_docs.REFERENCE_SERVER)
+    #: ``extends``: the profile this one starts from (resolved), or None.
+    extends: Path | None = field(default=None, metadata=key_docs.EXTENDS)
+    #: ``readings``: the readings the reference server plays when it plays this profile.
+    readings: frozenset[str] = field(default=frozenset(), metadata=key_docs.READINGS)
     source: Path | None = field(default=None, metadata=key_docs.NOT_A_KEY)
 
     def static_headers(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -32,7 +32,10 @@ Played:
   every answer names the SCA approach in ``ASPSP-SCA-Approach``, whatever the profile); a
   first-access bank has no consent endpoint (404) and gives the consent at a TPP session's first
   account access: 401 with ``_links.scaRedirect``, then the session is served
-  (``services/consent_access.py``).
+  (``services/consent_access.py``);
+- ``readings``: the readings of the spec played where it reads two ways or is silent
+  (``model/readings.py``, asked with ``app.reads``; ``profiles/reference-server-permissive.toml``
+  and ``-demanding.toml`` play every one of a direction).
 
 Without a profile the server is the bundled one (assumptions.md, "Bank styles").
 """
@@ -43,7 +46,6 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from cryptography import x509
@@ -53,11 +55,8 @@ from conformance.contract import load_contract
 from conformance.contract.crossfield import KID_REFERENCE_TYPES
 from conformance.contract.releases import Release
 from conformance.errors import ConformanceError
-from conformance.profile import PreparedStates
+from conformance.profile import ConsentSettings, PreparedStates, TargetProfile
 from conformance.signing import default_identity, load_identity
-
-if TYPE_CHECKING:
-    from conformance.profile import TargetProfile
 
 __all__ = [
     "BankRoute",
@@ -213,7 +212,8 @@ def oauth_style_of(
 
 @dataclass(frozen=True)
 class BankStyle:
-    """What differs from the bundled server's defaults."""
+    """What differs from the bundled server's defaults: those of a profile that says nothing
+    (where a key's default is a value here, it is read from the profile model, its one home)."""
 
     gateway_headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     kid_reference_types: frozenset[str] = KID_REFERENCE_TYPES
@@ -230,7 +230,7 @@ class BankStyle:
     #: ``[paths]``: the bank's methods and path templates where they differ from the contract's.
     routes: tuple[BankRoute, ...] = ()
     #: ``date_skew``: seconds a signed Date may lie from the server's clock.
-    date_skew: float = 300.0
+    date_skew: float = TargetProfile.date_skew
     #: ``rate_limit``: requests a second beyond which a contract request is answered 429.
     rate_limit: float = 0.0
     #: ``sandbox = false``: the customers, accounts, consent and transactions the profile
@@ -251,10 +251,12 @@ class BankStyle:
     release: Release | None = None
     #: ``[consent] model``: detailed (every form taken), bank-offered or global (only its own),
     #: first-access (no consent endpoint: the consent is bound to the TPP session).
-    consent_model: str = "detailed"
+    consent_model: str = ConsentSettings.model
     #: ``[setup] agreement_owner = "customerNumber"``: an agreement's ``owner`` is taken as a
     #: customer number only (a customer id is refused).
     owner_by_number: bool = False
+    #: ``readings``: the readings of the spec played (``model/readings.py``; ``app.reads``).
+    readings: frozenset[str] = frozenset()
 
 
 def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -> BankStyle:
@@ -279,6 +281,7 @@ def style_of(profile: TargetProfile, environ: Mapping[str, str] | None = None) -
         cancellation_sca=profile.lifecycle.cancellation_needs_sca,
         release=profile.lifecycle.release,
         consent_model=profile.consent.model,
+        readings=profile.readings,
     )
 
 

@@ -6,7 +6,8 @@ server's logged exceptions re-raised in the test that caused them.
 before each test: store emptied, clock back to real time), ``client`` (a signed ``httpx.Client``:
 a fresh X-Request-ID and a Digest on every request, every answer validated against the schema of
 its operation and status, the server's self-check of its bodies), ``client_factory`` (other
-signers and identities), ``faulty_server(*faults)`` (a separate server with faults on) and
+signers and identities), ``full_server`` (session-scoped, every resource module) and ``world``
+on it (the payment side), ``faulty_server(*faults)`` (a separate server with faults on) and
 ``make_client(url, contract, ...)``. Outside these fixtures
 ``reference_server.transport.http.start`` runs a server on port 0 in a thread (``server.url``,
 ``server.app``, ``server.stop()``).
@@ -219,13 +220,23 @@ def faulty_server(
         running.stop()
 
 
+@pytest.fixture(scope="session")
+def full_server() -> Iterator[RunningServer]:
+    """A server with every resource module (the payment side's), once per session."""
+    running = start(Application())
+    yield running
+    running.stop()
+
+
 @pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    """A payment world on the shared server (``payment_support.World``): the tests of payments,
-    baskets, consents and the SCA flow share it; a module may define its own."""
+def world(
+    full_server: RunningServer, server_errors: ErrorCapture, contract: Contract
+) -> Iterator[World]:
+    """A payment world on the shared full server (``payment_support.World``): the tests of
+    payments, baskets, consents and the SCA flow share it; a module may define its own."""
     from server import payment_support  # it imports this module: on use
 
-    yield from payment_support.world(server_errors, contract)
+    yield from payment_support.world_on(full_server, server_errors, contract)
 
 
 @pytest.fixture

@@ -3,8 +3,9 @@
 SCA redirect like a browser.
 
 The shared ``server`` fixture of ``conftest.py`` loads the core modules only (so the two halves of
-the server are tested independently); the payment side needs them all, so it starts its own
-server once per process (:func:`full_server`). Each test module wraps :func:`world` in a fixture.
+the server are tested independently); the payment side needs them all, so it has its own
+session-scoped server (``full_server`` in ``conftest.py``, stopped at the session's end). Each
+test module wraps :func:`world_on` in a fixture.
 
 Time: :meth:`World.__init__` sets the server clock to 10:00 UTC tomorrow (between the 09:00 and
 12:00 batch runs, inside the signing certificate's validity), so batch runs happen only when a test
@@ -13,8 +14,6 @@ moves the clock or asks for one.
 
 from __future__ import annotations
 
-import atexit
-import functools
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -49,14 +48,6 @@ PATHS = {
     "E17": f"/v1/periodic-payments/{NDCT}",
     "E18": f"/v1/payments/{NCBCT}",
 }
-
-
-@functools.cache
-def full_server() -> RunningServer:
-    """One server per process with every resource module, stopped at exit."""
-    running = start(Application())
-    atexit.register(running.stop)
-    return running
 
 
 def start_faulty(*faults: str) -> RunningServer:
@@ -265,16 +256,14 @@ def landing(final: httpx.Response) -> dict[str, str]:
     return {name: values[0] for name, values in parse_qs(urlsplit(location).query).items()}
 
 
-def world(
-    server_errors: ErrorCapture,
-    contract: Contract,
+def world_on(
+    running: RunningServer, server_errors: ErrorCapture, contract: Contract, *, checked: bool = True
 ) -> Iterator[World]:
-    """A fresh world on the shared full server (reset first); a server-side exception logged
-    during the test fails it."""
-    running = full_server()
+    """A fresh world on ``running`` (reset first; ``checked``: every answer validated against the
+    contract); a server-side exception logged during the test fails it."""
     running.app.reset()
     server_errors.drain()
-    made = World(running.app, running.url, contract)
+    made = World(running.app, running.url, contract, checked=checked)
     yield made
     made.close()
     records = server_errors.drain()

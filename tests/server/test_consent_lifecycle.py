@@ -4,9 +4,7 @@ checks (X-Request-ID, Location, ASPSP-SCA-Approach) with their faults, through s
 
 from __future__ import annotations
 
-import atexit
-import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -20,13 +18,25 @@ from reference_server.transport.http import RunningServer, start
 from server import payment_support as support
 from server.payment_support import World
 
+#: A server playing a bank of consent ``model`` with ``faults``: ``servers(model, faults)``.
+Servers = Callable[..., RunningServer]
 
-@functools.cache
-def _server(model: str = "detailed", faults: tuple[str, ...] = ()) -> RunningServer:
-    """A server playing a bank of consent ``model`` (with ``faults``), once per process."""
-    running = start(Application(bank=BankStyle(consent_model=model), faults=faults))
-    atexit.register(running.stop)
-    return running
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[Servers]:
+    """The module's servers, one per bank (consent model and faults) asked for, started on
+    first use and stopped at the module's end."""
+    started: dict[tuple[str, tuple[str, ...]], RunningServer] = {}
+
+    def server(model: str = "detailed", faults: tuple[str, ...] = ()) -> RunningServer:
+        if (model, faults) not in started:
+            bank = BankStyle(consent_model=model)
+            started[model, faults] = start(Application(bank=bank, faults=faults))
+        return started[model, faults]
+
+    yield server
+    for running in started.values():
+        running.stop()
 
 
 def _world_on(running: RunningServer, contract: Contract) -> Iterator[World]:
@@ -96,8 +106,10 @@ def test_an_unknown_consent_cannot_be_read_or_deleted(world: World) -> None:
     assert world.client.delete("/v1/consents/nope").json()["code"] == "CONSENT_UNKNOWN"
 
 
-def test_consent_termination_ignored_keeps_the_consent_valid(contract: Contract) -> None:
-    for world in _world_on(_server(faults=("consent-termination-ignored",)), contract):
+def test_consent_termination_ignored_keeps_the_consent_valid(
+    contract: Contract, servers: Servers
+) -> None:
+    for world in _world_on(servers(faults=("consent-termination-ignored",)), contract):
         psu = world.new_psu()
         consent_id = authorised(world, psu)
         assert world.client.delete(f"/v1/consents/{consent_id}").status_code == 204
@@ -109,8 +121,9 @@ def test_consent_termination_ignored_keeps_the_consent_valid(contract: Contract)
 
 def test_a_bank_offered_bank_takes_empty_lists_and_lists_the_psus_choice(
     contract: Contract,
+    servers: Servers,
 ) -> None:
-    for world in _world_on(_server("bank-offered"), contract):
+    for world in _world_on(servers("bank-offered"), contract):
         psu = world.new_psu()
         refused = consent(world, psu)  # detailed: names the account
         assert refused.status_code == 400 and refused.json()["code"] == "FORMAT_ERROR"
@@ -121,8 +134,8 @@ def test_a_bank_offered_bank_takes_empty_lists_and_lists_the_psus_choice(
         assert access["transactions"] == access["accounts"]
 
 
-def test_a_global_bank_takes_all_psd2_only(contract: Contract) -> None:
-    for world in _world_on(_server("global"), contract):
+def test_a_global_bank_takes_all_psd2_only(contract: Contract, servers: Servers) -> None:
+    for world in _world_on(servers("global"), contract):
         psu = world.new_psu()
         assert consent(world, psu).status_code == 400
         assert consent(world, psu, model="bank-offered").status_code == 400
@@ -173,9 +186,9 @@ def test_a_decoupled_bank_names_its_approach(contract: Contract) -> None:
     ],
 )
 def test_each_header_fault_breaks_its_header(
-    contract: Contract, fault: str, header: str, value: str | None
+    contract: Contract, servers: Servers, fault: str, header: str, value: str | None
 ) -> None:
-    for world in _world_on(_server(faults=(fault,)), contract):
+    for world in _world_on(servers(faults=(fault,)), contract):
         created = consent(world, world.new_psu())
         assert created.status_code == 201
         assert created.headers.get(header) == value

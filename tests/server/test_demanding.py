@@ -1,13 +1,11 @@
-"""The demanding reading (``--demanding``, the strict rows of ``model/readings.py``): each place the
-server refuses more, requires more or answers in another form where the spec is silent, through
-signed HTTP against a server started with every demand on, and the same request against the bundled
-(faithful) server where the contrast is the point."""
+"""The demanding reading (``--demanding``: the server playing
+``profiles/reference-server-demanding.toml``, whose ``readings`` are the strict rows of
+``model/readings.py``): each place the server refuses more, requires more or answers in another
+form where the spec is silent, through signed HTTP against it, and the same request against the
+bundled (faithful) server where the contrast is the point."""
 
 from __future__ import annotations
 
-import atexit
-import functools
-import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +16,8 @@ import pytest
 from conformance.contract import Contract
 from conformance.profile import DEMANDING_PROFILE, load_profile
 from reference_server.app import Application
-from reference_server.model.readings import READINGS, STRICT
+from reference_server.model.bank_style import style_of
+from reference_server.model.readings import READINGS, STRICT, of_direction
 from reference_server.transport.http import RunningServer, start
 from server import bodies
 from server import payment_support as support
@@ -28,34 +27,27 @@ from server.payment_support import NDCT, World
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@functools.cache
-def demanding_server() -> RunningServer:
-    """One server per process with every demand on."""
-    running = start(Application(demanding=True))
-    atexit.register(running.stop)
-    return running
-
-
-def _world(running: RunningServer, errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    running.app.reset()
-    errors.drain()
-    made = World(running.app, running.url, contract, checked=False)
-    yield made
-    made.close()
-    records = errors.drain()
-    if records:
-        formatter = logging.Formatter()
-        pytest.fail("the server logged an error:\n" + "\n".join(map(formatter.format, records)))
+@pytest.fixture(scope="module")
+def demanding_server() -> Iterator[RunningServer]:
+    """One server for the module playing the demanding profile (every strict reading); stopped
+    at the module's end."""
+    running = start(Application(bank=style_of(load_profile(DEMANDING_PROFILE))))
+    yield running
+    running.stop()
 
 
 @pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from _world(demanding_server(), server_errors, contract)
+def world(
+    demanding_server: RunningServer, server_errors: ErrorCapture, contract: Contract
+) -> Iterator[World]:
+    yield from support.world_on(demanding_server, server_errors, contract, checked=False)
 
 
 @pytest.fixture
-def faithful(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from _world(support.full_server(), server_errors, contract)
+def faithful(
+    full_server: RunningServer, server_errors: ErrorCapture, contract: Contract
+) -> Iterator[World]:
+    yield from support.world_on(full_server, server_errors, contract, checked=False)
 
 
 def _corporate_agreement(
@@ -89,7 +81,7 @@ def test_the_demanding_profile_says_what_the_demands_need_told() -> None:
     keyed = {
         name
         for name, reading in READINGS.items()
-        if reading.direction == STRICT and reading.profile_key
+        if name in of_direction(STRICT) and reading.profile_key
     }
     assert keyed == {
         "sca-started-at-creation",

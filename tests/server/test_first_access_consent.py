@@ -5,8 +5,6 @@ and the session's requests are served; spec 8's limits hold on it. Through signe
 
 from __future__ import annotations
 
-import atexit
-import functools
 from collections.abc import Iterator
 
 import httpx
@@ -26,16 +24,17 @@ from server.payment_support import World
 SESSION = "first-access-session"
 
 
-@functools.cache
-def _server(faults: tuple[str, ...] = ()) -> RunningServer:
-    running = start(Application(bank=BankStyle(consent_model="first-access"), faults=faults))
-    atexit.register(running.stop)
-    return running
+@pytest.fixture(scope="module")
+def first_access_server() -> Iterator[RunningServer]:
+    """The module's server playing a first-access bank, stopped at the module's end."""
+    running = start(Application(bank=BankStyle(consent_model="first-access")))
+    yield running
+    running.stop()
 
 
 @pytest.fixture
-def bank(contract: Contract) -> Iterator[World]:
-    running = _server()
+def bank(first_access_server: RunningServer, contract: Contract) -> Iterator[World]:
+    running = first_access_server
     running.app.reset()
     made = World(running.app, running.url, contract)
     yield made
@@ -82,13 +81,15 @@ def test_after_sca_the_session_is_served_the_psus_accounts(bank: World) -> None:
     assert transactions.status_code == 200, transactions.text
 
 
-def test_the_consent_is_bound_to_its_session_tpp_and_psu(bank: World) -> None:
+def test_the_consent_is_bound_to_its_session_tpp_and_psu(
+    bank: World, first_access_server: RunningServer
+) -> None:
     psu = bank.new_psu()
     given(bank, psu)
     assert accounts(bank, psu, "another-session").status_code == 401
     other = bank.new_psu("Ola Nordmann")
     assert accounts(bank, other).status_code == 401  # another PSU in the same session
-    with make_client(_server().url, bank.contract) as sessionless:
+    with make_client(first_access_server.url, bank.contract) as sessionless:
         without = sessionless.get("/v1/accounts", headers={"PSU-ID": psu.customer_id})
     assert without.status_code == 400
     assert without.json()["code"] == "HTTP_HEADER_REQUIRED"

@@ -1,14 +1,12 @@
-"""The permissive reading (``--permissive``, the lenient rows of ``model/readings.py``): each place
-the server reads leniently, through signed HTTP against a server started with every reading on, and
+"""The permissive reading (``--permissive``: the server playing
+``profiles/reference-server-permissive.toml``, whose ``readings`` are the lenient rows of
+``model/readings.py``): each place the server reads leniently, through signed HTTP against it, and
 the same request against the bundled (faithful) server where the contrast is the point. The
 permissive server trusts one CA (the default identity's), so that "a certificate of another CA
 authenticates" is the reading's doing and not an open door."""
 
 from __future__ import annotations
 
-import atexit
-import functools
-import logging
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -19,6 +17,7 @@ import httpx
 import pytest
 
 from conformance.contract import Contract
+from conformance.profile import PERMISSIVE_PROFILE, load_profile
 from conformance.signing import (
     WrongKeySigner,
     default_ca,
@@ -27,6 +26,7 @@ from conformance.signing import (
     generate_tpp_identity,
 )
 from reference_server.app import Application
+from reference_server.model.bank_style import style_of
 from reference_server.transport.http import RunningServer, start
 from server import bodies
 from server import payment_support as support
@@ -36,34 +36,28 @@ from server.payment_support import NCBCT, NDCT, World
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@functools.cache
-def permissive_server() -> RunningServer:
-    """One server per process with every reading on, trusting only the default CA."""
-    running = start(Application(permissive=True, trust_ca=default_ca().certificate))
-    atexit.register(running.stop)
-    return running
-
-
-def _world(running: RunningServer, errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    running.app.reset()
-    errors.drain()
-    made = World(running.app, running.url, contract, checked=False)
-    yield made
-    made.close()
-    records = errors.drain()
-    if records:
-        formatter = logging.Formatter()
-        pytest.fail("the server logged an error:\n" + "\n".join(map(formatter.format, records)))
+@pytest.fixture(scope="module")
+def permissive_server() -> Iterator[RunningServer]:
+    """One server for the module playing the permissive profile (every lenient reading),
+    trusting only the default CA; stopped at the module's end."""
+    bank = style_of(load_profile(PERMISSIVE_PROFILE))
+    running = start(Application(bank=bank, trust_ca=default_ca().certificate))
+    yield running
+    running.stop()
 
 
 @pytest.fixture
-def world(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from _world(permissive_server(), server_errors, contract)
+def world(
+    permissive_server: RunningServer, server_errors: ErrorCapture, contract: Contract
+) -> Iterator[World]:
+    yield from support.world_on(permissive_server, server_errors, contract, checked=False)
 
 
 @pytest.fixture
-def faithful(server_errors: ErrorCapture, contract: Contract) -> Iterator[World]:
-    yield from _world(support.full_server(), server_errors, contract)
+def faithful(
+    full_server: RunningServer, server_errors: ErrorCapture, contract: Contract
+) -> Iterator[World]:
+    yield from support.world_on(full_server, server_errors, contract, checked=False)
 
 
 def create(world: World, psu: support.Psu, operation: str = "E16", **fields: Any) -> httpx.Response:

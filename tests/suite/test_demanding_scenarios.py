@@ -25,6 +25,7 @@ from conformance.profile import DEMANDING_PROFILE, load_profile
 from conformance.runners import RunContext, run_scenario
 from conformance.scenario import Scenario
 from reference_server.app import Application
+from reference_server.model.bank_style import style_of
 from reference_server.transport.http import RunningServer, start
 from suite.conftest import RUN_SEED
 
@@ -51,8 +52,9 @@ _CHANGED = (
 def demanding(contract: Contract) -> Iterator[RunContext]:
     """A reference server playing every demand, and a context with the demanding profile (a
     fresh server each: a scenario run twice with one seed makes the same data twice)."""
-    running: RunningServer = start(Application(demanding=True))
-    profile = replace(load_profile(DEMANDING_PROFILE), base_url=running.url)
+    played = load_profile(DEMANDING_PROFILE)
+    running: RunningServer = start(Application(bank=style_of(played)))
+    profile = replace(played, base_url=running.url)
     client = TargetClient(running.url, verify=False, timeout=10.0)
     sca = ReferenceSca(client, profile.redirect_uri)
     data = DataFactory(contract, profile, client, run_seed=RUN_SEED, sca=sca)

@@ -20,6 +20,7 @@ from conformance.runners import RunContext, run_scenario
 from conformance.scenario import Scenario
 from conformance.signing import default_ca, default_identity
 from reference_server.app import Application
+from reference_server.model.bank_style import BankStyle
 from reference_server.transport.http import RunningServer, start
 from suite.conftest import build_context
 
@@ -29,7 +30,9 @@ RFC2047 = "-auth-rfc2047-signature-accepted"
 @pytest.fixture(scope="module")
 def per_certificate(contract: Contract) -> Iterator[RunContext]:
     """A reference server that owns resources per certificate, and a context against it."""
-    running: RunningServer = start(Application(permissive=["ownership-per-certificate"]))
+    running: RunningServer = start(
+        Application(bank=BankStyle(readings=frozenset({"ownership-per-certificate"})))
+    )
     context, client = build_context(contract, running.url)
     yield context
     client.close()
