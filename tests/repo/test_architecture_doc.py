@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TEXT = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
 #: The one document outside the repository it may cite: the specification under test.
 SPEC = "../shared/spec/interface.md"

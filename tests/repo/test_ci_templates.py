@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-CI = Path(__file__).resolve().parent.parent / "docs" / "ci"
+CI = Path(__file__).resolve().parents[2] / "docs" / "ci"
 TEMPLATES = {
     "github-actions.yml": "vendor.github-workflows",
     "gitlab-ci.yml": "vendor.gitlab-ci",

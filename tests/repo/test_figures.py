@@ -14,7 +14,7 @@ from conformance.contract import load_contract
 from conformance.generate import generate_scenarios
 from reference_server.faults import FAULTS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIGURES = (ROOT / "bench" / "RESULTS.md").read_text(encoding="utf-8")
 EXAMPLES_TABLE = (ROOT / "docs" / "explanation" / "reference-server.md").read_text(encoding="utf-8")
 CONTRACT_PAGE = (ROOT / "docs" / "explanation" / "contract.md").read_text(encoding="utf-8")

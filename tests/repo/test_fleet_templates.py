@@ -22,7 +22,7 @@ from ruamel.yaml import YAML  # check-jsonschema's YAML parser
 
 from conformance.cli import build_parser
 
-FLEET = Path(__file__).resolve().parents[1] / "docs" / "ci" / "fleet"
+FLEET = Path(__file__).resolve().parents[2] / "docs" / "ci" / "fleet"
 KUBERNETES = sorted((FLEET / "kubernetes").glob("*.yaml"))
 _KINDS = {"Job": "batch/v1", "CronJob": "batch/v1", "PersistentVolumeClaim": "v1"}
 

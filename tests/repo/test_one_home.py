@@ -34,7 +34,7 @@ import pytest
 
 from conformance.contract import facts, request_rules
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TREES = ("conformance", "reference_server")
 FACTS_FILE = ROOT / "conformance" / "contract" / "facts.py"
 RULES_FILE = ROOT / "conformance" / "contract" / "request_rules.py"

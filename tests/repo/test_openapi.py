@@ -18,7 +18,7 @@ from conformance.contract import DEFAULT_ROOT, Contract, load_contract
 from conformance.contract.openapi import build_openapi, render_openapi, transport_statuses
 from conformance.errors import ConformanceError
 
-FIXTURE = Path(__file__).parent / "data" / "contract_min"
+FIXTURE = Path(__file__).parent.parent / "data" / "contract_min"
 EXPORT = DEFAULT_ROOT / "openapi.json"
 
 

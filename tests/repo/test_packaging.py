@@ -21,7 +21,7 @@ import pytest
 from conformance import _data
 from conformance._data import DATA_DIRECTORIES, data_directory
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
     "setuptools"
 ]

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_checks import exchange
+from unit.test_checks import exchange
 
 from conformance.checks import ConformanceFailure, check_status
 from conformance.contract import Contract, load_contract, quoted
@@ -16,7 +16,7 @@ from conformance.findings import at_should, collecting_findings
 from conformance.generate import generate_scenarios
 from conformance.scenario import Scenario
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: The specification under test, beside the repository (absent from an installed wheel).
 SPEC = ROOT.parent / "shared" / "spec" / "interface.md"
 

@@ -18,7 +18,7 @@ from conformance.profile.key_docs import NOT_A_KEY, rows_of
 from conformance.profile.model import TargetProfile
 from conformance.report.verdicts import NOT_JUDGED_EXIT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 GENERATOR = load_script("reference_docs")

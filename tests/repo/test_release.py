@@ -20,7 +20,7 @@ from script_support import load_script
 from conformance import __version__
 from conformance.report.release import MANIFEST_FILE, release_reasons
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 release_manifest = load_script("release_manifest")

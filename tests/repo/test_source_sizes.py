@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TREES = ("conformance", "reference_server")
 #: The most lines a source file may have.
 LIMIT = 900

@@ -31,7 +31,7 @@ from conformance.discover.keys import matches
 from conformance.discover.session import discover
 from conformance.profile import ENV_PREFIX, load_profile, profile_from_options
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ROOT / "profiles"
 #: (id, the server's arguments, the profile of the bank it plays).
 TARGETS = [

@@ -27,7 +27,7 @@ from conformance.contract import load_contract
 from conformance.generate import generate_scenarios
 from conformance.profile import ENV_PREFIX, load_profile
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "profiles" / "examples").glob("*.toml"))
 
 #: The must rules a bank without the reference server's controls cannot be made to show (a

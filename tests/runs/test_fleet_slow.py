@@ -25,7 +25,7 @@ import pytest
 from conformance.bankside.bundled import bundled_reference_server
 from conformance.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "profiles" / "examples"
 BANKS = tuple(sorted(path.stem for path in EXAMPLES.glob("*.toml")))
 SHARED = "request-id-not-echoed"  # X-Request-ID not echoed (spec 4.2): every bank

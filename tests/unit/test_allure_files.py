@@ -158,7 +158,7 @@ def test_the_allure_3_configuration_groups_by_spec_part_operation_rule(tmp_path:
     assert allure3_config(None, tmp_path / "h.jsonl")["name"] == "PSD2 conformance"
 
 
-SPEC = Path(__file__).resolve().parent.parent.parent / "shared" / "spec" / "interface.md"
+SPEC = Path(__file__).resolve().parents[3] / "shared" / "spec" / "interface.md"
 
 
 def test_the_spec_titles_are_the_specs_headings() -> None:

@@ -225,7 +225,7 @@ def test_a_run_with_its_known_failure_in_the_baseline_passes_and_an_expired_one_
 def test_the_guides_example_entry_has_not_expired(tmp_path: Path) -> None:
     """Issue 44: the example of certify-with-evidence.md, run as written, is a baseline whose
     entry holds today (its date is relative to today), not one already past its date."""
-    guide = Path(__file__).resolve().parent.parent / "docs/guides/certify-with-evidence.md"
+    guide = Path(__file__).resolve().parents[2] / "docs/guides/certify-with-evidence.md"
     found = re.findall(r"^```sh baseline-example\n(.*?)^```", guide.read_text("utf-8"), re.S | re.M)
     (block,) = found
     subprocess.run(["bash", "-c", block], cwd=tmp_path, check=True)

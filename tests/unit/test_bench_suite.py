@@ -202,7 +202,7 @@ def test_the_suite_runs_as_conformance_run_aimed_at_the_server(tmp_path: Path) -
     assert after[after.index("--trust-anchor") + 1] == str(identity.ca_certificate)
     assert after[after.index("--trust-anchor-key") + 1] == str(identity.ca_key)
     # Every trust-anchor option a bundled `conformance run` gives pytest (held to
-    # pytest_arguments by tests/test_run_command.py), and nothing else.
+    # pytest_arguments by tests/unit/test_run_command.py), and nothing else.
     anchors = trust_anchor_arguments(identity)
     assert after[after.index("--trust-anchor") :][: len(anchors)] == anchors
     assert sum(flag.startswith("--trust-anchor") for flag in after) == 4

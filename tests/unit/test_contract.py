@@ -30,7 +30,7 @@ from conformance.contract.model import Operation, Parameter
 from conformance.contract.router import Router
 from conformance.errors import ContractError
 
-FIXTURE = Path(__file__).parent / "data" / "contract_min"
+FIXTURE = Path(__file__).parent.parent / "data" / "contract_min"
 NDCT = "norwegian-domestic-credit-transfers"
 NCBCT = "norwegian-cross-border-credit-transfers"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conformance.contract import crossfield, load_contract
 
-FIXTURE = Path(__file__).parent / "data" / "contract_min"
+FIXTURE = Path(__file__).parent.parent / "data" / "contract_min"
 
 
 def test_each_contract_gets_the_checks_of_its_own_rule_table() -> None:

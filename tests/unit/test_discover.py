@@ -35,7 +35,7 @@ from reference_server.app import Application
 from reference_server.model.bank_style import style_of
 from reference_server.transport.http import start
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "profiles" / "examples"
 
 

@@ -129,7 +129,7 @@ def test_every_report_says_it(tmp_path: Path) -> None:
 
 def test_an_edited_installed_file_is_not_eligible_and_named(tmp_path: Path) -> None:
     """A release manifest whose digest of a check is not the installed file's (one byte edited
-    after the release): NOT ELIGIBLE, naming the file (tests/test_release.py edits an installed
+    after the release): NOT ELIGIBLE, naming the file (tests/repo/test_release.py edits an installed
     copy; here the document says it)."""
     manifest = tmp_path / "_release.json"
     site = Path(checks_module.__file__).resolve().parent.parent

@@ -6,7 +6,6 @@ raised; a 5xx to a request sent on purpose fails a must scenario whatever its ch
 from __future__ import annotations
 
 import pytest
-from test_checks import error_body, exchange
 
 from conformance.checks import ConformanceFailure, check_status
 from conformance.contract import Contract, load_contract
@@ -20,6 +19,7 @@ from conformance.contract.requirements import (
 )
 from conformance.findings import ShouldFindings, at_should, collecting_findings
 from conformance.runners.judging import judge_expectation
+from unit.test_checks import error_body, exchange
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from conformance.fleet import run as fleet_run
 from conformance.fleet.outcome import JUDGED, NOT_RUN, TIMED_OUT, read_outcome
 from conformance.fleet.run import Bank, FleetOptions, bank_command, banks_of, run_fleet
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "profiles" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "profiles" / "examples"
 
 #: A run that never ends, and leaves a grandchild (a bundled server) that never ends either.
 HANGS = """

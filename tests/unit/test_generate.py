@@ -24,7 +24,7 @@ from conformance.generate._common import Context
 from conformance.generate.variants import EXTRA_VARIANTS, variants
 from conformance.scenario import KINDS, LEVELS, Scenario
 
-FIXTURE = Path(__file__).parent / "data" / "contract_min"
+FIXTURE = Path(__file__).parent.parent / "data" / "contract_min"
 SPEC_OPERATIONS = tuple(f"E{n}" for n in range(1, 19))
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 MARKER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")

@@ -16,7 +16,7 @@ from conformance.errors import ContractError, ProfileError
 from conformance.profile import load_profile
 from conformance.profile.lifecycle import Lifecycle
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -29,7 +29,7 @@ from conformance.report.verdicts import (
     read_not_judged,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STARTED = datetime(2026, 1, 29, 8, 0, tzinfo=UTC)
 
 

@@ -9,7 +9,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from test_checks import exchange
 
 from conformance.checks import ConformanceFailure
 from conformance.contract import Contract, load_contract
@@ -26,6 +25,7 @@ from conformance.runners.response_headers import (
     sca_approach_problems,
 )
 from conformance.selfcheck import message_gaps
+from unit.test_checks import exchange
 
 PAYMENT = {"paymentId": "p-1", "transactionStatus": "RCVD", "_links": {}}
 ECHOED = (("X-Request-ID", "r-1"),)

@@ -33,7 +33,7 @@ from conformance.suite import SUITE_DIR
 from reference_server.app import Application
 from reference_server.transport.http import start
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Runs ``conformance run`` through the command's own ``register`` (as conformance.cli does).
 # Ctrl-C interrupts the run as in a terminal, even when the tests themselves were started where
@@ -530,7 +530,7 @@ def test_a_run_whose_set_up_fails_everywhere_is_not_judged(tmp_path: Path) -> No
     """A server that trusts another CA than the one the run signs with refuses every set-up
     request: the verdict is NOT JUDGED with that cause, exit 3, the last line of the run. (The
     profile leaves out the operations the preflight probes, which would stop the run before any
-    scenario: tests/test_interrupted_run.py.)"""
+    scenario: tests/unit/test_interrupted_run.py.)"""
     other = write_run_identity(tmp_path / "other")
     profile = tmp_path / "no-probes.toml"
     text = (ROOT / "profiles" / "reference-server.toml").read_text(encoding="utf-8")

@@ -54,7 +54,7 @@ def test_both_surfaces_offer_the_setting_with_its_one_help(name: str) -> None:
 
 def test_the_declarations_are_not_repeated() -> None:
     """No help of the table is spelled out again in either surface's module."""
-    root = Path(__file__).resolve().parent.parent / "conformance"
+    root = Path(__file__).resolve().parents[2] / "conformance"
     for module in ("commands/run.py", "plugin/options.py"):
         text = (root / module).read_text(encoding="utf-8")
         for option in RUN_OPTIONS.values():

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_checks import exchange
-
 from conformance.bankside.setup_data.refusals import refusal_summary, refused_title
 from conformance.exchange import Exchange
+from unit.test_checks import exchange
 
 
 def _answer(status: int, body: Any) -> Exchange:

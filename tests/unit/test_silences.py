@@ -17,7 +17,7 @@ from conformance.contract.silences import PLAYER_KINDS, Silence, load_silences
 from conformance.errors import ContractError
 from reference_server.model.readings import LENIENT, STRICT, of_direction
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: The specification under test, beside the repository (absent from an installed wheel).
 SPEC = ROOT.parent / "shared" / "spec" / "interface.md"
 NOT_SHOWN = "not shown"
