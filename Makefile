@@ -109,4 +109,5 @@ release-check: $(STAMP)
 clean:
 	rm -rf $(VENV) reports/allure-results reports/allure-report reports/selfcheck reports/junit.xml \
 		reports/compliance.* reports/reference-server*.log reports/selfcheck-* reports/identity \
+		reports/make-run.log \
 		dist conformance/_release.json

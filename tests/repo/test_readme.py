@@ -4,23 +4,30 @@ block that says it works on a fresh clone (info string ``sh fresh-clone``) runs 
 
 The blocks' commands run from a folder holding only this checkout's ``.venv`` (so they write
 their reports there, not into the checkout). ``make test`` is this very run and is only checked
-to be a target; ``make run`` is its ``conformance run``, which the cheap test runs as ``--smoke``
-and the slow test whole; a block marked ``slow`` runs in the slow test only."""
+to be a target; ``make run`` is its ``conformance run``, which the cheap test runs as ``--smoke``;
+the slow test reads CI's own ``make run`` (its terminal, which ``.ci/run`` keeps and names in
+``CONFORMANCE_MAKE_RUN``) and runs it whole only where there is none. A block marked ``slow``
+is for the slow test only: its ``conformance run --fault F`` is the session's one run of that
+fault (``tests/runs/shared_runs.py``), which ``tests/runs/test_cause_run.py`` judges too."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
+from runs.shared_runs import fault_run
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 _BLOCK = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```", re.S | re.M)
 _LINK = re.compile(r"\]\((?!https?://|#)([^)#\s]+)")
 #: A time a README would have to keep up to date: "31 s", "4 min", "9.4 ms", "12 seconds".
+#: Names the file holding CI's own ``make run`` terminal and, last, "exit code: N" (.ci/run).
+MAKE_RUN = "CONFORMANCE_MAKE_RUN"
 _TIME = re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:s|ms|min|mins|minutes?|seconds?|hours?)\b")
 
 
@@ -92,13 +99,31 @@ def test_the_fresh_clone_commands_run_as_written(beside: Path) -> None:
             assert "open them: reports/compliance.html in a browser" in done.stdout
 
 
-@pytest.mark.slow  # whole runs: make test-slow
+def _whole(command: str, beside: Path) -> tuple[int, str]:
+    """The exit code and terminal of a slow block's whole run: CI's own ``make run``, the
+    session's shared run of a fault, or else run here."""
+    words = shlex.split(command)
+    made = os.environ.get(MAKE_RUN)
+    if words[:2] == ["make", "run"] and made:
+        text = Path(made).read_text(encoding="utf-8")
+        code = re.findall(r"^exit code: (\d+)$", text, re.M)
+        assert code, f"{made}: no exit code line (.ci/run writes it)"
+        return int(code[-1]), text
+    if words[:3] == [".venv/bin/conformance", "run", "--fault"] and len(words) == 4:
+        shared = fault_run(words[3])
+        return shared.returncode, shared.stdout + shared.stderr
+    done = _run(command, beside, whole=True)
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.slow  # whole runs, made once (module docstring): make test-slow
 def test_the_slow_fresh_clone_commands_run_as_written(beside: Path) -> None:
     commands = [c for c in _commands(slow=False) if shlex.split(c)[:2] == ["make", "run"]]
+    assert commands and _commands(slow=True)
     for command in commands + _commands(slow=True):
-        done = _run(command, beside, whole=True)
-        assert done.returncode == _expected(command), f"{command}\n{done.stdout}\n{done.stderr}"
-        assert "open them: reports/compliance.html" in done.stdout
+        code, output = _whole(command, beside)
+        assert code == _expected(command), f"{command}\n{output[-5000:]}"
+        assert "open them: reports/compliance.html" in output
 
 
 def test_every_relative_link_of_the_docs_resolves() -> None:

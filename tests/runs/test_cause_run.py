@@ -25,6 +25,7 @@ from conformance.report.junit import SHOULD_SUITE
 from conformance.selfcheck import ScenarioRef, expected_failures
 from reference_server.faults import FAULTS
 from reference_server.faults.payments import PAYMENT_OPERATIONS
+from runs.shared_runs import fault_run
 
 FAULT = "tpp-message-code-outside-list"
 #: The payment operations whose error body spec 7 shows: there the code list is a must.
@@ -86,18 +87,14 @@ def test_a_rule_broken_everywhere_is_one_cause(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_one_break_of_one_field_is_one_cause_naming_it(tmp_path: Path) -> None:
+def test_one_break_of_one_field_is_one_cause_naming_it() -> None:
     """Issue 29 item 8: ``long-creditor-name-accepted`` fails the LIM and the SCH scenarios of
-    E16, E17 and E18 for one break, reported as one cause that names ``creditorName``."""
-    fault = "long-creditor-name-accepted"
-    reports = tmp_path / "reports"
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance", "run", "--fault", fault, "--reports", str(reports),
-         "-n", "2"],
-        capture_output=True, text=True, timeout=900, check=False, env=dict(os.environ),
-    )  # fmt: skip
-    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
-    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    E16, E17 and E18 for one break, reported as one cause that names ``creditorName``. The run
+    is the README's (its fresh-clone block, tests/repo/test_readme.py), made once."""
+    done = fault_run("long-creditor-name-accepted")
+    assert done.returncode == 1, done.tail()
+    reports = done.reports
+    document = done.document()
     failed = {s["id"] for s in document["scenarios"] if s["verdict"] == "failed"}
     assert failed == {
         f"{op}-{rule}"

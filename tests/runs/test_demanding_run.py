@@ -7,25 +7,15 @@ scenario that rests on a second use of shared data or on our reading fails this 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
+from runs.shared_runs import reading_run
 
-@pytest.mark.slow
-def test_a_run_against_the_demanding_server_has_no_must_failure(tmp_path: Path) -> None:
-    reports = tmp_path / "reports"
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance", "run", "--demanding", "--reports", str(reports),
-         "-n", "2"],
-        capture_output=True, text=True, timeout=900, check=False, env=dict(os.environ),
-        cwd=tmp_path,
-    )  # fmt: skip
-    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+
+@pytest.mark.slow  # the session's one run of the demanding reading (shared_runs.py)
+def test_a_run_against_the_demanding_server_has_no_must_failure() -> None:
+    run = reading_run("demanding")
+    document = run.document()
     totals = document["totals"]
     failed = sorted(
         f"{s['id']} ({s['rule']}): {s['reason']}"
@@ -36,4 +26,4 @@ def test_a_run_against_the_demanding_server_has_no_must_failure(tmp_path: Path) 
     blocked = [s["id"] for s in document["scenarios"] if s["verdict"] == "blocked"]
     assert not blocked, f"set-up refused, so not judged: {blocked}"
     assert totals["passed"] + totals["failed_should"] > 2300, totals  # judged, not skipped
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert run.returncode == 0, run.tail()

@@ -4,31 +4,27 @@ with the same profile against it gives no must failure, no error and nothing blo
 whole run lists exactly the must rules the profile leaves unjudged ("not judged here", under the
 verdict).
 
-Per profile, the smoke scenarios (one positive and one negative per operation: every path,
-header set, set-up template and signature the profile changes; ``-k smoke`` runs them alone, a
-few seconds each) and the whole suite (its flows and SCA style too) are marked ``slow`` and run
-in ``make test-slow``, which CI runs too (``.ci/run``): 14.5 s of CPU that ``make test`` no
-longer spends (``bench/RESULTS.md``)."""
+Each example is judged whole once per session (``shared_runs.example_run``, issue 45): the tests
+here, the discover round trip and the fleet read that run, none makes its own; a whole run holds
+every smoke scenario too, so there is no separate smoke run of an example (``conformance run
+--play P --smoke`` is the quick check of an edited example). All in ``make test-slow``, which CI
+runs too (``.ci/run``)."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.bankside.bundled import bundled_reference_server
 from conformance.contract import load_contract
 from conformance.generate import generate_scenarios
-from conformance.profile import ENV_PREFIX, load_profile
+from conformance.profile import load_profile
+from runs.shared_runs import EXAMPLES as EXAMPLES_FOLDER
+from runs.shared_runs import SECRET, example_run
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "profiles" / "examples").glob("*.toml"))
+EXAMPLES = sorted(EXAMPLES_FOLDER.glob("*.toml"))
 
 #: The must rules a bank without the reference server's controls cannot be made to show (a
 #: payment in PDNG, aged consents, a closed account), unless its profile supplies them
@@ -84,19 +80,8 @@ def test_every_waiver_of_an_example_names_scenarios_that_exist(profile: Path) ->
 
 @pytest.mark.slow
 @pytest.mark.parametrize("profile", EXAMPLES, ids=lambda path: path.stem)
-def test_the_reference_server_plays_the_bank_smoke(
-    profile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    document = _round_trip(profile, tmp_path, monkeypatch, ["--smoke"])
-    assert document["totals"]["passed"] > 20  # production-like: no sandbox scenarios
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("profile", EXAMPLES, ids=lambda path: path.stem)
-def test_the_reference_server_plays_the_bank_and_the_suite_passes(
-    profile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    document = _round_trip(profile, tmp_path, monkeypatch, ["-n", "2"])
+def test_the_reference_server_plays_the_bank_and_the_suite_passes(profile: Path) -> None:
+    document = _round_trip(profile)
     assert document["totals"]["passed"] > 500  # production-like: no sandbox scenarios
     unjudged = {e["scenario"] for e in document["not_judged"] if e["level"] == "must"}
     assert unjudged == NOT_JUDGED[profile.stem]
@@ -115,36 +100,22 @@ def test_the_reference_server_plays_the_bank_and_the_suite_passes(
         assert any(waiver.covers(s["id"]) for s in document["scenarios"]), waiver
 
 
-def _round_trip(
-    profile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: list[str]
-) -> dict[str, Any]:
-    """The suite with ``options`` against the reference server playing ``profile``'s bank: no
-    must failure, no error, nothing blocked, no should finding, no secret in any report."""
+def _round_trip(profile: Path) -> dict[str, Any]:
+    """The example's whole run: no must failure, no error, nothing blocked, no should finding, no
+    secret in any report."""
+    run = example_run(profile)
     loaded = load_profile(profile)
-    for value in loaded.headers.values():  # the secrets the profile reads from the environment
-        if value.startswith(ENV_PREFIX):
-            monkeypatch.setenv(value.removeprefix(ENV_PREFIX), "round-trip-secret")
-    if loaded.oauth is not None and loaded.oauth.client_secret_env:
-        monkeypatch.setenv(loaded.oauth.client_secret_env, "round-trip-secret")
-    reports = tmp_path / "reports"
-    with bundled_reference_server(
-        server_args=["--profile", str(profile)], log_path=tmp_path / "server.log"
-    ) as url:
-        done = subprocess.run(
-            [sys.executable, "-m", "conformance", "run", "--profile", str(profile),
-             "--target", url, "--reports", str(reports), *options],
-            capture_output=True, text=True, timeout=900, check=False, env=dict(os.environ),
-        )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    document: dict[str, Any] = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    assert run.returncode == 0, run.tail()
+    document = run.document()
     totals = document["totals"]
     assert totals["failed"] == totals["error"] == totals["blocked"] == 0, totals
     assert totals["failed_should"] == 0, totals  # the security group holds too
+    reports = run.reports
     texts = "".join(p.read_text("utf-8", "replace") for p in reports.rglob("*") if p.is_file())
-    assert "round-trip-secret" not in texts  # the gateway key is masked in every report
+    assert SECRET not in texts  # the gateway key is masked in every report
     assert not re.search(r"PRIVATE KEY", texts)
     if loaded.oauth is not None:  # tokens fetched from the bank's endpoint, masked everywhere
-        log = (tmp_path / "server.log").read_text("utf-8")
+        log = (run.folder / "server.log").read_text("utf-8")
         assert f"POST {loaded.oauth.token_url} 200" in log
         assert "Authorization: ***" in texts and not re.search(r"Bearer [\w-]{8}", texts)
     return document
