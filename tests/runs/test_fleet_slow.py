@@ -1,11 +1,13 @@
 """The fleet as issue 34 measures it, with whole runs (slow: ``make test-slow``).
 
-- Every example profile, each played by its own bundled reference server (``fleet run
-  --play``), in smoke runs to keep CI time modest (a smoke run judges every operation once each
-  way, which reaches the faults below): one fault played by all of them, two banks with a fault
-  of their own. The matrix shows the shared one as a platform cause and the two as bank causes;
-  a second round with one bank's fault fixed shows it as fixed there. bench/RESULTS.md has the
-  same fleet measured.
+- The nine example profiles' whole runs, already made in the session (``shared_runs.example_run``,
+  judged by ``test_example_profiles.py``), read as a fleet (``fleet report``): every bank
+  judged, in its own column, and no cause, for the reference server plays each bank faithfully.
+- Three of the examples, each played by its own bundled reference server (``fleet run --play``),
+  in smoke runs (a smoke run judges every operation once each way, which reaches the faults
+  below): one fault played by all of them, two banks with a fault of their own. The matrix shows
+  the shared one as a platform cause and the two as bank causes; a second round with one bank's
+  fault fixed shows it as fixed there. bench/RESULTS.md has the same fleet measured.
 - A fleet where one bank hangs (it accepts and never answers) and one refuses every certificate
   still reports the other, with those two named and why.
 """
@@ -24,10 +26,11 @@ import pytest
 
 from conformance.bankside.bundled import bundled_reference_server
 from conformance.cli import main
+from runs.shared_runs import EXAMPLES, example_run
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "profiles" / "examples"
-BANKS = tuple(sorted(path.stem for path in EXAMPLES.glob("*.toml")))
+#: The fleet of the faults: two banks with a fault of their own and one without.
+BANKS = ("berlin-group-naming", "gateway-bank", "oauth-token-bank")
 SHARED = "request-id-not-echoed"  # X-Request-ID not echoed (spec 4.2): every bank
 OWN = {"gateway-bank": "html-errors", "oauth-token-bank": "location-missing"}
 
@@ -45,6 +48,18 @@ def _fleet_run(reports: Path, round: str, own: dict[str, str]) -> int:
 
 def _scopes(fleet: dict[str, Any]) -> dict[str, tuple[str, tuple[str, ...]]]:
     return {cause["title"]: (cause["scope"], tuple(cause["banks"])) for cause in fleet["causes"]}
+
+
+@pytest.mark.slow
+def test_the_example_runs_already_made_are_a_fleet_of_faithful_banks(tmp_path: Path) -> None:
+    examples = sorted(EXAMPLES.glob("*.toml"))
+    runs = [example_run(profile) for profile in examples]
+    out = tmp_path / "report"
+    assert main(["fleet", "report", *(str(run.reports) for run in runs), "--out", str(out)]) == 0
+    fleet = json.loads((out / "fleet.json").read_text())
+    assert fleet["banks_judged"] == len(examples)
+    assert sorted(bank["label"] for bank in fleet["banks"]) == [path.stem for path in examples]
+    assert fleet["causes"] == []
 
 
 @pytest.mark.slow
