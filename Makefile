@@ -28,8 +28,11 @@ run: $(STAMP)
 # The project's own checks: lint, format, the layer contracts (ARCHITECTURE.md), types, tests.
 # The checks and the tests run side by side (they do not depend on one another; mypy's one
 # process fits in the CPU the test workers leave idle while they wait), each one's output kept
-# together; either failing fails the target. The tests marked slow (the whole suite under each
-# example profile, the tests of several whole runs) run in test-slow; CI runs both (.ci/run).
+# together; either failing fails the target. The tests are in tiers (docs/guides/develop.md,
+# "Where a test goes"): make test runs the fast ones (tests/unit, tests/repo, tests/server,
+# tests/suite, tests/signing, tests/traffic but their tests marked slow); test-slow runs the
+# whole-run tier (tests/runs, every test slow) and the few slow tests of the others; CI runs both
+# (.ci/run).
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint test-not-slow
 
@@ -37,7 +40,7 @@ coverage: $(STAMP)
 	$(MAKE) --no-print-directory test COVERAGE="$(COVERAGE_ON)"
 
 test-not-slow: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow" $(COVERAGE) tests
+	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow" $(COVERAGE) --ignore=tests/runs tests
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist worksteal -m slow --durations=15 tests
@@ -83,7 +86,7 @@ openapi: $(STAMP)
 
 # The generated references: docs/reference/cli.md from the argparse parsers,
 # docs/reference/profile.md from the profile model's field descriptions, and the README's exit-code
-# table from conformance/errors.py (tests/test_reference_docs.py keeps them in sync).
+# table from conformance/errors.py (tests/repo/test_reference_docs.py keeps them in sync).
 docs: $(STAMP)
 	$(BIN)/python scripts/reference_docs.py
 
@@ -106,4 +109,5 @@ release-check: $(STAMP)
 clean:
 	rm -rf $(VENV) reports/allure-results reports/allure-report reports/selfcheck reports/junit.xml \
 		reports/compliance.* reports/reference-server*.log reports/selfcheck-* reports/identity \
+		reports/make-run.log \
 		dist conformance/_release.json

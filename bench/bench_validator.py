@@ -4,7 +4,7 @@ the same thousands of instances: the suite's own requests and the reference serv
 The hot path of the server (every request body) and of the suite (every answer body) asks one
 question of a schema: valid or not. The project answers it with its own compiler
 (:mod:`conformance.contract.compiled`: closures built once per schema, held equal to
-``jsonschema`` by ``tests/test_contract_check.py``). jsonschema-rs (Draft 2020-12, in Rust) is
+``jsonschema`` by ``tests/unit/test_contract_check.py``). jsonschema-rs (Draft 2020-12, in Rust) is
 the maintained alternative. It would replace the compiler only if it is as fast or faster AND
 gives the same verdicts, ``format`` included (the project asserts ``date``, ``ipv4``, ``ipv6``
 and ``uuid``, as ``jsonschema``'s default format checker does; ``uri`` is not checked there).

@@ -18,7 +18,7 @@
   ``conformance.errors.EXIT_CODES`` (the table ``conformance run --help`` prints too).
 
 Each is rendered from the objects' data, not from argparse's own help text, so the files do not
-change with the Python version or the terminal width. ``tests/test_reference_docs.py`` keeps
+change with the Python version or the terminal width. ``tests/repo/test_reference_docs.py`` keeps
 them in sync.
 
     .venv/bin/python scripts/reference_docs.py            # write them
@@ -270,7 +270,7 @@ def silences_markdown() -> str:
         "or nobody, with the reason.",
         f"Of the {played + unplayed} choices' rows, {played} are played and {unplayed} are not.",
         "The data is [`schemas/silences.json`](../../schemas/silences.json); "
-        '`tests/test_silences.py` finds every quote in interface.md and every "not shown" '
+        '`tests/unit/test_silences.py` finds every quote in interface.md and every "not shown" '
         "in an entry. The readings themselves: "
         "[docs/explanation/readings.md](../explanation/readings.md).",
         "",

@@ -7,7 +7,7 @@ silent, said so beside it) that more than one side needs: the PSD2 role per fami
 data, ``schemas/families.json``, loaded once), the families whose errors carry ``tppMessages``,
 spec 3's payment statuses and spec 2.4's basket worst case, the operations whose error answers
 spec 7 shows, the broken bodies the suite sends and the judge recognises, and the statuses and
-code of a refused signature or certificate. A test (``tests/test_one_home.py``) finds no second
+code of a refused signature or certificate. A test (``tests/repo/test_one_home.py``) finds no second
 definition of any of them in the tree.
 """
 

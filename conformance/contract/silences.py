@@ -6,8 +6,8 @@ reading of the reference server plays each choice.
 :func:`load_silences` reads and checks the ledger (a problem is a
 :class:`~conformance.errors.ContractError` naming the file and the JSON pointer) and returns
 typed entries. What this module cannot see from ``conformance/`` (that a named reading, demand
-or profile exists, that a quote is in interface.md) is checked by ``tests/test_silences.py``: the
-suite may not import the reference server.
+or profile exists, that a quote is in interface.md) is checked by
+``tests/unit/test_silences.py``: the suite may not import the reference server.
 """
 
 from __future__ import annotations

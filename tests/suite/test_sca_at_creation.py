@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from test_checks import exchange
+from unit.test_checks import exchange
 
 from conformance.checks import ConformanceFailure
 from conformance.exchange import Exchange
