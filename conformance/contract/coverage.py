@@ -15,7 +15,7 @@ A statement no scenario can judge says why in ``not_judged`` (:data:`REASONS`).
 scenarios of one run (``compliance.json``'s), which statements the run judged, which its scope left
 unjudged and which no run can judge. That the patterns select generated scenarios, that each
 ``text`` is in interface.md and that every numbered rule has an entry is checked by
-``tests/test_coverage_ledger.py`` (this module may not import the generators).
+``tests/unit/test_coverage_ledger.py`` (this module may not import the generators).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import pytest
 
 from conformance.healthcheck import DEFAULT_PORT, healthy, served_port
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 IMAGE = f"registry.example/psd2-conformance:{VERSION}"

@@ -28,7 +28,7 @@ from conformance.report.compliance_render import render_html
 from conformance.report.verdicts import NOT_APPLICABLE, PASSED, ScenarioFacts, ScenarioVerdict
 from conformance.scenario import Scenario
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT.parent / "shared" / "spec" / "interface.md"
 SCHEMAS = ROOT / "schemas"
 
