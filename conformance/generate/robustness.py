@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from conformance.contract import Operation
+from conformance.contract.catalogue import body_case_id
 from conformance.contract.facts import BODY_CASES
 from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
@@ -82,17 +83,23 @@ def _body_cases(op: Operation, context: Context) -> Iterator[Scenario]:
         return
     for case in BODY_CASES:
         extra = {"bytes": OVERSIZED_BODY_BYTES} if case.name == "oversized-body" else {}
-        yield _scenario(
-            op,
-            context,
-            f"{case.name}-rejected",
-            case.name,
-            f"{case.what} is answered {'/'.join(map(str, case.statuses))} "
-            "with the spec 7 error body",
-            case.statuses,
-            quotes=case.quotes,
-            reading=case.reading,
-            **extra,
+        requirement = context.contract.requirement(body_case_id(case.name), op.id)
+        yield replace(
+            _scenario(
+                op,
+                context,
+                f"{case.name}-rejected",
+                case.name,
+                f"{case.what} is answered {'/'.join(map(str, case.statuses))} "
+                "with the spec 7 error body",
+                case.statuses,
+                quotes=requirement.quotes,
+                reading=requirement.reading,
+                **extra,
+            ),
+            level=requirement.level,
+            expect=requirement.expected,
+            reading=requirement.reading,
         )
 
 

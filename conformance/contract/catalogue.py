@@ -1,0 +1,237 @@
+"""Every requirement of the contract as one :class:`~conformance.contract.requirements.Requirement`,
+built once when the contract is first asked (``Contract.requirements``) from what it carries:
+
+- each row of ``rules.json`` on each operation it lists (its ``stated``, its readings per
+  operation, its expected answer);
+- each flow of ``flows.json`` (its level, quotes or reading);
+- what an operation's place in the spec and its ``assumptions`` make of the breaks every
+  operation has: a required header missing (``HDR-required``), a header's value malformed
+  (``HDR-format``, one per header), a body or query constraint broken (``SCH-request``), a
+  payments path naming an unknown product (``SCH-product``), a broken body (``ROB-<case>`` of
+  ``facts.BODY_CASES``).
+
+The scenario generators (``conformance.generate``) grade their scenarios by these values and the
+traffic judge (``conformance.traffic``) its findings; ``docs/reference/requirements.md`` lists
+them (``scripts/reference_docs.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
+
+from conformance.contract.crossfield import FORMAT_ERROR
+from conformance.contract.facts import BODY_CASES, STATUS_SHOWN
+from conformance.contract.requirements import (
+    BODY_SCHEMA_ERROR,
+    BODY_SCHEMA_RESPONSE,
+    CHOSEN_CODE,
+    CHOSEN_STATUS,
+    MUST,
+    AnswerDue,
+    Grade,
+    Requirement,
+    answer_due,
+    grade,
+    grade_rule,
+    on_unnamed,
+)
+
+if TYPE_CHECKING:
+    from conformance.contract import Contract
+    from conformance.contract.model import Operation, Rule
+
+__all__ = [
+    "FORMAT_ERROR",
+    "HEADER_FORMAT",
+    "HEADER_REQUIRED",
+    "REQUEST_SCHEMA",
+    "UNKNOWN_PATH_VALUE_STATUSES",
+    "UNKNOWN_PRODUCT",
+    "UNKNOWN_PRODUCT_READING",
+    "Key",
+    "body_case_id",
+    "build",
+    "reading_of",
+    "refusal",
+]
+
+#: A required header missing (spec 4.2), one requirement per operation.
+HEADER_REQUIRED: Final = "HDR-required"
+#: A header's value breaking its schema (spec 4.2), one requirement per operation and header.
+HEADER_FORMAT: Final = "HDR-format"
+#: A request breaking a constraint of its body's or a query parameter's schema (spec 2.7, 2.9,
+#: 4.3), per operation.
+REQUEST_SCHEMA: Final = "SCH-request"
+#: A payments path naming a product the bank does not offer (spec 4.1).
+UNKNOWN_PRODUCT: Final = "SCH-product"
+#: The reading behind :data:`UNKNOWN_PRODUCT`.
+UNKNOWN_PRODUCT_READING: Final = (
+    "a payments path naming a product the bank does not offer is refused; spec 4.1 names the "
+    "product identifier, and spec 7 shows '403 (for example PRODUCT_INVALID)' for E17 without "
+    "saying when"
+)
+#: The statuses a path naming an unknown product may be answered with.
+UNKNOWN_PATH_VALUE_STATUSES: Final = (400, 403, 404)
+#: Families whose operations answer format errors with the payment error body and FORMAT_ERROR.
+_PAYMENT_FAMILIES = frozenset({"payments"})
+#: Spec 7 rule 7 ("the sandbox receives a malformed PSU-ID") covers the PSU-ID of sandbox
+#: operations whose header set the spec does not show.
+_SANDBOX_PSU_ID_RULE = "7-rule-7"
+
+#: A requirement's key: its id, its operation ("" for every operation) and its place ("", a
+#: header's name case-folded).
+Key = tuple[str, str, str]
+
+
+def body_case_id(name: str) -> str:
+    """The requirement id of a broken body of ``facts.BODY_CASES`` (``ROB-malformed-json``)."""
+    return f"ROB-{name}"
+
+
+def reading_of(op: Operation) -> str:
+    """Our reading behind an operation the spec only names or implies (its request, answer and
+    header set are the contract's assumptions)."""
+    return (
+        f"{op.id} is an operation the spec only names or implies (spec 4.1: 'Their request and "
+        "response shapes: not shown'); it takes the request and gives the answer the contract "
+        "assumes for it"
+    )
+
+
+def refusal(
+    op: Operation, statuses: tuple[int, ...], code: str | None = None, *, chosen: str = ""
+) -> AnswerDue:
+    """An error answer on ``op``: the operation's documented error schema when every status has
+    one, otherwise the spec 7 error body; ``chosen`` as ``requirements.answer_due`` says."""
+    documented = all(
+        status in op.responses and op.responses[status].schema is not None for status in statuses
+    )
+    return answer_due(
+        statuses, code, BODY_SCHEMA_RESPONSE if documented else BODY_SCHEMA_ERROR, chosen
+    )
+
+
+def _texts(op: Operation, *topics: str) -> tuple[str, ...]:
+    return tuple(item.text for item in op.assumptions if item.topic in topics)
+
+
+def _rule_due(rule: Rule, op: Operation) -> AnswerDue:
+    statuses = rule.expected_status
+    if all(status >= 400 for status in statuses):
+        return refusal(op, statuses, rule.expected_code, chosen=rule.chosen)
+    documented = all(
+        status in op.responses and op.responses[status].schema is not None for status in statuses
+    )
+    return answer_due(statuses, rule.expected_code, BODY_SCHEMA_RESPONSE if documented else None)
+
+
+def _rules(contract: Contract) -> Iterator[Requirement]:
+    for rule in contract.rules:
+        for operation_id in rule.operations:
+            op = contract.operations[operation_id]
+            grade_ = on_unnamed(grade_rule(rule, operation_id), op)
+            yield Requirement(rule.id, rule.spec, grade_, _rule_due(rule, op), operation_id)
+
+
+def _flows(contract: Contract) -> Iterator[Requirement]:
+    for row in contract.flows:
+        grade_ = grade(stated=row.level == MUST, quotes=row.quotes, reading=row.reading)
+        yield Requirement(row.name, row.spec, grade_)
+
+
+def _header_required(op: Operation) -> Grade:
+    """Must with the operation's spec 4.2 row, should where its required set is assumed or the
+    spec shows no row for it."""
+    reading = "; ".join(_texts(op, "required-headers"))
+    if not reading and not op.headers_quotes:
+        reading = (
+            f"spec 4.2 shows no header row for {op.id}; we expect the required headers the "
+            "contract lists for it"
+        )
+    return grade(
+        stated=not reading, quotes=(*op.headers_quotes, "4.2-required-intro"), reading=reading
+    )
+
+
+def _header_format(op: Operation, name: str) -> Grade:
+    """Must (with the place's quotes) where the spec shows the operation's header set or states
+    the header (the sandbox's PSU-ID, spec 7 rule 7); should where it shows neither."""
+    if name.lower() == "psu-id" and op.family == "sandbox":
+        return Grade(MUST, (_SANDBOX_PSU_ID_RULE,))
+    if op.numbered:
+        return Grade(MUST)
+    return grade(
+        stated=False,
+        reading=f"spec 4.2 does not show {op.id}'s header set (spec 4.1: 'only named'); we "
+        f"expect it to take {name} and check its value",
+    )
+
+
+def _schema(op: Operation, *topics: str) -> Grade:
+    """Must (with the place's quotes) where the spec shows the operation's request; should on an
+    operation it only names, or where the contract assumes the request's shape (``topics``)."""
+    if not op.numbered:
+        return grade(stated=False, reading=reading_of(op))
+    texts = _texts(op, *topics)
+    if texts:
+        return grade(stated=False, reading="; ".join(dict.fromkeys(texts)))
+    return Grade(MUST)
+
+
+def _format_refusal(op: Operation) -> AnswerDue:
+    """A request breaking a constraint: 400 stated where spec 7 shows it (E17's row), chosen
+    elsewhere; FORMAT_ERROR for a payment, always chosen (spec 7 gives it "for example")."""
+    chosen = CHOSEN_CODE if op.id in STATUS_SHOWN else CHOSEN_STATUS
+    code = FORMAT_ERROR if op.family in _PAYMENT_FAMILIES else None
+    return refusal(op, (400,), code, chosen=chosen)
+
+
+def _operations(contract: Contract) -> Iterator[Requirement]:
+    for op in contract.operations.values():
+        missing = refusal(op, (400,), chosen=CHOSEN_STATUS)
+        yield Requirement(HEADER_REQUIRED, op.headers_spec, _header_required(op), missing, op.id)
+        for name in (*op.required_headers, *op.optional_headers):
+            grade_ = _header_format(op, name)
+            yield Requirement(HEADER_FORMAT, op.headers_spec, grade_, missing, op.id, name)
+        due = _format_refusal(op)
+        spec = op.request_spec or op.spec
+        yield Requirement(REQUEST_SCHEMA, spec, _schema(op, "request"), due, op.id)
+        if any("const" in p.schema or "enum" in p.schema for p in op.path_parameters):
+            product = refusal(op, UNKNOWN_PATH_VALUE_STATUSES, chosen=CHOSEN_STATUS)
+            unknown = grade(stated=False, reading=UNKNOWN_PRODUCT_READING)
+            yield Requirement(UNKNOWN_PRODUCT, "spec 4.1", unknown, product, op.id)
+        if op.request_schema is None:
+            continue
+        for case in BODY_CASES:
+            stated = grade(stated=bool(case.quotes), quotes=case.quotes, reading=case.reading)
+            chosen = CHOSEN_STATUS if case.quotes else ""
+            case_due = answer_due(case.statuses, None, BODY_SCHEMA_ERROR, chosen)
+            yield Requirement(
+                body_case_id(case.name), "spec 7", on_unnamed(stated, op), case_due, op.id
+            )
+
+
+def _body_cases() -> Iterator[Requirement]:
+    """The broken bodies on a request whose operation takes none."""
+    for case in BODY_CASES:
+        stated = grade(stated=bool(case.quotes), quotes=case.quotes, reading=case.reading)
+        chosen = CHOSEN_STATUS if case.quotes else ""
+        due = answer_due(case.statuses, None, BODY_SCHEMA_ERROR, chosen)
+        yield Requirement(body_case_id(case.name), "spec 7", stated, due)
+
+
+def build(contract: Contract) -> Mapping[Key, Requirement]:
+    """Every requirement of ``contract`` by its key (the first of a flow's rows where several
+    share its name)."""
+    table: dict[Key, Requirement] = {}
+    for requirement in (
+        *_rules(contract),
+        *_flows(contract),
+        *_operations(contract),
+        *_body_cases(),
+    ):
+        key = (requirement.id, requirement.operation, requirement.place.lower())
+        table.setdefault(key, requirement)
+    return MappingProxyType(table)
