@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from conformance.contract.model import Operation, Rule
 
 __all__ = [
+    "CORPORATE_ID",
+    "CORPORATE_RULE_SPEC",
     "FORMAT_ERROR",
     "HEADER_FORMAT",
     "HEADER_REQUIRED",
@@ -61,6 +63,11 @@ __all__ = [
 HEADER_REQUIRED: Final = "HDR-required"
 #: A header's value breaking its schema (spec 4.2), one requirement per operation and header.
 HEADER_FORMAT: Final = "HDR-format"
+#: A corporate PSU without PSU-Corporate-ID (spec 7 rule 3) on an operation that takes the header
+#: and that no row of ``rules.json`` lists for the rule.
+CORPORATE_ID: Final = "HDR-corporate-id"
+#: The spec part of the corporate-user rule.
+CORPORATE_RULE_SPEC: Final = "spec 7 rule 3"
 #: A request breaking a constraint of its body's or a query parameter's schema (spec 2.7, 2.9,
 #: 4.3), per operation.
 REQUEST_SCHEMA: Final = "SCH-request"
@@ -188,10 +195,30 @@ def _format_refusal(op: Operation) -> AnswerDue:
     return refusal(op, (400,), code, chosen=chosen)
 
 
+def _corporate(contract: Contract) -> Iterator[Requirement]:
+    """Spec 7 rule 3 on each operation that takes PSU-Corporate-ID and that no row of the rule
+    lists (the rows grade it where they do)."""
+    covered = {
+        operation
+        for rule in contract.rules
+        if CORPORATE_RULE_SPEC in rule.spec
+        for operation in rule.operations
+    }
+    for op in contract.operations.values():
+        headers = {name.lower() for name in (*op.required_headers, *op.optional_headers)}
+        if op.id in covered or "psu-corporate-id" not in headers:
+            continue
+        stated = on_unnamed(Grade(MUST, ("7-rule-3", "5-5")), op)
+        due = refusal(op, (400,))
+        yield Requirement(CORPORATE_ID, CORPORATE_RULE_SPEC, stated, due, op.id)
+
+
 def _operations(contract: Contract) -> Iterator[Requirement]:
     for op in contract.operations.values():
         missing = refusal(op, (400,), chosen=CHOSEN_STATUS)
         yield Requirement(HEADER_REQUIRED, op.headers_spec, _header_required(op), missing, op.id)
+        listed = _header_format(op, "each header it lists")
+        yield Requirement(HEADER_FORMAT, op.headers_spec, listed, missing, op.id)
         for name in (*op.required_headers, *op.optional_headers):
             grade_ = _header_format(op, name)
             yield Requirement(HEADER_FORMAT, op.headers_spec, grade_, missing, op.id, name)
@@ -230,6 +257,7 @@ def build(contract: Contract) -> Mapping[Key, Requirement]:
         *_rules(contract),
         *_flows(contract),
         *_operations(contract),
+        *_corporate(contract),
         *_body_cases(),
     ):
         key = (requirement.id, requirement.operation, requirement.place.lower())

@@ -218,10 +218,9 @@ def grade_rule(rule: Rule, operation_id: str = "") -> Grade:
 def grade_flow(contract: Contract, name: str) -> Grade:
     """The requirement of the flows named ``name`` in ``flows.json`` (the suite's flow scenarios
     that judge the same outcome): must with their quotes, or should with their reading."""
-    row = next((row for row in contract.flows if row.name == name), None)
-    if row is None:
+    if not any(row.name == name for row in contract.flows):
         raise KeyError(f"no flow {name!r} in flows.json")
-    return grade(stated=row.level == MUST, quotes=row.quotes, reading=row.reading)
+    return contract.requirement(name).grade
 
 
 @dataclass(frozen=True, slots=True)

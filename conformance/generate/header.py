@@ -7,16 +7,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance.contract import Operation
-from conformance.contract.catalogue import HEADER_FORMAT, HEADER_REQUIRED
+from conformance.contract.catalogue import (
+    CORPORATE_ID,
+    CORPORATE_RULE_SPEC,
+    HEADER_FORMAT,
+    HEADER_REQUIRED,
+)
 from conformance.generate._common import (
     SIGNATURE_HEADERS,
     Context,
     merge_texts,
     op_assumptions,
     params,
-    rejection,
     scenario_id,
-    takes_header,
 )
 from conformance.generate.mutations import parameter_constraints
 from conformance.generate.variants import base_variant
@@ -25,8 +28,6 @@ from conformance.scenario import Mutation, Scenario
 __all__ = ["CORPORATE_ID_HEADER", "CORPORATE_RULE_SPEC", "generate"]
 
 CORPORATE_ID_HEADER = "PSU-Corporate-ID"
-#: The spec part of the corporate-user rule; rows of the rule table with it are not repeated here.
-CORPORATE_RULE_SPEC = "spec 7 rule 3"
 #: The assumption topics about an operation's headers; ``required-headers``: the spec does not
 #: show which of its headers are required (the operation is only named, or its row says "same
 #: set as" another without required markers).
@@ -97,32 +98,23 @@ def _malformed(op: Operation, context: Context) -> Iterator[Scenario]:
             )
 
 
-def _corporate_operations_in_rules(context: Context) -> frozenset[str]:
-    return frozenset(
-        operation
-        for rule in context.contract.rules
-        if CORPORATE_RULE_SPEC in rule.spec
-        for operation in rule.operations
-    )
-
-
-def _corporate_without_id(
-    op: Operation, context: Context, covered: frozenset[str]
-) -> Iterator[Scenario]:
-    if op.id in covered or not takes_header(op, CORPORATE_ID_HEADER):
-        return
+def _corporate_without_id(op: Operation, context: Context) -> Iterator[Scenario]:
+    key = (CORPORATE_ID, op.id, "")
+    if key not in context.contract.requirements:
+        return  # the operation takes no PSU-Corporate-ID, or a row of rules.json covers it
+    requirement = context.contract.requirements[key]
     yield Scenario(
         id=scenario_id(op.id, "header", CORPORATE_ID_HEADER, "corporate-missing", "rejected"),
         operation=op.id,
-        rule="HDR-corporate-id",
-        spec=CORPORATE_RULE_SPEC,
-        level="must",
+        rule=CORPORATE_ID,
+        spec=requirement.spec,
+        level=requirement.level,
         kind="header",
         title=(
             f"{op.id} {op.name}: a corporate PSU (PSU-Context CORPORATE) sending no "
             f"{CORPORATE_ID_HEADER} is rejected with 400"
         ),
-        expect=rejection(op, (400,)),
+        expect=requirement.expected,
         mutation=Mutation(
             target="header", pointer=(CORPORATE_ID_HEADER,), action="remove", keyword="required"
         ),
@@ -132,14 +124,14 @@ def _corporate_without_id(
             "'Corporate user' (spec 7 rule 3) is read as a request in the corporate context: "
             "PSU-Context CORPORATE with the identity of a corporate sandbox customer's member.",
         ),
-        quotes=("7-rule-3", "5-5"),
+        quotes=requirement.quotes,
+        reading=requirement.reading,
     )
 
 
 def generate(context: Context) -> Iterator[Scenario]:
     """Header scenarios of every operation."""
-    covered = _corporate_operations_in_rules(context)
     for op in context.operations():
         yield from _missing(op, context)
         yield from _malformed(op, context)
-        yield from _corporate_without_id(op, context, covered)
+        yield from _corporate_without_id(op, context)

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from conformance.contract import Operation
 from conformance.contract.catalogue import body_case_id
-from conformance.contract.facts import BODY_CASES
+from conformance.contract.facts import BODY_CASES, BODY_LIMIT_BYTES
 from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
     BODY_SCHEMA_RESPONSE,
@@ -28,7 +28,7 @@ from conformance.scenario import Scenario
 __all__ = ["OVERSIZED_BODY_BYTES", "generate"]
 
 #: Just over 1 MiB: the size at which a body counts as oversized.
-OVERSIZED_BODY_BYTES = 1024 * 1024 + 1
+OVERSIZED_BODY_BYTES = BODY_LIMIT_BYTES + 1
 #: Methods tried, in order, for the wrong-method case.
 _METHODS = ("PATCH", "PUT", "DELETE", "POST", "GET")
 #: A segment no operation has.

@@ -13,7 +13,8 @@ request deserved.
 - starting an authorisation answers scaStatus STARTED (spec 3).
 
 The checks of ``conformance.checks`` judge, as in a suite run; their failures become findings
-here, graded as the suite grades them (``grading.grade_failure``).
+here, graded by what each failure states (``grading.grade_failure``: its quotes, or the reading
+of a ``ReadingFailure``).
 """
 
 from __future__ import annotations
@@ -219,7 +220,7 @@ def _detail(failure: ConformanceFailure) -> str:
 
 def _documented(exchange: Exchange, operation: Operation, contract: Contract) -> Iterator[Finding]:
     """The status is documented (or one any request can meet), and the body fits its schema;
-    an error answer's body is judged as the suite's refusals judge it (:func:`_error_body`)."""
+    an error answer's body is judged by the checks of the suite's refusals (:func:`_error_body`)."""
     status = exchange.status
     response = operation.responses.get(status)
     if response is None:
@@ -306,7 +307,7 @@ def _content_type(exchange: Exchange) -> Iterator[Finding]:
 
 def _started(exchange: Exchange, operation: Operation, contract: Contract) -> Iterator[Finding]:
     """Spec 3: starting the basket authorisation returns status STARTED (E2; PA "works like"
-    it, spec 4.3 E2), graded as the suite's flows that judge it (``flows.json``)."""
+    it, spec 4.3 E2), graded by the requirement of the flows that judge it (``flows.json``)."""
     if operation.id not in ("E2", "PA") or exchange.status != 201:
         return
     document: Any = json_document(exchange)
