@@ -48,15 +48,19 @@ __all__ = [
     "FORMAT_ERROR",
     "HEADER_FORMAT",
     "HEADER_REQUIRED",
+    "REDIRECT",
     "REQUEST_SCHEMA",
+    "SCA_LINK_AT_CREATION",
     "UNKNOWN_PATH_VALUE_STATUSES",
     "UNKNOWN_PRODUCT",
     "UNKNOWN_PRODUCT_READING",
     "Key",
     "body_case_id",
     "build",
+    "creates_payment",
     "reading_of",
     "refusal",
+    "sca_link_at_creation",
 ]
 
 #: A required header missing (spec 4.2), one requirement per operation.
@@ -68,6 +72,12 @@ HEADER_FORMAT: Final = "HDR-format"
 CORPORATE_ID: Final = "HDR-corporate-id"
 #: The spec part of the corporate-user rule.
 CORPORATE_RULE_SPEC: Final = "spec 7 rule 3"
+#: Where every payment creation starts its SCA (a profile's ``[sca] start = "creation"``), a
+#: creation answered 2xx carries the SCA link: spec 5 item 6's ``_links.scaRedirect`` with a
+#: redirect, one per payment creation.
+SCA_LINK_AT_CREATION: Final = "SCA-link-at-creation"
+#: The SCA approach spec 5 item 6 states (a profile's ``[sca] approach``).
+REDIRECT: Final = "redirect"
 #: A request breaking a constraint of its body's or a query parameter's schema (spec 2.7, 2.9,
 #: 4.3), per operation.
 REQUEST_SCHEMA: Final = "SCH-request"
@@ -81,8 +91,10 @@ UNKNOWN_PRODUCT_READING: Final = (
 )
 #: The statuses a path naming an unknown product may be answered with.
 UNKNOWN_PATH_VALUE_STATUSES: Final = (400, 403, 404)
+#: The family of the payment operations (E16, E17, E18, PA, PC, PCA, PS).
+_PAYMENTS: Final = "payments"
 #: Families whose operations answer format errors with the payment error body and FORMAT_ERROR.
-_PAYMENT_FAMILIES = frozenset({"payments"})
+_PAYMENT_FAMILIES = frozenset({_PAYMENTS})
 #: Spec 7 rule 7 ("the sandbox receives a malformed PSU-ID") covers the PSU-ID of sandbox
 #: operations whose header set the spec does not show.
 _SANDBOX_PSU_ID_RULE = "7-rule-7"
@@ -213,6 +225,35 @@ def _corporate(contract: Contract) -> Iterator[Requirement]:
         yield Requirement(CORPORATE_ID, CORPORATE_RULE_SPEC, stated, due, op.id)
 
 
+def creates_payment(op: Operation) -> bool:
+    """Whether ``op`` creates a payment (E16, E17, E18): a POST of the payments family whose path
+    names nothing but the product."""
+    pinned = all("const" in p.schema or "enum" in p.schema for p in op.path_parameters)
+    return op.family == _PAYMENTS and op.method == "POST" and pinned
+
+
+def _sca_links(contract: Contract) -> Iterator[Requirement]:
+    for op in contract.operations.values():
+        if creates_payment(op):
+            stated = Grade(MUST, ("5-6",))
+            yield Requirement(SCA_LINK_AT_CREATION, "spec 5 item 6", stated, None, op.id)
+
+
+def sca_link_at_creation(contract: Contract, operation: str, approach: str) -> Grade:
+    """The grade of a payment creation's SCA link where the profile starts every payment's SCA
+    at its creation: with a redirect, spec 5 item 6's ``_links.scaRedirect`` (the requirement's
+    must); with the decoupled or OAuth approach the link the approach names, should (the
+    approach is the profile's, not the spec's)."""
+    requirement = contract.requirement(SCA_LINK_AT_CREATION, operation)
+    if approach == REDIRECT:
+        return requirement.grade
+    return grade(
+        stated=False,
+        reading="the profile says every payment creation starts its SCA ([sca] start = "
+        f'"creation", approach "{approach}"): its answer carries that link',
+    )
+
+
 def _operations(contract: Contract) -> Iterator[Requirement]:
     for op in contract.operations.values():
         missing = refusal(op, (400,), chosen=CHOSEN_STATUS)
@@ -258,6 +299,7 @@ def build(contract: Contract) -> Mapping[Key, Requirement]:
         *_flows(contract),
         *_operations(contract),
         *_corporate(contract),
+        *_sca_links(contract),
         *_body_cases(),
     ):
         key = (requirement.id, requirement.operation, requirement.place.lower())

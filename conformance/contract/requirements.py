@@ -227,7 +227,8 @@ def grade_flow(contract: Contract, name: str) -> Grade:
 class Requirement:
     """One requirement of the contract, built once when it loads (``Contract.requirements``):
     ``id`` (a ``rules.json`` row, a ``flows.json`` flow, or one the contract's operations make:
-    ``HDR-required``, ``HDR-format``, ``SCH-body``, ``SCH-query``, ``ROB-<body case>``), the
+    ``HDR-required``, ``HDR-format``, ``HDR-corporate-id``, ``SCH-request``, ``SCH-product``,
+    ``ROB-<body case>``, ``SCA-link-at-creation``: ``conformance.contract.catalogue``), the
     operation it is judged on ("" for one judged on every operation alike), ``place`` (a header's
     name where the requirement is one per header), its ``spec`` part, its :class:`Grade` and the
     answer it makes due (``None`` where a flow's steps judge the answers). The scenario
