@@ -43,11 +43,16 @@ if TYPE_CHECKING:
     from conformance.contract.model import Operation, Rule
 
 __all__ = [
+    "CERTIFICATE_OTHER_CA",
+    "CERTIFICATE_OTHER_CA_READING",
     "CORPORATE_ID",
     "CORPORATE_RULE_SPEC",
+    "EXPIRED_CERTIFICATE",
+    "EXPIRED_CERTIFICATE_READING",
     "FORMAT_ERROR",
     "HEADER_FORMAT",
     "HEADER_REQUIRED",
+    "NO_DIGEST",
     "REDIRECT",
     "REQUEST_SCHEMA",
     "SCA_LINK_AT_CREATION",
@@ -78,6 +83,22 @@ CORPORATE_RULE_SPEC: Final = "spec 7 rule 3"
 SCA_LINK_AT_CREATION: Final = "SCA-link-at-creation"
 #: The SCA approach spec 5 item 6 states (a profile's ``[sca] approach``).
 REDIRECT: Final = "redirect"
+#: A request with a body but no Digest (spec 5 item 4), per operation: must where spec 4.2 requires
+#: Digest of it, should where it leaves Digest out of the required headers.
+NO_DIGEST: Final = "AUTH-no-digest"
+#: A signing certificate outside its validity period (security, should).
+EXPIRED_CERTIFICATE: Final = "AUTH-expired-certificate"
+#: A signing certificate from a CA the bank does not trust (security, should).
+CERTIFICATE_OTHER_CA: Final = "AUTH-certificate-other-ca"
+#: The readings of the two certificate requirements.
+EXPIRED_CERTIFICATE_READING: Final = (
+    "only a certificate within its validity period authenticates (RFC 5280 path validation); "
+    "spec 5 items 1 and 2 say only that the TPP sends its signing certificate and signs with it"
+)
+CERTIFICATE_OTHER_CA_READING: Final = (
+    "only a certificate issued by a CA the bank trusts authenticates; spec 5 items 1 and 2 say "
+    "only that the TPP sends its signing certificate and signs with it"
+)
 #: A request breaking a constraint of its body's or a query parameter's schema (spec 2.7, 2.9,
 #: 4.3), per operation.
 REQUEST_SCHEMA: Final = "SCH-request"
@@ -254,6 +275,27 @@ def sca_link_at_creation(contract: Contract, operation: str, approach: str) -> G
     )
 
 
+def _signing(contract: Contract) -> Iterator[Requirement]:
+    """The spec 5 cases whose grade is not the request rule's own (``request_rules``): a missing
+    Digest where spec 4.2 does not require it, and the certificate's validity and CA."""
+    for op in contract.operations.values():
+        if op.request_schema is None:
+            continue
+        required = any(name.lower() == "digest" for name in op.required_headers)
+        stated = grade(
+            stated=required,
+            quotes=("5-4", "4.2-digest"),
+            reading=f"{op.id} refuses a body without Digest although spec 4.2 leaves Digest out "
+            "of its required headers",
+        )
+        yield Requirement(NO_DIGEST, "spec 5 item 4", on_unnamed(stated, op), None, op.id)
+    for requirement_id, reading in (
+        (EXPIRED_CERTIFICATE, EXPIRED_CERTIFICATE_READING),
+        (CERTIFICATE_OTHER_CA, CERTIFICATE_OTHER_CA_READING),
+    ):
+        yield Requirement(requirement_id, "spec 5 item 1", grade(stated=False, reading=reading))
+
+
 def _operations(contract: Contract) -> Iterator[Requirement]:
     for op in contract.operations.values():
         missing = refusal(op, (400,), chosen=CHOSEN_STATUS)
@@ -300,6 +342,7 @@ def build(contract: Contract) -> Mapping[Key, Requirement]:
         *_operations(contract),
         *_corporate(contract),
         *_sca_links(contract),
+        *_signing(contract),
         *_body_cases(),
     ):
         key = (requirement.id, requirement.operation, requirement.place.lower())

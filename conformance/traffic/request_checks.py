@@ -26,9 +26,12 @@ from jsonschema import ValidationError
 from conformance.contract import bounded_json
 from conformance.contract.annotations import quotes_at, reading_at
 from conformance.contract.catalogue import (
+    CERTIFICATE_OTHER_CA,
     CORPORATE_ID,
+    EXPIRED_CERTIFICATE,
     HEADER_FORMAT,
     HEADER_REQUIRED,
+    NO_DIGEST,
     REQUEST_SCHEMA,
     UNKNOWN_PRODUCT,
     body_case_id,
@@ -55,9 +58,10 @@ from conformance.contract.requirements import (
     Grade,
     Requirement,
     grade,
+    on_unnamed,
 )
 from conformance.report.verdicts import Finding
-from conformance.signing import Verification, read_psd2_roles
+from conformance.signing import Verification, VerificationFailure, read_psd2_roles
 from conformance.traffic.grading import graded_finding
 from conformance.traffic.model import TPP, GradedViolation, chosen_refusal
 
@@ -193,7 +197,7 @@ def judge_request(
     verdict = RequestVerdict([])
     found = verdict.violations
     found += _required_headers(view, operation, settings, contract)
-    verification, signature_violations = _signature(view, operation, settings, at)
+    verification, signature_violations = _signature(view, operation, settings, contract, at)
     verdict.verification = verification
     found += signature_violations
     found += _date_fresh(view, settings, at)
@@ -229,25 +233,33 @@ def _required_headers(
         yield _graded(violation, grade_, chosen_refusal(violation.statuses))
 
 
-def _stated(violation: Violation) -> Grade:
-    """A rule's own grade: should with the reading it rests on, else must with its quotes."""
+def _stated(violation: Violation, operation: Operation | None = None) -> Grade:
+    """A request rule's own grade on ``operation``: should with the reading it rests on, else
+    must with its quotes; on an operation interface.md does not name, should
+    (``requirements.on_unnamed``, as the scenarios of the same break)."""
     if violation.reading:
         return grade(stated=False, reading=violation.reading)
-    return grade(stated=True, quotes=violation.quotes)
+    stated = grade(stated=True, quotes=violation.quotes)
+    return stated if operation is None else on_unnamed(stated, operation)
 
 
 def _signature(
-    view: RequestView, operation: Operation, settings: TrafficSettings, at: datetime
+    view: RequestView,
+    operation: Operation,
+    settings: TrafficSettings,
+    contract: Contract,
+    at: datetime,
 ) -> tuple[Verification, list[GradedViolation]]:
     """Spec 5 items 1–4 (``verify_request``: the first failure), then the certificate's trust
-    (``--trust``) and its PSD2 role (should: the spec states no role)."""
+    (``--trust``) and its PSD2 role (should: the spec states no role). A refusal is due at
+    must either way."""
     verification = signature_verification(view, now=at)
     violations: list[GradedViolation] = []
     broken = signature_violation(verification)
     if broken is not None:
-        violations.append(
-            _graded(broken, _stated(broken), chosen_refusal(sorted(broken.statuses)), MUST)
-        )
+        grade_ = _signature_grade(broken, verification, operation, contract)
+        refusal = chosen_refusal(sorted(broken.statuses))
+        violations.append(_graded(broken, grade_, refusal, MUST))
         return verification, violations
     certificate = verification.certificate
     if certificate is None:
@@ -256,12 +268,32 @@ def _signature(
         untrusted = untrusted_certificate(certificate, settings.trust, at)
         if untrusted is not None:
             refusal = chosen_refusal(sorted(untrusted.statuses))
-            violations.append(_graded(untrusted, _stated(untrusted), refusal, MUST))
+            grade_ = contract.requirement(CERTIFICATE_OTHER_CA).grade
+            violations.append(_graded(untrusted, grade_, refusal, MUST))
     role = missing_role(operation, read_psd2_roles(certificate))
     if role is not None:
-        grade_ = _stated(role)
+        grade_ = _stated(role, operation)
         violations.append(_graded(role, grade_, chosen_refusal(role.statuses)))
     return verification, violations
+
+
+def _signature_grade(
+    broken: Violation, verification: Verification, operation: Operation, contract: Contract
+) -> Grade:
+    """A failed verification's grade: the rule's own (spec 5 states it), but a missing Digest
+    where spec 4.2 does not require one, and a certificate outside its validity period, are
+    graded by their requirements (``AUTH-no-digest``, ``AUTH-expired-certificate``)."""
+    missing = verification.failure is VerificationFailure.MISSING_HEADER
+    if missing and broken.path.lower() == "digest":
+        key = (NO_DIGEST, operation.id, "")
+        if key in contract.requirements:  # an operation that takes a body
+            return contract.requirements[key].grade
+    if (
+        verification.failure is VerificationFailure.BAD_CERTIFICATE
+        and verification.certificate is not None  # it parsed: its validity failed
+    ):
+        return contract.requirement(EXPIRED_CERTIFICATE).grade
+    return _stated(broken, operation)
 
 
 def _date_fresh(
@@ -304,7 +336,7 @@ def _psu_rules(
                 violation.path,
             )
         else:
-            grade_ = _stated(violation)
+            grade_ = _stated(violation, operation)
             yield _graded(violation, grade_, chosen_refusal(violation.statuses))
 
 
