@@ -43,10 +43,12 @@ if TYPE_CHECKING:
     from conformance.contract.model import Operation, Rule
 
 __all__ = [
+    "ALLOW_HEADER",
     "CERTIFICATE_OTHER_CA",
     "CERTIFICATE_OTHER_CA_READING",
     "CORPORATE_ID",
     "CORPORATE_RULE_SPEC",
+    "DOCUMENTED_NOT_FOUND",
     "EXPIRED_CERTIFICATE",
     "EXPIRED_CERTIFICATE_READING",
     "FORMAT_ERROR",
@@ -56,9 +58,13 @@ __all__ = [
     "REDIRECT",
     "REQUEST_SCHEMA",
     "SCA_LINK_AT_CREATION",
+    "TRACE_NOT_ALLOWED",
+    "UNKNOWN_ID",
+    "UNKNOWN_PATH",
     "UNKNOWN_PATH_VALUE_STATUSES",
     "UNKNOWN_PRODUCT",
     "UNKNOWN_PRODUCT_READING",
+    "WRONG_METHOD",
     "Key",
     "body_case_id",
     "build",
@@ -83,6 +89,36 @@ CORPORATE_RULE_SPEC: Final = "spec 7 rule 3"
 SCA_LINK_AT_CREATION: Final = "SCA-link-at-creation"
 #: The SCA approach spec 5 item 6 states (a profile's ``[sca] approach``).
 REDIRECT: Final = "redirect"
+#: A misrouted request (spec 7; the spec shows no such answer): a path no operation has, a method
+#: the path does not take (its 405 with Allow; TRACE), an unknown resource id in the path.
+UNKNOWN_PATH = "ROB-unknown-path"
+WRONG_METHOD = "ROB-wrong-method"
+ALLOW_HEADER = "ROB-allow-header"
+TRACE_NOT_ALLOWED = "ROB-trace-not-allowed"
+UNKNOWN_ID = "ROB-unknown-id"
+#: Operations whose 404 answer spec 7 shows, with its code: there an unknown id is a must.
+DOCUMENTED_NOT_FOUND: Mapping[str, str] = MappingProxyType({"E2": "RESOURCE_UNKNOWN"})
+_METHOD_READING = (
+    "a method the path does not take is answered 405 with Allow (RFC 9110); the spec shows no "
+    "such answer"
+)
+_MISROUTED = (
+    (UNKNOWN_PATH, (404,), "a path no operation has is answered 404 with the spec 7 error body"),
+    (WRONG_METHOD, (405,), _METHOD_READING),
+    (ALLOW_HEADER, (405,), _METHOD_READING),
+    (
+        TRACE_NOT_ALLOWED,
+        (405,),
+        "TRACE, which no operation takes, is answered 405 with Allow, not 501 (RFC 9110 section "
+        "15.5.6); the spec says nothing of TRACE",
+    ),
+    (
+        UNKNOWN_ID,
+        (404,),
+        "an unknown resource id in the path is answered 404 with the spec 7 error body; the spec "
+        "shows that answer for E2 only (spec 7: 404 RESOURCE_UNKNOWN)",
+    ),
+)
 #: A request with a body but no Digest (spec 5 item 4), per operation: must where spec 4.2 requires
 #: Digest of it, should where it leaves Digest out of the required headers.
 NO_DIGEST: Final = "AUTH-no-digest"
@@ -323,6 +359,18 @@ def _operations(contract: Contract) -> Iterator[Requirement]:
             )
 
 
+def _misrouted(contract: Contract) -> Iterator[Requirement]:
+    """A misrouted request, on every operation alike (should: the spec shows no such answer),
+    and an unknown id where spec 7 shows the 404 (must)."""
+    for requirement_id, statuses, reading in _MISROUTED:
+        due = answer_due(statuses, None, BODY_SCHEMA_ERROR)
+        yield Requirement(requirement_id, "spec 7", grade(stated=False, reading=reading), due)
+    for operation, code in DOCUMENTED_NOT_FOUND.items():
+        stated = Grade(MUST, (f"7-{operation}", f"4.3-{operation}"))
+        due = answer_due((404,), code, BODY_SCHEMA_RESPONSE)
+        yield Requirement(UNKNOWN_ID, "spec 7", stated, due, operation)
+
+
 def _body_cases() -> Iterator[Requirement]:
     """The broken bodies on a request whose operation takes none."""
     for case in BODY_CASES:
@@ -343,6 +391,7 @@ def build(contract: Contract) -> Mapping[Key, Requirement]:
         *_corporate(contract),
         *_sca_links(contract),
         *_signing(contract),
+        *_misrouted(contract),
         *_body_cases(),
     ):
         key = (requirement.id, requirement.operation, requirement.place.lower())

@@ -33,7 +33,9 @@ from conformance.contract.catalogue import (
     HEADER_REQUIRED,
     NO_DIGEST,
     REQUEST_SCHEMA,
+    UNKNOWN_PATH,
     UNKNOWN_PRODUCT,
+    WRONG_METHOD,
     body_case_id,
 )
 from conformance.contract.crossfield import CheckContext, checks_for
@@ -143,14 +145,12 @@ def route(contract: Contract, settings: TrafficSettings, method: str, path: str)
     else:
         what = f"no operation of the contract has the path {path}"
         rule, spec, operation = "TPP-path", "spec 4.1", None
+    # graded as the suite's scenarios that send the same request (``catalogue``)
+    misrouted = {"TPP-method": WRONG_METHOD, "TPP-path": UNKNOWN_PATH}
     grade_ = (
         contract.requirement(UNKNOWN_PRODUCT, operation.id).grade
         if operation is not None and rule == "TPP-product"
-        else grade(
-            stated=False,
-            reading="the contract's paths and products, partly assumed where spec 4.1 says "
-            "'not shown' (a profile's [paths] and [product_ids] name the bank's own)",
-        )
+        else contract.requirement(misrouted.get(rule, UNKNOWN_PATH)).grade
     )
     violation = GradedViolation(
         _finding(grade_, rule, what, spec, place="path"),

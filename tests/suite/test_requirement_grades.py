@@ -11,7 +11,8 @@ detects a different break (the place of a schema error)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -24,6 +25,10 @@ from conformance.runners.context import RunContext
 from conformance.scenario import Scenario
 from conformance.traffic.judge import TrafficJudge
 from conformance.traffic.model import TPP
+from reference_server.app import Application
+from reference_server.transport.http import start
+
+from .conftest import build_context
 
 #: The judge's rule for a broken body of ``facts.BODY_CASES`` and the other robustness cases.
 ROBUSTNESS_RULES = {
@@ -108,6 +113,20 @@ def _sample(contract: Contract, scenarios: dict[str, Scenario], *, every: bool) 
     return chosen
 
 
+@pytest.fixture
+def own_context(contract: Contract) -> Iterator[RunContext]:
+    """A reference server and context of this test's own: the scenarios it runs leave data (a
+    logical duplicate of another test's payment) the session's server must not keep."""
+    logging.getLogger("reference_server").setLevel(logging.CRITICAL)
+    running = start(Application())
+    context, client = build_context(contract, running.url)
+    try:
+        yield context
+    finally:
+        client.close()
+        running.stop()
+
+
 def _judge(contract: Contract, context: RunContext, scenario: Scenario) -> list[Finding] | None:
     """The judge's TPP findings over the scenario's exchanges (None: not applicable here)."""
     context.exchanges.clear()
@@ -153,7 +172,7 @@ def _disagreement(scenario: Scenario, ours: list[Finding]) -> str:
 
 @pytest.mark.parametrize("every", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_a_scenario_and_the_traffic_judge_grade_the_same_break_alike(
-    contract: Contract, scenarios: dict[str, Scenario], context: RunContext, every: bool
+    contract: Contract, scenarios: dict[str, Scenario], own_context: RunContext, every: bool
 ) -> None:
     """One scenario per requirement and kind of operation (every scenario in the slow tier)."""
     compared: dict[str, int] = {}
@@ -162,7 +181,7 @@ def test_a_scenario_and_the_traffic_judge_grade_the_same_break_alike(
     for scenario in _sample(contract, scenarios, every=every):
         if _judged_as(scenario) is None:
             continue
-        found = _judge(contract, context, scenario)
+        found = _judge(contract, own_context, scenario)
         if not found:
             continue  # nothing of the TPP's: a break the bank answers, or not applicable
         ours = _of_the_break(contract, scenario, found)
