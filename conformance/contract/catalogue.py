@@ -8,7 +8,11 @@ built once when the contract is first asked (``Contract.requirements``) from wha
   operation has: a required header missing (``HDR-required``), a header's value malformed
   (``HDR-format``, one per header), a body or query constraint broken (``SCH-request``), a
   payments path naming an unknown product (``SCH-product``), a broken body (``ROB-<case>`` of
-  ``facts.BODY_CASES``).
+  ``facts.BODY_CASES``), a misrouted request (``ROB-unknown-path``, ``ROB-wrong-method``, ...),
+  a corporate PSU without its id (``HDR-corporate-id``), the spec 5 cases whose grade is not the
+  request rule's own (``AUTH-no-digest``, ``AUTH-expired-certificate``,
+  ``AUTH-certificate-other-ca``), and a payment creation's SCA link where the profile starts
+  every payment's SCA there (``SCA-link-at-creation``).
 
 The scenario generators (``conformance.generate``) grade their scenarios by these values and the
 traffic judge (``conformance.traffic``) its findings; ``docs/reference/requirements.md`` lists

@@ -145,7 +145,7 @@ def route(contract: Contract, settings: TrafficSettings, method: str, path: str)
     else:
         what = f"no operation of the contract has the path {path}"
         rule, spec, operation = "TPP-path", "spec 4.1", None
-    # graded as the suite's scenarios that send the same request (``catalogue``)
+    # the requirement of the suite's scenarios that send the same request (``catalogue``)
     misrouted = {"TPP-method": WRONG_METHOD, "TPP-path": UNKNOWN_PATH}
     grade_ = (
         contract.requirement(UNKNOWN_PRODUCT, operation.id).grade
