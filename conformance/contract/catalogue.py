@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from conformance.contract.crossfield import FORMAT_ERROR
 from conformance.contract.facts import BODY_CASES, STATUS_SHOWN
@@ -79,20 +79,20 @@ __all__ = [
 ]
 
 #: A required header missing (spec 4.2), one requirement per operation.
-HEADER_REQUIRED: Final = "HDR-required"
+HEADER_REQUIRED = "HDR-required"
 #: A header's value breaking its schema (spec 4.2), one requirement per operation and header.
-HEADER_FORMAT: Final = "HDR-format"
+HEADER_FORMAT = "HDR-format"
 #: A corporate PSU without PSU-Corporate-ID (spec 7 rule 3) on an operation that takes the header
 #: and that no row of ``rules.json`` lists for the rule.
-CORPORATE_ID: Final = "HDR-corporate-id"
+CORPORATE_ID = "HDR-corporate-id"
 #: The spec part of the corporate-user rule.
-CORPORATE_RULE_SPEC: Final = "spec 7 rule 3"
+CORPORATE_RULE_SPEC = "spec 7 rule 3"
 #: Where every payment creation starts its SCA (a profile's ``[sca] start = "creation"``), a
 #: creation answered 2xx carries the SCA link: spec 5 item 6's ``_links.scaRedirect`` with a
 #: redirect, one per payment creation.
-SCA_LINK_AT_CREATION: Final = "SCA-link-at-creation"
+SCA_LINK_AT_CREATION = "SCA-link-at-creation"
 #: The SCA approach spec 5 item 6 states (a profile's ``[sca] approach``).
-REDIRECT: Final = "redirect"
+REDIRECT = "redirect"
 #: A misrouted request (spec 7; the spec shows no such answer): a path no operation has, a method
 #: the path does not take (its 405 with Allow; TRACE), an unknown resource id in the path.
 UNKNOWN_PATH = "ROB-unknown-path"
@@ -125,35 +125,35 @@ _MISROUTED = (
 )
 #: A request with a body but no Digest (spec 5 item 4), per operation: must where spec 4.2 requires
 #: Digest of it, should where it leaves Digest out of the required headers.
-NO_DIGEST: Final = "AUTH-no-digest"
+NO_DIGEST = "AUTH-no-digest"
 #: A signing certificate outside its validity period (security, should).
-EXPIRED_CERTIFICATE: Final = "AUTH-expired-certificate"
+EXPIRED_CERTIFICATE = "AUTH-expired-certificate"
 #: A signing certificate from a CA the bank does not trust (security, should).
-CERTIFICATE_OTHER_CA: Final = "AUTH-certificate-other-ca"
+CERTIFICATE_OTHER_CA = "AUTH-certificate-other-ca"
 #: The readings of the two certificate requirements.
-EXPIRED_CERTIFICATE_READING: Final = (
+EXPIRED_CERTIFICATE_READING = (
     "only a certificate within its validity period authenticates (RFC 5280 path validation); "
     "spec 5 items 1 and 2 say only that the TPP sends its signing certificate and signs with it"
 )
-CERTIFICATE_OTHER_CA_READING: Final = (
+CERTIFICATE_OTHER_CA_READING = (
     "only a certificate issued by a CA the bank trusts authenticates; spec 5 items 1 and 2 say "
     "only that the TPP sends its signing certificate and signs with it"
 )
 #: A request breaking a constraint of its body's or a query parameter's schema (spec 2.7, 2.9,
 #: 4.3), per operation.
-REQUEST_SCHEMA: Final = "SCH-request"
+REQUEST_SCHEMA = "SCH-request"
 #: A payments path naming a product the bank does not offer (spec 4.1).
-UNKNOWN_PRODUCT: Final = "SCH-product"
+UNKNOWN_PRODUCT = "SCH-product"
 #: The reading behind :data:`UNKNOWN_PRODUCT`.
-UNKNOWN_PRODUCT_READING: Final = (
+UNKNOWN_PRODUCT_READING = (
     "a payments path naming a product the bank does not offer is refused; spec 4.1 names the "
     "product identifier, and spec 7 shows '403 (for example PRODUCT_INVALID)' for E17 without "
     "saying when"
 )
 #: The statuses a path naming an unknown product may be answered with.
-UNKNOWN_PATH_VALUE_STATUSES: Final = (400, 403, 404)
+UNKNOWN_PATH_VALUE_STATUSES = (400, 403, 404)
 #: The family of the payment operations (E16, E17, E18, PA, PC, PCA, PS).
-_PAYMENTS: Final = "payments"
+_PAYMENTS = "payments"
 #: Families whose operations answer format errors with the payment error body and FORMAT_ERROR.
 _PAYMENT_FAMILIES = frozenset({_PAYMENTS})
 #: Spec 7 rule 7 ("the sandbox receives a malformed PSU-ID") covers the PSU-ID of sandbox
