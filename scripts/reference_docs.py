@@ -43,7 +43,7 @@ from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
     BODY_SCHEMA_RESPONSE,
     AnswerDue,
-    answer_due,
+    Requirement,
     grade_rule,
 )
 from conformance.contract.silences import Player, Silence, load_silences
@@ -352,18 +352,44 @@ def _operations(ids: typing.Iterable[str]) -> str:
 
 
 def _rule_row(contract: Contract, rule_id: str) -> str:
-    """One row of ``rules.json``: its grade, and a reading on each operation where it rests on
-    one although stated elsewhere."""
-    rule = next(row for row in contract.rules if row.id == rule_id)
+    """One row of ``rules.json`` from its requirements (``Contract.requirement``): its grade, and
+    a reading on each operation where it rests on one although stated elsewhere."""
+    rule = contract.rule(rule_id)
+    requirements = [contract.requirement(rule.id, operation) for operation in rule.operations]
+    levels = {requirement.level for requirement in requirements}
     grade = grade_rule(rule)
     level = grade.level
-    if rule.readings:
-        level += f" (should on {_operations(rule.readings)})"
+    should = [r.operation for r in requirements if r.level == "should"]
+    if len(levels) > 1:
+        level += f" (should on {_operations(should)})"
     words = _words(contract, grade.quotes) if grade.quotes else f"our reading: {grade.reading}"
-    for operation, reading in sorted(rule.readings.items()):
-        words += f" On {operation}, our reading: {reading}"
-    due = answer_due(rule.expected_status, rule.expected_code, chosen=rule.chosen)
+    for requirement in requirements:
+        if requirement.level == "should" and level != "should":
+            words += f" On {requirement.operation}, our reading: {requirement.reading}"
+    due = requirements[0].expected
     cells = (rule.id, rule.spec, _operations(rule.operations), level, _due(due), words)
+    return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
+
+
+def _catalogue_row(contract: Contract, requirements: list[Requirement]) -> str:
+    """A requirement every operation has (``conformance.contract.catalogue``), over the
+    operations it is judged on: the grade on each, the answers due and the words."""
+    first = requirements[0]
+    on = {
+        level: _operations(r.operation for r in requirements if r.level == level)
+        for level in ("must", "should")
+    }
+    level = "; ".join(f"{name} on {ops}" for name, ops in on.items() if ops != "—")
+    dues = sorted({_due(r.expected) for r in requirements if r.due is not None})
+    words = _words(contract, (label for r in requirements for label in r.quotes))
+    readings = sorted({r.reading for r in requirements if r.level == "should" and r.reading})
+    if readings:
+        words += (" " if words else "") + f"Our reading: {'; '.join(readings[:_READINGS_SHOWN])}"
+        more = len(readings) - _READINGS_SHOWN
+        words += f" (and {more} more)" if more > 0 else ""
+    specs = {r.spec for r in requirements}
+    spec = first.spec if len(specs) == 1 else "each operation's"
+    cells = (first.id, spec, level, "; ".join(dues) or "—", words or "—")
     return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
 
 
@@ -403,7 +429,13 @@ def requirements_markdown() -> str:
     for scenario in generate_scenarios(contract):
         by_rule.setdefault(scenario.rule, []).append(scenario)
     rows = {rule.id for rule in contract.rules}
-    generated = sorted(rule_id for rule_id in by_rule if rule_id not in rows)
+    flows = {row.name for row in contract.flows}
+    of_operations: dict[str, list[Requirement]] = {}
+    for requirement in contract.requirements.values():
+        if requirement.id not in rows and requirement.id not in flows and requirement.operation:
+            of_operations.setdefault(requirement.id, []).append(requirement)
+    listed = rows | set(of_operations)
+    generated = sorted(rule_id for rule_id in by_rule if rule_id not in listed)
     header = (
         "| requirement | spec | operations | grade | answer due | the spec's words |",
         "|---|---|---|---|---|---|",
@@ -430,7 +462,20 @@ def requirements_markdown() -> str:
         *header,
         *(_rule_row(contract, rule.id) for rule in contract.rules),
         "",
+        "## The requirements of every operation",
+        "",
+        "What an operation's place in the spec and its assumptions make of the breaks every "
+        "operation has (`conformance/contract/catalogue.py`); the scenarios that break one are "
+        "graded by it, and so are the traffic judge's findings of the same break. A break at a "
+        "place whose schema records a reading (`x-assumed`, `x-readings`) is should there.",
+        "",
+        "| requirement | spec | grade | answer due | the spec's words |",
+        "|---|---|---|---|---|",
+        *(_catalogue_row(contract, of_operations[key]) for key in sorted(of_operations)),
+        "",
         "## The generated requirements",
+        "",
+        "Each rule id the scenarios carry that is not a row of `rules.json`, over its scenarios.",
         "",
         *header,
         *(_generated_row(contract, rule_id, by_rule[rule_id]) for rule_id in generated),

@@ -22,7 +22,7 @@ import os
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
@@ -47,6 +47,9 @@ from conformance.contract.model import (
 from conformance.contract.router import Router
 from conformance.contract.validators import ContractValidator, inline_refs
 from conformance.errors import ContractError
+
+if TYPE_CHECKING:
+    from conformance.contract.requirements import Requirement
 
 __all__ = [
     "DEFAULT_ROOT",
@@ -120,6 +123,27 @@ class Contract:
         return f"<Contract {self.root} operations={len(self.operations)} rules={len(self.rules)}>"
 
     # ---------------------------------------------------------------- lookups
+
+    @functools.cached_property
+    def requirements(self) -> Mapping[tuple[str, str, str], Requirement]:
+        """Every requirement by (id, operation, place), built once (``catalogue.build``)."""
+        from conformance.contract.catalogue import build
+
+        return build(self)
+
+    def requirement(self, requirement_id: str, operation: str = "", place: str = "") -> Requirement:
+        """The requirement ``requirement_id`` on ``operation`` at ``place`` (a header's name):
+        the one of that place, else of the operation, else the one judged on every operation;
+        ``KeyError`` names it when there is none."""
+        table = self.requirements
+        for key in (
+            (requirement_id, operation, place.lower()),
+            (requirement_id, operation, ""),
+            (requirement_id, "", ""),
+        ):
+            if key in table:
+                return table[key]
+        raise KeyError(f"no requirement {requirement_id!r} on {operation or 'any operation'!r}")
 
     def rule(self, rule_id: str) -> Rule:
         """The rule row with this id; ``KeyError`` names the id when there is none."""

@@ -36,7 +36,28 @@ def reading_at(schema: Any, error: ValidationError) -> str:
             node = node[part]
         else:
             return ""
-    return _reading_of(node, error.validator, readings)
+    found = _reading_of(node, error.validator, readings)
+    if not found and error.validator == "required" and isinstance(node, Mapping):
+        return _missing_assumed(node, error.instance)
+    return found
+
+
+def _missing_assumed(node: Mapping[str, Any], instance: Any) -> str:
+    """The ``x-assumed`` of the required members of ``node`` that ``instance`` lacks: "required
+    (assumed ...)" is written on the member (as the scenario generator reads it,
+    ``conformance.generate.mutations``)."""
+    members = node.get("properties")
+    if not isinstance(members, Mapping) or not isinstance(instance, Mapping):
+        return ""
+    texts: list[str] = []
+    for name in node.get("required", ()):
+        member = members.get(name)
+        if name in instance or not isinstance(member, Mapping):
+            continue
+        for key in ("x-assumed", "x-assumption"):
+            value = member.get(key)
+            texts += [value] if isinstance(value, str) else [str(v) for v in value or ()]
+    return "; ".join(dict.fromkeys(text for text in texts if text))
 
 
 def _readings_below(

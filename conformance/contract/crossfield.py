@@ -375,6 +375,21 @@ def check_duplicate_months_rejected(body: Any, context: CheckContext) -> list[Vi
 #: its transaction date.
 _VALUE_DATE_FIELDS = ("valueDate", "transactionDate")
 _BOOKING_DATE_FIELD = "bookingDate"
+#: The rows of ``rules.json`` the date check reports, which share it (a body rule names its row
+#: where several rows share its check): a date not before now, by field; booking after value.
+_DATE_ROWS = MappingProxyType(
+    {
+        _BOOKING_DATE_FIELD: "SB-dates-in-past-booking-future",
+        "valueDate": "SB-dates-in-past-value-future",
+        "transactionDate": "SB-dates-in-past-value-future",
+    }
+)
+_AFTER_ROWS = MappingProxyType(
+    {
+        "valueDate": "SB-dates-in-past-booking-after-value",
+        "transactionDate": "SB-dates-in-past-card-booking-after-transaction",
+    }
+)
 
 
 def check_sandbox_dates_rejected(body: Any, context: CheckContext) -> list[Violation]:
@@ -419,6 +434,7 @@ def _check_item_dates(
                 f"{name} {day.isoformat()} is not before the current time "
                 f"(today is {today.isoformat()}; spec 4.3 E5/E7, spec 8)"
             ),
+            rule=_DATE_ROWS[name],
         )
         for name, day in dates.items()
         if day > today
@@ -435,6 +451,7 @@ def _check_item_dates(
                         f"bookingDate {booking.isoformat()} is after {value_name} "
                         f"{value.isoformat()}; booking must not be after value (spec 4.3 E5/E7)"
                     ),
+                    rule=_AFTER_ROWS[value_name],
                 )
             )
     return violations

@@ -25,6 +25,7 @@ __all__ = [
     "AUTH_TPP_CODE",
     "BASKET_LISTED",
     "BODY_CASES",
+    "BODY_LIMIT_BYTES",
     "ERRORS_SHOWN",
     "FIELD_KINDS",
     "NOT_ACCEPTED",
@@ -141,6 +142,8 @@ class BodyCase:
     reading: str = ""
 
 
+#: The largest body that is not oversized (the ``oversized-body`` case: more than 1 MiB).
+BODY_LIMIT_BYTES = 1024 * 1024
 #: Spec introduction: "Request and response bodies are JSON."
 _JSON = ("intro-json",)
 #: The broken bodies the suite's robustness scenarios send and the traffic judge recognises.

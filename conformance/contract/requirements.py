@@ -44,6 +44,7 @@ __all__ = [
     "AnswerDue",
     "Grade",
     "Miss",
+    "Requirement",
     "answer_due",
     "grade",
     "grade_flow",
@@ -217,10 +218,70 @@ def grade_rule(rule: Rule, operation_id: str = "") -> Grade:
 def grade_flow(contract: Contract, name: str) -> Grade:
     """The requirement of the flows named ``name`` in ``flows.json`` (the suite's flow scenarios
     that judge the same outcome): must with their quotes, or should with their reading."""
-    row = next((row for row in contract.flows if row.name == name), None)
-    if row is None:
+    if not any(row.name == name for row in contract.flows):
         raise KeyError(f"no flow {name!r} in flows.json")
-    return grade(stated=row.level == MUST, quotes=row.quotes, reading=row.reading)
+    return contract.requirement(name).grade
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One requirement of the contract, built once when it loads (``Contract.requirements``):
+    ``id`` (a ``rules.json`` row, a ``flows.json`` flow, or one the contract's operations make:
+    ``HDR-required``, ``HDR-format``, ``HDR-corporate-id``, ``SCH-request``, ``SCH-product``,
+    ``ROB-<body case>``, ``SCA-link-at-creation``: ``conformance.contract.catalogue``), the
+    operation it is judged on ("" for one judged on every operation alike), ``place`` (a header's
+    name where the requirement is one per header), its ``spec`` part, its :class:`Grade` and the
+    answer it makes due (``None`` where a flow's steps judge the answers). The scenario
+    generators grade their scenarios by it and the traffic judge its findings, so the same
+    break gets one grade on both sides."""
+
+    id: str
+    spec: str
+    grade: Grade
+    due: AnswerDue | None = None
+    operation: str = ""
+    place: str = ""
+
+    @property
+    def level(self) -> str:
+        return self.grade.level
+
+    @property
+    def quotes(self) -> tuple[str, ...]:
+        return self.grade.quotes
+
+    @property
+    def reading(self) -> str:
+        return self.grade.reading
+
+    @property
+    def expected(self) -> AnswerDue:
+        """The answer due (a flow's requirement has none: its steps judge each answer)."""
+        if self.due is None:
+            raise LookupError(f"{self.id}: a flow's steps judge its answers, none is due here")
+        return self.due
+
+    def at(self, *, reading: str = "", quotes: Iterable[str] = ()) -> Grade:
+        """The grade of a break at one place of the schema (a constraint of a header, a body
+        member or a query parameter): should with ``reading`` where the schema records one at
+        the place (``x-assumed``, ``x-readings``), and with this requirement's own where it is a
+        should (the operation or its request rests on a reading); else must with the place's
+        ``quotes`` and the requirement's own."""
+        if self.grade.level != MUST:
+            texts = dict.fromkeys(text for text in (reading, self.grade.reading) if text)
+            return Grade(self.grade.level, self.grade.quotes, "; ".join(texts))
+        if reading:
+            return grade(stated=False, reading=reading)
+        return Grade(MUST, tuple(dict.fromkeys((*quotes, *self.grade.quotes))))
+
+
+def on_unnamed(grade_: Grade, operation: Operation) -> Grade:
+    """``grade_`` on ``operation``: on one interface.md neither shows nor names
+    (``Operation.unnamed``) a must is should, resting on the reading that the bank offers the
+    operation; it keeps its quotes, which bind where the bank promises the operation."""
+    if not operation.unnamed or grade_.level != MUST:
+        return grade_
+    return Grade(SHOULD, grade_.quotes, operation.unnamed_reading)
 
 
 def quote_text(labels: Iterable[str]) -> str:

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.contract import Contract, Operation, operation_order
+from conformance.contract.catalogue import refusal
 from conformance.contract.requirements import (
-    BODY_SCHEMA_ERROR,
     BODY_SCHEMA_RESPONSE,
     CHOSEN_STATUS,
     AnswerDue,
@@ -20,14 +20,9 @@ from conformance.generate.breaking_values import id_safe
 from conformance.generate.mutations import SchemaResolver
 from conformance.scenario import Scenario
 
-#: The spec 7 code of a payment request that breaks a schema constraint (spec 7 E17 row; the code
-#: list of ``tppMessages`` in spec 7).
-FORMAT_ERROR = "FORMAT_ERROR"
 #: Headers that the signing layer owns: their absence is an authentication case (spec 5), not a
 #: header-set case, so the header family leaves them to the auth family.
 SIGNATURE_HEADERS = frozenset({"signature", "tpp-signature-certificate", "digest"})
-#: Families whose operations answer format errors with the payment error body and FORMAT_ERROR.
-PAYMENT_FAMILIES = frozenset({"payments"})
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -122,28 +117,13 @@ def on_unnamed_operation(scenario: Scenario, contract: Contract) -> Scenario:
     return dataclasses.replace(scenario, level="should", reading=operation.unnamed_reading)
 
 
-def reading_of(op: Operation) -> str:
-    """Our reading behind an operation the spec only names or implies (its request, answer and
-    header set are the contract's assumptions)."""
-    return (
-        f"{op.id} is an operation the spec only names or implies (spec 4.1: 'Their request and "
-        "response shapes: not shown'); it takes the request and gives the answer the contract "
-        "assumes for it"
-    )
-
-
 def rejection(
     op: Operation, statuses: Iterable[int], code: str | None = None, *, chosen: str = ""
 ) -> AnswerDue:
     """An error answer: the operation's documented error schema when every status has one,
     otherwise the spec 7 error body; ``chosen`` as
     :func:`~conformance.contract.requirements.answer_due` says."""
-    statuses = tuple(statuses)
-    documented = all(
-        status in op.responses and op.responses[status].schema is not None for status in statuses
-    )
-    body = BODY_SCHEMA_RESPONSE if documented else BODY_SCHEMA_ERROR
-    return answer_due(statuses, code, body, chosen)
+    return refusal(op, tuple(statuses), code, chosen=chosen)
 
 
 def op_assumptions(op: Operation, *topics: str) -> tuple[str, ...]:

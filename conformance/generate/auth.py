@@ -8,18 +8,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from conformance.contract import Operation
+from conformance.contract.catalogue import (
+    CERTIFICATE_OTHER_CA_READING,
+    EXPIRED_CERTIFICATE_READING,
+    NO_DIGEST,
+)
 from conformance.contract.facts import AUTH_REJECTION_STATUSES, ROLE_OF_FAMILY
 from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
     CHOSEN_STATUS,
     AnswerDue,
     answer_due,
+    grade,
 )
 from conformance.generate._common import (
     Context,
     has_body,
     params,
-    requires_header,
     scenario_id,
     success,
     takes_header,
@@ -124,17 +129,14 @@ CASES: tuple[AuthCase, ...] = (
         "spec 5 item 1",
         "a signing certificate that has expired",
         needs_trust_anchor=True,
-        reading="only a certificate within its validity period authenticates (RFC 5280 path "
-        "validation); spec 5 items 1 and 2 say only that the TPP sends its signing certificate "
-        "and signs with it",
+        reading=EXPIRED_CERTIFICATE_READING,
     ),
     AuthCase(
         "certificate-other-ca",
         "spec 5 item 1",
         "a well-formed certificate from a CA the target does not trust",
         needs_trust_anchor=True,
-        reading="only a certificate issued by a CA the bank trusts authenticates; spec 5 items 1 "
-        "and 2 say only that the TPP sends its signing certificate and signs with it",
+        reading=CERTIFICATE_OTHER_CA_READING,
     ),
 )
 
@@ -147,27 +149,23 @@ def _refused(statuses: tuple[int, ...]) -> AnswerDue:
 
 
 def _rejected(op: Operation, context: Context, case: AuthCase) -> Scenario:
-    reading = case.reading
-    if case.name == "no-digest" and not requires_header(op, "Digest"):
-        reading = (  # spec 4.2 leaves Digest out of this operation's required list
-            f"{op.id} refuses a body without Digest although spec 4.2 leaves Digest out of its "
-            "required headers"
-        )
-    level = "should" if reading else "must"
+    grade_ = grade(stated=not case.reading, quotes=case.quotes, reading=case.reading)
+    if f"AUTH-{case.name}" == NO_DIGEST:  # must where spec 4.2 requires Digest of the operation
+        grade_ = context.contract.requirement(NO_DIGEST, op.id).grade
     return Scenario(
         id=scenario_id(op.id, "auth", case.name, "rejected"),
         operation=op.id,
         rule=f"AUTH-{case.name}",
         spec=case.spec,
-        level=level,
+        level=grade_.level,
         kind="auth",
         title=f"{op.id} {op.name}: a request with {case.what} is refused (400/401/403)",
         expect=_refused(AUTH_REJECTION_STATUSES),
         variant=base_variant(op, context),
         params=params(case=case.name, needs_trust_anchor=case.needs_trust_anchor),
         assumptions=(_STATUS_ASSUMPTION,),
-        quotes=() if reading else case.quotes,
-        reading=reading,
+        quotes=grade_.quotes,
+        reading=grade_.reading,
     )
 
 

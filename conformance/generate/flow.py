@@ -80,12 +80,13 @@ def expand(context: Context, row: FlowRow) -> Iterator[FlowRow]:
 
 def _scenario(context: Context, flow: FlowRow) -> Scenario:
     op = context.contract.operations[flow.operation]
+    requirement = context.contract.requirement(flow.name)
     return Scenario(
         id=scenario_id(op.id, flow.slug),
         operation=op.id,
         rule=f"STATE-{flow.name}",
         spec=flow.spec,
-        level=flow.level,
+        level=requirement.level,
         kind="flow",
         title=f"{op.id} {op.name}: {flow.title}",
         expect=success(op),
@@ -97,8 +98,8 @@ def _scenario(context: Context, flow: FlowRow) -> Scenario:
             steps=flow.steps,
             **dict(flow.params),
         ),
-        quotes=flow.quotes,
-        reading=flow.reading,
+        quotes=requirement.quotes,
+        reading=requirement.reading,
     )
 
 

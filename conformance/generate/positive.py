@@ -8,11 +8,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from conformance.contract import Operation
+from conformance.contract.catalogue import reading_of
 from conformance.generate._common import (
     Context,
     op_assumptions,
     pointer_label,
-    reading_of,
     scenario_id,
     success,
     success_quotes,

@@ -5,16 +5,19 @@ with a 4xx and the spec 7 error body.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 from conformance.contract import Operation
-from conformance.contract.facts import BODY_CASES
-from conformance.contract.requirements import (
-    BODY_SCHEMA_ERROR,
-    BODY_SCHEMA_RESPONSE,
-    CHOSEN_STATUS,
-    answer_due,
+from conformance.contract.catalogue import (
+    ALLOW_HEADER,
+    DOCUMENTED_NOT_FOUND,
+    TRACE_NOT_ALLOWED,
+    UNKNOWN_ID,
+    UNKNOWN_PATH,
+    WRONG_METHOD,
+    body_case_id,
 )
+from conformance.contract.facts import BODY_CASES, BODY_LIMIT_BYTES
+from conformance.contract.requirements import Requirement
 from conformance.generate._common import (
     Context,
     has_body,
@@ -27,53 +30,37 @@ from conformance.scenario import Scenario
 __all__ = ["OVERSIZED_BODY_BYTES", "generate"]
 
 #: Just over 1 MiB: the size at which a body counts as oversized.
-OVERSIZED_BODY_BYTES = 1024 * 1024 + 1
+OVERSIZED_BODY_BYTES = BODY_LIMIT_BYTES + 1
 #: Methods tried, in order, for the wrong-method case.
 _METHODS = ("PATCH", "PUT", "DELETE", "POST", "GET")
 #: A segment no operation has.
 UNKNOWN_SEGMENT = "conformance-unknown-segment"
 #: A resource id nothing was created with.
-UNKNOWN_ID = "conformance-unknown-id"
-#: Operations whose 404 answer spec 7 shows, with its code: there the unknown-id case is a must.
-DOCUMENTED_NOT_FOUND = {"E2": "RESOURCE_UNKNOWN"}
-
-
-_UNKNOWN_PATH_READING = "a path no operation has is answered 404 with the spec 7 error body"
-_UNKNOWN_ID_READING = (
-    "an unknown resource id in the path is answered 404 with the spec 7 error body; the spec "
-    "shows that answer for E2 only (spec 7: 404 RESOURCE_UNKNOWN)"
-)
-_METHOD_READING = (
-    "a method the path does not take is answered 405 with Allow (RFC 9110); the spec shows no "
-    "such answer"
-)
+UNKNOWN_ID_VALUE = "conformance-unknown-id"
 
 
 def _scenario(
     op: Operation,
     context: Context,
     slug: str,
-    rule: str,
+    requirement: Requirement,
     title: str,
-    statuses: tuple[int, ...],
-    *,
-    quotes: tuple[str, ...] = (),
-    reading: str = "",
     **extra: object,
 ) -> Scenario:
+    """A robustness scenario graded by its requirement (``conformance.contract.catalogue``)."""
     return Scenario(
         id=scenario_id(op.id, slug),
         operation=op.id,
-        rule=f"ROB-{rule}",
-        spec="spec 7",
-        level="must" if quotes else "should",
+        rule=requirement.id,
+        spec=requirement.spec,
+        level=requirement.level,
         kind="robustness",
         title=f"{op.id} {op.name}: {title}",
-        expect=answer_due(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS if quotes else ""),
+        expect=requirement.expected,
         variant=base_variant(op, context),
-        params=params(case=rule, **extra),
-        quotes=quotes,
-        reading="" if quotes else reading,
+        params=params(case=requirement.id.removeprefix("ROB-"), **extra),
+        quotes=requirement.quotes,
+        reading=requirement.reading,
     )
 
 
@@ -86,12 +73,9 @@ def _body_cases(op: Operation, context: Context) -> Iterator[Scenario]:
             op,
             context,
             f"{case.name}-rejected",
-            case.name,
+            context.contract.requirement(body_case_id(case.name), op.id),
             f"{case.what} is answered {'/'.join(map(str, case.statuses))} "
             "with the spec 7 error body",
-            case.statuses,
-            quotes=case.quotes,
-            reading=case.reading,
             **extra,
         )
 
@@ -119,24 +103,21 @@ def _wrong_method(
     if (path, method) in seen:
         return  # another operation on the same path (E3 and E7) already sends this request
     seen.add((path, method))
+    requirement = context.contract.requirement
     yield _scenario(
         op,
         context,
         f"method-{method}-not-allowed",
-        "wrong-method",
+        requirement(WRONG_METHOD),
         f"{method} on this path is answered 405",
-        (405,),
-        reading=_METHOD_READING,
         method=method,
     )
     yield _scenario(
         op,
         context,
         f"method-{method}-allow-header-listed",
-        "allow-header",
+        requirement(ALLOW_HEADER),
         f"the 405 answer to {method} lists the allowed methods in Allow ({', '.join(allowed)})",
-        (405,),
-        reading=_METHOD_READING,
         method=method,
         allowed=tuple(allowed),
     )
@@ -144,12 +125,9 @@ def _wrong_method(
         op,
         context,
         "method-TRACE-not-allowed",
-        "trace-not-allowed",
+        requirement(TRACE_NOT_ALLOWED),
         "TRACE, which no operation takes, is answered 405 listing the allowed methods in Allow "
         f"({', '.join(allowed)}), not 501 (RFC 9110 section 15.5.6)",
-        (405,),
-        reading="TRACE, which no operation takes, is answered 405 with Allow, not 501 (RFC 9110 "
-        "section 15.5.6); the spec says nothing of TRACE",
         method="TRACE",
         allowed=tuple(allowed),
     )
@@ -160,10 +138,8 @@ def _unknown_path(op: Operation, context: Context) -> Iterator[Scenario]:
         op,
         context,
         "unknown-subpath-not-found",
-        "unknown-path",
+        context.contract.requirement(UNKNOWN_PATH),
         f"an unknown segment appended to the path (/{UNKNOWN_SEGMENT}) is answered 404",
-        (404,),
-        reading=_UNKNOWN_PATH_READING,
         segment=UNKNOWN_SEGMENT,
     )
     code = DOCUMENTED_NOT_FOUND.get(op.id)
@@ -171,28 +147,16 @@ def _unknown_path(op: Operation, context: Context) -> Iterator[Scenario]:
         pinned = "const" in parameter.schema or "enum" in parameter.schema
         if pinned:
             continue  # a wrong product is a constraint scenario
-        scenario = _scenario(
+        yield _scenario(
             op,
             context,
             f"path.{parameter.name}-unknown-not-found",
-            "unknown-id",
-            f"an unknown {parameter.name} ({UNKNOWN_ID}) is answered 404"
+            context.contract.requirement(UNKNOWN_ID, op.id),
+            f"an unknown {parameter.name} ({UNKNOWN_ID_VALUE}) is answered 404"
             + (f" {code} (spec 7)" if code else ""),
-            (404,),
-            reading=_UNKNOWN_ID_READING,
             parameter=parameter.name,
-            value=UNKNOWN_ID,
+            value=UNKNOWN_ID_VALUE,
         )
-        if code is not None:
-            scenario = replace(
-                scenario,
-                level="must",
-                spec="spec 7",
-                expect=answer_due((404,), code, BODY_SCHEMA_RESPONSE),
-                quotes=("7-E2", "4.3-E2"),
-                reading="",
-            )
-        yield scenario
 
 
 def generate(context: Context) -> Iterator[Scenario]:

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 
 from conformance.bankside.request import apply_mutation
 from conformance.bankside.sca import require_sca_link
-from conformance.bankside.setup_data.records import PRODUCT_OF_OPERATION
 from conformance.checks import (
     ConformanceFailure,
     check_json_content_type,
     check_sca_redirect,
     json_document,
 )
+from conformance.contract.catalogue import creates_payment, sca_link_at_creation
+from conformance.contract.requirements import MUST
 from conformance.findings import at_should
 from conformance.operations import base_request
 from conformance.runners.judging import judge
@@ -50,27 +51,26 @@ def run(scenario: Scenario, ctx: RunContext) -> None:
 
 def check_sca_link_at_creation(exchange: Exchange, operation_id: str, ctx: RunContext) -> None:
     """Where the profile says every payment creation starts its SCA (``[sca] start =
-    "creation"``), a creation accepted with a 2xx carries the SCA link: with a redirect, spec 5
-    item 6's ``_links.scaRedirect`` ("Payment creation ... require strong customer
-    authentication by redirect"), a must; with the decoupled or OAuth approach the link the
-    profile's approach names, a should (the approach is the profile's, not the spec's). So a
-    bank that drops the link fails here, at the creation, rather than blocking every scenario
-    whose set-up needs an authorised payment. A 401 is judged as spec 5 item 6's form already."""
+    "creation"``), a creation accepted with a 2xx carries the SCA link, graded by the contract's
+    requirement (``catalogue.sca_link_at_creation``: with a redirect spec 5 item 6's
+    ``_links.scaRedirect``, a must; with the decoupled or OAuth approach the link the approach
+    names, a should). So a bank that drops the link fails here, at the creation, rather than
+    blocking every scenario whose set-up needs an authorised payment. A 401 is judged as spec 5
+    item 6's form already."""
     settings = ctx.profile.sca
+    operation = ctx.contract.operations.get(operation_id)
     if (
         settings.start != "creation"
-        or operation_id not in PRODUCT_OF_OPERATION
+        or operation is None
+        or not creates_payment(operation)
         or not 200 <= exchange.status < 300
     ):
         return
-    if settings.decoupled or settings.oauth:
-        at_should(
-            lambda: require_sca_link(exchange, settings),
-            reading="the profile says every payment creation starts its SCA ([sca] start = "
-            f'"creation", approach "{settings.approach}"): its answer carries that link',
-        )
+    grade = sca_link_at_creation(ctx.contract, operation_id, settings.approach)
+    if grade.level == MUST:
+        check_sca_redirect(exchange)
         return
-    check_sca_redirect(exchange)
+    at_should(lambda: require_sca_link(exchange, settings), reading=grade.reading)
 
 
 def check_fee_indicator(exchange: Exchange) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from conformance.bankside.request import NO_BODY
 from conformance.checks import ConformanceFailure, NotApplicable, check_not_server_error
+from conformance.contract.facts import BODY_LIMIT_BYTES
 from conformance.operations import base_request
 from conformance.runners.judging import judge
 from conformance.scenario import scenario_seed
@@ -87,7 +88,7 @@ def _invalid_utf8(scenario: Scenario, ctx: RunContext, request: OperationRequest
 
 def _oversized(scenario: Scenario, ctx: RunContext, request: OperationRequest) -> Exchange:
     """A syntactically valid JSON body of ``params["bytes"]`` bytes (padding in one string)."""
-    size = int(scenario.param("bytes", 1024 * 1024 + 1))
+    size = int(scenario.param("bytes", BODY_LIMIT_BYTES + 1))
     head, tail = b'{"padding":"', b'"}'
     filler = b"x" * max(0, size - len(head) - len(tail))
     return request.with_content(head + filler + tail, _JSON).send(ctx)

@@ -13,7 +13,8 @@ request deserved.
 - starting an authorisation answers scaStatus STARTED (spec 3).
 
 The checks of ``conformance.checks`` judge, as in a suite run; their failures become findings
-here, graded as the suite grades them (``grading.grade_failure``).
+here, graded by what each failure states (``grading.grade_failure``: its quotes, or the reading
+of a ``ReadingFailure``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from conformance.bankside.sca.links import require_sca_link
 from conformance.checks import (
     ERROR_STATUS_CHECK,
     ConformanceFailure,
@@ -31,6 +33,7 @@ from conformance.checks import (
     error_codes,
     json_document,
 )
+from conformance.contract.catalogue import creates_payment, sca_link_at_creation
 from conformance.contract.facts import ERRORS_SHOWN, PAYMENT_STYLE_FAMILIES
 from conformance.contract.openapi import transport_statuses
 from conformance.contract.requirements import (
@@ -51,6 +54,7 @@ from conformance.traffic.model import BANK, GradedViolation
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
     from conformance.exchange import Exchange
+    from conformance.profile import ScaSettings
 
 __all__ = ["THROTTLED", "judge_answer", "known_status"]
 
@@ -71,8 +75,10 @@ def judge_answer(
     operation: Operation | None,
     contract: Contract,
     violations: Sequence[GradedViolation],
+    sca_at_creation: ScaSettings | None = None,
 ) -> list[Finding]:
-    """The bank's findings on one answer (none for a throttled one)."""
+    """The bank's findings on one answer (none for a throttled one); ``sca_at_creation``: the
+    profile's SCA settings where it starts every payment's SCA at its creation."""
     if throttled(exchange):
         return []
     findings = list(_refusal(exchange, violations))
@@ -97,6 +103,7 @@ def judge_answer(
     findings += _documented(exchange, operation, contract)
     findings += _content_type(exchange)
     findings += _started(exchange, operation, contract)
+    findings += _sca_link_at_creation(exchange, operation, contract, sca_at_creation)
     return findings
 
 
@@ -219,7 +226,7 @@ def _detail(failure: ConformanceFailure) -> str:
 
 def _documented(exchange: Exchange, operation: Operation, contract: Contract) -> Iterator[Finding]:
     """The status is documented (or one any request can meet), and the body fits its schema;
-    an error answer's body is judged as the suite's refusals judge it (:func:`_error_body`)."""
+    an error answer's body is judged by the checks of the suite's refusals (:func:`_error_body`)."""
     status = exchange.status
     response = operation.responses.get(status)
     if response is None:
@@ -304,9 +311,29 @@ def _content_type(exchange: Exchange) -> Iterator[Finding]:
         )
 
 
+def _sca_link_at_creation(
+    exchange: Exchange, operation: Operation, contract: Contract, sca: ScaSettings | None
+) -> Iterator[Finding]:
+    """Where the profile starts every payment's SCA at its creation, a creation answered 2xx
+    carries the SCA link, graded by the contract's requirement as the creation's positive
+    scenario grades it (``catalogue.sca_link_at_creation``: spec 5 item 6's scaRedirect with a
+    redirect, must; the approach's link otherwise, should)."""
+    if sca is None or not creates_payment(operation) or not 200 <= exchange.status < 300:
+        return
+    failure = _failures(lambda: require_sca_link(exchange, sca))
+    if failure is not None:
+        yield _finding(
+            sca_link_at_creation(contract, operation.id, sca.approach),
+            "BANK-sca-link-at-creation",
+            failure.title,
+            "spec 5 item 6",
+            place="_links",
+        )
+
+
 def _started(exchange: Exchange, operation: Operation, contract: Contract) -> Iterator[Finding]:
     """Spec 3: starting the basket authorisation returns status STARTED (E2; PA "works like"
-    it, spec 4.3 E2), graded as the suite's flows that judge it (``flows.json``)."""
+    it, spec 4.3 E2), graded by the requirement of the flows that judge it (``flows.json``)."""
     if operation.id not in ("E2", "PA") or exchange.status != 201:
         return
     document: Any = json_document(exchange)

@@ -40,8 +40,9 @@ def graded_finding(
 
 
 def grade_failure(failure: ConformanceFailure) -> Grade:
-    """A check's failure as the suite grades it: a :class:`ReadingFailure` is should with its
-    reading; any other is must with the quotes the check named."""
+    """A check's failure graded by what it states: a :class:`ReadingFailure` is should with its
+    reading; any other is must with the quotes the check named (a scenario's failure of the same
+    check is graded so too, ``conformance.findings``)."""
     if isinstance(failure, ReadingFailure):
         return grade(stated=False, reading=failure.reading)
     return grade(stated=True, quotes=failure.quotes)

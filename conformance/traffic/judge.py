@@ -76,6 +76,8 @@ class TrafficJudge:
         if verification is not None and verification.signing_string and not exchange.signing_string:
             exchange = dataclasses.replace(exchange, signing_string=verification.signing_string)
         findings: list[Finding] = [violation.finding for violation in violations]
-        findings += judge_answer(exchange, operation, self.contract, violations)
+        findings += judge_answer(
+            exchange, operation, self.contract, violations, self.settings.sca_at_creation
+        )
         findings += self.state.observe(exchange, operation, routed.values, request.body)
         return JudgedExchange(index, exchange, operation.id, tuple(findings))

@@ -6,7 +6,8 @@ In order: the route (method, path and product, spec 4.1), the required headers (
 Signature, Digest and certificate (spec 5), the certificate's trust and PSD2 role, the signed
 Date's freshness, the header formats and PSU rules (spec 4.2, spec 5 item 5, spec 7 rule 3): the
 request rules of ``conformance.contract.request_rules``, which the reference server enforces
-too, graded here as the suite grades the scenario that breaks each; then the query parameters,
+too, each graded by the contract's requirement it breaks (``Contract.requirement``, which
+grades the suite's scenarios too); then the query parameters,
 the body against its schema and the cross-field rules of ``rules.json``
 (``conformance.contract.crossfield``).
 """
@@ -24,8 +25,21 @@ from jsonschema import ValidationError
 
 from conformance.contract import bounded_json
 from conformance.contract.annotations import quotes_at, reading_at
+from conformance.contract.catalogue import (
+    CERTIFICATE_OTHER_CA,
+    CORPORATE_ID,
+    EXPIRED_CERTIFICATE,
+    HEADER_FORMAT,
+    HEADER_REQUIRED,
+    NO_DIGEST,
+    REQUEST_SCHEMA,
+    UNKNOWN_PATH,
+    UNKNOWN_PRODUCT,
+    WRONG_METHOD,
+    body_case_id,
+)
 from conformance.contract.crossfield import CheckContext, checks_for
-from conformance.contract.facts import STATUS_SHOWN, body_case
+from conformance.contract.facts import BODY_LIMIT_BYTES, STATUS_SHOWN
 from conformance.contract.request_rules import (
     CORPORATE_RULE,
     Headers,
@@ -44,12 +58,12 @@ from conformance.contract.requirements import (
     MUST,
     AnswerDue,
     Grade,
+    Requirement,
     grade,
-    grade_operation,
-    grade_rule,
+    on_unnamed,
 )
 from conformance.report.verdicts import Finding
-from conformance.signing import Verification, read_psd2_roles
+from conformance.signing import Verification, VerificationFailure, read_psd2_roles
 from conformance.traffic.grading import graded_finding
 from conformance.traffic.model import TPP, GradedViolation, chosen_refusal
 
@@ -131,14 +145,12 @@ def route(contract: Contract, settings: TrafficSettings, method: str, path: str)
     else:
         what = f"no operation of the contract has the path {path}"
         rule, spec, operation = "TPP-path", "spec 4.1", None
+    # the requirement of the suite's scenarios that send the same request (``catalogue``)
+    misrouted = {"TPP-method": WRONG_METHOD, "TPP-path": UNKNOWN_PATH}
     grade_ = (
-        grade_operation(operation, "path", "product", quotes=("4.1-product",))
+        contract.requirement(UNKNOWN_PRODUCT, operation.id).grade
         if operation is not None and rule == "TPP-product"
-        else grade(
-            stated=False,
-            reading="the contract's paths and products, partly assumed where spec 4.1 says "
-            "'not shown' (a profile's [paths] and [product_ids] name the bank's own)",
-        )
+        else contract.requirement(misrouted.get(rule, UNKNOWN_PATH)).grade
     )
     violation = GradedViolation(
         _finding(grade_, rule, what, spec, place="path"),
@@ -179,12 +191,13 @@ def judge_request(
     """Every check of the request side; ``at`` is when it was sent (certificate validity, Date
     freshness), ``bank_now`` the bank's moment in its own zone (the sandbox date rules). The
     header, signature, Date and PSU rules are ``conformance.contract.request_rules``'s, the
-    reference server's own; here each violation is graded as the suite grades its scenario."""
+    reference server's own; each violation is graded by the contract's requirement it breaks
+    (``Contract.requirement``), which grades the suite's scenarios too."""
     view = request_view(exchange)
     verdict = RequestVerdict([])
     found = verdict.violations
-    found += _required_headers(view, operation, settings)
-    verification, signature_violations = _signature(view, operation, settings, at)
+    found += _required_headers(view, operation, settings, contract)
+    verification, signature_violations = _signature(view, operation, settings, contract, at)
     verdict.verification = verification
     found += signature_violations
     found += _date_fresh(view, settings, at)
@@ -206,7 +219,7 @@ def _graded(
 
 
 def _required_headers(
-    view: RequestView, operation: Operation, settings: TrafficSettings
+    view: RequestView, operation: Operation, settings: TrafficSettings, contract: Contract
 ) -> Iterator[GradedViolation]:
     """Spec 4.2: each required header present and not empty (X-PSU-IDENTITY stands in for
     PSU-ID where the operation takes it, spec 5 item 5)."""
@@ -215,49 +228,38 @@ def _required_headers(
             stated=False, reading=f"the profile's required header set for {operation.id}"
         )
     else:
-        grade_ = _missing_header_grade(operation)
+        grade_ = contract.requirement(HEADER_REQUIRED, operation.id).grade
     for violation in missing_headers(view, operation, settings.required_for(operation)):
         yield _graded(violation, grade_, chosen_refusal(violation.statuses))
 
 
-def _missing_header_grade(operation: Operation) -> Grade:
-    """A missing required header, as the suite's missing-header scenarios grade it
-    (``conformance.generate.header``): must with the operation's spec 4.2 row, should where its
-    required set is assumed or the spec shows no row for it."""
-    reading = "; ".join(
-        item.text for item in operation.assumptions if item.topic == "required-headers"
-    )
-    if not reading and not operation.headers_quotes:
-        reading = (
-            f"spec 4.2 shows no header row for {operation.id}; the required headers are the "
-            "ones the contract lists for it"
-        )
-    return grade(
-        stated=not reading,
-        quotes=(*operation.headers_quotes, "4.2-required-intro"),
-        reading=reading,
-    )
-
-
-def _stated(violation: Violation) -> Grade:
-    """A rule's own grade: should with the reading it rests on, else must with its quotes."""
+def _stated(violation: Violation, operation: Operation | None = None) -> Grade:
+    """A request rule's own grade on ``operation``: should with the reading it rests on, else
+    must with its quotes; on an operation interface.md does not name, should
+    (``requirements.on_unnamed``, as the scenarios of the same break)."""
     if violation.reading:
         return grade(stated=False, reading=violation.reading)
-    return grade(stated=True, quotes=violation.quotes)
+    stated = grade(stated=True, quotes=violation.quotes)
+    return stated if operation is None else on_unnamed(stated, operation)
 
 
 def _signature(
-    view: RequestView, operation: Operation, settings: TrafficSettings, at: datetime
+    view: RequestView,
+    operation: Operation,
+    settings: TrafficSettings,
+    contract: Contract,
+    at: datetime,
 ) -> tuple[Verification, list[GradedViolation]]:
     """Spec 5 items 1–4 (``verify_request``: the first failure), then the certificate's trust
-    (``--trust``) and its PSD2 role (should: the spec states no role)."""
+    (``--trust``) and its PSD2 role (should: the spec states no role). A refusal is due at
+    must either way."""
     verification = signature_verification(view, now=at)
     violations: list[GradedViolation] = []
     broken = signature_violation(verification)
     if broken is not None:
-        violations.append(
-            _graded(broken, _stated(broken), chosen_refusal(sorted(broken.statuses)), MUST)
-        )
+        grade_ = _signature_grade(broken, verification, operation, contract)
+        refusal = chosen_refusal(sorted(broken.statuses))
+        violations.append(_graded(broken, grade_, refusal, MUST))
         return verification, violations
     certificate = verification.certificate
     if certificate is None:
@@ -266,12 +268,32 @@ def _signature(
         untrusted = untrusted_certificate(certificate, settings.trust, at)
         if untrusted is not None:
             refusal = chosen_refusal(sorted(untrusted.statuses))
-            violations.append(_graded(untrusted, _stated(untrusted), refusal, MUST))
+            grade_ = contract.requirement(CERTIFICATE_OTHER_CA).grade
+            violations.append(_graded(untrusted, grade_, refusal, MUST))
     role = missing_role(operation, read_psd2_roles(certificate))
     if role is not None:
-        grade_ = _stated(role)
+        grade_ = _stated(role, operation)
         violations.append(_graded(role, grade_, chosen_refusal(role.statuses)))
     return verification, violations
+
+
+def _signature_grade(
+    broken: Violation, verification: Verification, operation: Operation, contract: Contract
+) -> Grade:
+    """A failed verification's grade: the rule's own (spec 5 states it), but a missing Digest
+    where spec 4.2 does not require one, and a certificate outside its validity period, are
+    graded by their requirements (``AUTH-no-digest``, ``AUTH-expired-certificate``)."""
+    missing = verification.failure is VerificationFailure.MISSING_HEADER
+    if missing and broken.path.lower() == "digest":
+        key = (NO_DIGEST, operation.id, "")
+        if key in contract.requirements:  # an operation that takes a body
+            return contract.requirements[key].grade
+    if (
+        verification.failure is VerificationFailure.BAD_CERTIFICATE
+        and verification.certificate is not None  # it parsed: its validity failed
+    ):
+        return contract.requirement(EXPIRED_CERTIFICATE).grade
+    return _stated(broken, operation)
 
 
 def _date_fresh(
@@ -293,27 +315,9 @@ def _header_formats(
     """Each header the operation lists, when present, fits its schema (``types/headers.json``),
     RFC 2047 encoded words decoded."""
     for violation in header_misfits(view, operation, contract):
-        grade_ = _header_grade(operation, violation)
+        requirement = contract.requirement(HEADER_FORMAT, operation.id, violation.path)
+        grade_ = requirement.at(reading=violation.reading, quotes=violation.quotes)
         yield _graded(violation, grade_, chosen_refusal(violation.statuses))
-
-
-def _header_grade(operation: Operation, violation: Violation) -> Grade:
-    """A malformed header, as the suite's header scenarios grade it (``conformance.generate.
-    header``): should where its schema records a reading, or where the spec shows no header set
-    for an operation it only names (spec 7 rule 7 states the sandbox's PSU-ID); else must with
-    the schema's quotes."""
-    if violation.reading:
-        return grade(stated=False, reading=violation.reading)
-    name = violation.path
-    if name.lower() == "psu-id" and operation.family == "sandbox":
-        return grade(stated=True, quotes=(*violation.quotes, "7-rule-7"))
-    if not operation.numbered:
-        return grade(
-            stated=False,
-            reading=f"spec 4.2 does not show {operation.id}'s header set (spec 4.1: 'only "
-            f"named'); the contract has it take {name} and check its value",
-        )
-    return grade(stated=True, quotes=violation.quotes)
 
 
 def _psu_rules(
@@ -325,20 +329,28 @@ def _psu_rules(
     for violation in psu_violations(view, operation):
         if violation.rule == CORPORATE_RULE:
             yield _rule_violation(
+                contract,
                 contract.rule(violation.rule),
                 operation,
                 "a corporate PSU (PSU-Context: CORPORATE) without PSU-Corporate-ID",
                 violation.path,
             )
         else:
-            grade_ = _stated(violation)
+            grade_ = _stated(violation, operation)
             yield _graded(violation, grade_, chosen_refusal(violation.statuses))
 
 
-def _rule_violation(rule: Rule, operation: Operation, what: str, place: str) -> GradedViolation:
-    """A broken row of ``rules.json`` on ``operation``: graded by its ``stated`` (and a reading
-    it names for the operation), the refusal as it says."""
-    grade_ = grade_rule(rule, operation.id)
+def _rule_violation(
+    contract: Contract, rule: Rule, operation: Operation, what: str, place: str
+) -> GradedViolation:
+    """A broken row of ``rules.json`` on ``operation``: graded by its requirement there (spec 7
+    rule 3's on an operation the row does not list), the refusal as the row says."""
+    requirement = (
+        contract.requirement(rule.id, operation.id)
+        if operation.id in rule.operations
+        else contract.requirement(CORPORATE_ID, operation.id)
+    )
+    grade_ = requirement.grade
     refusal = AnswerDue(
         rule.expected_status,
         rule.expected_code,
@@ -359,14 +371,10 @@ def _query(
     for parameter in operation.query_parameters:
         name = settings.bank_query_name(operation.id, parameter.name)
         values = given.get(name)
-        stated = grade_operation(operation, "parameter", "request")
+        stated = contract.requirement(REQUEST_SCHEMA, operation.id)
         if not values:
             if parameter.required:
-                missing = (
-                    grade(stated=True, quotes=parameter.schema.get("x-quotes", ()))
-                    if stated.level == "must"
-                    else stated
-                )
+                missing = stated.at(quotes=parameter.schema.get("x-quotes", ()))
                 yield GradedViolation(
                     _finding(
                         missing,
@@ -422,7 +430,7 @@ def _body(
     schema = operation.request_schema
     if schema is None or not exchange.request_body:
         if schema is not None and operation.method in ("POST", "PUT", "PATCH"):
-            grade_, statuses = _body_grade("empty-body")
+            grade_, statuses = _body_grade(contract, operation, "empty-body")
             return [
                 GradedViolation(
                     _finding(
@@ -439,7 +447,7 @@ def _body(
     media = (exchange.request_header("Content-Type") or "").partition(";")[0].strip().lower()
     violations: list[GradedViolation] = []
     if media and media != "application/json" and not media.endswith("+json"):
-        grade_, statuses = _body_grade("wrong-content-type")
+        grade_, statuses = _body_grade(contract, operation, "wrong-content-type")
         violations.append(
             GradedViolation(
                 _finding(
@@ -452,10 +460,26 @@ def _body(
                 chosen_refusal(statuses),
             )
         )
+    if len(exchange.request_body) > BODY_LIMIT_BYTES:
+        grade_, statuses = _body_grade(contract, operation, "oversized-body")
+        size = len(exchange.request_body)
+        violations.append(
+            GradedViolation(
+                _finding(
+                    grade_,
+                    "TPP-body-oversized",
+                    f"the body is {size} bytes, more than 1 MiB",
+                    "spec 7",
+                    place="body",
+                ),
+                chosen_refusal(statuses),
+            )
+        )
+        return violations, None
     try:
         document = bounded_json.loads(exchange.request_body)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        grade_, statuses = _body_grade("malformed-json")
+        grade_, statuses = _body_grade(contract, operation, "malformed-json")
         violations.append(
             GradedViolation(
                 _finding(
@@ -474,19 +498,19 @@ def _body(
     return violations, document
 
 
-def _body_grade(name: str) -> tuple[Grade, tuple[int, ...]]:
-    """The grade and statuses of a broken body, as the suite's robustness scenarios of the same
-    case (``conformance.contract.facts.BODY_CASES``): must with their quotes, or should
-    with their reading."""
-    case = body_case(name)
-    return grade(stated=bool(case.quotes), quotes=case.quotes, reading=case.reading), case.statuses
+def _body_grade(
+    contract: Contract, operation: Operation, name: str
+) -> tuple[Grade, tuple[int, ...]]:
+    """The grade and statuses of a broken body of ``facts.BODY_CASES``: its requirement on the
+    operation (``ROB-<case>``)."""
+    requirement = contract.requirement(body_case_id(name), operation.id)
+    return requirement.grade, requirement.expected.statuses
 
 
 def _body_refusal(operation: Operation, grade_: Grade) -> AnswerDue:
-    """A body error, as the suite's constraint scenarios expect it (``conformance.generate.
-    constraint``): refused at the finding's level; 400 stated where spec 7 shows it (E17's row),
-    chosen elsewhere; FORMAT_ERROR for a payment, always chosen (spec 7 gives it "for
-    example")."""
+    """A body error, refused at the finding's level: 400 stated where spec 7 shows it (E17's
+    row) and the finding is must, chosen elsewhere; FORMAT_ERROR for a payment, always chosen
+    (spec 7 gives it "for example")."""
     stated = grade_.level == "must" and operation.id in STATUS_SHOWN
     code = "FORMAT_ERROR" if operation.family == "payments" else None
     return AnswerDue((400,), code, status_stated=stated, code_stated=False, body=BODY_SCHEMA_ERROR)
@@ -504,7 +528,7 @@ def _schema_violations(
         validator.iter_errors(document),
         key=lambda error: (list(error.absolute_path), error.message),
     )
-    base = grade_operation(operation, "request")
+    base = contract.requirement(REQUEST_SCHEMA, operation.id)
     for index, error in enumerate(errors[:_SHOWN_ERRORS]):
         grade_ = _schema_grade(base, validator.schema, error)
         pointer = "/" + "/".join(str(part) for part in error.absolute_path)
@@ -522,16 +546,10 @@ def _schema_violations(
         )
 
 
-def _schema_grade(base: Grade, schema: Any, error: ValidationError) -> Grade:
-    """A schema error of a request, as the suite's constraint scenarios grade it: ``base`` (the
-    operation's) when it is should; should where the schema records a reading at the place;
-    else must with the schema's quotes there."""
-    if base.level != "must":
-        return base
-    reading = reading_at(schema, error)
-    if reading:
-        return grade(stated=False, reading=reading)
-    return grade(stated=True, quotes=quotes_at(schema, error))
+def _schema_grade(base: Requirement, schema: Any, error: ValidationError) -> Grade:
+    """A schema error of a request: its requirement (``SCH-request``) at the error's place, with
+    the reading or quotes the schema records there."""
+    return base.at(reading=reading_at(schema, error), quotes=quotes_at(schema, error))
 
 
 def _crossfield_violations(
@@ -560,12 +578,14 @@ def _crossfield_violations(
             continue
         for violation in found:
             specific = _specific_rule(contract, rule, violation, operation, document)
-            yield _rule_violation(specific, operation, violation.text, f"body /{violation.path}")
+            yield _rule_violation(
+                contract, specific, operation, violation.text, f"body /{violation.path}"
+            )
 
 
 #: The rows of spec 7 rule 2 for a missing KID, which the check reports with one code: an empty
 #: or absent reference is missing in every reading (stated, must); a whitespace-only one is
-#: missing only by our reading (should), as the suite's scenarios of the two rows.
+#: missing only by our reading (should): the two rows' requirements.
 KID_MISSING_STATED = "ERR-2-kid-missing-empty"
 KID_MISSING_READING = "ERR-2-kid-missing"
 
@@ -573,9 +593,13 @@ KID_MISSING_READING = "ERR-2-kid-missing"
 def _specific_rule(
     contract: Contract, rule: Rule, violation: Violation, operation: Operation, body: Any
 ) -> Rule:
-    """Of the rows sharing a check, the one whose expected code is the violation's (the KID rows
-    of spec 7 rule 2: KID_MISSING, KID_INVALID), else the first; of the two KID_MISSING rows,
+    """Of the rows sharing a check, the one the violation names (the sandbox date rows), else the
+    one whose expected code is the violation's (the KID rows of spec 7 rule 2: KID_MISSING,
+    KID_INVALID), else the first; of the two KID_MISSING rows,
     the one the reference's value is a case of."""
+    named = [other for other in contract.rules if other.id == violation.rule]
+    if named and named[0].check == rule.check and operation.id in named[0].operations:
+        return named[0]
     rows = [
         other
         for other in contract.rules

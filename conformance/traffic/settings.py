@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from cryptography import x509
 
     from conformance.contract import Contract, Operation
-    from conformance.profile import TargetProfile
+    from conformance.profile import ScaSettings, TargetProfile
 
 __all__ = ["BankPath", "TrafficSettings"]
 
@@ -69,6 +69,9 @@ class TrafficSettings:
     date_skew: float = 300.0
     #: CAs a signing certificate must chain to (``--trust``); empty: trust is not judged.
     trust: tuple[x509.Certificate, ...] = ()
+    #: The profile's SCA settings where it starts every payment's SCA at its creation (``[sca]
+    #: start = "creation"``: a creation's answer carries the SCA link), else None.
+    sca_at_creation: ScaSettings | None = None
 
     @classmethod
     def of(
@@ -98,6 +101,7 @@ class TrafficSettings:
             kid_reference_types=frozenset({profile.kid_reference_type.upper()}),
             date_skew=profile.date_skew,
             trust=trust,
+            sca_at_creation=profile.sca if profile.sca.start == "creation" else None,
         )
 
     def required_for(self, operation: Operation) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ SCA page, and the sandbox transactions listed per account. From that:
 
 - ``STATE-basket-worst-case`` (spec 2.4): a basket's status, as its creation (E1) answers it and
   as its reads (BS, BR) answer it later, is the worst case of its payments' statuses, judged when
-  each payment's status was read since anything could change it. Must (as the suite's flows)
+  each payment's status was read since anything could change it. Must (its flow's requirement)
   where spec 2.4 states it: every payment in one status of the basket's list (RCVD, ACTC, RJCT),
   or one of them RJCT. The judge's own readings are should, named (:func:`worst_case`): a payment
   status outside spec 2.4's list (CANC as RJCT, PDNG or ACSC as accepted), and a basket of
@@ -19,7 +19,7 @@ SCA page, and the sandbox transactions listed per account. From that:
   traffic created is refused 400 REFERENCE_MIX_INVALID (the TPP broke it; the bank must refuse);
 - ``ERR-6-pending-payment-not-deletable`` (spec 7 rule 6, spec 3): deleting a payment last read
   PDNG is refused;
-- ``STATE-status-after-sca`` (spec 3, spec 5 item 6, should as the suite's flows): after an SCA
+- ``STATE-status-after-sca`` (spec 3, spec 5 item 6, should: its flows' requirement): after an SCA
   seen approved the payment reads an accepted status, after one seen cancelled RJCT;
 - ``SB-booked-transaction-ids-stable`` (spec 9, 1.18.0): the same booked transaction keeps its id
   from one listing of an account (E3) to the next;
@@ -56,7 +56,6 @@ from conformance.contract.requirements import (
     AnswerDue,
     grade,
     grade_flow,
-    grade_rule,
 )
 from conformance.report.verdicts import Finding
 from conformance.traffic.model import BANK, TPP, GradedViolation, chosen_refusal
@@ -100,10 +99,10 @@ class WorstCase:
 
 def worst_case(statuses: Sequence[str]) -> WorstCase:
     """The basket status for its payments' statuses (spec 3's, none unknown):
-    ``facts.basket_worst_status`` (spec 2.4 "worst case", as the suite's flow and the reference
-    server read it), with the reading it rests on: stated where a payment is RJCT, or every
-    status is one of spec 2.4's list and the basket is not a mix of accepted and received
-    payments; else our reading."""
+    ``facts.basket_worst_status`` (spec 2.4 "worst case", which the suite's flow and the
+    reference server read too), with the reading it rests on: stated where a payment is RJCT,
+    or every status is one of spec 2.4's list and the basket is not a mix of accepted and
+    received payments; else our reading."""
     due = basket_worst_status(statuses)
     if due == "RJCT":
         # a rejected payment is the worst case whatever the others; CANC as RJCT is our reading
@@ -197,7 +196,7 @@ class TrafficState:
         if not periodic:
             return
         rule = self._contract.rule("ERR-1-reference-mix-invalid")
-        grade_ = grade_rule(rule, "E1")
+        grade_ = self._contract.requirement(rule.id, "E1").grade
         index = ids.index(periodic[0])
         yield GradedViolation(
             _finding(
@@ -265,7 +264,7 @@ class TrafficState:
             payment = self._state.payments.get(values.get("payment-id", ""))
             if payment is not None and payment.status == "PDNG":
                 rule = self._contract.rule("ERR-6-pending-payment-not-deletable")
-                grade_ = grade_rule(rule, "PC")
+                grade_ = self._contract.requirement(rule.id, "PC").grade
                 yield _finding(
                     BANK,
                     rule.id,
@@ -384,7 +383,7 @@ class TrafficState:
             return
         now_ids, old_ids = changed[0]
         rule = self._contract.rule("SB-booked-transaction-ids-stable")
-        grade_ = grade_rule(rule, "E3")
+        grade_ = self._contract.requirement(rule.id, "E3").grade
         yield _finding(
             BANK,
             rule.id,

@@ -11,10 +11,14 @@ import pytest
 from unit.test_checks import exchange
 
 from conformance.checks import ConformanceFailure
+from conformance.contract import load_contract
 from conformance.exchange import Exchange
 from conformance.findings import collecting_findings
 from conformance.profile import ScaSettings
+from conformance.profile.parts import ScaApproach
 from conformance.runners.positive import check_sca_link_at_creation
+from conformance.traffic.answer_checks import judge_answer
+from conformance.traffic.model import BANK
 
 
 def _created(status: int, links: dict[str, Any]) -> Exchange:
@@ -22,7 +26,9 @@ def _created(status: int, links: dict[str, Any]) -> Exchange:
 
 
 def _ctx(**sca: Any) -> Any:
-    return SimpleNamespace(profile=SimpleNamespace(sca=ScaSettings(**sca)))
+    return SimpleNamespace(
+        profile=SimpleNamespace(sca=ScaSettings(**sca)), contract=load_contract()
+    )
 
 
 REDIRECT = {"scaRedirect": {"href": "https://bank.test/sca/1"}}
@@ -55,3 +61,45 @@ def test_with_the_decoupled_approach_the_missing_link_is_a_should_finding() -> N
             _created(201, STATUS_ONLY), "E17", _ctx(start="creation", approach="decoupled")
         )
     assert len(findings) == 1
+
+
+@pytest.mark.parametrize(
+    ("approach", "level"), [("redirect", "must"), ("decoupled", "should"), ("oauth", "should")]
+)
+def test_the_traffic_judge_grades_a_missing_link_as_the_creations_scenario(
+    approach: ScaApproach, level: str
+) -> None:
+    """The twin in the traffic judge: the same answer, the same grade (the contract's
+    requirement ``SCA-link-at-creation``), as a bank-side finding."""
+    contract = load_contract()
+    sca = ScaSettings(start="creation", approach=approach)
+    created = _created(201, STATUS_ONLY)
+    ctx = _ctx(start="creation", approach=approach)
+    levels = []
+    with collecting_findings() as findings:
+        try:
+            check_sca_link_at_creation(created, "E16", ctx)
+        except ConformanceFailure as failure:
+            assert failure.quotes == ("5-6",)
+            levels.append("must")
+    levels += ["should" for finding in findings if finding.reading]
+    assert levels == [level]
+    judged = judge_answer(created, contract.operations["E16"], contract, [], sca)
+    ours = [f for f in judged if f.rule == "BANK-sca-link-at-creation"]
+    assert [(f.level, f.side) for f in ours] == [(level, BANK)]
+    assert ours[0].quotes == (("5-6",) if level == "must" else ())
+
+
+def test_the_traffic_judge_asks_no_link_where_the_profile_starts_sca_elsewhere() -> None:
+    contract = load_contract()
+    created = _created(201, STATUS_ONLY)
+    for sca in (None, ScaSettings(start="creation")):
+        judged = judge_answer(created, contract.operations["E1"], contract, [], sca)
+        assert not [f for f in judged if f.rule == "BANK-sca-link-at-creation"]
+    judged = judge_answer(created, contract.operations["E16"], contract, [], None)
+    assert not [f for f in judged if f.rule == "BANK-sca-link-at-creation"]
+    with_link = _created(201, REDIRECT)
+    judged = judge_answer(
+        with_link, contract.operations["E16"], contract, [], ScaSettings(start="creation")
+    )
+    assert not [f for f in judged if f.rule == "BANK-sca-link-at-creation"]

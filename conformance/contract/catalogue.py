@@ -1,0 +1,403 @@
+"""Every requirement of the contract as one :class:`~conformance.contract.requirements.Requirement`,
+built once when the contract is first asked (``Contract.requirements``) from what it carries:
+
+- each row of ``rules.json`` on each operation it lists (its ``stated``, its readings per
+  operation, its expected answer);
+- each flow of ``flows.json`` (its level, quotes or reading);
+- what an operation's place in the spec and its ``assumptions`` make of the breaks every
+  operation has: a required header missing (``HDR-required``), a header's value malformed
+  (``HDR-format``, one per header), a body or query constraint broken (``SCH-request``), a
+  payments path naming an unknown product (``SCH-product``), a broken body (``ROB-<case>`` of
+  ``facts.BODY_CASES``), a misrouted request (``ROB-unknown-path``, ``ROB-wrong-method``, ...),
+  a corporate PSU without its id (``HDR-corporate-id``), the spec 5 cases whose grade is not the
+  request rule's own (``AUTH-no-digest``, ``AUTH-expired-certificate``,
+  ``AUTH-certificate-other-ca``), and a payment creation's SCA link where the profile starts
+  every payment's SCA there (``SCA-link-at-creation``).
+
+The scenario generators (``conformance.generate``) grade their scenarios by these values and the
+traffic judge (``conformance.traffic``) its findings; ``docs/reference/requirements.md`` lists
+them (``scripts/reference_docs.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from conformance.contract.crossfield import FORMAT_ERROR
+from conformance.contract.facts import BODY_CASES, STATUS_SHOWN
+from conformance.contract.requirements import (
+    BODY_SCHEMA_ERROR,
+    BODY_SCHEMA_RESPONSE,
+    CHOSEN_CODE,
+    CHOSEN_STATUS,
+    MUST,
+    AnswerDue,
+    Grade,
+    Requirement,
+    answer_due,
+    grade,
+    grade_rule,
+    on_unnamed,
+)
+
+if TYPE_CHECKING:
+    from conformance.contract import Contract
+    from conformance.contract.model import Operation, Rule
+
+__all__ = [
+    "ALLOW_HEADER",
+    "CERTIFICATE_OTHER_CA",
+    "CERTIFICATE_OTHER_CA_READING",
+    "CORPORATE_ID",
+    "CORPORATE_RULE_SPEC",
+    "DOCUMENTED_NOT_FOUND",
+    "EXPIRED_CERTIFICATE",
+    "EXPIRED_CERTIFICATE_READING",
+    "FORMAT_ERROR",
+    "HEADER_FORMAT",
+    "HEADER_REQUIRED",
+    "NO_DIGEST",
+    "REDIRECT",
+    "REQUEST_SCHEMA",
+    "SCA_LINK_AT_CREATION",
+    "TRACE_NOT_ALLOWED",
+    "UNKNOWN_ID",
+    "UNKNOWN_PATH",
+    "UNKNOWN_PATH_VALUE_STATUSES",
+    "UNKNOWN_PRODUCT",
+    "UNKNOWN_PRODUCT_READING",
+    "WRONG_METHOD",
+    "Key",
+    "body_case_id",
+    "build",
+    "creates_payment",
+    "reading_of",
+    "refusal",
+    "sca_link_at_creation",
+]
+
+#: A required header missing (spec 4.2), one requirement per operation.
+HEADER_REQUIRED = "HDR-required"
+#: A header's value breaking its schema (spec 4.2), one requirement per operation and header.
+HEADER_FORMAT = "HDR-format"
+#: A corporate PSU without PSU-Corporate-ID (spec 7 rule 3) on an operation that takes the header
+#: and that no row of ``rules.json`` lists for the rule.
+CORPORATE_ID = "HDR-corporate-id"
+#: The spec part of the corporate-user rule.
+CORPORATE_RULE_SPEC = "spec 7 rule 3"
+#: Where every payment creation starts its SCA (a profile's ``[sca] start = "creation"``), a
+#: creation answered 2xx carries the SCA link: spec 5 item 6's ``_links.scaRedirect`` with a
+#: redirect, one per payment creation.
+SCA_LINK_AT_CREATION = "SCA-link-at-creation"
+#: The SCA approach spec 5 item 6 states (a profile's ``[sca] approach``).
+REDIRECT = "redirect"
+#: A misrouted request (spec 7; the spec shows no such answer): a path no operation has, a method
+#: the path does not take (its 405 with Allow; TRACE), an unknown resource id in the path.
+UNKNOWN_PATH = "ROB-unknown-path"
+WRONG_METHOD = "ROB-wrong-method"
+ALLOW_HEADER = "ROB-allow-header"
+TRACE_NOT_ALLOWED = "ROB-trace-not-allowed"
+UNKNOWN_ID = "ROB-unknown-id"
+#: Operations whose 404 answer spec 7 shows, with its code: there an unknown id is a must.
+DOCUMENTED_NOT_FOUND: Mapping[str, str] = MappingProxyType({"E2": "RESOURCE_UNKNOWN"})
+_METHOD_READING = (
+    "a method the path does not take is answered 405 with Allow (RFC 9110); the spec shows no "
+    "such answer"
+)
+_MISROUTED = (
+    (UNKNOWN_PATH, (404,), "a path no operation has is answered 404 with the spec 7 error body"),
+    (WRONG_METHOD, (405,), _METHOD_READING),
+    (ALLOW_HEADER, (405,), _METHOD_READING),
+    (
+        TRACE_NOT_ALLOWED,
+        (405,),
+        "TRACE, which no operation takes, is answered 405 with Allow, not 501 (RFC 9110 section "
+        "15.5.6); the spec says nothing of TRACE",
+    ),
+    (
+        UNKNOWN_ID,
+        (404,),
+        "an unknown resource id in the path is answered 404 with the spec 7 error body; the spec "
+        "shows that answer for E2 only (spec 7: 404 RESOURCE_UNKNOWN)",
+    ),
+)
+#: A request with a body but no Digest (spec 5 item 4), per operation: must where spec 4.2 requires
+#: Digest of it, should where it leaves Digest out of the required headers.
+NO_DIGEST = "AUTH-no-digest"
+#: A signing certificate outside its validity period (security, should).
+EXPIRED_CERTIFICATE = "AUTH-expired-certificate"
+#: A signing certificate from a CA the bank does not trust (security, should).
+CERTIFICATE_OTHER_CA = "AUTH-certificate-other-ca"
+#: The readings of the two certificate requirements.
+EXPIRED_CERTIFICATE_READING = (
+    "only a certificate within its validity period authenticates (RFC 5280 path validation); "
+    "spec 5 items 1 and 2 say only that the TPP sends its signing certificate and signs with it"
+)
+CERTIFICATE_OTHER_CA_READING = (
+    "only a certificate issued by a CA the bank trusts authenticates; spec 5 items 1 and 2 say "
+    "only that the TPP sends its signing certificate and signs with it"
+)
+#: A request breaking a constraint of its body's or a query parameter's schema (spec 2.7, 2.9,
+#: 4.3), per operation.
+REQUEST_SCHEMA = "SCH-request"
+#: A payments path naming a product the bank does not offer (spec 4.1).
+UNKNOWN_PRODUCT = "SCH-product"
+#: The reading behind :data:`UNKNOWN_PRODUCT`.
+UNKNOWN_PRODUCT_READING = (
+    "a payments path naming a product the bank does not offer is refused; spec 4.1 names the "
+    "product identifier, and spec 7 shows '403 (for example PRODUCT_INVALID)' for E17 without "
+    "saying when"
+)
+#: The statuses a path naming an unknown product may be answered with.
+UNKNOWN_PATH_VALUE_STATUSES = (400, 403, 404)
+#: The family of the payment operations (E16, E17, E18, PA, PC, PCA, PS).
+_PAYMENTS = "payments"
+#: Families whose operations answer format errors with the payment error body and FORMAT_ERROR.
+_PAYMENT_FAMILIES = frozenset({_PAYMENTS})
+#: Spec 7 rule 7 ("the sandbox receives a malformed PSU-ID") covers the PSU-ID of sandbox
+#: operations whose header set the spec does not show.
+_SANDBOX_PSU_ID_RULE = "7-rule-7"
+
+#: A requirement's key: its id, its operation ("" for every operation) and its place ("", a
+#: header's name case-folded).
+Key = tuple[str, str, str]
+
+
+def body_case_id(name: str) -> str:
+    """The requirement id of a broken body of ``facts.BODY_CASES`` (``ROB-malformed-json``)."""
+    return f"ROB-{name}"
+
+
+def reading_of(op: Operation) -> str:
+    """Our reading behind an operation the spec only names or implies (its request, answer and
+    header set are the contract's assumptions)."""
+    return (
+        f"{op.id} is an operation the spec only names or implies (spec 4.1: 'Their request and "
+        "response shapes: not shown'); it takes the request and gives the answer the contract "
+        "assumes for it"
+    )
+
+
+def refusal(
+    op: Operation, statuses: tuple[int, ...], code: str | None = None, *, chosen: str = ""
+) -> AnswerDue:
+    """An error answer on ``op``: the operation's documented error schema when every status has
+    one, otherwise the spec 7 error body; ``chosen`` as ``requirements.answer_due`` says."""
+    documented = all(
+        status in op.responses and op.responses[status].schema is not None for status in statuses
+    )
+    return answer_due(
+        statuses, code, BODY_SCHEMA_RESPONSE if documented else BODY_SCHEMA_ERROR, chosen
+    )
+
+
+def _texts(op: Operation, *topics: str) -> tuple[str, ...]:
+    return tuple(item.text for item in op.assumptions if item.topic in topics)
+
+
+def _rule_due(rule: Rule, op: Operation) -> AnswerDue:
+    statuses = rule.expected_status
+    if all(status >= 400 for status in statuses):
+        return refusal(op, statuses, rule.expected_code, chosen=rule.chosen)
+    documented = all(
+        status in op.responses and op.responses[status].schema is not None for status in statuses
+    )
+    return answer_due(statuses, rule.expected_code, BODY_SCHEMA_RESPONSE if documented else None)
+
+
+def _rules(contract: Contract) -> Iterator[Requirement]:
+    for rule in contract.rules:
+        for operation_id in rule.operations:
+            op = contract.operations[operation_id]
+            grade_ = on_unnamed(grade_rule(rule, operation_id), op)
+            yield Requirement(rule.id, rule.spec, grade_, _rule_due(rule, op), operation_id)
+
+
+def _flows(contract: Contract) -> Iterator[Requirement]:
+    for row in contract.flows:
+        grade_ = grade(stated=row.level == MUST, quotes=row.quotes, reading=row.reading)
+        yield Requirement(row.name, row.spec, grade_)
+
+
+def _header_required(op: Operation) -> Grade:
+    """Must with the operation's spec 4.2 row, should where its required set is assumed or the
+    spec shows no row for it."""
+    reading = "; ".join(_texts(op, "required-headers"))
+    if not reading and not op.headers_quotes:
+        reading = (
+            f"spec 4.2 shows no header row for {op.id}; we expect the required headers the "
+            "contract lists for it"
+        )
+    return grade(
+        stated=not reading, quotes=(*op.headers_quotes, "4.2-required-intro"), reading=reading
+    )
+
+
+def _header_format(op: Operation, name: str) -> Grade:
+    """Must (with the place's quotes) where the spec shows the operation's header set or states
+    the header (the sandbox's PSU-ID, spec 7 rule 7); should where it shows neither."""
+    if name.lower() == "psu-id" and op.family == "sandbox":
+        return Grade(MUST, (_SANDBOX_PSU_ID_RULE,))
+    if op.numbered:
+        return Grade(MUST)
+    return grade(
+        stated=False,
+        reading=f"spec 4.2 does not show {op.id}'s header set (spec 4.1: 'only named'); we "
+        f"expect it to take {name} and check its value",
+    )
+
+
+def _schema(op: Operation, *topics: str) -> Grade:
+    """Must (with the place's quotes) where the spec shows the operation's request; should on an
+    operation it only names, or where the contract assumes the request's shape (``topics``)."""
+    if not op.numbered:
+        return grade(stated=False, reading=reading_of(op))
+    texts = _texts(op, *topics)
+    if texts:
+        return grade(stated=False, reading="; ".join(dict.fromkeys(texts)))
+    return Grade(MUST)
+
+
+def _format_refusal(op: Operation) -> AnswerDue:
+    """A request breaking a constraint: 400 stated where spec 7 shows it (E17's row), chosen
+    elsewhere; FORMAT_ERROR for a payment, always chosen (spec 7 gives it "for example")."""
+    chosen = CHOSEN_CODE if op.id in STATUS_SHOWN else CHOSEN_STATUS
+    code = FORMAT_ERROR if op.family in _PAYMENT_FAMILIES else None
+    return refusal(op, (400,), code, chosen=chosen)
+
+
+def _corporate(contract: Contract) -> Iterator[Requirement]:
+    """Spec 7 rule 3 on each operation that takes PSU-Corporate-ID and that no row of the rule
+    lists (the rows grade it where they do)."""
+    covered = {
+        operation
+        for rule in contract.rules
+        if CORPORATE_RULE_SPEC in rule.spec
+        for operation in rule.operations
+    }
+    for op in contract.operations.values():
+        headers = {name.lower() for name in (*op.required_headers, *op.optional_headers)}
+        if op.id in covered or "psu-corporate-id" not in headers:
+            continue
+        stated = on_unnamed(Grade(MUST, ("7-rule-3", "5-5")), op)
+        due = refusal(op, (400,))
+        yield Requirement(CORPORATE_ID, CORPORATE_RULE_SPEC, stated, due, op.id)
+
+
+def creates_payment(op: Operation) -> bool:
+    """Whether ``op`` creates a payment (E16, E17, E18): a POST of the payments family whose path
+    names nothing but the product."""
+    pinned = all("const" in p.schema or "enum" in p.schema for p in op.path_parameters)
+    return op.family == _PAYMENTS and op.method == "POST" and pinned
+
+
+def _sca_links(contract: Contract) -> Iterator[Requirement]:
+    for op in contract.operations.values():
+        if creates_payment(op):
+            stated = Grade(MUST, ("5-6",))
+            yield Requirement(SCA_LINK_AT_CREATION, "spec 5 item 6", stated, None, op.id)
+
+
+def sca_link_at_creation(contract: Contract, operation: str, approach: str) -> Grade:
+    """The grade of a payment creation's SCA link where the profile starts every payment's SCA
+    at its creation: with a redirect, spec 5 item 6's ``_links.scaRedirect`` (the requirement's
+    must); with the decoupled or OAuth approach the link the approach names, should (the
+    approach is the profile's, not the spec's)."""
+    requirement = contract.requirement(SCA_LINK_AT_CREATION, operation)
+    if approach == REDIRECT:
+        return requirement.grade
+    return grade(
+        stated=False,
+        reading="the profile says every payment creation starts its SCA ([sca] start = "
+        f'"creation", approach "{approach}"): its answer carries that link',
+    )
+
+
+def _signing(contract: Contract) -> Iterator[Requirement]:
+    """The spec 5 cases whose grade is not the request rule's own (``request_rules``): a missing
+    Digest where spec 4.2 does not require it, and the certificate's validity and CA."""
+    for op in contract.operations.values():
+        if op.request_schema is None:
+            continue
+        required = any(name.lower() == "digest" for name in op.required_headers)
+        stated = grade(
+            stated=required,
+            quotes=("5-4", "4.2-digest"),
+            reading=f"{op.id} refuses a body without Digest although spec 4.2 leaves Digest out "
+            "of its required headers",
+        )
+        yield Requirement(NO_DIGEST, "spec 5 item 4", on_unnamed(stated, op), None, op.id)
+    for requirement_id, reading in (
+        (EXPIRED_CERTIFICATE, EXPIRED_CERTIFICATE_READING),
+        (CERTIFICATE_OTHER_CA, CERTIFICATE_OTHER_CA_READING),
+    ):
+        yield Requirement(requirement_id, "spec 5 item 1", grade(stated=False, reading=reading))
+
+
+def _operations(contract: Contract) -> Iterator[Requirement]:
+    for op in contract.operations.values():
+        missing = refusal(op, (400,), chosen=CHOSEN_STATUS)
+        yield Requirement(HEADER_REQUIRED, op.headers_spec, _header_required(op), missing, op.id)
+        listed = _header_format(op, "each header it lists")
+        yield Requirement(HEADER_FORMAT, op.headers_spec, listed, missing, op.id)
+        for name in (*op.required_headers, *op.optional_headers):
+            grade_ = _header_format(op, name)
+            yield Requirement(HEADER_FORMAT, op.headers_spec, grade_, missing, op.id, name)
+        due = _format_refusal(op)
+        spec = op.request_spec or op.spec
+        yield Requirement(REQUEST_SCHEMA, spec, _schema(op, "request"), due, op.id)
+        if any("const" in p.schema or "enum" in p.schema for p in op.path_parameters):
+            product = refusal(op, UNKNOWN_PATH_VALUE_STATUSES, chosen=CHOSEN_STATUS)
+            unknown = grade(stated=False, reading=UNKNOWN_PRODUCT_READING)
+            yield Requirement(UNKNOWN_PRODUCT, "spec 4.1", unknown, product, op.id)
+        if op.request_schema is None:
+            continue
+        for case in BODY_CASES:
+            stated = grade(stated=bool(case.quotes), quotes=case.quotes, reading=case.reading)
+            chosen = CHOSEN_STATUS if case.quotes else ""
+            case_due = answer_due(case.statuses, None, BODY_SCHEMA_ERROR, chosen)
+            yield Requirement(
+                body_case_id(case.name), "spec 7", on_unnamed(stated, op), case_due, op.id
+            )
+
+
+def _misrouted(contract: Contract) -> Iterator[Requirement]:
+    """A misrouted request, on every operation alike (should: the spec shows no such answer),
+    and an unknown id where spec 7 shows the 404 (must)."""
+    for requirement_id, statuses, reading in _MISROUTED:
+        due = answer_due(statuses, None, BODY_SCHEMA_ERROR)
+        yield Requirement(requirement_id, "spec 7", grade(stated=False, reading=reading), due)
+    for operation, code in DOCUMENTED_NOT_FOUND.items():
+        stated = Grade(MUST, (f"7-{operation}", f"4.3-{operation}"))
+        due = answer_due((404,), code, BODY_SCHEMA_RESPONSE)
+        yield Requirement(UNKNOWN_ID, "spec 7", stated, due, operation)
+
+
+def _body_cases() -> Iterator[Requirement]:
+    """The broken bodies on a request whose operation takes none."""
+    for case in BODY_CASES:
+        stated = grade(stated=bool(case.quotes), quotes=case.quotes, reading=case.reading)
+        chosen = CHOSEN_STATUS if case.quotes else ""
+        due = answer_due(case.statuses, None, BODY_SCHEMA_ERROR, chosen)
+        yield Requirement(body_case_id(case.name), "spec 7", stated, due)
+
+
+def build(contract: Contract) -> Mapping[Key, Requirement]:
+    """Every requirement of ``contract`` by its key (the first of a flow's rows where several
+    share its name)."""
+    table: dict[Key, Requirement] = {}
+    for requirement in (
+        *_rules(contract),
+        *_flows(contract),
+        *_operations(contract),
+        *_corporate(contract),
+        *_sca_links(contract),
+        *_signing(contract),
+        *_misrouted(contract),
+        *_body_cases(),
+    ):
+        key = (requirement.id, requirement.operation, requirement.place.lower())
+        table.setdefault(key, requirement)
+    return MappingProxyType(table)
