@@ -529,8 +529,8 @@ def coverage_markdown() -> str:
         "[`schemas/silences.json`](../../schemas/silences.json) and the numbered items, table "
         "rows and sentences neither holds. The data is "
         "[`schemas/coverage.json`](../../schemas/coverage.json) "
-        "(`conformance.contract.coverage`); `tests/unit/test_coverage_ledger.py` finds every numbered "
-        "rule of the spec in it and every requirement it names among the generated ones.",
+        "(`conformance.contract.coverage`); `tests/unit/test_coverage_ledger.py` finds every "
+        "numbered rule of the spec in it and every requirement it names among the generated ones.",
         "",
         f"{len(judgeable)} are judged by scenarios of the suite. A run judges a statement when at "
         "least one of its scenarios passed or failed there; every report says how many it "
