@@ -218,7 +218,7 @@ def test_a_profile_that_extends_another_is_kept_with_its_base(
     reads as the run read it and the verifier re-judges with it."""
     reports = tmp_path / "reports"
     shutil.copytree(sealed_run, reports)
-    profiles = Path(__file__).resolve().parents[1] / "profiles"
+    profiles = Path(__file__).resolve().parents[2] / "profiles"
     (reports / RECORDING_DIR / "exchanges").mkdir(parents=True)
     shutil.copytree(reports / "evidence" / "exchanges", reports / RECORDING_DIR / "exchanges",
                     dirs_exist_ok=True)  # fmt: skip
