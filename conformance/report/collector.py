@@ -18,6 +18,7 @@ from conformance.report.baseline import Baseline, judge_baseline
 from conformance.report.compliance import RunInfo, build_document, write_compliance
 from conformance.report.compliance_page import SMOKE_SELECTION
 from conformance.report.release import check_installed
+from conformance.report.replays import RERUN, Rerun
 from conformance.report.timings import read_timings
 from conformance.report.verdicts import (
     ERROR,
@@ -56,6 +57,8 @@ class ComplianceCollector:
         self.written: tuple[Path, Path] | None = None
         #: The command that starts a server like the bundled run's, for its replays (or None).
         self.replay_server: str | None = None
+        #: How the run was started: a flow's replay runs it again (``-- -k ID``).
+        self.rerun: Rerun | None = None
         #: Whether the run could certify a bank (not the bundled server, not a played profile).
         self.certifies = True
         #: The tests whose teardown report came (every test, a scenario or not).
@@ -101,11 +104,17 @@ class ComplianceCollector:
             duration,
             findings,
             retries,
-            read_reproduce(report.user_properties),
+            self._replay(facts.id, read_reproduce(report.user_properties)),
             read_timings(report.user_properties),
             self.texts.pop(report.nodeid, ""),
             read_not_judged(report.user_properties),
         )
+
+    def _replay(self, scenario_id: str, reproduce: str) -> str:
+        """The replay a worker reported, with a scenario to run again named in full."""
+        if reproduce != RERUN:
+            return reproduce
+        return self.rerun.line(scenario_id) if self.rerun is not None else ""
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self._count_unfinished(session)

@@ -209,16 +209,23 @@ class ReportedFailure(AssertionError):
     how to replay it) with identity numbers already masked, so that every report made from the
     exception (terminal, JUnit, Allure's status message) carries the masked text only.
     ``findings`` lists its must and should findings; ``always_must``: a failure no grading
-    softens (a 5xx).
+    softens (a 5xx). ``replay`` is the replay line of ``text`` unmasked, for the values file of
+    the run (``conformance.report.replays``), never for a report.
     """
 
     def __init__(
-        self, text: str, findings: Sequence[Finding] = (), *, always_must: bool = False
+        self,
+        text: str,
+        findings: Sequence[Finding] = (),
+        *,
+        always_must: bool = False,
+        replay: str = "",
     ) -> None:
         super().__init__(text)
         self.text = text
         self.findings = tuple(findings)
         self.always_must = always_must
+        self.replay = replay
 
     @property
     def tier(self) -> str:
