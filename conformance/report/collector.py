@@ -4,7 +4,6 @@ compliance matrix at the end.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +16,7 @@ from conformance.report.allure_files import finish_results
 from conformance.report.baseline import Baseline, judge_baseline
 from conformance.report.compliance import RunInfo, build_document, write_compliance
 from conformance.report.compliance_page import SMOKE_SELECTION
-from conformance.report.release import check_installed
+from conformance.report.release import check_installed, suite_commit
 from conformance.report.replays import RERUN, Rerun
 from conformance.report.timings import read_timings
 from conformance.report.verdicts import (
@@ -198,22 +197,3 @@ def run_selection(session: pytest.Session) -> dict[str, Any]:
     if named:
         selection["node ids"] = named
     return selection
-
-
-def suite_commit() -> str | None:
-    """The git commit of the checkout the suite runs from, or None (an installed wheel)."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return None
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and commit else None
