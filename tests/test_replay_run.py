@@ -101,6 +101,8 @@ def test_a_state_rules_replay_runs_the_scenario_again(tmp_path: Path) -> None:
     replay = str(_scenario(tmp_path / "reports", STATE_RULE)["reproduce"])
     assert f" run --reports reports/rerun --fault {STATE_FAULT} -- -k {STATE_RULE}" in replay
     assert f"reproduce: {replay}" in run.stdout
+    junit = (tmp_path / "reports" / "junit.xml").read_text(encoding="utf-8")
+    assert f'name="reproduce" value="{replay}"' in junit  # JUnit names it in full too
     again = _printed(replay + " -n 0", tmp_path)
     assert again.returncode == 1, again.stdout[-3000:]
     assert f"FAILED {STATE_RULE}" in again.stdout

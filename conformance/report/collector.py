@@ -28,6 +28,7 @@ from conformance.report.verdicts import (
     read_reproduce,
     read_retries,
     read_verdict,
+    with_reproduce,
 )
 
 __all__ = ["ComplianceCollector"]
@@ -77,6 +78,7 @@ class ComplianceCollector:
         if self.interrupted is None:
             self.interrupted = reason
 
+    @pytest.hookimpl(tryfirst=True)  # a scenario run again is named in full before JUnit reads it
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # The phases' durations add up per test; the facts and the verdict come with the
         # teardown report only (the plugin sends the other phases' reports without them).
@@ -93,6 +95,10 @@ class ComplianceCollector:
         facts = ScenarioFacts.from_properties(report.user_properties)
         if facts is None:
             return
+        reported = read_reproduce(report.user_properties)
+        reproduce = self._replay(facts.id, reported)
+        if reproduce != reported:
+            report.user_properties = with_reproduce(report.user_properties, reproduce)
         verdict, reason = read_verdict(report.user_properties) or (ERROR, "no verdict reported")
         findings = read_findings(report.user_properties)
         retries = read_retries(report.user_properties)
@@ -103,7 +109,7 @@ class ComplianceCollector:
             duration,
             findings,
             retries,
-            self._replay(facts.id, read_reproduce(report.user_properties)),
+            reproduce,
             read_timings(report.user_properties),
             self.texts.pop(report.nodeid, ""),
             read_not_judged(report.user_properties),

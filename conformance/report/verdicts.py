@@ -46,6 +46,7 @@ __all__ = [
     "retries_properties",
     "setup_failure",
     "verdict_properties",
+    "with_reproduce",
 ]
 
 PASSED = "passed"
@@ -420,6 +421,11 @@ def reproduce_line(text: str) -> str:
 def reproduce_properties(command: str) -> list[tuple[str, str]]:
     """The pair that carries a failure's replay command (none: no pair)."""
     return [(_REPRODUCE, command)] if command else []
+
+
+def with_reproduce(properties: Iterable[tuple[str, Any]], command: str) -> list[tuple[str, Any]]:
+    """``properties`` with their replay command replaced by ``command``."""
+    return [pair for pair in properties if pair[0] != _REPRODUCE] + reproduce_properties(command)
 
 
 def read_reproduce(properties: Iterable[tuple[str, Any]]) -> str:
