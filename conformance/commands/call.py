@@ -351,9 +351,9 @@ def _with_values(
     if left:
         raise ConformanceError(
             f"{', '.join(left)} still hold(s) a value the reports masked (***): sent as it is, "
-            "the bank would judge another request. Give --values with the run's "
-            "reports/replay-values.jsonl and --scenario ID (the reproduce line names both; the "
-            "file stays on the machine of the run), or the real values with -H"
+            "the bank would judge another request. A run of the suite keeps the real values "
+            "in its reports/replay-values.jsonl, on the machine it ran on (give --values FILE "
+            "--scenario ID, as a failure's reproduce line does); else give them with -H"
         )
     return path, headers, body
 
