@@ -11,9 +11,11 @@ Needs Chromium (Debian: ``apt-get install chromium``) and Node.js (``npx allure@
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -93,6 +95,16 @@ def _sca_page() -> None:
         _shoot(f"{url}{link}", OUT / "sca-page.png", 800)
 
 
+#: A test result inside a one-file report: ``d("data/test-results/<id>.json","<base64>")``.
+_EMBEDDED = re.compile(r'd\("data/test-results/[^"]+\.json","([^"]*)"\)')
+
+
+def _test_results(index: Path) -> list[dict[str, object]]:
+    """The test results a one-file Allure report carries (its data is inside its index.html)."""
+    page = index.read_text(encoding="utf-8")
+    return [json.loads(base64.b64decode(match)) for match in _EMBEDDED.findall(page)]
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     _sca_page()
@@ -109,8 +121,8 @@ def main() -> int:
         site = run / "allure-report"
         failed = next(
             document["id"]
-            for path in sorted((site / "data" / "test-results").glob("*.json"))
-            if (document := json.loads(path.read_text(encoding="utf-8"))).get("status") == "failed"
+            for document in _test_results(site / "index.html")
+            if document.get("status") == "failed"
         )
         with _Site(site) as url:
             _shoot(url, OUT / "allure-tree.png", 1100)

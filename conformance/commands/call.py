@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from datetime import date
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from conformance.bankside.client import TargetClient
 from conformance.commands import COMMANDS, Subparsers
@@ -20,6 +20,11 @@ from conformance.commands.export_examples import example_directory
 from conformance.commands.run import add_target_arguments, add_tls_arguments
 from conformance.errors import ConformanceError
 from conformance.profile import profile_from_options
+from conformance.report.replays import load_values, masked_parts, unmasked
+
+if TYPE_CHECKING:
+    from conformance.exchange import Exchange
+    from conformance.scenario import Scenario
 
 __all__ = ["add_arguments", "fresh_dates", "parse_header", "register", "run"]
 
@@ -30,7 +35,10 @@ _DESCRIPTION = """\
 Send one request to the target, signed like the suite signs it (spec 5), and print the request
 (with its signing string) and the response. -H 'Name: value' sets a header, -H 'Name:' removes a
 default header (X-Request-ID, Accept, Content-Type), -H 'Name;' sends an empty value. Exit code 0
-whenever the exchange happened, whatever the HTTP status."""
+whenever the exchange happened, whatever the HTTP status; with --scenario ID the answer is judged
+as the run judged it, and "still breaks" exits 1, "now holds" 0. A replay line a report printed
+with masked values (PSU-ID: ***6d93) is sent with the run's values put back by --values FILE
+(reports/replay-values.jsonl, kept on the machine of the run); a masked value left is an error."""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -92,6 +100,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="send no Digest, Signature or TPP-Signature-Certificate (give them with -H to replay)",
     )
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="overrides the profile's")
+    parser.add_argument(
+        "--scenario",
+        metavar="ID",
+        help="judge the answer against scenario ID's requirement as the run did, and say "
+        "whether it still breaks (exit 1) or now holds (exit 0); a failure's reproduce line "
+        "names it",
+    )
+    parser.add_argument(
+        "--values",
+        metavar="FILE",
+        help="put back the values the reports masked (***6d93) from the run's FILE "
+        "(reports/replay-values.jsonl: owner-only, never in a copy of the reports), for the "
+        "scenario --scenario names",
+    )
 
 
 def parse_header(argument: str) -> tuple[str, str | None]:
@@ -257,6 +279,8 @@ def run(
         headers = [*kept, *headers]  # -H replaces or ('Name:') removes an example's header
         if body is None and example["body"] is not None:  # null: the operation takes no body
             body = json.dumps(fresh_dates(example["body"], date.today())).encode("utf-8")
+    scenario = _scenario(args.scenario) if args.scenario is not None else None
+    path, headers, body = _with_values(args, path, headers, body)
     profile = profile_from_options(
         target=target,
         cert=args.cert,
@@ -287,4 +311,65 @@ def run(
             "ids/tpp.key)",
             file=err,
         )
-    return 0
+    return 0 if scenario is None else _judged(exchange, scenario, out)
+
+
+def _scenario(scenario_id: str) -> Scenario:
+    """The generated scenario ``scenario_id``, one whose verdict is one answer judged."""
+    # on use: `conformance call` without --scenario needs no generation
+    from conformance.contract import load_contract
+    from conformance.generate import generate_scenarios
+
+    found = {item.id: item for item in generate_scenarios(load_contract())}.get(scenario_id)
+    if found is None:
+        raise ConformanceError(f"--scenario: the suite has no scenario {scenario_id!r}")
+    if found.kind == "flow":
+        raise ConformanceError(
+            f"--scenario: {scenario_id} is a flow, judged over several requests; run it again "
+            f"with conformance run (its options) -- -k {scenario_id}"
+        )
+    return found
+
+
+def _with_values(
+    args: argparse.Namespace,
+    path: str,
+    headers: list[tuple[str, str | None]],
+    body: bytes | None,
+) -> tuple[str, list[tuple[str, str | None]], bytes | None]:
+    """The request with the run's values put back (``--values``); a masked value left in the
+    path or a header is an error that says what is needed."""
+    if args.values is not None:
+        if args.scenario is None:
+            raise ConformanceError(
+                "--values needs --scenario ID: the scenario whose values to put back (a "
+                "failure's reproduce line names both)"
+            )
+        values = load_values(Path(args.values), args.scenario)
+        path, headers, body = unmasked(values, path, headers, body)
+    left = masked_parts(path, headers)
+    if left:
+        raise ConformanceError(
+            f"{', '.join(left)} still hold(s) a value the reports masked (***): sent as it is, "
+            "the bank would judge another request. A run of the suite keeps the real values "
+            "in its reports/replay-values.jsonl, on the machine it ran on (give --values FILE "
+            "--scenario ID, as a failure's reproduce line does); else give them with -H"
+        )
+    return path, headers, body
+
+
+def _judged(exchange: Exchange, scenario: Scenario, out: TextIO) -> int:
+    """Say whether the answer still breaks ``scenario``'s requirement: 1 if it does, else 0."""
+    # on use: `conformance call` without --scenario needs no runner
+    from conformance.contract import load_contract
+    from conformance.runners.judging import judge_again
+
+    level, found = judge_again(exchange, scenario, load_contract())
+    label = f"{scenario.id} ({scenario.rule}, {scenario.spec})"
+    if not found:
+        print(f"now holds: the answer meets {label}: {scenario.title}", file=out)
+        return 0
+    first = found[0]
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    print(f"still breaks {label} at {level}: {first.title}{more}", file=out)
+    return 1

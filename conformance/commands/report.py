@@ -25,6 +25,7 @@ from typing import TextIO
 from conformance.commands import COMMANDS, Subparsers
 from conformance.errors import ConformanceError
 from conformance.report.allure_files import allure3_config
+from conformance.report.allure_single import mailable_results
 
 __all__ = [
     "ALLURE_NPM_PACKAGE",
@@ -44,6 +45,8 @@ _REPORT = "allure-report"
 #: Allure 3's history of every report made in a reports directory (one JSON line per report).
 HISTORY_FILE = "allure-history.jsonl"
 _CONFIG = "allurerc.json"
+#: Where the results one mailable file carries are put while the report is rendered.
+_CARRIED = "allure-results-carried"
 _VERSION = re.compile(r"(\d+)\.\d+")
 
 
@@ -52,14 +55,23 @@ def register(subparsers: Subparsers) -> None:
         "report",
         help=COMMANDS["report"],
         description="Render reports/allure-results into reports/allure-report/index.html, one "
-        "file that opens in a browser without a server, with the Allure command line (an "
-        "`allure` on the PATH, else `npx --yes allure@3`).",
+        "file that opens in a browser without a server and can be mailed (at most 10 MB: "
+        "the passed scenarios of an operation are one entry, long attachments are cut; "
+        "allure-results/ keeps everything), with the Allure command line (an `allure` on the "
+        "PATH, else `npx --yes allure@3`).",
     )
     parser.add_argument(
         "--reports",
         metavar="DIR",
         default="reports",
         help="the reports directory of the run (default: reports)",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="show every scenario on its own page with all its exchanges (a file of tens of MB "
+        "for a whole run); by default the passed scenarios of an operation are one entry and "
+        "long attachments are cut, so that the file can be mailed (at most 10 MB)",
     )
     parser.set_defaults(func=run)
 
@@ -203,6 +215,16 @@ def run(
         write_history_config(reports)
     _carry_history(output, results)
     _clear(output)
+    if command is None and not getattr(args, "full", False):  # what a mailable file carries
+        chosen = allure_command(mailable_results(results, reports / _CARRIED), output) or chosen
+    try:
+        return _render(chosen, results, output, out, err)
+    finally:
+        shutil.rmtree(reports / _CARRIED, ignore_errors=True)
+
+
+def _render(chosen: list[str], results: Path, output: Path, out: TextIO, err: TextIO) -> int:
+    """Run the Allure command line; 0 when the report was written."""
     try:
         finished = subprocess.run(
             chosen,

@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import importlib.util
 import os
+import shlex
 import signal
 import threading
 from collections.abc import Iterator, Sequence
@@ -42,9 +43,11 @@ from conformance.commands.usage import (
     selection_options,
 )
 from conformance.errors import ConformanceError, RunInterrupted, exit_codes_text
+from conformance.exchange import replay_program
 from conformance.report import writable_reports
+from conformance.report.replays import Rerun
 from conformance.run_options import RUN, RUN_OPTIONS, TARGET, TLS
-from conformance.scenario import run_seed
+from conformance.scenario import DEFAULT_SEED, run_seed
 from conformance.suite import SUITE_DIR
 from reference_server.cli import add_fault_argument, add_reading_arguments
 
@@ -514,7 +517,7 @@ def run(args: argparse.Namespace) -> int:
             )
             # The plugin ends the output: where the reports are, then the verdict (the last
             # line); nothing is printed after it, and nothing at all of reports not written.
-            plugins: list[object] = [checked]
+            plugins: list[object] = [checked, Rerun(_rerun_command(args, bundled, seed, reports))]
             plugins += [plugin for plugin in (setup.replay, setup.watch) if plugin is not None]
             code = int(pytest.main(pytest_args, plugins=plugins))
             if sealing is not None:
@@ -711,6 +714,28 @@ def _start_bundled(
     )
     if played is not None:
         stack.enter_context(_token_endpoint_of(target, played))
+
+
+def _rerun_command(args: argparse.Namespace, bundled: bool, seed: int, reports: Path) -> str:
+    """``conformance run`` with what makes this run's target again (its faults and played
+    profile, or the bank's target, profile and identity, as given): a flow's replay, whose
+    reports go to ``rerun/`` in this run's (this run's stay). A bank target gets a fresh seed
+    (the first run's data exists there); the bundled one the same."""
+    words = ["run", "--reports", str(Rerun.folder(reports))]
+    if bundled:
+        words += [word for fault in args.fault for word in ("--fault", fault)]
+        words += ["--play", args.play] if args.play else []
+        words += [
+            flag
+            for flag in ("--permissive", "--demanding", "--tls")
+            if getattr(args, flag.removeprefix("--"), False)
+        ]
+        words += ["--seed", str(seed)] if seed != DEFAULT_SEED else []
+    for name in ("target", "profile", "cert", "key", "tls_cert", "tls_key", "tls_ca"):
+        value = getattr(args, name, None)
+        if value is not None:
+            words += [f"--{name.replace('_', '-')}", str(value)]
+    return f"{replay_program()} {shlex.join(words)}"
 
 
 def _chosen_concurrency(

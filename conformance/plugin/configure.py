@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ import pytest
 from conformance.bankside.bundled import ReplayServer
 from conformance.bankside.preflight import PreflightDone, preflight
 from conformance.errors import ConformanceError
+from conformance.exchange import replay_program
 from conformance.plugin.collection import SCENARIO_MARKER, generated_scenarios, register_markers
 from conformance.plugin.interruption import Interruption
 from conformance.plugin.options import (
@@ -37,6 +39,7 @@ from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.collector import ComplianceCollector
 from conformance.report.compliance import profile_summary
 from conformance.report.masking import configure_masking, policy_for
+from conformance.report.replays import VALUES_FILE, Rerun
 from conformance.scenario import KINDS, LEVELS, run_seed
 from conformance.suite import SUITE_DIR
 
@@ -89,6 +92,9 @@ def pytest_configure(config: pytest.Config) -> None:
             describe_target=functools.partial(_describe_target, config),
         )
         collector.replay_server = _replay_server(config)
+        collector.rerun = _rerun(config)
+        # the previous run's hidden values go: this run's replays name this run's
+        (collector.reports / VALUES_FILE).unlink(missing_ok=True)
         # the bundled server (started here, or by `conformance run`, which hands over its
         # replay command) or a played profile: no bank to certify
         collector.certifies = not uses_bundled_server(config) and collector.replay_server is None
@@ -159,6 +165,20 @@ def _replay_server(config: pytest.Config) -> str | None:
         if isinstance(plugin, ReplayServer):
             return plugin.command()
     return None
+
+
+def _rerun(config: pytest.Config) -> Rerun:
+    """How the run was started (handed over by ``conformance run``), or the ``conformance run``
+    of this pytest run's target, profile and identity."""
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, Rerun):
+            return plugin
+    words = ["run", "--reports", str(Rerun.folder(Path(config.getoption("reports"))))]
+    for name in ("target", "profile", "cert", "key"):
+        value = config.getoption(name, None)
+        if value:
+            words += [f"--{name}", str(value)]
+    return Rerun(f"{replay_program()} {shlex.join(words)}")
 
 
 def _describe_target(config: pytest.Config) -> tuple[str, dict[str, Any]]:

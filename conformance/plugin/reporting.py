@@ -17,6 +17,7 @@ from conformance.findings import ShouldFindings
 from conformance.plugin.cleanup import cleanup_requested, note_creations, write_summary
 from conformance.plugin.collection import FACTS
 from conformance.plugin.options import COLLECTOR, SEED, brief_run, is_worker, strict_run
+from conformance.plugin.replay import scenario_replay
 from conformance.plugin.timings import exchange_timings
 from conformance.report.baseline import baseline_lines
 from conformance.report.causes import causes_summary, scenario_lines, terminal_lines
@@ -59,7 +60,6 @@ from conformance.report.verdicts import (
     final_verdict,
     first_line,
     graded,
-    reproduce_line,
     reproduce_properties,
     retries_properties,
     setup_failure,
@@ -159,7 +159,9 @@ def _phase_verdict(
         failure = excinfo.value
         found = graded(getattr(failure, "findings", ()), facts.level, reading=facts.reading)
         item.stash[_FOUND] = list(found)
-        item.stash[_REPLAY] = reproduce_line(text)
+        context = getattr(item, "funcargs", {}).get("conformance_context")
+        exchanges = getattr(context, "exchanges", ())
+        item.stash[_REPLAY] = scenario_replay(item.config, facts, failure, exchanges)
         if _is_should(excinfo.value, facts) and not strict_run(item.config):
             # The must tier held: the test passes, with its should findings attached (the
             # terminal, the compliance matrix and JUnit's "should" suite list them).

@@ -9,6 +9,8 @@ its outline and ``compliance_render`` draws it as Markdown and HTML, with ``pict
 operation, the grid operations × kinds) and ``timings`` (answer times, p50 and p95); ``junit``
 adds the should suite to ``junit.xml``;
 ``allure`` labels and attaches per scenario and ``allure_files`` writes the run-level files;
+``allure_single`` makes the copy of the results a mailable one-file report is rendered from;
+``replays`` keeps the values a failure's replay line masks and names a scenario run again;
 ``masking.scrub`` is what every report text goes through; ``compare`` tells two runs apart.
 ``eligibility`` says whether a run is eligible for certification; ``baseline`` holds a run against
 its known failures; ``last_failed`` lists the previous run's failures for ``run --last-failed``;

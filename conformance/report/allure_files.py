@@ -11,8 +11,9 @@ beside allure-pytest's results when a run ends, and the Allure 3 configuration
 - ``executor.json``: the CI system and build that made the run, when one did (GitHub Actions,
   GitLab CI, Jenkins, or any that sets ``CI``);
 - tidied results: a not-applicable, blocked or waived scenario keeps its reason as its message,
-  without pytest's ``Skipped:`` prefix and without a traceback (it is not an error); a result is
-  named after its scenario id, without the Python test's module and function;
+  without pytest's ``Skipped:`` prefix and without a traceback (it is not an error), and says its
+  verdict and reason in its name and description (Allure's word for its status is "skipped"); a
+  result is named after its scenario id, without the Python test's module and function;
 - ``allurerc.json`` (Allure 3): the report named after the target and profile, grouped spec part ›
   operation › rule (epic › feature › story), with the same categories, written as one HTML file
   (``singleFile``) that opens from disk.
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.report.compliance_page import verdict_word
+from conformance.report.verdicts import BLOCKED_PREFIX, NOT_APPLICABLE_PREFIX, WAIVED_PREFIX
 
 __all__ = [
     "CATEGORIES",
@@ -199,6 +201,7 @@ def _messages(document: dict[str, Any]) -> bool:
     status = document.get("status")
     if status == "skipped" and message.startswith(_SKIPPED_PREFIX):
         document["statusDetails"] = {"message": message.removeprefix(_SKIPPED_PREFIX)}
+        _say_the_verdict(document)
     elif status == "passed" and message:  # passed with a message: should findings only
         document["status"] = "broken"
         details["message"] = SHOULD_PREFIX + _CLASS_PREFIX.sub("", message, count=1)
@@ -209,6 +212,27 @@ def _messages(document: dict[str, Any]) -> bool:
     else:
         return False
     return True
+
+
+#: A skipped scenario's verdict by the start of its message (Allure's word is "skipped").
+_SKIP_WORDS = (
+    (NOT_APPLICABLE_PREFIX, "not applicable"),
+    (BLOCKED_PREFIX, "blocked"),
+    (WAIVED_PREFIX, "waived"),
+)
+
+
+def _say_the_verdict(document: dict[str, Any]) -> None:
+    """A not-applicable, blocked or waived scenario says so, with its reason, in its name and
+    first in its description: Allure's own word for its status is "skipped"."""
+    message = str((document.get("statusDetails") or {}).get("message") or "")
+    for prefix, word in _SKIP_WORDS:
+        if message.startswith(prefix):
+            document["name"] = f"{word.upper()}: {document.get('name', '')}"
+            described = str(document.get("description") or "")
+            reason = message.removeprefix(prefix)
+            document["description"] = f"**{word.capitalize()}**: {reason}\n\n{described}".rstrip()
+            return
 
 
 def _tidy(result: Path) -> None:

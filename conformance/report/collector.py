@@ -4,7 +4,6 @@ compliance matrix at the end.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +16,8 @@ from conformance.report.allure_files import finish_results
 from conformance.report.baseline import Baseline, judge_baseline
 from conformance.report.compliance import RunInfo, build_document, write_compliance
 from conformance.report.compliance_page import SMOKE_SELECTION
-from conformance.report.release import check_installed
+from conformance.report.release import check_installed, suite_commit
+from conformance.report.replays import RERUN, Rerun
 from conformance.report.timings import read_timings
 from conformance.report.verdicts import (
     ERROR,
@@ -28,6 +28,7 @@ from conformance.report.verdicts import (
     read_reproduce,
     read_retries,
     read_verdict,
+    with_reproduce,
 )
 
 __all__ = ["ComplianceCollector"]
@@ -56,6 +57,8 @@ class ComplianceCollector:
         self.written: tuple[Path, Path] | None = None
         #: The command that starts a server like the bundled run's, for its replays (or None).
         self.replay_server: str | None = None
+        #: How the run was started: a flow's replay runs it again (``-- -k ID``).
+        self.rerun: Rerun | None = None
         #: Whether the run could certify a bank (not the bundled server, not a played profile).
         self.certifies = True
         #: The tests whose teardown report came (every test, a scenario or not).
@@ -75,6 +78,7 @@ class ComplianceCollector:
         if self.interrupted is None:
             self.interrupted = reason
 
+    @pytest.hookimpl(tryfirst=True)  # a scenario run again is named in full before JUnit reads it
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # The phases' durations add up per test; the facts and the verdict come with the
         # teardown report only (the plugin sends the other phases' reports without them).
@@ -91,6 +95,10 @@ class ComplianceCollector:
         facts = ScenarioFacts.from_properties(report.user_properties)
         if facts is None:
             return
+        reported = read_reproduce(report.user_properties)
+        reproduce = self._replay(facts.id, reported)
+        if reproduce != reported:
+            report.user_properties = with_reproduce(report.user_properties, reproduce)
         verdict, reason = read_verdict(report.user_properties) or (ERROR, "no verdict reported")
         findings = read_findings(report.user_properties)
         retries = read_retries(report.user_properties)
@@ -101,11 +109,17 @@ class ComplianceCollector:
             duration,
             findings,
             retries,
-            read_reproduce(report.user_properties),
+            reproduce,
             read_timings(report.user_properties),
             self.texts.pop(report.nodeid, ""),
             read_not_judged(report.user_properties),
         )
+
+    def _replay(self, scenario_id: str, reproduce: str) -> str:
+        """The replay a worker reported, with a scenario to run again named in full."""
+        if reproduce != RERUN:
+            return reproduce
+        return self.rerun.line(scenario_id) if self.rerun is not None else ""
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self._count_unfinished(session)
@@ -189,22 +203,3 @@ def run_selection(session: pytest.Session) -> dict[str, Any]:
     if named:
         selection["node ids"] = named
     return selection
-
-
-def suite_commit() -> str | None:
-    """The git commit of the checkout the suite runs from, or None (an installed wheel)."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return None
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and commit else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -33,6 +34,7 @@ __all__ = [
     "installed_path",
     "manifest_path",
     "release_reasons",
+    "suite_commit",
 ]
 
 #: The manifest's file name, inside the ``conformance`` package.
@@ -130,3 +132,22 @@ def release_reasons(release: Mapping[str, Any]) -> list[str]:
         if files:
             reasons.append(f"installed file(s) {_named(files)} {words}")
     return reasons
+
+
+def suite_commit() -> str | None:
+    """The git commit of the checkout the suite runs from, or None (an installed wheel)."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None

@@ -46,6 +46,7 @@ __all__ = [
     "retries_properties",
     "setup_failure",
     "verdict_properties",
+    "with_reproduce",
 ]
 
 PASSED = "passed"
@@ -209,16 +210,23 @@ class ReportedFailure(AssertionError):
     how to replay it) with identity numbers already masked, so that every report made from the
     exception (terminal, JUnit, Allure's status message) carries the masked text only.
     ``findings`` lists its must and should findings; ``always_must``: a failure no grading
-    softens (a 5xx).
+    softens (a 5xx). ``replay`` is the replay line of ``text`` unmasked, for the values file of
+    the run (``conformance.report.replays``), never for a report.
     """
 
     def __init__(
-        self, text: str, findings: Sequence[Finding] = (), *, always_must: bool = False
+        self,
+        text: str,
+        findings: Sequence[Finding] = (),
+        *,
+        always_must: bool = False,
+        replay: str = "",
     ) -> None:
         super().__init__(text)
         self.text = text
         self.findings = tuple(findings)
         self.always_must = always_must
+        self.replay = replay
 
     @property
     def tier(self) -> str:
@@ -413,6 +421,11 @@ def reproduce_line(text: str) -> str:
 def reproduce_properties(command: str) -> list[tuple[str, str]]:
     """The pair that carries a failure's replay command (none: no pair)."""
     return [(_REPRODUCE, command)] if command else []
+
+
+def with_reproduce(properties: Iterable[tuple[str, Any]], command: str) -> list[tuple[str, Any]]:
+    """``properties`` with their replay command replaced by ``command``."""
+    return [pair for pair in properties if pair[0] != _REPRODUCE] + reproduce_properties(command)
 
 
 def read_reproduce(properties: Iterable[tuple[str, Any]]) -> str:

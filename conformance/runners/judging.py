@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from conformance.checks import (
+    ConformanceFailure,
     ReadingFailure,
     check_all,
     check_basket_codes,
@@ -41,7 +42,7 @@ from conformance.contract.requirements import (
     AnswerDue,
     answer_due,
 )
-from conformance.findings import at_should, record_should
+from conformance.findings import at_should, collecting_findings, record_should
 
 if TYPE_CHECKING:
     from conformance.contract import Contract, Operation
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "judge",
+    "judge_again",
     "judge_expectation",
     "softened",
     "success_of",
@@ -84,6 +86,28 @@ def judge(exchange: Exchange, scenario: Scenario, ctx: RunContext) -> None:
         ctx.contract,
         spec=scenario.spec,
     )
+
+
+def judge_again(
+    exchange: Exchange, scenario: Scenario, contract: Contract
+) -> tuple[str, list[ConformanceFailure]]:
+    """What of ``exchange``, a replay of ``scenario``'s request, still breaks its requirement
+    as the runners judge one answer (``conformance call --scenario``), with its level: the
+    failure (``must``, or ``should`` for a should scenario), else the should findings; no
+    failure when the answer meets what is due."""
+    with collecting_findings() as findings:
+        try:
+            judge_expectation(
+                exchange,
+                scenario.expect,
+                contract.operations[scenario.operation],
+                contract,
+                spec=scenario.spec,
+            )
+        except ConformanceFailure as failure:
+            level = "should" if isinstance(failure, ReadingFailure) else scenario.level
+            return level, [failure.for_scenario(scenario)]
+    return "should", [finding.for_scenario(scenario) for finding in findings]
 
 
 def judge_expectation(

@@ -23,6 +23,7 @@ from conformance.report.verdicts import (
     cause_lines,
     graded,
     not_judged_properties,
+    reproduce_line,
 )
 from conformance.runners import Runner
 from conformance.runners.context import RunContext
@@ -67,10 +68,12 @@ def test_scenario(
         findings = _findings(failure, scenario, operation.family if operation else "", hint)
         shown = graded(findings, scenario.level, reading=scenario.reading)
         allure_report.attach_findings(shown)
+        text = _reported_text(failure, judged, ctx)
         raise ReportedFailure(
-            _reported_text(failure, judged, ctx) + cause_lines(shown),
+            scrub(text) + cause_lines(shown),
             findings,
             always_must=failure.always_must,
+            replay=reproduce_line(text),  # unmasked: its values are kept apart from the reports
         ) from None
     except ConformanceError as error:
         pytest.fail(scrub(f"conformance: {error.message}"), pytrace=False)
@@ -175,8 +178,8 @@ def _state_and_operation(scenario: Scenario) -> str:
 
 
 def _reported_text(failure: ConformanceFailure, judged: Sequence[Exchange], ctx: RunContext) -> str:
-    """The failure's message with identities masked; the replay commands attached to Allure,
-    and named in the message too when the check named none (it names the judged exchanges)."""
+    """The failure's message (to be masked); the replay commands attached to Allure, and named
+    in the message too when the check named none (it names the judged exchanges)."""
     commands = allure_report.reproduce_commands(judged or ctx.exchanges[-1:])
     allure_report.attach_reproduction(commands)
     text = str(failure)
@@ -184,4 +187,4 @@ def _reported_text(failure: ConformanceFailure, judged: Sequence[Exchange], ctx:
         text += "\n\nReproduce the scenario's last exchange with:\n" + "\n".join(
             f"    {command}" for command in commands
         )
-    return scrub(text)
+    return text

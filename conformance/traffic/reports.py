@@ -36,6 +36,7 @@ from conformance.report.compliance import RunInfo, build_document, write_complia
 from conformance.report.compliance_page import side_causes, traffic_verdict_lines
 from conformance.report.junit import ShouldCase, add_should_suite
 from conformance.report.masking import scrub
+from conformance.report.release import suite_commit
 from conformance.report.verdicts import (
     FAILED,
     FAILED_SHOULD,
@@ -259,6 +260,7 @@ def write_reports(
         target=run.target,
         profile=run.profile,
         selection={},
+        commit=suite_commit(),
         certifies=False,  # traffic is judged, never certified
     )
     document = build_document(verdicts, info, contract)

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from conformance.cli import main
+from conformance.report.release import suite_commit
 from conformance.signing import SignatureAuth, default_identity
 from conformance.signing.canonical import SPEC5_SIGNED_HEADERS
 from reference_server.app import Application
@@ -174,6 +175,10 @@ def test_a_har_of_a_careless_tpp_names_each_mistake_and_its_place(
     _check(document)
     markdown = (tmp_path / "reports" / "compliance.md").read_text(encoding="utf-8")
     assert "TPP: " in markdown
+    # from a checkout, the suite's commit is named (issue 44), as a run's reports name it
+    commit = suite_commit()
+    assert commit is not None and document["run"]["suite_commit"] == commit
+    assert f"Suite commit: {commit}" in markdown
     # the TPP's mistakes make the TPP's side NOT CONFORMANT, never the bank's, which refused each
     sides = document["traffic"]["sides"]
     assert (sides["TPP"]["verdict"], sides["bank"]["verdict"]) == ("NOT CONFORMANT", "CONFORMANT")

@@ -58,6 +58,7 @@ def test_finishing_writes_environment_categories_and_tidies_skips(tmp_path: Path
     skipped.write_text(
         json.dumps(
             {
+                "name": "E13 bulk",
                 "status": "skipped",
                 "statusDetails": {"message": "Skipped: not applicable: no bulk", "trace": "('x')"},
             }
@@ -76,6 +77,9 @@ def test_finishing_writes_environment_categories_and_tidies_skips(tmp_path: Path
     }
     tidy = json.loads(skipped.read_text(encoding="utf-8"))
     assert tidy["statusDetails"] == {"message": "not applicable: no bulk"}  # no traceback
+    # said as such, with its reason (issue 44: Allure's own word is "skipped")
+    assert tidy["name"] == "NOT APPLICABLE: E13 bulk"
+    assert tidy["description"] == "**Not applicable**: no bulk"
     assert json.loads(failed.read_text(encoding="utf-8"))["statusDetails"]["message"] == "boom"
 
 

@@ -26,7 +26,9 @@ from conformance.commands import run as run_command
 from conformance.commands.run import pytest_arguments
 from conformance.contract import load_contract
 from conformance.errors import ConformanceError, ProfileError, TargetError
+from conformance.exchange import replay_program
 from conformance.report import writable_reports
+from conformance.report.replays import Rerun
 from conformance.scenario import DEFAULT_SEED, parse_seed, run_seed
 from conformance.signing import load_ca
 from conformance.suite import SUITE_DIR
@@ -229,9 +231,13 @@ def test_the_exit_code_is_pytests(
     assert seen["args"][seen["args"].index("--conformance-threads") + 1] == "10"
     assert seen["args"][seen["args"].index("--seed") + 1] == "9"
     assert seen["args"][seen["args"].index("--target") + 1] == "https://bank.example"
-    # The target was preflighted here: the plugin is told so, for exactly these options.
+    # The target was preflighted here: the plugin is told so, for exactly these options; and
+    # how the run was started, for a scenario's replay (issue 44: no seed, the bank keeps data)
     assert seen["plugins"] == [
-        PreflightDone.naming(target="https://bank.example", profile=None, cert=None, key=None)
+        PreflightDone.naming(target="https://bank.example", profile=None, cert=None, key=None),
+        Rerun(
+            f"{replay_program()} run --reports {tmp_path / 'rerun'} --target https://bank.example"
+        ),
     ]
 
 
@@ -333,24 +339,35 @@ def test_a_run_against_the_reference_server_writes_every_report(tmp_path: Path) 
 
 
 def test_a_bundled_runs_replay_works_as_printed(tmp_path: Path) -> None:
-    """After a bundled run its server is gone: the reports name the ``conformance serve`` command
-    that starts one like it (same port, trust, faults), and the identity files the replay signs
-    with are kept in ``reports/identity/``; started so, the printed replay gives the judged answer
-    again. The scenario is a must one (an empty KID is missing in every reading: spec 7 rule 2's
-    400 is quoted), so the run fails and the reports carry its replay."""
+    """After a bundled run its server is gone. A failure's ``reproduce:`` line runs the scenario
+    again with the run's faults (issue 44: a server like it starts empty, without what the run
+    made). Each exchange's own replay (``call``) is kept too: the reports name the ``conformance
+    serve`` command that starts a server like it (same port, trust, faults), and the identity
+    files it signs with are kept in ``reports/identity/``; started so, that replay gives the
+    judged answer again and, with ``--scenario``, judges it as the run did ("still breaks",
+    exit 1). The scenario is a must one (spec 8: a creditorName of at most 70 characters)."""
     reports = tmp_path / "reports"
+    scenario = "E16-creditorName-maxLength-71-rejected"
     process = conformance_run(
-        "--reports", str(reports), "--fault", "kid-error-401",
-        "--", "-k", "E16-ERR-2-kid-missing-empty-rejected", "-n", "0", cwd=tmp_path,
+        "--reports", str(reports), "--fault", "long-creditor-name-accepted",
+        "--", "-k", scenario, "-n", "0", cwd=tmp_path,
     )  # fmt: skip
     output, _ = process.communicate(timeout=300)
     assert process.returncode == 1, output
     document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
     serve = document["run"]["replay_server"]
-    assert " serve --port " in serve and "--fault kid-error-401" in serve
+    assert " serve --port " in serve and "--fault long-creditor-name-accepted" in serve
     assert f"start one like it first (same port, trust and faults; empty): {serve}" in output
     (failure,) = [s for s in document["scenarios"] if s["verdict"] == "failed"]
-    replay = failure["reproduce"]
+    assert failure["reproduce"].endswith(
+        f"run --reports reports/rerun --fault long-creditor-name-accepted -- -k {scenario}"
+    ), failure["reproduce"]
+    (replay,) = [
+        line
+        for path in (reports / "allure-results").glob("*-attachment.*")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if " call POST " in line
+    ]
     assert f"--cert {reports}/identity/tpp.pem" in replay
     assert (reports / "identity" / "tpp.pem").is_file()
     # as printed: each names the program as the run was started (here the venv's script, by
@@ -360,15 +377,16 @@ def test_a_bundled_runs_replay_works_as_printed(tmp_path: Path) -> None:
         assert server.stdout is not None
         assert "listening on" in server.stdout.readline()
         done = subprocess.run(
-            shlex.split(replay), cwd=tmp_path, capture_output=True, text=True, timeout=60,
-            check=False,
+            [*shlex.split(replay), "--scenario", scenario], cwd=tmp_path, capture_output=True,
+            text=True, timeout=60, check=False,
         )  # fmt: skip
     finally:
         server.terminate()
         server.wait(timeout=10)
         if server.stdout is not None:
             server.stdout.close()
-    assert "<<< HTTP 401" in done.stdout and "KID_MISSING" in done.stdout, done.stdout
+    assert "<<< HTTP 201" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 1 and f"still breaks {scenario} (" in done.stdout, done.stdout
 
 
 def test_a_failing_run_prints_its_causes_then_one_line_per_failed_scenario(
