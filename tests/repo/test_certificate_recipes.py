@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guides" / "certificates.md"
 _BLOCK = re.compile(r"```sh\n(.*?)```", re.DOTALL)
 _WRITES = re.compile(r"certs .*?--out (\S+)")

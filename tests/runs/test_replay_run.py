@@ -23,7 +23,7 @@ import pytest
 
 from conformance.report.replays import VALUES_FILE
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROFILE = ROOT / "profiles" / "examples" / "berlin-group-naming.toml"
 #: Codes outside spec 7's tppMessages list in a basket's refusal: a should finding (our reading).
 FAULT = "tpp-message-code-outside-list"

@@ -5,18 +5,10 @@ failures' tracebacks and the pytest fixtures left out; the run's own allure-resu
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from conformance.commands.report import allure_command
 from conformance.report.allure_single import ATTACHMENT_CUT, mailable_results
-
-#: What common mail systems take (the issue's bound for a whole run's one-file report).
-MAILABLE = 10 * 1024 * 1024
 
 
 def _result(results: Path, name: str, status: str, **extra: Any) -> None:
@@ -112,31 +104,3 @@ def test_attachments_are_cut_and_carried_once_and_tracebacks_left_out(tmp_path: 
         "trace"
         in json.loads((results / "E16-d-rejected-result.json").read_text("utf-8"))["statusDetails"]
     )
-
-
-@pytest.mark.slow  # a whole run of the suite, then Allure renders it
-def test_a_whole_runs_single_file_report_can_be_mailed(tmp_path: Path) -> None:
-    """At most 10 MB (a whole run shown scenario by scenario made 73 MB), and a not-applicable
-    scenario said as such with its reason."""
-    reports = tmp_path / "reports"
-    if allure_command(reports / "allure-results", reports / "allure-report") is None:
-        pytest.skip("no Allure command line (allure, or npx for allure@3)")
-    run = subprocess.run(
-        [sys.executable, "-m", "conformance", "run", "--fault", "long-creditor-name-accepted",
-         "--reports", str(reports), "-n", "2"],
-        capture_output=True, text=True, timeout=1200, check=False,
-    )  # fmt: skip
-    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
-    made = subprocess.run(
-        [sys.executable, "-m", "conformance", "report", "--reports", str(reports)],
-        capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
-    assert made.returncode == 0, made.stdout + made.stderr
-    index = reports / "allure-report" / "index.html"
-    assert index.stat().st_size <= MAILABLE, index.stat().st_size
-    assert not (reports / "allure-results-carried").exists()  # the copy went after rendering
-    names = [
-        json.loads(path.read_text(encoding="utf-8")).get("name", "")
-        for path in (reports / "allure-results").glob("*-result.json")
-    ]
-    assert any(str(name).startswith("NOT APPLICABLE: ") for name in names)
