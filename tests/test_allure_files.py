@@ -256,14 +256,14 @@ def test_a_result_tidied_as_written_is_the_file_tidied_at_the_end(tmp_path: Path
         return made
 
     plain, tidying = tmp_path / "plain", tmp_path / "tidying"
-    writer = AllureFileLogger(str(plain))
+    writer = AllureFileLogger(str(plain))  # type: ignore[no-untyped-call]
     for result in results():
-        writer.report_result(result)
+        writer.report_result(result)  # type: ignore[no-untyped-call]
     finish_results(plain, _document())
-    other = AllureFileLogger(str(tidying))
+    other = AllureFileLogger(str(tidying))  # type: ignore[no-untyped-call]
     assert tidy_as_written(other) and not tidy_as_written(object())
     for result in results():
-        other.report_result(result)
+        other.report_result(result)  # type: ignore[no-untyped-call]
     finish_results(tidying, _document(), tidy_results=False)
 
     def read(folder: Path) -> dict[str, str]:
