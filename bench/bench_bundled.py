@@ -16,7 +16,9 @@ Environment:
 * ``BENCH_BUNDLED_ARGS``: options for both runs (e.g. ``-n 2``), default none.
 
 Each run writes its reports into a temporary directory; a run that does not exit 0 fails the
-benchmark (a fast run that judges less is not faster). Not gated: the machine is shared.
+benchmark (a fast run that judges less is not faster). Not gated: the machine is shared. With a
+baseline, the medians of the pairs' ratios (wall and CPU per scenario) are appended to
+``bench/figures.jsonl`` (``python -m bench.figures`` shows them in the Figures table).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from bench.figures import record
 
 _ROOT = Path(__file__).resolve().parent.parent
 _SUMMARY = re.compile(r"=+ (?P<counts>.*?) in [0-9.]+s")
@@ -113,7 +117,8 @@ def main() -> None:
     baseline_dir = os.environ.get("BENCH_BASELINE")
     checkouts = [_ROOT] + ([Path(baseline_dir).resolve()] if baseline_dir else [])
     runs: dict[Path, list[BundledRun]] = {checkout: [] for checkout in checkouts}
-    print(f"conformance run {' '.join(extra)}; load average before: {_load()}", flush=True)
+    load_before = _load()
+    print(f"conformance run {' '.join(extra)}; load average before: {load_before}", flush=True)
     for index in range(rounds):
         for checkout in checkouts:
             run = timed_run(checkout, extra)
@@ -138,6 +143,30 @@ def main() -> None:
             f"{base.per_scenario_ms:.1f} = {this.per_scenario_ms / base.per_scenario_ms:.2f}x "
             f"(best of {rounds}; wall {this.seconds:.1f} s against {base.seconds:.1f} s)"
         )
+        # each round's pair met the same minutes: the median of their ratios, wall and CPU
+        pairs = list(zip(runs[_ROOT], runs[checkouts[1]], strict=True))
+        wall = statistics.median(a.per_scenario_ms / b.per_scenario_ms for a, b in pairs)
+        cpu = statistics.median(
+            (a.cpu_seconds / max(1, a.scenarios)) / (b.cpu_seconds / max(1, b.scenarios))
+            for a, b in pairs
+        )
+        print(f"pairs: median {wall:.2f}x wall, {cpu:.2f}x CPU per scenario ({len(pairs)} pairs)")
+        record(
+            "bundled-vs-baseline",
+            "the bundled run per scenario against a baseline commit (`python -m bench bundled`)",
+            f"{wall:.2f}× wall, {cpu:.2f}× CPU (medians of {len(pairs)} alternated pairs; "
+            f"best {this.per_scenario_ms:.1f} against {base.per_scenario_ms:.1f} ms a scenario)",
+            how=f"BENCH_BASELINE at {commit_of(checkouts[1])}, this at {commit_of(_ROOT)}; "
+            f"load {load_before} before, {_load()} after",
+        )
+
+
+def commit_of(checkout: Path) -> str:
+    """The short commit of a checkout (``?`` when git cannot say)."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True
+    )
+    return done.stdout.strip() or "?"
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ this, ...), so that both meet the same machine in the same minutes. Printed per 
 time, the CPU time of everything it ran (steadier than wall time on a shared machine), pytest's
 own count and seconds; then the best of each and their ratio. ``BENCH_MAKETEST_ROUNDS`` sets the
 pairs (default 1). A ``make test`` that fails fails the benchmark. Not part of ``make bench``'s
-budget: it takes minutes.
+budget: it takes minutes. With a baseline, the medians of the pairs' ratios are appended to
+``bench/figures.jsonl`` (``python -m bench.figures`` shows them in the Figures table).
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ from __future__ import annotations
 import os
 import re
 import resource
+import statistics
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from bench.bench_bundled import commit_of
+from bench.figures import record
 
 _ROOT = Path(__file__).resolve().parent.parent
 #: ``make test`` may take at most this multiple of the baseline's (issue 30; a goal, not a gate).
@@ -54,6 +59,10 @@ def timed(checkout: Path) -> MakeTest:
     return MakeTest(checkout, seconds, cpu, counts.strip(), float(pytest_seconds))
 
 
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
 def _row(label: str, run: MakeTest) -> str:
     return (
         f"{label:<8} {run.seconds:6.0f} s wall ({run.seconds / 60:.1f} min), CPU "
@@ -66,7 +75,8 @@ def main() -> None:
     baseline = os.environ.get("BENCH_BASELINE")
     checkouts = [_ROOT] + ([Path(baseline).resolve()] if baseline else [])
     runs: dict[Path, list[MakeTest]] = {checkout: [] for checkout in checkouts}
-    print(f"load average before: {' '.join(f'{v:.1f}' for v in os.getloadavg())}", flush=True)
+    load_before = _load()
+    print(f"load average before: {load_before}", flush=True)
     for index in range(rounds):
         for checkout in checkouts:
             run = timed(checkout)
@@ -80,7 +90,7 @@ def main() -> None:
                 f"{this.cpu_seconds / base.cpu_seconds:.2f}x CPU",
                 flush=True,
             )
-    print(f"load average after: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
+    print(f"load average after: {_load()}")
     best = {checkout: min(done, key=lambda run: run.seconds) for checkout, done in runs.items()}
     this = best[_ROOT]
     print(_row("this", this))
@@ -91,6 +101,17 @@ def main() -> None:
             f"maketest: {this.seconds:.0f} s against the baseline's {base.seconds:.0f} s = "
             f"{this.seconds / base.seconds:.2f}x wall, {this.cpu_seconds / base.cpu_seconds:.2f}x "
             f"CPU (best of {rounds}; goal: at most {GOAL}x, issue 30)"
+        )
+        pairs = list(zip(runs[_ROOT], runs[checkouts[1]], strict=True))
+        wall = statistics.median(a.seconds / b.seconds for a, b in pairs)
+        cpu = statistics.median(a.cpu_seconds / b.cpu_seconds for a, b in pairs)
+        record(
+            "maketest-vs-baseline",
+            "`make test` against a baseline commit (`python -m bench maketest`)",
+            f"{wall:.2f}× wall, {cpu:.2f}× CPU (medians of {len(pairs)} alternated pairs; "
+            f"best {this.seconds:.0f} s against {base.seconds:.0f} s)",
+            how=f"BENCH_BASELINE at {commit_of(checkouts[1])}, this at {commit_of(_ROOT)}; "
+            f"{this.counts} against {base.counts}; load {load_before} before, {_load()} after",
         )
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from conformance.bankside.trace import SERVER_TRACE, SETUP_USE_GLOB
+from conformance.bankside.trace import PREFLIGHT_TAG, SERVER_TRACE, SETUP_USE_GLOB
 from conformance.contract.trace import SETUP_TAG_PREFIX
 from conformance.errors import ConformanceError
 from conformance.report.compliance import COMPLIANCE_JSON
@@ -234,12 +234,15 @@ class SwitchReach:
     that asked it, is answered the same with the fault on: it passes as it did on the faithful
     server. ``reached``: fault → the scenarios that asked its switch (their own requests, or the
     requests that made the shared set-up data they used, however deep); ``everywhere``: the
-    faults whose switch was asked outside a scenario (the preflight, start-up), which the
-    self-check runs on every scenario.
+    faults whose switch was asked outside a scenario and outside the preflight (at start-up, or
+    by an untagged request), which the self-check runs on every scenario; ``preflight``: those
+    the preflight's probes asked, which every run makes before any scenario, a narrowed run
+    too: they run on their scenarios like any other fault.
     """
 
     reached: Mapping[str, frozenset[str]]
     everywhere: frozenset[str]
+    preflight: frozenset[str] = frozenset()
 
     def selection(
         self, fault: BreaksScenarios, refs: Iterable[ScenarioRef]
@@ -315,13 +318,18 @@ def read_reach(folder: Path) -> SwitchReach:
         return faults
 
     reached: dict[str, set[str]] = {}
-    scenarios = {tag for tag in (*asked, *uses) if tag and not tag.startswith(SETUP_TAG_PREFIX)}
+    scenarios = {
+        tag
+        for tag in (*asked, *uses)
+        if tag and tag != PREFLIGHT_TAG and not tag.startswith(SETUP_TAG_PREFIX)
+    }
     for scenario in sorted(scenarios):
         for fault in seen_by(scenario):
             reached.setdefault(fault, set()).add(scenario)
     return SwitchReach(
         reached={fault: frozenset(ids) for fault, ids in reached.items()},
         everywhere=frozenset(asked.get(None, set())),
+        preflight=frozenset(asked.get(PREFLIGHT_TAG, set())),
     )
 
 

@@ -66,10 +66,12 @@ def preflight(
     """
     # on use, not at import: the pytest plugin imports this module in every pytest process
     from conformance.bankside.client import TargetClient
+    from conformance.bankside.trace import PREFLIGHT_TAG, tagged
     from conformance.contract import load_contract
 
     operations = load_contract().operations
-    with TargetClient.from_profile(profile) as client:
+    # the self-check's recording run tags the probes as the preflight's (bankside/trace.py)
+    with tagged(PREFLIGHT_TAG), TargetClient.from_profile(profile) as client:
         client.check_reachable()
         if client.tokens is not None:  # [oauth]: the first token before the run starts
             client.tokens.token()

@@ -2,8 +2,9 @@
 
 With ``CONFORMANCE_SWITCH_TRACE=DIR`` in its environment (set by ``conformance selfcheck`` for
 the faithful run only), a run tags every request with the scenario it is made for, or with
-``setup:<key>`` while the worker's shared set-up data ``key`` is made
-(``conformance.contract.trace.TRACE_HEADER``, never signed, taken off by the server before
+``setup:<key>`` while the worker's shared set-up data ``key`` is made, or with
+:data:`PREFLIGHT_TAG` while the preflight probes the target (every run makes it, before any
+scenario) (``conformance.contract.trace.TRACE_HEADER``, never signed, taken off by the server before
 anything reads the request); the bundled reference server writes the fault switches each tagged
 request reached to ``DIR/server-switches.jsonl``; and each process writes which shared set-up
 data each scenario (or each shared datum) used to ``DIR/setup-use-<pid>.jsonl``. From the two,
@@ -26,6 +27,7 @@ import httpx
 from conformance.contract.trace import SETUP_TAG_PREFIX, TRACE_HEADER
 
 __all__ = [
+    "PREFLIGHT_TAG",
     "SERVER_TRACE",
     "SETUP_USE_GLOB",
     "TRACE_ENV",
@@ -40,6 +42,9 @@ __all__ = [
 TRACE_ENV = "CONFORMANCE_SWITCH_TRACE"
 #: The bundled server's file in that folder (``python -m reference_server --switch-trace``).
 SERVER_TRACE = "server-switches.jsonl"
+#: The tag of the preflight's requests (``bankside/preflight.py``): no scenario's, but made by
+#: every run, a narrowed one too, so a fault its requests reached needs no whole run.
+PREFLIGHT_TAG = "preflight"
 #: The files of shared set-up use, one per process.
 SETUP_USE_GLOB = "setup-use-*.jsonl"
 

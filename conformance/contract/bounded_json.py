@@ -25,6 +25,10 @@ MAX_BYTES: Final = 128 * 1024 * 1024
 
 #: A JSON string (possibly cut off at the end), or one bracket: what the depth scan steps over.
 _TOKENS: Final = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[\[\]{}]')
+#: What is not a bracket outside a string (strings, possibly cut off, and runs of other text).
+_NOT_BRACKETS: Final = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[^\[\]{}"]++')
+#: A pair of brackets with nothing between them (an innermost pair, once the rest is gone).
+_PAIRS: Final = re.compile(r"\[\]|\{\}")
 _OPEN: Final = frozenset("[{")
 _CLOSE: Final = frozenset("]}")
 _PLAIN: Final = json.JSONDecoder()
@@ -62,9 +66,21 @@ def loads(
 
 def _too_deep_at(text: str, max_depth: int) -> int | None:
     """Where the nesting first goes past ``max_depth``, or None. Only a text with more
-    brackets than that is scanned, token by token (strings stepped over whole)."""
+    brackets than that is looked at: first its brackets alone (strings left out), whose
+    innermost pairs are taken away a level at a time; when nothing is left within
+    ``max_depth`` levels the text is no deeper (the common case, without a loop per token). Else
+    (deeper, or brackets that do not pair) it is scanned token by token (strings stepped over
+    whole) for where it goes past."""
     if text.count("[") + text.count("{") <= max_depth:
         return None
+    brackets = _NOT_BRACKETS.sub("", text)
+    for _ in range(max_depth):
+        inner = _PAIRS.sub("", brackets)
+        if not inner:
+            return None
+        if inner == brackets:
+            break
+        brackets = inner
     depth = 0
     for match in _TOKENS.finditer(text):
         token = match.group()

@@ -35,6 +35,7 @@ from conformance.plugin.recording import (
     events_file,
     exchanges_folder,
 )
+from conformance.report.allure_files import tidy_as_written
 from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.collector import ComplianceCollector
 from conformance.report.compliance import profile_summary
@@ -236,8 +237,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Check a target given on the command line before anything runs (one line if it is bad)."""
+    """Check a target given on the command line before anything runs (one line if it is bad).
+    Allure's results are tidied as they are written, in every process (allure-pytest made its
+    writer in its ``pytest_configure``)."""
     config = session.config
+    _tidy_allure_results(config)
     if is_worker(config) or not given_on_command_line(config) or config.option.collectonly:
         return
     try:
@@ -247,6 +251,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         trust_anchor_from_options(config, "trust_anchor_utf8")
     except ConformanceError as error:
         pytest.exit(f"conformance: {error.message}", returncode=error.exit_code)
+
+
+def _tidy_allure_results(config: pytest.Config) -> None:
+    import allure_commons
+
+    writers = [
+        plugin
+        for plugin in allure_commons.plugin_manager.get_plugins()
+        if type(plugin).__name__ == "AllureFileLogger"
+    ]
+    tidying = bool(writers) and all([tidy_as_written(writer) for writer in writers])
+    collector = config.stash.get(COLLECTOR, None)
+    if collector is not None:
+        collector.results_tidied = tidying
 
 
 def _preflight_done(config: pytest.Config) -> bool:

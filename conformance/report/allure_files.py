@@ -24,9 +24,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from allure_commons.logger import AllureFileLogger
+from attr import asdict
 
 from conformance.report.compliance_page import verdict_word
 from conformance.report.verdicts import BLOCKED_PREFIX, NOT_APPLICABLE_PREFIX, WAIVED_PREFIX
@@ -40,7 +44,12 @@ __all__ = [
     "executor",
     "finish_results",
     "report_name",
+    "tidied",
+    "tidy_as_written",
 ]
+
+#: How the name of a test result's file ends (``<uuid>-result.json``).
+_RESULT_SUFFIX = "-result.json"
 
 #: How the message of a scenario with should findings only starts in Allure: its status is
 #: "broken" (amber), never "passed" (green), so a run with findings does not look clean at a
@@ -235,23 +244,55 @@ def _say_the_verdict(document: dict[str, Any]) -> None:
             return
 
 
-def _tidy(result: Path) -> None:
+def tidied(document: dict[str, Any]) -> bool:
     """A result as a reader should meet it: named after its scenario (:func:`_named`), its
-    message the verdict's (:func:`_messages`)."""
+    message the verdict's (:func:`_messages`); True when it changed."""
+    named = _named(document)
+    return _messages(document) or named
+
+
+def _tidy(result: Path) -> None:
+    """The result file ``result`` tidied (:func:`tidied`), rewritten when that changed it."""
     try:
         document = json.loads(result.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return
-    if not isinstance(document, dict):
-        return
-    named = _named(document)
-    if not (_messages(document) or named):
+    if not isinstance(document, dict) or not tidied(document):
         return
     result.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
 
 
-def finish_results(results: Path, document: Mapping[str, Any]) -> None:
-    """Write the run-level files into an allure-results directory and tidy its results."""
+def tidy_as_written(logger: object) -> bool:
+    """Make allure-pytest's result writer ``logger`` (an ``AllureFileLogger``) tidy each result
+    as it writes it (:func:`tidied`), with the JSON module's compiled encoder (``json.dump`` to a
+    file takes the pure-Python one): a run's thousands of results are then written once, not
+    read back and written again when it ends, and the files are the same. False (nothing done)
+    when ``logger`` is some other writer."""
+    if type(logger) is not AllureFileLogger:
+        return False
+    logger.__class__ = TidyingFileLogger
+    return True
+
+
+class TidyingFileLogger(AllureFileLogger):
+    """allure-pytest's result writer, tidying each result as it writes it."""
+
+    def _report_item(self, item: Any) -> None:
+        indent = 4 if os.environ.get("ALLURE_INDENT_OUTPUT") else None  # as allure's own
+        filename = item.file_pattern.format(prefix=uuid.uuid4())
+        data = asdict(item, filter=lambda _, value: value or value is False)
+        if filename.endswith(_RESULT_SUFFIX):
+            tidied(data)
+        temporary = self._report_dir / f"{filename}.tmp"
+        temporary.write_text(json.dumps(data, indent=indent, ensure_ascii=False), "utf8")
+        os.replace(temporary, self._report_dir / filename)
+
+
+def finish_results(
+    results: Path, document: Mapping[str, Any], *, tidy_results: bool = True
+) -> None:
+    """Write the run-level files into an allure-results directory and tidy its results (not
+    when they were tidied as they were written: ``tidy_results`` False)."""
     if not results.is_dir():
         return
     lines = [
@@ -263,8 +304,9 @@ def finish_results(results: Path, document: Mapping[str, Any]) -> None:
     info = executor()
     if info is not None:
         (results / "executor.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
-    for result in results.glob("*-result.json"):
-        _tidy(result)
+    if tidy_results:
+        for result in results.glob(f"*{_RESULT_SUFFIX}"):
+            _tidy(result)
 
 
 def _property(value: str, *, key: bool = False) -> str:

@@ -72,6 +72,9 @@ class ComplianceCollector:
         self.to_run = 0
         #: The known failures the run is held against (``--conformance-baseline``), or None.
         self.baseline: Baseline | None = None
+        #: Whether every process's Allure results are tidied as they are written
+        #: (``allure_files.tidy_as_written``): then the run's end does not read them back.
+        self.results_tidied = False
 
     def interrupt(self, reason: str) -> None:
         """The run was stopped early for ``reason`` (the first one told is kept)."""
@@ -153,7 +156,7 @@ class ComplianceCollector:
         self.written = write_compliance(self.reports, document)
         allure_results = session.config.getoption("allure_report_dir", None)
         if allure_results:
-            finish_results(Path(allure_results), document)
+            finish_results(Path(allure_results), document, tidy_results=not self.results_tidied)
 
     def _count_unfinished(self, session: pytest.Session) -> None:
         """How many scenarios the run was to run; a run some of whose tests never ended is an

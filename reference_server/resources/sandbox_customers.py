@@ -98,13 +98,7 @@ def list_customers(call: Call) -> Response:
         "with-agreements-ignored"
     )
     return Response.json(
-        200,
-        [
-            views.customer(
-                store, customer, with_accounts=with_accounts, with_agreements=with_agreements
-            )
-            for customer in store.all(data.CUSTOMERS)
-        ],
+        200, views.customers(store, with_accounts=with_accounts, with_agreements=with_agreements)
     )
 
 

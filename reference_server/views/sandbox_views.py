@@ -139,20 +139,32 @@ def customer(
     agreements = []
     if with_agreements:
         for item in data.agreements_of_customer(store, record.id):
-            agreements.append(
-                {
-                    "id": item.id,
-                    "name": item.name,
-                    "engagements": [e.id for e in store.children(data.ENGAGEMENTS, item.id)],
-                    "_links": _agreement_links(item),
-                }
-            )
+            engagements = [e.id for e in store.children(data.ENGAGEMENTS, item.id)]
+            agreements.append(_agreement_item(item, engagements))
     accounts = (
         [item.id for item in store.children(data.ACCOUNTS, record.id)] if with_accounts else []
     )
     card_accounts = (
         [item.id for item in store.children(data.CARD_ACCOUNTS, record.id)] if with_accounts else []
     )
+    return _customer_document(record, agreements, accounts, card_accounts)
+
+
+def _agreement_item(item: Agreement, engagements: list[str]) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "name": item.name,
+        "engagements": engagements,
+        "_links": _agreement_links(item),
+    }
+
+
+def _customer_document(
+    record: Customer,
+    agreements: list[dict[str, Any]],
+    accounts: list[str],
+    card_accounts: list[str],
+) -> dict[str, Any]:
     return {
         "customerId": record.id,
         "customerNumber": record.customer_number,
@@ -163,6 +175,51 @@ def customer(
         "cardAccounts": card_accounts,
         "_links": {"self": link(f"{BASE}/customers")},
     }
+
+
+def customers(
+    store: Store, *, with_accounts: bool = True, with_agreements: bool = True
+) -> list[dict[str, Any]]:
+    """Every sandbox customer as :func:`customer` shows it (E9), from one read of each kind
+    instead of a few reads per customer: the sandbox grows by hundreds of customers in a run
+    (a scenario makes its own), and the list shows every one of them."""
+    agreements = store.all(data.AGREEMENTS) if with_agreements else []
+    engagements = store.all(data.ENGAGEMENTS) if with_agreements else []
+    agreement_by_id = {item.id: item for item in agreements}
+    owned = _by(agreements, lambda item: item.parent_id)
+    engaged = _by(engagements, lambda item: item.customer_id)
+    in_agreement = _by(engagements, lambda item: item.parent_id)
+    accounts = _by(store.all(data.ACCOUNTS), lambda item: item.parent_id) if with_accounts else {}
+    cards = _by(store.all(data.CARD_ACCOUNTS), lambda item: item.parent_id) if with_accounts else {}
+    shown = []
+    for record in store.all(data.CUSTOMERS):
+        # as data.agreements_of_customer: owned or held, then engaged in, without repeats
+        its = {item.id: item for item in owned.get(record.id, ())}
+        for engagement in engaged.get(record.id, ()):
+            agreement = agreement_by_id.get(engagement.agreement_id)
+            if agreement is not None:
+                its.setdefault(agreement.id, agreement)
+        listed = [
+            _agreement_item(item, [e.id for e in in_agreement.get(item.id, ())])
+            for item in its.values()
+        ]
+        shown.append(
+            _customer_document(
+                record,
+                listed,
+                [item.id for item in accounts.get(record.id, ())],
+                [item.id for item in cards.get(record.id, ())],
+            )
+        )
+    return shown
+
+
+def _by(items: Iterable[T], key: Callable[[T], str | None]) -> dict[str | None, list[T]]:
+    """``items`` grouped by ``key``, each group in the items' order."""
+    grouped: dict[str | None, list[T]] = {}
+    for item in items:
+        grouped.setdefault(key(item), []).append(item)
+    return grouped
 
 
 def card_account(record: CardAccount, transactions: Sequence[CardTransaction]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import pytest
 
 from reference_server.app import Application
 from reference_server.model import sandbox_data
+from reference_server.views import sandbox_views as views
 from server import bodies
 
 
@@ -191,3 +192,46 @@ def test_private_account_cannot_be_engaged_in_a_foreign_private_agreement(
     body = bodies.engagement(ola["customerId"], ola_account["iban"])
     response = client.post(engagements_path(kari_agreement), json=body)
     assert response.status_code == 400
+
+
+def test_the_customer_list_shows_each_customer_as_it_is_shown_alone(
+    client: httpx.Client, corporation: dict, app: Application
+) -> None:
+    """E9 reads each kind once for every customer (views.customers); what it shows is what
+    views.customer shows of each, one by one: owned, held and engaged-in agreements with their
+    engagements in order, accounts and card accounts, whichever lists are asked."""
+    agreement, account, psu = corporation["agreement"], corporation["account"], corporation["psu"]
+    second = create(
+        client,
+        "/v1/sandbox/agreements",
+        {"name": "Andre", "owner": corporation["customer"]["customerId"]},
+    )
+    for target in (agreement, second, agreement):
+        create(
+            client,
+            engagements_path(target),
+            bodies.engagement(psu["customerId"], account["iban"], ("VIEW", "REGISTER")),
+        )
+    create(client, "/v1/sandbox/accounts", bodies.account(psu["customerNumber"]))
+    client.post("/v1/sandbox/card-accounts", json=bodies.card_account(psu["customerNumber"]))
+    store = app.store
+    for with_accounts in (True, False):
+        for with_agreements in (True, False):
+            one_by_one = [
+                views.customer(
+                    store, item, with_accounts=with_accounts, with_agreements=with_agreements
+                )
+                for item in store.all(sandbox_data.CUSTOMERS)
+            ]
+            listed = views.customers(
+                store, with_accounts=with_accounts, with_agreements=with_agreements
+            )
+            assert listed == one_by_one
+    everything = views.customers(store)
+    shown_psu = next(item for item in everything if item["customerId"] == psu["customerId"])
+    assert [item["id"] for item in shown_psu["agreements"]][-2:] == [agreement["id"], second["id"]]
+    assert shown_psu["accounts"] and shown_psu["cardAccounts"]
+    query = "?withAccounts=false&withAgreements=true"
+    assert client.get("/v1/sandbox/customers" + query).json() == views.customers(
+        store, with_accounts=False
+    )

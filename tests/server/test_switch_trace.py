@@ -72,3 +72,27 @@ def test_a_server_with_a_trace_records_each_tagged_request_and_answers_as_withou
     assert {"tag": "S-404", "faults": recorded[-1]["faults"]} == recorded[-1]
     assert "html-errors" in recorded[-1]["faults"]  # every error answer asks it
     assert recorded[0]["tag"] is None
+
+
+def test_the_tpp_message_switch_is_asked_only_for_an_answer_with_tpp_messages() -> None:
+    """The switch of ``tpp-message-code-outside-list`` is asked only where it changes the answer
+    (an error body with tppMessages): the self-check then runs the fault on the scenarios that
+    reached it, not on every scenario whose answer was an error."""
+    from reference_server.pipeline.errors import form_for
+
+    class Asked:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        def faulty(self, name: str) -> bool:
+            self.asked.append(name)
+            return True
+
+        def reads(self, name: str) -> bool:
+            return False
+
+    app = Asked()
+    assert not form_for(app, None, payment_style=False).every_own_code  # type: ignore[arg-type]
+    assert app.asked == []
+    assert form_for(app, None, payment_style=True).every_own_code  # type: ignore[arg-type]
+    assert app.asked == ["tpp-message-code-outside-list"]

@@ -18,6 +18,7 @@ from conformance.report.allure_files import (
     executor,
     finish_results,
     report_name,
+    tidy_as_written,
 )
 
 
@@ -227,3 +228,54 @@ def test_a_result_is_named_after_its_scenario(tmp_path: Path) -> None:
     assert tidied["fullName"] == "E16-x-rejected"
     assert [label["name"] for label in tidied["labels"]] == ["epic", "host"]
     assert "test_conformance" not in json.dumps(tidied)
+
+
+def test_a_result_tidied_as_written_is_the_file_tidied_at_the_end(tmp_path: Path) -> None:
+    """allure-pytest's writer made to tidy as it writes (tidy_as_written) writes what its own
+    writer and the end's tidying write: one result of each kind the tidying changes or keeps."""
+    from allure_commons.logger import AllureFileLogger
+    from allure_commons.model2 import Label, Parameter, StatusDetails, TestResult
+
+    def results() -> list[TestResult]:
+        made = []
+        for index, (status, message) in enumerate(
+            [
+                ("skipped", "Skipped: not applicable: no bulk product"),
+                ("passed", "conformance.checks.Finding: a should finding"),
+                ("failed", "AssertionError: must failure"),
+                ("passed", None),
+            ]
+        ):
+            made.append(
+                TestResult(
+                    uuid=f"u{index}",
+                    name=f"test_scenario[S{index}]",
+                    fullName="conformance.suite.test_conformance#test_scenario",
+                    status=status,
+                    statusDetails=StatusDetails(message=message) if message else None,
+                    parameters=[Parameter(name="scenario", value=f"'E9-S{index}'")],
+                    labels=[Label(name="suite", value="x"), Label(name="story", value="ÆØÅ")],
+                )
+            )
+        return made
+
+    plain, tidying = tmp_path / "plain", tmp_path / "tidying"
+    writer = AllureFileLogger(str(plain))  # type: ignore[no-untyped-call]
+    for result in results():
+        writer.report_result(result)  # type: ignore[no-untyped-call]
+    finish_results(plain, _document())
+    other = AllureFileLogger(str(tidying))  # type: ignore[no-untyped-call]
+    assert tidy_as_written(other) and not tidy_as_written(object())
+    for result in results():
+        other.report_result(result)  # type: ignore[no-untyped-call]
+    finish_results(tidying, _document(), tidy_results=False)
+
+    def read(folder: Path) -> dict[str, str]:
+        return {
+            json.loads(path.read_text("utf-8"))["uuid"]: path.read_text("utf-8")
+            for path in folder.glob("*-result.json")
+        }
+
+    assert read(plain) == read(tidying)
+    assert len(read(plain)) == 4
+    assert all('"fullName": "E9-S' in text for text in read(tidying).values())

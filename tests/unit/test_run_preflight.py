@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from conformance.bankside.preflight import base_url_candidates, certificate_warnings, preflight
+from conformance.bankside.trace import PREFLIGHT_TAG, TRACE_ENV
+from conformance.contract.trace import TRACE_HEADER
 from conformance.errors import TargetError
 from conformance.profile import TargetProfile, TlsSettings
 from conformance.signing import generate_ca, generate_qwac, generate_tpp_identity, write_identity
@@ -225,3 +227,39 @@ def test_a_base_url_that_answers_json_nested_too_deep_is_one_line(deep_target: s
     RecursionError traceback, exit 1 (a must failure); now one line (a TargetError, exit 3)."""
     with pytest.raises(TargetError, match="nested deeper than"):
         preflight(profile(deep_target))
+
+
+def test_a_recording_run_tags_the_preflights_probes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the self-check's recording run every probe carries the preflight's tag (its faults
+    then run on their scenarios, the preflight being part of every run); otherwise none."""
+    seen: list[str | None] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get(TRACE_HEADER))
+            body = b"[]"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        preflight(profile(url), 3)
+        assert seen and set(seen) == {None}
+        seen.clear()
+        monkeypatch.setenv(TRACE_ENV, str(tmp_path))
+        preflight(profile(url), 3)
+        assert len(seen) >= 4 and set(seen) == {PREFLIGHT_TAG}  # the reachability probe too
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -15,6 +15,7 @@ from types import MappingProxyType
 
 import pytest
 
+from conformance.bankside.trace import PREFLIGHT_TAG
 from conformance.commands import selfcheck as command
 from conformance.contract import load_contract
 from conformance.errors import ConformanceError
@@ -576,6 +577,37 @@ def test_a_fault_runs_on_what_it_names_and_what_reached_its_switch(tmp_path: Pat
     )
     everywhere = Fault("x", "spec 4.2", "asked by the preflight", rules=("ERR-2-*",))
     assert reach.selection(everywhere, REFS.values()) is None
+
+
+def test_a_fault_the_preflight_reached_runs_on_its_scenarios_not_everywhere(
+    tmp_path: Path,
+) -> None:
+    """The preflight's probes (tagged ``preflight``) are made by every run, a narrowed one too:
+    a fault they reached runs on what it names and the scenarios that reached it, and the tag
+    is no scenario; a switch asked by an untagged request still runs its fault everywhere."""
+    write_trace(
+        tmp_path / "trace",
+        [
+            {"tag": PREFLIGHT_TAG, "faults": ["kid", "x"]},
+            {"tag": "E12-valid-request-accepted", "faults": ["kid"]},
+            {"tag": None, "faults": ["x"]},
+        ],
+        [],
+    )
+    reach = read_reach(tmp_path / "trace")
+    assert reach.preflight == {"kid", "x"}
+    assert reach.everywhere == {"x"}
+    assert all(PREFLIGHT_TAG not in ids for ids in reach.reached.values())
+    assert reach.selection(KID, REFS.values()) == frozenset(
+        {
+            "E16-ERR-2-kid-invalid-rejected",
+            "E16-ERR-2-kid-missing-rejected",
+            "E12-valid-request-accepted",
+        }
+    )
+    assert reach.unreached(KID, REFS.values()) == frozenset(
+        {"E16-ERR-2-kid-invalid-rejected", "E16-ERR-2-kid-missing-rejected"}
+    )
 
 
 def test_a_trace_that_cannot_be_read_is_one_clear_error(tmp_path: Path) -> None:
