@@ -204,7 +204,18 @@ def process_gone(pid: int) -> bool:
         return True
     except PermissionError:  # another user's process: it is there
         return False
-    return False
+    return _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has ended and waits only for its parent to collect it (Linux's ``/proc``;
+    elsewhere never said): it serves no more, though ``os.kill(pid, 0)`` still finds it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    fields = stat.rpartition(")")[2].split()
+    return bool(fields) and fields[0] == "Z"
 
 
 def _wait_for_url(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Generator
 from types import FrameType
 from typing import Any
@@ -91,6 +92,14 @@ class Interruption:
         for watch in self.config.stash.get(WATCHES, []):
             if watch.stopped:
                 return watch.stopped
+            if watch.pid is not None and not watch.ending.is_set() and process_gone(watch.pid):
+                # ended, and its watch not yet told (a loaded machine schedules its thread
+                # late): a moment for the watch to name the exit code, then stop all the same
+                for _ in range(100):
+                    if watch.stopped:
+                        return watch.stopped
+                    time.sleep(0.01)
+                return f"the bundled reference server (process {watch.pid}) stopped during the run"
         if self._server_pid is not None and process_gone(self._server_pid):
             return (
                 f"the bundled reference server (process {self._server_pid}) stopped during the run"
