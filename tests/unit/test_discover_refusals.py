@@ -372,3 +372,38 @@ def test_a_query_finding_says_the_profile_may_be_the_cause(contract: Contract) -
     assert "the profile may be the cause" in hint("AT", {})
     assert hint("AT", {"AT": {"fromDate": "dateFrom"}}) == ""
     assert hint("E3", {}) == ""
+
+
+def test_every_probe_carries_its_operation_s_full_header_set(
+    server: str, contract: Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42 item 3: each probe sends the headers the suite sends on its operation
+    (``standard_headers``: the required ones and those the silences ledger adds), but for the
+    one header a header-set probe asks about; so a refusal for a missing header the suite
+    would send never decides a key."""
+    from conformance.bankside.request import standard_headers
+    from conformance.discover.probe import Prober
+
+    sent: list[tuple[str, Prober, Any]] = []
+    close = Prober.close
+
+    def keep(prober: Prober) -> None:
+        sent.extend((op_id, prober, exchange) for op_id, exchange in prober.seen)
+        close(prober)
+
+    monkeypatch.setattr(Prober, "close", keep)
+    profile = profile_from_options(target=server)
+    discover(profile, contract=contract)
+    assert len({op_id for op_id, _, _ in sent}) >= 20, sorted({op for op, _, _ in sent})
+    assert any(len(standard_headers(contract.operations[op], p.profile, p.psu)) >= 4
+               for op, p, _ in sent)  # fmt: skip
+    whole: set[str] = set()
+    for op_id, prober, exchange in sent:
+        given = {name.lower() for name, _ in exchange.request_headers}
+        full = standard_headers(contract.operations[op_id], prober.profile, prober.psu)
+        missing = {name for name in full if name.lower() not in given}
+        # a header-set probe leaves out the one header it asks about
+        assert len(missing) <= 1, (op_id, exchange.method, exchange.path, sorted(missing))
+        if not missing:
+            whole.add(op_id)
+    assert whole == {op_id for op_id, _, _ in sent}  # every operation probed with its full set
