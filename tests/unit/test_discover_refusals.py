@@ -97,6 +97,7 @@ def test_a_header_the_refusal_names_is_sent_and_drafted(
     out = tmp_path / "bank.toml"
     write_draft(found, out, contract)
     assert "PSU-Device-ID" in load_profile(out).required_for(contract.operations["AL"])
+    assert "PSU-Device-ID taught by: GET /v1/accounts → 400" in out.read_text("utf-8")
 
 
 def test_a_field_the_refusal_names_goes_into_the_template(server: str, contract: Contract) -> None:
