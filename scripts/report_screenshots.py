@@ -1,12 +1,16 @@
-"""The documented check of the rendered Allure report (issue 13): render a faithful run and a run
-with one deliberate fault, open them in headless Chromium, and keep three screenshots for the
-README: the front page (the report named after the target and profile, the run's facts as
+"""The documented check of the rendered reports (issue 13): render a faithful run and a run
+with one deliberate fault, open them in headless Chromium, and keep the screenshots the docs
+show: Allure's front page (the report named after the target and profile, the run's facts as
 variables, the tree by spec part), the fault run's tree opened at its failures (spec part ›
-operation › rule), and one must failure; and the reference server's SCA page, as the PSU sees it.
+operation › rule), and one must failure; ``compliance.html`` of a run with the fault (its top,
+the bars per operation, the grid of operations × scenario kinds); and the reference server's
+SCA page, as the PSU sees it.
 
-Needs Chromium (Debian: ``apt-get install chromium``) and Node.js (``npx allure@3``):
+Needs Chromium (Debian: ``apt-get install chromium``) and, for Allure, Node.js
+(``npx allure@3``):
 
-    .venv/bin/python scripts/report_screenshots.py            # writes docs/img/allure-*.png
+    .venv/bin/python scripts/report_screenshots.py            # every picture of docs/img/
+    .venv/bin/python scripts/report_screenshots.py compliance # docs/img/compliance-*.png only
 """
 
 from __future__ import annotations
@@ -28,8 +32,12 @@ OUT = ROOT / "docs" / "img"
 FAULT = "kid-error-401"
 
 
-def _conformance(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "conformance", *args], check=True, cwd=ROOT)
+def _conformance(*args: str, verdict: bool = False) -> None:
+    """Run ``conformance`` ARGS; ``verdict``: a run whose exit 1 is its NOT CONFORMANT verdict."""
+    done = subprocess.run([sys.executable, "-m", "conformance", *args], check=False, cwd=ROOT)
+    if done.returncode not in ((0, 1) if verdict else (0,)):
+        words = " ".join(args)
+        raise SystemExit(f"report_screenshots: conformance {words}: exit {done.returncode}")
 
 
 def _shoot(url: str, target: Path, height: int) -> None:
@@ -95,6 +103,32 @@ def _sca_page() -> None:
         _shoot(f"{url}{link}", OUT / "sca-page.png", 800)
 
 
+#: The sections of compliance.html shot below its top: (picture, the heading it starts at).
+_COMPLIANCE_SECTIONS = (
+    ("compliance-bars.png", "By operation (scenarios and answer times)"),
+    ("compliance-grid.png", "Operations × scenario kinds"),
+)
+
+
+def _compliance(reports: Path) -> None:
+    """compliance.html of a run with the fault: its top, and each section of
+    :data:`_COMPLIANCE_SECTIONS` (a copy of the page that starts at the section's heading: a
+    headless screenshot does not scroll to an anchor)."""
+    run = reports / "compliance"
+    _conformance("run", "--fault", FAULT, "--reports", str(run), verdict=True)
+    page = run / "compliance.html"
+    _shoot(page.as_uri(), OUT / "compliance-top.png", 1250)
+    text = page.read_text(encoding="utf-8")
+    body = text.index("<body>") + len("<body>")
+    for picture, heading in _COMPLIANCE_SECTIONS:
+        start = text.find(f"<h2>{heading}")
+        if start < 0:
+            raise SystemExit(f"report_screenshots: compliance.html has no heading {heading!r}")
+        copy = run / f"shot-{picture}.html"
+        copy.write_text(text[:body] + "\n" + text[start:], encoding="utf-8")
+        _shoot(copy.as_uri(), OUT / picture, 1000)
+
+
 #: A test result inside a one-file report: ``d("data/test-results/<id>.json","<base64>")``.
 _EMBEDDED = re.compile(r'd\("data/test-results/[^"]+\.json","([^"]*)"\)')
 
@@ -105,11 +139,21 @@ def _test_results(index: Path) -> list[dict[str, object]]:
     return [json.loads(base64.b64decode(match)) for match in _EMBEDDED.findall(page)]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Every picture, or those of the parts named (``sca``, ``compliance``, ``allure``)."""
+    parts = set(sys.argv[1:] if argv is None else argv) or {"sca", "compliance", "allure"}
+    unknown = parts - {"sca", "compliance", "allure"}
+    if unknown:
+        raise SystemExit(f"report_screenshots: unknown part(s) {sorted(unknown)}")
     OUT.mkdir(parents=True, exist_ok=True)
-    _sca_page()
+    if "sca" in parts:
+        _sca_page()
     with tempfile.TemporaryDirectory() as work:
         reports = Path(work)
+        if "compliance" in parts:
+            _compliance(reports)
+        if "allure" not in parts:
+            return 0
         faithful = reports / "faithful"
         _conformance("run", "--reports", str(faithful))
         _conformance("report", "--reports", str(faithful))

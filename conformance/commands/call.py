@@ -38,7 +38,8 @@ default header (X-Request-ID, Accept, Content-Type), -H 'Name;' sends an empty v
 whenever the exchange happened, whatever the HTTP status; with --scenario ID the answer is judged
 as the run judged it, and "still breaks" exits 1, "now holds" 0. A replay line a report printed
 with masked values (PSU-ID: ***6d93) is sent with the run's values put back by --values FILE
-(reports/replay-values.jsonl, kept on the machine of the run); a masked value left is an error."""
+(reports/replay-values.jsonl, kept on the machine of the run, or of conformance proxy or judge);
+a masked value left is an error."""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -112,7 +113,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="put back the values the reports masked (***6d93) from the run's FILE "
         "(reports/replay-values.jsonl: owner-only, never in a copy of the reports), for the "
-        "scenario --scenario names",
+        "scenario --scenario names (or the traffic report's entry --entry names)",
+    )
+    parser.add_argument(
+        "--entry",
+        metavar="ID",
+        help="with --values: the entry of a traffic report (conformance proxy or judge: "
+        "X00013-E16) whose masked values to put back; its reproduce line names both",
     )
 
 
@@ -339,13 +346,14 @@ def _with_values(
 ) -> tuple[str, list[tuple[str, str | None]], bytes | None]:
     """The request with the run's values put back (``--values``); a masked value left in the
     path or a header is an error that says what is needed."""
+    key = args.scenario or getattr(args, "entry", None)
     if args.values is not None:
-        if args.scenario is None:
+        if key is None:
             raise ConformanceError(
-                "--values needs --scenario ID: the scenario whose values to put back (a "
-                "failure's reproduce line names both)"
+                "--values needs --scenario ID: the scenario whose values to put back (or "
+                "--entry ID, a traffic report's entry; a failure's reproduce line names both)"
             )
-        values = load_values(Path(args.values), args.scenario)
+        values = load_values(Path(args.values), key)
         path, headers, body = unmasked(values, path, headers, body)
     left = masked_parts(path, headers)
     if left:
@@ -353,7 +361,8 @@ def _with_values(
             f"{', '.join(left)} still hold(s) a value the reports masked (***): sent as it is, "
             "the bank would judge another request. A run of the suite keeps the real values "
             "in its reports/replay-values.jsonl, on the machine it ran on (give --values FILE "
-            "--scenario ID, as a failure's reproduce line does); else give them with -H"
+            "--scenario ID, or --entry ID for traffic, as a reproduce line does); else give "
+            "them with -H"
         )
     return path, headers, body
 

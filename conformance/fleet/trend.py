@@ -6,18 +6,22 @@ is a grey cross on the axis, never a zero that would read as "all passed"."""
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Series", "bank_trend_svg", "line_chart", "platform_trend_svg"]
+__all__ = ["Series", "bank_trend_svg", "label_span", "line_chart", "platform_trend_svg"]
 
 _RED, _AMBER, _GREY, _BLUE = "#d93025", "#f5a623", "#9e9e9e", "#1a73e8"
 _MARGIN_LEFT, _MARGIN_RIGHT, _MARGIN_TOP, _MARGIN_BOTTOM = 34, 12, 12, 30
 #: How far the first and last points stand in from the axes, so that a no-verdict cross on the
 #: first round does not overlap the axis's "0".
 _INSET = 10
+#: A round label's font size, the width of one of its characters (a generous estimate for a
+#: sans-serif font at that size) and the least room between two labels, in pixels.
+_LABEL_FONT, _LABEL_CHAR, _LABEL_GAP = 9, 6.0, 6.0
 
 
 @dataclass(frozen=True)
@@ -70,10 +74,11 @@ def line_chart(
             f'<text x="{_MARGIN_LEFT - 4}" y="{y(tick) + 4:.1f}" font-size="10" '
             f'text-anchor="end" fill="#555">{tick}</text>'
         )
-    for index, label in enumerate(labels):
+    for index in _labelled(labels, x):
         parts.append(
-            f'<text x="{x(index):.1f}" y="{height - _MARGIN_BOTTOM + 14}" font-size="9" '
-            f'text-anchor="{_anchor(index, count)}" fill="#555">{html.escape(label)}</text>'
+            f'<text x="{x(index):.1f}" y="{height - _MARGIN_BOTTOM + 14}" '
+            f'font-size="{_LABEL_FONT}" text-anchor="{_anchor(index, count)}" fill="#555">'
+            f"{html.escape(labels[index])}</text>"
         )
     for line in series:
         parts += _polyline(line, labels, x, y)
@@ -93,6 +98,40 @@ def _anchor(index: int, count: int) -> str:
     if count > 1 and index == count - 1:
         return "end"
     return "middle"
+
+
+def label_span(label: str, at: float, anchor: str) -> tuple[float, float]:
+    """Where a round's label reaches, left and right, hung from ``at`` by ``anchor`` (estimated
+    from its length: the chart is drawn without a font at hand)."""
+    width = _LABEL_CHAR * len(label)
+    left = {"start": at, "end": at - width}.get(anchor, at - width / 2)
+    return left, left + width
+
+
+def _labelled(labels: Sequence[str], x: Any) -> list[int]:
+    """The rounds whose labels are drawn: every one where they all fit side by side, else every
+    k-th (the fewest left out) and the last, so that no two overlap; a point left unlabelled
+    keeps its label in its tooltip."""
+    count = len(labels)
+
+    def spans(chosen: list[int]) -> list[tuple[float, float]]:
+        return [label_span(labels[i], x(i), _anchor(i, count)) for i in chosen]
+
+    def clear(chosen: list[int]) -> bool:
+        reach = spans(chosen)
+        return all(
+            right + _LABEL_GAP <= left for (_, right), (left, _) in itertools.pairwise(reach)
+        )
+
+    for step in range(1, count + 1):
+        chosen = list(range(0, count, step))
+        if chosen[-1] != count - 1:
+            chosen.append(count - 1)
+            if not clear(chosen[-2:]):
+                del chosen[-2 if len(chosen) > 2 else -1]
+        if clear(chosen):
+            return chosen
+    return [0] if count else []
 
 
 def _polyline(line: Series, labels: Sequence[str], x: Any, y: Any) -> list[str]:

@@ -18,8 +18,10 @@ CONFORMANT; the findings of one side that share a rule and a place are one cause
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ from conformance.report.compliance_page import side_causes, traffic_verdict_line
 from conformance.report.junit import ShouldCase, add_should_suite
 from conformance.report.masking import scrub
 from conformance.report.release import suite_commit
+from conformance.report.replays import VALUES_FILE, record_values
 from conformance.report.verdicts import (
     FAILED,
     FAILED_SHOULD,
@@ -104,13 +107,23 @@ def _title(judged: JudgedExchange) -> str:
     return scrub(f"{exchange.method} {exchange.path} → {exchange.status}")
 
 
-def _reproduce(judged: JudgedExchange) -> str:
+def _reproduce(judged: JudgedExchange, reports: Path | None = None) -> str:
+    """The exchange's ``conformance call`` line, masked; where masking hid a value and
+    ``reports`` is given, the real ones go into its owner-only values file (as a run's do,
+    ``report.replays``) and the line names it with the entry: ``--values FILE --entry ID``."""
     if judged.cut and "request body" in judged.cut:
         return "(not given: the request body was cut, so a replay would not send what was sent)"
     try:
-        return scrub(judged.exchange.reproduce_command())
+        raw = judged.exchange.reproduce_command()
     except ValueError:
-        return scrub(judged.exchange.reproduce_command(data_file="body.bin"))
+        raw = judged.exchange.reproduce_command(data_file="body.bin")
+    shown = scrub(raw)
+    if reports is None or not record_values(reports, entry_id(judged), raw, shown):
+        return shown
+    values = reports / VALUES_FILE
+    with contextlib.suppress(ValueError):  # relative to the working directory below it
+        values = values.resolve().relative_to(Path.cwd())
+    return f"{shown} --values {shlex.quote(str(values))} --entry {entry_id(judged)}"
 
 
 def traffic_cause(finding: Finding) -> str:
@@ -120,7 +133,11 @@ def traffic_cause(finding: Finding) -> str:
     return cause_id(problem, "")
 
 
-def verdict_of(judged: JudgedExchange, contract: Contract, text: str = "") -> ScenarioVerdict:
+def verdict_of(
+    judged: JudgedExchange, contract: Contract, text: str = "", reproduce: str | None = None
+) -> ScenarioVerdict:
+    """The report entry of one judged exchange; ``reproduce``: its replay line, as
+    :func:`write_reports` made it once (else made here, without a values file)."""
     main = _main(judged)
     operation = contract.operations.get(judged.operation or "")
     spec = main.spec if main is not None else (operation.spec if operation else "spec 4.1")
@@ -149,7 +166,14 @@ def verdict_of(judged: JudgedExchange, contract: Contract, text: str = "") -> Sc
     verdict = FAILED if judged.must else FAILED_SHOULD
     reason = scrub(f"{main.side} {main.level}: {main.title}")
     return ScenarioVerdict(
-        facts, verdict, reason, elapsed(judged), findings, 0, _reproduce(judged), text=text
+        facts,
+        verdict,
+        reason,
+        elapsed(judged),
+        findings,
+        0,
+        _reproduce(judged) if reproduce is None else reproduce,
+        text=text,
     )
 
 
@@ -246,11 +270,15 @@ def write_reports(
     directory: Path, judged: Sequence[JudgedExchange], run: TrafficRun, contract: Contract
 ) -> dict[str, Any]:
     """Write every report into ``directory``; returns the compliance document."""
-    # Rendered and masked once per exchange, for the causes, JUnit and Allure alike.
-    evidence = [_evidence(item) for item in judged]
+    # the previous reports' hidden values go: these reports' replays name their own
+    (directory / VALUES_FILE).unlink(missing_ok=True)
+    # Rendered and masked once per exchange, for the causes, JUnit and Allure alike; the
+    # replay of an exchange with findings keeps what masking hid in the values file.
+    replays = [_reproduce(item, directory) if item.findings else "" for item in judged]
+    evidence = [_evidence(item, replay) for item, replay in zip(judged, replays, strict=True)]
     verdicts = [
-        verdict_of(item, contract, text if item.findings else "")
-        for item, text in zip(judged, evidence, strict=True)
+        verdict_of(item, contract, text if item.findings else "", replay)
+        for item, text, replay in zip(judged, evidence, replays, strict=True)
     ]
     info = RunInfo(
         started=run.started,
@@ -316,7 +344,7 @@ def _write_junit(
     add_should_suite(path, should)
 
 
-def _evidence(judged: JudgedExchange) -> str:
+def _evidence(judged: JudgedExchange, replay: str) -> str:
     """The findings, then the exchange and its replay command: one text, masked."""
     lines = [
         f"[{f.side} {f.level}] {f.rule} at {f.place or '-'}: {f.title} ({_finding_spec(f)})"
@@ -326,7 +354,7 @@ def _evidence(judged: JudgedExchange) -> str:
     lines += ["", "Exchange:", judged.exchange.render()]
     if judged.cut:
         lines += ["", f"(cut: {judged.cut})"]
-    lines += ["", "Reproduce with:", _reproduce(judged)]
+    lines += ["", "Reproduce with:", replay or _reproduce(judged)]
     return scrub("\n".join(lines))
 
 

@@ -4,7 +4,9 @@ server, which refused each; the reference server's own exchange log judges the s
 
 from __future__ import annotations
 
+import argparse
 import json
+import shlex
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -15,7 +17,9 @@ import httpx
 import pytest
 
 from conformance.cli import main
+from conformance.commands.call import _with_values, add_arguments, parse_header
 from conformance.report.release import suite_commit
+from conformance.report.replays import VALUES_FILE
 from conformance.signing import SignatureAuth, default_identity
 from conformance.signing.canonical import SPEC5_SIGNED_HEADERS
 from reference_server.app import Application
@@ -303,7 +307,25 @@ def test_secrets_are_masked_by_value_in_every_report_and_line(
     """security-5.md M1 (a Consent-ID first seen in a path, a PSU-ID in a query: once leaked in
     junit.xml, Allure and the terminal), M2 (a bearer token the bank echoes in its error text:
     once in every report) and L15 (a token with a quote: its tail once kept)."""
-    consent, psu, token = "CONSENTSECRET9f3a7b21", "PSUSECRET77123", 'SECRETBEARER"TOKENTAIL'
+    consent, psu, token = CONSENT, PSU, TOKEN
+    reports = _judge_secrets(tmp_path)
+    out = capsys.readouterr().out
+    texts = {"terminal": out} | {
+        str(path.relative_to(reports)): path.read_text(encoding="utf-8", errors="replace")
+        for path in reports.rglob("*")
+        if path.is_file() and path.name != VALUES_FILE  # the real values: its own test below
+    }
+    for secret in (consent, psu, token.split('"')[0], "TOKENTAIL"):
+        leaked = sorted(name for name, text in texts.items() if secret in text)
+        assert leaked == [], f"{secret} in {leaked}"
+
+
+CONSENT, PSU, TOKEN = "CONSENTSECRET9f3a7b21", "PSUSECRET77123", 'SECRETBEARER"TOKENTAIL'
+
+
+def _judge_secrets(tmp_path: Path) -> Path:
+    """The judged reports of a HAR whose requests carry a Consent-ID, a PSU-ID and a token."""
+    consent, psu, token = CONSENT, PSU, TOKEN
     entries = [
         _secret_entry(f"/v1/consents/{consent}/status", [], 200, {"consentStatus": "valid"},
                       "2026-11-29T03:53:03Z"),
@@ -318,15 +340,35 @@ def test_secrets_are_masked_by_value_in_every_report_and_line(
     har.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}), encoding="utf-8")
     reports = tmp_path / "reports"
     main(["judge", str(har), "--reports", str(reports)])
-    out = capsys.readouterr().out
-    texts = {"terminal": out} | {
-        str(path.relative_to(reports)): path.read_text(encoding="utf-8", errors="replace")
-        for path in reports.rglob("*")
-        if path.is_file()
-    }
-    for secret in (consent, psu, token.split('"')[0], "TOKENTAIL"):
-        leaked = sorted(name for name, text in texts.items() if secret in text)
-        assert leaked == [], f"{secret} in {leaked}"
+    return reports
+
+
+def test_a_masked_replay_names_the_values_file_that_call_puts_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 44 item 1 for traffic: the replay line of an exchange whose secrets the reports
+    mask names the judge's owner-only values file and the entry (``--values FILE --entry ID``),
+    and ``call`` given that line sends the real Consent-ID and PSU-ID, not ``***``."""
+    reports = _judge_secrets(tmp_path)
+    capsys.readouterr()
+    values = reports / VALUES_FILE
+    assert values.stat().st_mode & 0o777 == 0o600
+    document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
+    entry = next(item for item in document["scenarios"] if item["id"].startswith("X00002"))
+    line = entry["reproduce"]
+    assert f"--values {values} --entry {entry['id']}" in line and CONSENT not in line
+    words = shlex.split(line)
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(words[words.index("call") + 1 :])
+    given = [parse_header(header) for header in args.headers]
+    assert dict(given)["Consent-ID"] != CONSENT  # masked as printed
+    _, sent, _ = _with_values(args, args.path, given, None)
+    assert dict(sent)["Consent-ID"] == CONSENT and dict(sent)["PSU-ID"] == PSU
+    main(["judge", str(tmp_path / "secrets.har"), "--reports", str(reports)])
+    assert len(values.read_text(encoding="utf-8").splitlines()) == len(
+        [item for item in document["scenarios"] if "--entry" in item.get("reproduce", "")]
+    )  # the values of the latest reports only
 
 
 def test_a_capture_with_nothing_to_judge_is_not_judged(

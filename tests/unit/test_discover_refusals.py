@@ -97,6 +97,7 @@ def test_a_header_the_refusal_names_is_sent_and_drafted(
     out = tmp_path / "bank.toml"
     write_draft(found, out, contract)
     assert "PSU-Device-ID" in load_profile(out).required_for(contract.operations["AL"])
+    assert "PSU-Device-ID taught by: GET /v1/accounts → 400" in out.read_text("utf-8")
 
 
 def test_a_field_the_refusal_names_goes_into_the_template(server: str, contract: Contract) -> None:
@@ -157,7 +158,9 @@ def test_a_field_the_refusal_names_as_unknown_is_removed_by_the_template(
     assert "iban" not in made and "bban" in made
 
 
-def test_an_operation_answering_405_is_not_offered(server: str, contract: Contract) -> None:
+def test_an_operation_answering_405_is_not_offered(
+    server: str, contract: Contract, tmp_path: Path
+) -> None:
     """The agreement creation's route takes GET only (405 to POST and to the odd method, Allow:
     GET): not offered. The card account creation answers 405 to its own method, but its route
     answers the odd method as one that takes POST: undecided, with both exchanges."""
@@ -178,6 +181,12 @@ def test_an_operation_answering_405_is_not_offered(server: str, contract: Contra
     disagree = [line for line in decision.evidence if line.startswith("SCA undecided")]
     assert disagree and "PATCH /v1/sandbox/card-accounts → 405" in disagree[0]
     assert "POST /v1/sandbox/card-accounts → 405" in disagree[0]
+    out = tmp_path / "bank.toml"
+    write_draft(found, out, contract)  # the draft names both answers of the undecided one
+    undecided = [line for line in out.read_text("utf-8").splitlines() if "SCA undecided" in line]
+    assert undecided and "PATCH /v1/sandbox/card-accounts → 405" in undecided[0]
+    assert "POST /v1/sandbox/card-accounts → 405" in undecided[0]
+    assert "SAG" in load_profile(out).unsupported_operations
 
 
 def test_check_on_a_refused_certificate_is_not_checked(
@@ -203,6 +212,64 @@ def test_check_on_a_refused_certificate_is_not_checked(
     assert code == 3 and "answers as" not in captured.out
     assert captured.err.count("\n") == 1 and "CERTIFICATE_INVALID" in captured.err
     assert "not checked" in captured.err
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "said"),
+    [("HTTP_HEADER_REQUIRED", 401, "X-Gateway-Key"), ("SIGNATURE_INVALID", 403, "SIGNATURE")],
+    ids=["gateway-header", "signature"],
+)
+def test_check_on_refused_probes_is_not_checked(
+    server: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    code: str,
+    status: int,
+    said: str,
+) -> None:
+    """Issue 42 item 6: a gateway header no profile key names, or the signature, refused on
+    every probe: "not checked" in one line, exit 3."""
+    profile = tmp_path / "bank.toml"
+    profile.write_text(f'base_url = "{server}"\n', encoding="utf-8")
+    refused = _refusal("Missing required header(s): X-Gateway-Key", code, status)
+    transport = _behind(lambda request: refused)
+    from conformance.discover import session
+
+    probe = session.discover
+    monkeypatch.setattr(
+        session, "discover", lambda given, **kw: probe(given, transport=transport, **kw)
+    )
+    assert main(["discover", "--check", str(profile)]) == 3
+    captured = capsys.readouterr()
+    assert "answers as" not in captured.out and captured.err.count("\n") == 1
+    assert "not checked" in captured.err and said in captured.err
+
+
+def test_check_on_an_unreachable_bank_is_not_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "bank.toml"
+    profile.write_text('base_url = "http://127.0.0.1:9"\n', encoding="utf-8")
+    assert main(["discover", "--check", str(profile)]) == 3
+    captured = capsys.readouterr()
+    assert "answers as" not in captured.out
+    assert "not checked" in captured.err and "refused the connection" in captured.err
+
+
+def test_the_terminal_shows_toml(
+    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42 item 5: each decided key is printed as the file has it (TOML: ``true``, lists
+    in brackets), never as a Python value (``True``, tuples)."""
+    out = tmp_path / "bank.toml"
+    assert main(["discover", "--target", server, "--out", str(out)]) == 0
+    decided = [line for line in capsys.readouterr().out.splitlines() if line.startswith("decided")]
+    assert decided
+    for line in decided:
+        _, _, value = line.removeprefix("decided").strip().rpartition("] ")[2].partition(" = ")
+        assert tomllib.loads(f"v = {value}")["v"] is not None, line
+    assert "sandbox = true" in "\n".join(decided)
 
 
 def test_out_keeps_an_existing_file_unless_forced(
@@ -306,3 +373,38 @@ def test_a_query_finding_says_the_profile_may_be_the_cause(contract: Contract) -
     assert "the profile may be the cause" in hint("AT", {})
     assert hint("AT", {"AT": {"fromDate": "dateFrom"}}) == ""
     assert hint("E3", {}) == ""
+
+
+def test_every_probe_carries_its_operation_s_full_header_set(
+    server: str, contract: Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42 item 3: each probe sends the headers the suite sends on its operation
+    (``standard_headers``: the required ones and those the silences ledger adds), but for the
+    one header a header-set probe asks about; so a refusal for a missing header the suite
+    would send never decides a key."""
+    from conformance.bankside.request import standard_headers
+    from conformance.discover.probe import Prober
+
+    sent: list[tuple[str, Prober, Any]] = []
+    close = Prober.close
+
+    def keep(prober: Prober) -> None:
+        sent.extend((op_id, prober, exchange) for op_id, exchange in prober.seen)
+        close(prober)
+
+    monkeypatch.setattr(Prober, "close", keep)
+    profile = profile_from_options(target=server)
+    discover(profile, contract=contract)
+    assert len({op_id for op_id, _, _ in sent}) >= 20, sorted({op for op, _, _ in sent})
+    assert any(len(standard_headers(contract.operations[op], p.profile, p.psu)) >= 4
+               for op, p, _ in sent)  # fmt: skip
+    whole: set[str] = set()
+    for op_id, prober, exchange in sent:
+        given = {name.lower() for name, _ in exchange.request_headers}
+        full = standard_headers(contract.operations[op_id], prober.profile, prober.psu)
+        missing = {name for name in full if name.lower() not in given}
+        # a header-set probe leaves out the one header it asks about
+        assert len(missing) <= 1, (op_id, exchange.method, exchange.path, sorted(missing))
+        if not missing:
+            whole.add(op_id)
+    assert whole == {op_id for op_id, _, _ in sent}  # every operation probed with its full set

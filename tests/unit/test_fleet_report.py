@@ -5,6 +5,7 @@ with why. Built of small hand-made compliance.json documents (no suite run)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -18,7 +19,13 @@ from conformance.fleet.collect import collect_runs
 from conformance.fleet.merge import build_fleet, platform_threshold
 from conformance.fleet.outcome import JUDGED, NOT_RUN, TIMED_OUT, BankOutcome, read_outcome
 from conformance.fleet.render import render_fleet_html, render_fleet_markdown
-from conformance.fleet.trend import bank_trend_svg, line_chart, platform_trend_svg
+from conformance.fleet.trend import (
+    Series,
+    bank_trend_svg,
+    label_span,
+    line_chart,
+    platform_trend_svg,
+)
 
 SHARED = "cause-shared"
 OWN = "cause-own"
@@ -201,6 +208,30 @@ def test_a_cross_on_the_first_round_keeps_clear_of_the_axis_labels(two_rounds: P
     zero = next(text for text in svg.iter(f"{ns}text") if text.text == "0")
     cross = [float(line.get("x1", 0)) for g in svg.iter(f"{ns}g") for line in g.iter(f"{ns}line")]
     assert min(cross) > float(zero.get("x", 0)) + 4
+
+
+@pytest.mark.parametrize("width", [360, 560])
+@pytest.mark.parametrize(
+    "name", ["r{}", "11-{:02d} 02:00", "nightly-2026-11-{:02d}"], ids=["short", "time", "long"]
+)
+def test_no_two_round_labels_overlap_however_many_rounds(width: int, name: str) -> None:
+    """Issue 44 ("no overlapping marks"): a fleet's history of many rounds draws only the
+    labels that fit side by side (the first and the last always), each inside the picture."""
+    ns = "{http://www.w3.org/2000/svg}"
+    for count in range(1, 41):
+        labels = [name.format(index + 1) for index in range(count)]
+        series = [Series("must causes", "#d93025", tuple(range(count)))]
+        svg = ElementTree.fromstring(line_chart(series, labels, title="t", width=width))
+        drawn = [text for text in svg.iter(f"{ns}text") if text.get("font-size") == "9"]
+        reach = [
+            label_span(text.text or "", float(text.get("x", 0)), text.get("text-anchor", ""))
+            for text in drawn
+        ]
+        assert drawn[0].text == labels[0] and drawn[-1].text == labels[-1], count
+        assert all(right < left for (_, right), (left, _) in itertools.pairwise(reach)), count
+        assert reach[0][0] >= 0 and reach[-1][1] <= width, count
+        if count <= 3 and len(labels[-1]) <= 11:
+            assert len(drawn) == count  # a short history of short names keeps every label
 
 
 def test_an_interrupted_run_is_a_partial_verdict(tmp_path: Path) -> None:

@@ -110,3 +110,68 @@ def test_a_scenario_run_again_is_named_in_full() -> None:
         ".venv/bin/conformance run --fault delete-pdng-allowed -- -k "
         "PC-ERR-6-pending-payment-not-deletable-rejected"
     )
+
+
+class _Config:
+    """What :func:`scenario_replay` asks of pytest's config: the reports folder."""
+
+    def __init__(self, reports: Path) -> None:
+        self.reports = reports
+
+    def getoption(self, name: str, default: object = None) -> object:
+        return str(self.reports) if name == "reports" else default
+
+
+class _Made:
+    """An earlier exchange of the scenario that made a payment (a 201 to a POST)."""
+
+    method, status, response_body = "POST", 201, b'{"paymentId": "pay-7f3a9b2c41"}'
+
+    def response_header(self, name: str) -> str | None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("kind", "op", "bundled", "cleanup", "line", "rerun"),
+    [
+        ("constraint", "CS", True, False, RAW, True),  # the bundled server's replay: empty
+        ("flow", "CS", False, False, RAW, True),  # judged over several requests
+        ("constraint", "CS", False, False, RAW, False),
+        ("constraint", "CS", False, True, RAW, True),  # a path id --cleanup took away
+        ("header", "AL", False, True, "conformance call GET /v1/accounts", False),
+        ("header", "AL", False, True, "conformance call GET /v1/accounts -H 'Consent-ID: c'", True),
+        ("header", "AL", False, True, "conformance call GET /v1/accounts/pay-7f3a9b2c41", True),
+    ],
+    ids=["bundled", "flow", "bank", "cleaned-path-id", "cleaned-nothing", "consent", "made"],
+)
+def test_a_replay_whose_resource_is_gone_runs_the_scenario_again(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    op: str,
+    bundled: bool,
+    cleanup: bool,
+    line: str,
+    rerun: bool,
+) -> None:
+    """Issue 44 item 1: a resource the run made and cleaned up (``--cleanup``), or one the
+    bundled server's fresh replay does not hold, is made again by running the scenario again
+    (``RERUN``: ``conformance run … -- -k ID``); else the replay is the call line."""
+    from conformance.plugin import replay
+    from conformance.report.replays import RERUN
+    from conformance.report.verdicts import ScenarioFacts
+
+    monkeypatch.setattr(replay, "uses_bundled_server", lambda config: bundled)
+    monkeypatch.setattr(replay, "cleanup_requested", lambda config: cleanup)
+    facts = ScenarioFacts("PS-x-rejected", op, "r", "spec 4.3", "must", kind, "t")
+    failure = AssertionError("no")
+    failure.replay = line  # type: ignore[attr-defined]
+    got = replay.scenario_replay(
+        _Config(tmp_path),  # type: ignore[arg-type]
+        facts,
+        failure,
+        [_Made(), _Made()],  # type: ignore[list-item]
+    )
+    assert (got == RERUN) is rerun, got
+    if not rerun:
+        assert "conformance call " in got and got.endswith("--scenario PS-x-rejected")
