@@ -206,6 +206,7 @@ def _interrupted(reports: Path, process: subprocess.Popen[str], output: list[str
         verdict.startswith("INTERRUPTED: ") and " of 2498 scenarios judged; no verdict (" in verdict
     )
     assert "CONFORMANT" not in verdict
+    assert (reports / "compliance.json").is_file(), text[-4000:]
     document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
     run = document["run"]
     assert run["complete"] is False and run["selection"] == {}
