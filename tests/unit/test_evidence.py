@@ -473,31 +473,24 @@ def test_a_tls_server_certificate_cannot_seal(record: Path, certificates: Path) 
 
 
 def test_a_certificate_that_may_not_sign_cannot_seal(record: Path, certificates: Path) -> None:
-    """security-5.md M10 (attempt 46): a certificate of the trusted CA whose keyUsage is
-    keyEncipherment only (neither digitalSignature nor nonRepudiation) sealed a record that
-    verified."""
+    """security-5.md M10 (attempt 46): the trusted CA's seal certificate issued again with
+    keyUsage keyEncipherment only (neither digitalSignature nor nonRepudiation), everything else
+    the same, sealed a record that verified."""
     bank = certificates / "bank"
     ca = load_ca(bank / "ca.pem", bank / "ca.key")
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    now = datetime.now(UTC)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Encipher Only")])
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(ca.certificate.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - timedelta(days=1))
-        .not_valid_after(now + timedelta(days=30))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(False, False, True, False, False, False, False, False, False),
-            critical=True,
-        )
-        .sign(ca.private_key, hashes.SHA256())
-    )
-    manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
-    _seal_manifest(record, manifest, SealKey(RSAKey.import_key(key), "RS256", (certificate,)))
+    tpp = x509.load_pem_x509_certificate((bank / "tpp.pem").read_bytes())
+    encipher_only = x509.KeyUsage(False, False, True, False, False, False, False, False, False)
+    builder = x509.CertificateBuilder(
+        issuer_name=tpp.issuer, subject_name=tpp.subject, public_key=tpp.public_key(),
+        serial_number=x509.random_serial_number(), not_valid_before=tpp.not_valid_before_utc,
+        not_valid_after=tpp.not_valid_after_utc,
+    )  # fmt: skip
+    for extension in tpp.extensions:
+        value = encipher_only if isinstance(extension.value, x509.KeyUsage) else extension.value
+        builder = builder.add_extension(value, extension.critical)
+    certificate = builder.sign(ca.private_key, hashes.SHA256())
+    key = SealKey(_bank_key(certificates).key, "RS256", (certificate,))
+    _seal_manifest(record, json.loads((record / MANIFEST).read_text(encoding="utf-8")), key)
     result = _verify(record, certificates)
     assert len(result.problems) == 1 and "may not sign" in result.problems[0], result.problems
 
