@@ -395,6 +395,28 @@ def test_an_exchange_the_judge_fails_on_is_counted_and_said(
     assert "NOT JUDGED: the judge failed on 2 exchange(s)" in capsys.readouterr().out
 
 
+def test_a_session_that_judged_nothing_is_not_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """security-5.md L13, the proxy: a session stopped before any exchange of the interface
+    (here one outside it) ended NOT JUDGED with exit 0, so a CI gate on it passed; now exit 3."""
+    from conformance.traffic.options import finish, judge_for
+    from conformance.traffic.session import TrafficSession
+
+    session = TrafficSession(judge_for(None, []), quiet=True)
+    outside = Exchange(
+        method="GET", url="http://bank.example/health", request_headers=(), request_body=b"",
+        signing_string=None, status=200, response_headers=(), response_body=b"{}",
+        elapsed=0.0, base_url="http://bank.example",
+    )  # fmt: skip
+    worker = JudgeWorker(session.take, lambda _verdict: None)
+    worker.put(outside, datetime.now())
+    worker.close()
+    code = finish(session, tmp_path / "reports", source="test", target="x", profile=None)
+    assert code == 3
+    assert "NOT JUDGED: no exchange of the interface was judged" in capsys.readouterr().out
+
+
 def test_a_garbage_answer_is_a_502_whose_text_is_escaped() -> None:
     """security-5.md L20: the raw bytes of a garbage upstream answer were printed to the
     terminal (control characters too) and put in the 502 body."""

@@ -366,18 +366,24 @@ def test_a_sealed_at_in_the_future_is_refused(record: Path, certificates: Path) 
     ("edit", "said"),
     [
         (lambda manifest: manifest.update(sealed_at="yesterday"), "not a date"),
-        (lambda manifest: manifest.pop("sealed_at"), "not a date"),
+        (lambda manifest: {k: v for k, v in manifest.items() if k != "sealed_at"}, "not a date"),
         (lambda manifest: manifest.update(files=[]), "not a manifest"),
+        (lambda manifest: [manifest], "not a manifest"),
+        (lambda manifest: b"{not json", "not JSON"),
     ],
+    ids=["sealed-at-not-a-date", "sealed-at-missing", "files-a-list", "a-list", "not-json"],
 )
 def test_a_sealed_malformed_manifest_is_one_line(
     record: Path, certificates: Path, edit: Any, said: str
 ) -> None:
-    """security-5.md L2: a manifest sealed with a legitimate key but malformed is one problem,
-    not a traceback."""
+    """security-5.md L2 (attempts 53-57): a manifest sealed with a legitimate key but malformed
+    is one problem, not a traceback."""
     manifest = json.loads((record / MANIFEST).read_text(encoding="utf-8"))
-    edit(manifest)
-    data = (json.dumps(manifest) + "\n").encode()
+    edited = edit(manifest)
+    if isinstance(edited, bytes):
+        data = edited
+    else:
+        data = (json.dumps(manifest if edited is None else edited) + "\n").encode()
     (record / MANIFEST).write_bytes(data)
     bank = certificates / "bank"
     (record / SEAL).write_text(seal(data, load_seal_key(bank / "tpp.pem", bank / "tpp.key")))
@@ -464,6 +470,49 @@ def test_a_tls_server_certificate_cannot_seal(record: Path, certificates: Path) 
     assert len(result.problems) == 1 and "is a TLS certificate" in result.problems[0], (
         result.problems
     )
+
+
+def test_a_certificate_that_may_not_sign_cannot_seal(record: Path, certificates: Path) -> None:
+    """security-5.md M10 (attempt 46): the trusted CA's seal certificate issued again with
+    keyUsage keyEncipherment only (neither digitalSignature nor nonRepudiation), everything else
+    the same, sealed a record that verified."""
+    bank = certificates / "bank"
+    ca = load_ca(bank / "ca.pem", bank / "ca.key")
+    tpp = x509.load_pem_x509_certificate((bank / "tpp.pem").read_bytes())
+    encipher_only = x509.KeyUsage(False, False, True, False, False, False, False, False, False)
+    builder = x509.CertificateBuilder(
+        issuer_name=tpp.issuer, subject_name=tpp.subject, public_key=tpp.public_key(),
+        serial_number=x509.random_serial_number(), not_valid_before=tpp.not_valid_before_utc,
+        not_valid_after=tpp.not_valid_after_utc,
+    )  # fmt: skip
+    for extension in tpp.extensions:
+        value = encipher_only if isinstance(extension.value, x509.KeyUsage) else extension.value
+        builder = builder.add_extension(value, extension.critical)
+    certificate = builder.sign(ca.private_key, hashes.SHA256())
+    key = SealKey(_bank_key(certificates).key, "RS256", (certificate,))
+    _seal_manifest(record, json.loads((record / MANIFEST).read_text(encoding="utf-8")), key)
+    result = _verify(record, certificates)
+    assert len(result.problems) == 1 and "may not sign" in result.problems[0], result.problems
+
+
+def test_a_huge_file_is_hashed_as_a_stream(record: Path, certificates: Path) -> None:
+    """security-5.md L3 (attempt 74): a sealed exchange replaced by a 1 GiB file cost 1.1 GB of
+    memory, the file read whole to hash it; now it is hashed in chunks."""
+    import tracemalloc
+
+    exchange = next(iter(sorted((record / "exchanges").glob("*.json"))))
+    exchange.unlink()
+    with exchange.open("wb") as stream:
+        stream.truncate(64 * 1024 * 1024)  # sparse: no disk, 64 MiB to read
+    tracemalloc.start()
+    try:
+        result = _verify(record, certificates)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    name = f"exchanges/{exchange.name}"
+    assert result.problems == [f"{name}: edited since it was sealed (its digest differs)"]
+    assert peak < 16 * 1024 * 1024, f"{peak} bytes at the peak"
 
 
 def test_a_revoked_seal_certificate_is_refused_with_the_cas_list(
