@@ -9,10 +9,11 @@ built once when the contract is first asked (``Contract.requirements``) from wha
   (``HDR-format``, one per header), a body or query constraint broken (``SCH-request``), a
   payments path naming an unknown product (``SCH-product``), a broken body (``ROB-<case>`` of
   ``facts.BODY_CASES``), a misrouted request (``ROB-unknown-path``, ``ROB-wrong-method``, ...),
-  a corporate PSU without its id (``HDR-corporate-id``), the spec 5 cases whose grade is not the
-  request rule's own (``AUTH-no-digest``, ``AUTH-expired-certificate``,
-  ``AUTH-certificate-other-ca``), and a payment creation's SCA link where the profile starts
-  every payment's SCA there (``SCA-link-at-creation``).
+  a corporate PSU without its id (``HDR-corporate-id``), the spec 5 cases of a signed request
+  (``AUTH-<case>`` of ``SIGNING_CASES``) and those whose grade is not the request rule's own
+  (``AUTH-no-digest``, ``AUTH-expired-certificate``, ``AUTH-certificate-other-ca``), a payment
+  creation's SCA link where the profile starts every payment's SCA there
+  (``SCA-link-at-creation``), and each operation's success (``POS-<operation>``).
 
 The scenario generators (``conformance.generate``) grade their scenarios by these values and the
 traffic judge (``conformance.traffic``) its findings; ``docs/reference/requirements.md`` lists
@@ -26,7 +27,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from conformance.contract.crossfield import FORMAT_ERROR
-from conformance.contract.facts import BODY_CASES, STATUS_SHOWN
+from conformance.contract.facts import AUTH_REJECTION_STATUSES, BODY_CASES, STATUS_SHOWN
 from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
     BODY_SCHEMA_RESPONSE,
@@ -62,6 +63,8 @@ __all__ = [
     "REDIRECT",
     "REQUEST_SCHEMA",
     "SCA_LINK_AT_CREATION",
+    "SIGNING_CASES",
+    "SIGNING_REFUSAL",
     "TRACE_NOT_ALLOWED",
     "UNKNOWN_ID",
     "UNKNOWN_PATH",
@@ -73,9 +76,13 @@ __all__ = [
     "body_case_id",
     "build",
     "creates_payment",
+    "positive_id",
     "reading_of",
     "refusal",
     "sca_link_at_creation",
+    "success",
+    "success_quotes",
+    "success_statuses",
 ]
 
 #: A required header missing (spec 4.2), one requirement per operation.
@@ -130,6 +137,24 @@ NO_DIGEST = "AUTH-no-digest"
 EXPIRED_CERTIFICATE = "AUTH-expired-certificate"
 #: A signing certificate from a CA the bank does not trust (security, should).
 CERTIFICATE_OTHER_CA = "AUTH-certificate-other-ca"
+#: The spec 5 cases refused on every operation, each stated (must with the sentences that state
+#: it): ``AUTH-<name>``, its spec part, its quotes. A missing Digest and the certificate's
+#: validity and CA are graded apart (:data:`NO_DIGEST`, the readings below).
+SIGNING_CASES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("no-certificate", "spec 5 item 1", ("5-every", "5-1")),
+    ("no-signature", "spec 5 item 2", ("5-every", "5-2")),
+    ("keyid-serial-mismatch", "spec 5 item 2", ("5-2-keyid",)),
+    ("keyid-ca-mismatch", "spec 5 item 2", ("5-2-keyid",)),
+    ("wrong-algorithm", "spec 5 item 2", ("5-2-algorithm",)),
+    ("headers-list-incomplete", "spec 5 item 2", ("5-2-headers",)),
+    ("wrong-key", "spec 5 item 2", ("5-every", "5-2-value")),
+    ("stale-digest", "spec 5 item 4", ("5-4", "4.2-digest")),
+    ("body-changed-after-signing", "spec 5 item 4", ("5-4", "5-2-value")),
+)
+#: The answer due to a refused signature or certificate: the spec 7 error body (not the
+#: operation's documented 401, which on a payment creation is the SCA redirect); the spec says
+#: the request is refused but not with which status.
+SIGNING_REFUSAL = answer_due(AUTH_REJECTION_STATUSES, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS)
 #: The readings of the two certificate requirements.
 EXPIRED_CERTIFICATE_READING = (
     "only a certificate within its validity period authenticates (RFC 5280 path validation); "
@@ -213,6 +238,44 @@ def _rules(contract: Contract) -> Iterator[Requirement]:
             op = contract.operations[operation_id]
             grade_ = on_unnamed(grade_rule(rule, operation_id), op)
             yield Requirement(rule.id, rule.spec, grade_, _rule_due(rule, op), operation_id)
+
+
+def success_statuses(op: Operation) -> tuple[int, ...]:
+    """Every documented 2xx status of the operation (E15: 200 or 204), else its success status."""
+    documented = tuple(sorted(status for status in op.responses if 200 <= status < 300))
+    return documented or (op.success_status,)
+
+
+def success(op: Operation) -> AnswerDue:
+    """A documented success whose body (when one is documented) validates against its schema;
+    where the spec shows the body but not the exact status (``statusReading``), a 2xx is must
+    and the exact status a should (``chosen``)."""
+    statuses = success_statuses(op)
+    with_body = any(op.responses[s].schema is not None for s in statuses if s in op.responses)
+    chosen = CHOSEN_STATUS if op.status_reading else ""
+    return answer_due(statuses, None, BODY_SCHEMA_RESPONSE if with_body else None, chosen)
+
+
+def success_quotes(op: Operation) -> tuple[str, ...]:
+    """The quotes that state the operation's success (its 2xx answers, and the SCA redirect
+    form where it has one)."""
+    responses = [*op.success_responses]
+    if op.sca_redirect_status is not None:
+        responses.append(op.responses[op.sca_redirect_status])
+    return tuple(dict.fromkeys(label for response in responses for label in response.quotes))
+
+
+def positive_id(operation: str) -> str:
+    """The requirement id of an operation's success (``POS-E16``)."""
+    return f"POS-{operation}"
+
+
+def _positives(contract: Contract) -> Iterator[Requirement]:
+    """Each operation's success: must with the sentences that state it on an operation spec 4.1
+    numbers, should on one it only names or implies (our reading of its request and answer)."""
+    for op in contract.operations.values():
+        stated = grade(stated=op.numbered, quotes=success_quotes(op), reading=reading_of(op))
+        yield Requirement(positive_id(op.id), op.spec, stated, success(op), op.id)
 
 
 def _flows(contract: Contract) -> Iterator[Requirement]:
@@ -316,8 +379,11 @@ def sca_link_at_creation(contract: Contract, operation: str, approach: str) -> G
 
 
 def _signing(contract: Contract) -> Iterator[Requirement]:
-    """The spec 5 cases whose grade is not the request rule's own (``request_rules``): a missing
-    Digest where spec 4.2 does not require it, and the certificate's validity and CA."""
+    """The spec 5 cases a request breaks (``SIGNING_CASES``), and those whose grade is not the
+    request rule's own (``request_rules``): a missing Digest where spec 4.2 does not require it,
+    and the certificate's validity and CA."""
+    for name, spec, quotes in SIGNING_CASES:
+        yield Requirement(f"AUTH-{name}", spec, Grade(MUST, quotes), SIGNING_REFUSAL)
     for op in contract.operations.values():
         if op.request_schema is None:
             continue
@@ -328,12 +394,15 @@ def _signing(contract: Contract) -> Iterator[Requirement]:
             reading=f"{op.id} refuses a body without Digest although spec 4.2 leaves Digest out "
             "of its required headers",
         )
-        yield Requirement(NO_DIGEST, "spec 5 item 4", on_unnamed(stated, op), None, op.id)
+        yield Requirement(
+            NO_DIGEST, "spec 5 item 4", on_unnamed(stated, op), SIGNING_REFUSAL, op.id
+        )
     for requirement_id, reading in (
         (EXPIRED_CERTIFICATE, EXPIRED_CERTIFICATE_READING),
         (CERTIFICATE_OTHER_CA, CERTIFICATE_OTHER_CA_READING),
     ):
-        yield Requirement(requirement_id, "spec 5 item 1", grade(stated=False, reading=reading))
+        stated = grade(stated=False, reading=reading)
+        yield Requirement(requirement_id, "spec 5 item 1", stated, SIGNING_REFUSAL)
 
 
 def _operations(contract: Contract) -> Iterator[Requirement]:
@@ -391,6 +460,7 @@ def build(contract: Contract) -> Mapping[Key, Requirement]:
     for requirement in (
         *_rules(contract),
         *_flows(contract),
+        *_positives(contract),
         *_operations(contract),
         *_corporate(contract),
         *_sca_links(contract),

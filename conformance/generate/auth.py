@@ -8,25 +8,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from conformance.contract import Operation
-from conformance.contract.catalogue import (
-    CERTIFICATE_OTHER_CA_READING,
-    EXPIRED_CERTIFICATE_READING,
-    NO_DIGEST,
-)
+from conformance.contract.catalogue import success
 from conformance.contract.facts import AUTH_REJECTION_STATUSES, ROLE_OF_FAMILY
 from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
     CHOSEN_STATUS,
     AnswerDue,
     answer_due,
-    grade,
 )
 from conformance.generate._common import (
     Context,
     has_body,
     params,
     scenario_id,
-    success,
     takes_header,
 )
 from conformance.generate.variants import base_variant
@@ -50,122 +44,65 @@ _STATUS_ASSUMPTION = (
 
 @dataclass(frozen=True)
 class AuthCase:
-    """One authentication case: its name (the rule is ``AUTH-<name>``), its spec part, whether
-    it applies only to requests with a body, and what it sends."""
+    """One authentication case: its name (the requirement is ``AUTH-<name>``, graded with its
+    spec part and answer due by the contract: ``catalogue.SIGNING_CASES``), whether it applies
+    only to requests with a body, and what it sends."""
 
     name: str
-    spec: str
     what: str
     body_only: bool = False
     needs_trust_anchor: bool = False
-    #: The spec's sentences that state the refusal (``quotes.json``); none: ``reading``.
-    quotes: tuple[str, ...] = ()
-    #: The reading a case rests on where no sentence states it (graded should).
-    reading: str = ""
 
 
 #: The rejected cases, in the order of spec 5.
 CASES: tuple[AuthCase, ...] = (
+    AuthCase("no-certificate", "no TPP-Signature-Certificate header"),
+    AuthCase("no-signature", "no Signature header"),
+    AuthCase("keyid-serial-mismatch", "a keyId whose SN is not the certificate's serial number"),
+    AuthCase("keyid-ca-mismatch", "a keyId whose CA is not the certificate's issuer"),
     AuthCase(
-        "no-certificate",
-        "spec 5 item 1",
-        "no TPP-Signature-Certificate header",
-        quotes=("5-every", "5-1"),
-    ),
-    AuthCase("no-signature", "spec 5 item 2", "no Signature header", quotes=("5-every", "5-2")),
-    AuthCase(
-        "keyid-serial-mismatch",
-        "spec 5 item 2",
-        "a keyId whose SN is not the certificate's serial number",
-        quotes=("5-2-keyid",),
-    ),
-    AuthCase(
-        "keyid-ca-mismatch",
-        "spec 5 item 2",
-        "a keyId whose CA is not the certificate's issuer",
-        quotes=("5-2-keyid",),
-    ),
-    AuthCase(
-        "wrong-algorithm",
-        "spec 5 item 2",
-        "an algorithm (hmac-sha256) that is not the certificate's rsa-sha256",
-        quotes=("5-2-algorithm",),
+        "wrong-algorithm", "an algorithm (hmac-sha256) that is not the certificate's rsa-sha256"
     ),
     AuthCase(
         "headers-list-incomplete",
-        "spec 5 item 2",
         "a signed headers list that leaves out x-request-id although it is sent",
-        quotes=("5-2-headers",),
     ),
-    AuthCase(
-        "wrong-key",
-        "spec 5 item 2",
-        "a signature made with a key that is not the certificate's",
-        quotes=("5-every", "5-2-value"),
-    ),
-    AuthCase(
-        "no-digest",
-        "spec 5 item 4",
-        "a body but no Digest header",
-        body_only=True,
-        quotes=("5-4", "4.2-digest"),
-    ),
-    AuthCase(
-        "stale-digest",
-        "spec 5 item 4",
-        "a Digest of another body",
-        body_only=True,
-        quotes=("5-4", "4.2-digest"),
-    ),
+    AuthCase("wrong-key", "a signature made with a key that is not the certificate's"),
+    AuthCase("no-digest", "a body but no Digest header", body_only=True),
+    AuthCase("stale-digest", "a Digest of another body", body_only=True),
     AuthCase(
         "body-changed-after-signing",
-        "spec 5 item 4",
         "a body changed after the Digest and Signature were made",
         body_only=True,
-        quotes=("5-4", "5-2-value"),
     ),
     AuthCase(
-        "expired-certificate",
-        "spec 5 item 1",
-        "a signing certificate that has expired",
-        needs_trust_anchor=True,
-        reading=EXPIRED_CERTIFICATE_READING,
+        "expired-certificate", "a signing certificate that has expired", needs_trust_anchor=True
     ),
     AuthCase(
         "certificate-other-ca",
-        "spec 5 item 1",
         "a well-formed certificate from a CA the target does not trust",
         needs_trust_anchor=True,
-        reading=CERTIFICATE_OTHER_CA_READING,
     ),
 )
 
 
-def _refused(statuses: tuple[int, ...]) -> AnswerDue:
-    """A refusal with the spec 7 error body. Not the operation's documented 401 schema: on payment
-    creation that is the SCA redirect answer, which a refused signature is not. The spec says
-    the request is refused but not with which status: the statuses are a should."""
-    return answer_due(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS)
-
-
 def _rejected(op: Operation, context: Context, case: AuthCase) -> Scenario:
-    grade_ = grade(stated=not case.reading, quotes=case.quotes, reading=case.reading)
-    if f"AUTH-{case.name}" == NO_DIGEST:  # must where spec 4.2 requires Digest of the operation
-        grade_ = context.contract.requirement(NO_DIGEST, op.id).grade
+    requirement = context.contract.requirement(f"AUTH-{case.name}", op.id)
     return Scenario(
         id=scenario_id(op.id, "auth", case.name, "rejected"),
         operation=op.id,
-        rule=f"AUTH-{case.name}",
-        spec=case.spec,
-        level=grade_.level,
+        rule=requirement.id,
+        spec=requirement.spec,
+        level=requirement.level,
         kind="auth",
         title=f"{op.id} {op.name}: a request with {case.what} is refused (400/401/403)",
-        expect=_refused(AUTH_REJECTION_STATUSES),
+        expect=requirement.expected,
         variant=base_variant(op, context),
         params=params(case=case.name, needs_trust_anchor=case.needs_trust_anchor),
         assumptions=(_STATUS_ASSUMPTION,),
-        quotes=grade_.quotes,
-        reading=grade_.reading,
+        quotes=requirement.quotes,
+        reading=requirement.reading,
+        requirement=requirement.id,
     )
 
 
@@ -181,7 +118,7 @@ def _missing_role(op: Operation, context: Context) -> Iterator[Scenario]:
         level="should",
         kind="auth",
         title=f"{op.id} {op.name}: a certificate without the PSD2 role {role} is refused with 403",
-        expect=_refused((403,)),
+        expect=answer_due((403,), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS),
         variant=base_variant(op, context),
         params=params(case="missing-role", needs_trust_anchor=True, role=role),
         assumptions=(

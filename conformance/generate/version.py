@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.contract import Operation
+from conformance.contract.catalogue import success
 from conformance.contract.requirements import answer_due
 from conformance.generate._common import (
     Context,
     params,
     requires_header,
     scenario_id,
-    success,
     takes_header,
 )
 from conformance.generate.breaking_values import id_safe

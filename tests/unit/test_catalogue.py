@@ -108,3 +108,20 @@ def test_the_sca_link_at_creation_is_must_only_with_a_redirect(contract: Contrac
         assert sca_link_at_creation(contract, operation, "redirect").level == "must"
         decoupled = sca_link_at_creation(contract, operation, "decoupled")
         assert decoupled.level == "should" and '"decoupled"' in decoupled.reading
+
+
+def test_a_scenario_carries_the_requirement_it_is_graded_by(contract: Contract) -> None:
+    """Every scenario of the kinds graded by the catalogue names its requirement, one the
+    contract has on the scenario's operation (or on every operation), at the scenario's level
+    where the requirement's grade is the scenario's whole grade (a rule row, a flow)."""
+    from conformance.generate import generate_scenarios
+
+    ids = {key[0] for key in contract.requirements}
+    graded = ("header", "constraint", "rule", "robustness", "flow", "positive")
+    for scenario in generate_scenarios(contract):
+        if scenario.kind not in graded:
+            continue
+        assert scenario.requirement in ids, scenario.id
+        if scenario.kind in ("rule", "flow", "positive"):
+            requirement = contract.requirement(scenario.requirement, scenario.operation)
+            assert requirement.level == scenario.level, scenario.id
