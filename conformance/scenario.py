@@ -152,7 +152,10 @@ class Scenario:
     ``quotes`` are the labels of the spec's sentences that state the requirement (``quotes.json``;
     ``conformance.contract.quoted`` gives their text): every must scenario has at least one, and
     a must failure shows them. ``reading`` is, for a should scenario, the reading of the spec it
-    rests on, which the reports show as "our reading: ...".
+    rests on, which the reports show as "our reading: ...". ``requirement`` is the id of the
+    contract's requirement (``Contract.requirement``) the scenario is graded by, "" where the
+    generator still grades it itself; a constraint's is ``SCH-request`` where ``rule`` names the
+    keyword, a flow's is the flow's name where ``rule`` is ``STATE-<name>``.
     """
 
     id: str
@@ -169,6 +172,7 @@ class Scenario:
     assumptions: tuple[str, ...] = ()
     quotes: tuple[str, ...] = ()
     reading: str = ""
+    requirement: str = ""
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:

@@ -9,6 +9,7 @@ import re
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -20,6 +21,8 @@ from conformance.report.junit import SHOULD_SUITE
 from conformance.report.verdicts import ERROR, FAILED, FAILED_SHOULD, NOT_APPLICABLE, WAIVED
 
 if TYPE_CHECKING:
+    from conformance.contract import Contract
+    from conformance.contract.requirements import Requirement
     from conformance.scenario import Scenario
 
 __all__ = [
@@ -459,6 +462,60 @@ def compare(
         unexercised=fault is not None and not named,
         strict=strict,
     )
+
+
+class GradedFault(BreaksScenarios, Protocol):
+    """A fault with the rules it names (``rules``: ids or patterns, the first naming the
+    requirement it breaks) and its level."""
+
+    @property
+    def rules(self) -> tuple[str, ...]: ...
+
+    @property
+    def level(self) -> str: ...
+
+
+def fault_requirements(
+    fault: GradedFault, contract: Contract, operations: Iterable[str]
+) -> tuple[Requirement, ...]:
+    """The contract's requirements the first of ``fault``'s rules names (the requirement it
+    breaks; a flow as its scenarios' ``STATE-<name>``) on ``operations``, where its scenarios
+    run, or on every operation. Its other rules name scenarios that also see the break, graded
+    by this requirement (a response header every creation's answer carries)."""
+    if not fault.rules:
+        return ()
+    flows = {row.name for row in contract.flows}
+    ops = set(operations)
+    found = []
+    for (rule, operation, _place), requirement in contract.requirements.items():
+        if operation and operation not in ops:
+            continue
+        names = (rule, f"STATE-{rule}") if rule in flows else (rule,)
+        if any(fnmatchcase(name, fault.rules[0]) for name in names):
+            found.append(requirement)
+    return tuple(found)
+
+
+def graded_level(
+    fault: GradedFault, contract: Contract, scenarios: Iterable[Scenario]
+) -> str | None:
+    """The level the grade of what ``fault`` breaks gives it (None: it breaks no scenario):
+    must when the requirement it breaks (:func:`fault_requirements`) is a must on an operation
+    whose scenarios it fails, should when it is a should there; where that is none of the
+    contract's requirements, the level of the scenarios it fails (their own grade), must when
+    one is."""
+    broken = [
+        scenario
+        for scenario in scenarios
+        if fault.breaks(
+            scenario.id, scenario.rule, scenario.operation, ScenarioRef.of(scenario).field
+        )
+    ]
+    if not broken:
+        return None
+    named = fault_requirements(fault, contract, {scenario.operation for scenario in broken})
+    levels = {requirement.level for requirement in named} or {s.level for s in broken}
+    return "must" if "must" in levels else "should"
 
 
 # --- the table ------------------------------------------------------------------------------------

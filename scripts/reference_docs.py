@@ -380,6 +380,8 @@ def _catalogue_row(contract: Contract, requirements: list[Requirement]) -> str:
         for level in ("must", "should")
     }
     level = "; ".join(f"{name} on {ops}" for name, ops in on.items() if ops != "—")
+    if not first.operation:  # one requirement judged on every operation alike
+        level = f"{first.level} on every operation"
     dues = sorted({_due(r.expected) for r in requirements if r.due is not None})
     words = _words(contract, (label for r in requirements for label in r.quotes))
     readings = sorted({r.reading for r in requirements if r.level == "should" and r.reading})
@@ -432,7 +434,8 @@ def requirements_markdown() -> str:
     flows = {row.name for row in contract.flows}
     of_operations: dict[str, list[Requirement]] = {}
     for requirement in contract.requirements.values():
-        if requirement.id not in rows and requirement.id not in flows and requirement.operation:
+        own = requirement.operation or requirement.id not in by_rule  # no scenario's rule id
+        if requirement.id not in rows and requirement.id not in flows and own:
             of_operations.setdefault(requirement.id, []).append(requirement)
     listed = rows | set(of_operations)
     generated = sorted(rule_id for rule_id in by_rule if rule_id not in listed)

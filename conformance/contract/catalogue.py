@@ -9,10 +9,13 @@ built once when the contract is first asked (``Contract.requirements``) from wha
   (``HDR-format``, one per header), a body or query constraint broken (``SCH-request``), a
   payments path naming an unknown product (``SCH-product``), a broken body (``ROB-<case>`` of
   ``facts.BODY_CASES``), a misrouted request (``ROB-unknown-path``, ``ROB-wrong-method``, ...),
-  a corporate PSU without its id (``HDR-corporate-id``), the spec 5 cases whose grade is not the
-  request rule's own (``AUTH-no-digest``, ``AUTH-expired-certificate``,
-  ``AUTH-certificate-other-ca``), and a payment creation's SCA link where the profile starts
-  every payment's SCA there (``SCA-link-at-creation``).
+  a corporate PSU without its id (``HDR-corporate-id``), the spec 5 cases of a signed request
+  (``AUTH-<case>`` of ``SIGNING_CASES``) and those whose grade is not the request rule's own
+  (``AUTH-no-digest``, ``AUTH-expired-certificate``, ``AUTH-certificate-other-ca``), a payment
+  creation's SCA link where the profile starts every payment's SCA there
+  (``SCA-link-at-creation``), and each operation's success (``POS-<operation>``);
+- spec 9's versioning: each known ``x-accept-fix`` value (``VER-<value>``), an unknown one, a
+  deprecated request member and the ``/v1`` prefix.
 
 The scenario generators (``conformance.generate``) grade their scenarios by these values and the
 traffic judge (``conformance.traffic``) its findings; ``docs/reference/requirements.md`` lists
@@ -26,7 +29,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from conformance.contract.crossfield import FORMAT_ERROR
-from conformance.contract.facts import BODY_CASES, STATUS_SHOWN
+from conformance.contract.facts import (
+    AUTH_REJECTION_STATUSES,
+    BODY_CASES,
+    ROLE_OF_FAMILY,
+    STATUS_SHOWN,
+)
 from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
     BODY_SCHEMA_RESPONSE,
@@ -47,35 +55,49 @@ if TYPE_CHECKING:
     from conformance.contract.model import Operation, Rule
 
 __all__ = [
+    "ACCEPTED_CASES",
+    "ACCEPT_FIX",
     "ALLOW_HEADER",
     "CERTIFICATE_OTHER_CA",
     "CERTIFICATE_OTHER_CA_READING",
     "CORPORATE_ID",
     "CORPORATE_RULE_SPEC",
+    "DEPRECATED_MEMBER",
     "DOCUMENTED_NOT_FOUND",
     "EXPIRED_CERTIFICATE",
     "EXPIRED_CERTIFICATE_READING",
     "FORMAT_ERROR",
     "HEADER_FORMAT",
     "HEADER_REQUIRED",
+    "MISSING_ROLE",
     "NO_DIGEST",
     "REDIRECT",
     "REQUEST_SCHEMA",
     "SCA_LINK_AT_CREATION",
+    "SECURITY_CASES",
+    "SIGNING_CASES",
+    "SIGNING_REFUSAL",
     "TRACE_NOT_ALLOWED",
+    "UNKNOWN_FIX",
     "UNKNOWN_ID",
     "UNKNOWN_PATH",
     "UNKNOWN_PATH_VALUE_STATUSES",
     "UNKNOWN_PRODUCT",
     "UNKNOWN_PRODUCT_READING",
+    "WITHOUT_PREFIX",
     "WRONG_METHOD",
     "Key",
     "body_case_id",
     "build",
     "creates_payment",
+    "fix_id",
+    "positive_id",
     "reading_of",
     "refusal",
     "sca_link_at_creation",
+    "success",
+    "success_quotes",
+    "success_statuses",
 ]
 
 #: A required header missing (spec 4.2), one requirement per operation.
@@ -130,6 +152,109 @@ NO_DIGEST = "AUTH-no-digest"
 EXPIRED_CERTIFICATE = "AUTH-expired-certificate"
 #: A signing certificate from a CA the bank does not trust (security, should).
 CERTIFICATE_OTHER_CA = "AUTH-certificate-other-ca"
+#: The spec 5 cases refused on every operation, each stated (must with the sentences that state
+#: it): ``AUTH-<name>``, its spec part, its quotes. A missing Digest and the certificate's
+#: validity and CA are graded apart (:data:`NO_DIGEST`, the readings below).
+SIGNING_CASES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("no-certificate", "spec 5 item 1", ("5-every", "5-1")),
+    ("no-signature", "spec 5 item 2", ("5-every", "5-2")),
+    ("keyid-serial-mismatch", "spec 5 item 2", ("5-2-keyid",)),
+    ("keyid-ca-mismatch", "spec 5 item 2", ("5-2-keyid",)),
+    ("wrong-algorithm", "spec 5 item 2", ("5-2-algorithm",)),
+    ("headers-list-incomplete", "spec 5 item 2", ("5-2-headers",)),
+    ("wrong-key", "spec 5 item 2", ("5-every", "5-2-value")),
+    ("stale-digest", "spec 5 item 4", ("5-4", "4.2-digest")),
+    ("body-changed-after-signing", "spec 5 item 4", ("5-4", "5-2-value")),
+)
+#: The answer due to a refused signature or certificate: the spec 7 error body (not the
+#: operation's documented 401, which on a payment creation is the SCA redirect); the spec says
+#: the request is refused but not with which status.
+SIGNING_REFUSAL = answer_due(AUTH_REJECTION_STATUSES, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS)
+_FRESHNESS = (
+    "Spec 5 signs the Date header but states no freshness window. A signed request whose Date "
+    "lies an hour outside the clock skew the bank allows (the profile's date_skew, 300 s by "
+    "default) should be refused: otherwise a captured request can be replayed later (security, "
+    "graded should)."
+)
+
+_REPLAY = (
+    "Spec 5 signs each request but states no replay rule. A byte-identical copy of a creation "
+    "(same X-Request-ID, Date and Signature) should be refused, or answered with the same "
+    "resource, never carried out a second time (security, graded should)."
+)
+
+_OWNERSHIP = (
+    "The spec does not say that a TPP, or a PSU, reaches only the payments, baskets and consents "
+    "it made (object-level authorisation, OWASP API Security Top 10 API1). Another TPP, with a "
+    "valid certificate of its own, or another PSU should get 400, 401, 403 or 404, never the "
+    "resource (security, graded should)."
+)
+
+_REVOCATION = (
+    "Spec 5 item 1 asks for the TPP's signing certificate and states no revocation check. A bank "
+    "relies on eIDAS certificates (PSD2 RTS Art. 34) and consults their status (the CA's "
+    "revocation list or OCSP): a certificate its CA has revoked should be refused (security, "
+    "graded should)."
+)
+
+_SEAL_TYPE = (
+    'Spec 5 speaks only of "the TPP certificate". Under ETSI TS 119 495 a TPP signs with its '
+    "sealing certificate (QcType eseal, EN 319 412-5) and authenticates TLS with its QWAC (QcType "
+    "web): a request signed with a QWAC-type certificate should be refused (security, graded "
+    "should)."
+)
+
+_QWAC_ROLE = (
+    "Spec 5 names no PSD2 roles and no TLS client certificate. The QWAC a TPP shows in the TLS "
+    "handshake carries its roles as the seal does (ETSI TS 119 495): a QWAC without the role the "
+    "operation needs should be refused as the signing certificate is (security, graded should)."
+)
+
+_PAIRING = (
+    "Spec 5 speaks of one TPP certificate. A TPP's QWAC and its sealing certificate name the same "
+    "organisation (organizationIdentifier, ETSI TS 119 495): a connection made with one TPP's "
+    "QWAC carrying requests sealed by another should be refused (security, graded should)."
+)
+#: The security group (``scenario.SECURITY_RULES``): what a bank and its supervisor check beyond
+#: spec 5, each should with its reading and the statuses a refusal may have (the suite's choice).
+SECURITY_CASES: tuple[tuple[str, str, str, tuple[int, ...]], ...] = (
+    ("date-far-past", "spec 5 item 2", _FRESHNESS, AUTH_REJECTION_STATUSES),
+    ("date-far-future", "spec 5 item 2", _FRESHNESS, AUTH_REJECTION_STATUSES),
+    ("replay", "spec 5 item 2", _REPLAY, (400, 401, 403, 409)),
+    ("other-tpp", "spec 5 item 1", _OWNERSHIP, (400, 401, 403, 404)),
+    ("other-psu", "spec 5 item 5", _OWNERSHIP, (400, 401, 403, 404)),
+    ("revoked-certificate", "spec 5 item 1", _REVOCATION, AUTH_REJECTION_STATUSES),
+    ("seal-is-qwac", "spec 5 item 1", _SEAL_TYPE, AUTH_REJECTION_STATUSES),
+    ("qwac-missing-role", "spec 5 item 1", _QWAC_ROLE, AUTH_REJECTION_STATUSES),
+    ("qwac-other-organisation", "spec 5 item 1", _PAIRING, AUTH_REJECTION_STATUSES),
+)
+#: The spec 5 forms of a signed request a bank accepts (``AUTH-<name>``): must where spec 5
+#: states the form, should with the reading where the suite reads it.
+ACCEPTED_CASES: tuple[tuple[str, str, Grade], ...] = (
+    ("sha512-digest", "spec 5 item 4", Grade(MUST, ("5-4", "4.2-digest"))),
+    ("rfc2047-signature", "spec 5 item 3", Grade(MUST, ("5-3",))),
+    (
+        "rfc2047-signed-header",
+        "spec 5 item 3",
+        grade(
+            stated=False,
+            reading="spec 5 item 3 speaks of values in the Signature header; a signed header "
+            "sent RFC 2047-encoded is verified on its encoded form and accepted",
+        ),
+    ),
+    (
+        "psu-identity",
+        "spec 5 item 5",
+        grade(
+            stated=False,
+            reading="a request naming the PSU by X-PSU-IDENTITY alone (spec 5 item 5) is "
+            "accepted where the contract makes PSU-ID required (spec 4.2's row for E16 and E18)",
+        ),
+    ),
+)
+#: A signing certificate without the PSD2 role its operation's family needs (should, per
+#: operation: ``facts.ROLE_OF_FAMILY``), refused with 403.
+MISSING_ROLE = "AUTH-missing-role"
 #: The readings of the two certificate requirements.
 EXPIRED_CERTIFICATE_READING = (
     "only a certificate within its validity period authenticates (RFC 5280 path validation); "
@@ -213,6 +338,109 @@ def _rules(contract: Contract) -> Iterator[Requirement]:
             op = contract.operations[operation_id]
             grade_ = on_unnamed(grade_rule(rule, operation_id), op)
             yield Requirement(rule.id, rule.spec, grade_, _rule_due(rule, op), operation_id)
+
+
+def success_statuses(op: Operation) -> tuple[int, ...]:
+    """Every documented 2xx status of the operation (E15: 200 or 204), else its success status."""
+    documented = tuple(sorted(status for status in op.responses if 200 <= status < 300))
+    return documented or (op.success_status,)
+
+
+def success(op: Operation) -> AnswerDue:
+    """A documented success whose body (when one is documented) validates against its schema;
+    where the spec shows the body but not the exact status (``statusReading``), a 2xx is must
+    and the exact status a should (``chosen``)."""
+    statuses = success_statuses(op)
+    with_body = any(op.responses[s].schema is not None for s in statuses if s in op.responses)
+    chosen = CHOSEN_STATUS if op.status_reading else ""
+    return answer_due(statuses, None, BODY_SCHEMA_RESPONSE if with_body else None, chosen)
+
+
+def success_quotes(op: Operation) -> tuple[str, ...]:
+    """The quotes that state the operation's success (its 2xx answers, and the SCA redirect
+    form where it has one)."""
+    responses = [*op.success_responses]
+    if op.sca_redirect_status is not None:
+        responses.append(op.responses[op.sca_redirect_status])
+    return tuple(dict.fromkeys(label for response in responses for label in response.quotes))
+
+
+def positive_id(operation: str) -> str:
+    """The requirement id of an operation's success (``POS-E16``)."""
+    return f"POS-{operation}"
+
+
+def _positives(contract: Contract) -> Iterator[Requirement]:
+    """Each operation's success: must with the sentences that state it on an operation spec 4.1
+    numbers, should on one it only names or implies (our reading of its request and answer)."""
+    for op in contract.operations.values():
+        stated = grade(stated=op.numbered, quotes=success_quotes(op), reading=reading_of(op))
+        yield Requirement(positive_id(op.id), op.spec, stated, success(op), op.id)
+
+
+#: Spec 9's x-accept-fix header, whose values opt in to a release's change.
+ACCEPT_FIX = "x-accept-fix"
+#: The grade of each x-accept-fix value whose effect the suite judges (``VER-<value>``): must
+#: with the sentences that state the effect, else should with the reading it rests on.
+_FIX_GRADES: Mapping[str, Grade] = MappingProxyType(
+    {
+        "amount-as-string": Grade(MUST, ("4.2-x-accept-fix", "9-accept-fix", "2.1-amount")),
+        "longer-name": grade(
+            stated=False,
+            reading="spec 8 extends the 'account details' name to 70 characters; that E12's "
+            "sandbox accountName (created with SA's assumed body) is that name is our reading",
+        ),
+        "cash-account-type-iso": grade(
+            stated=False,
+            reading="spec 9 names the value (ISO-compliant cashAccountType, a future breaking "
+            "change) without showing its effect: we expect an ISO 20022 code",
+        ),
+        "cardaccount-switch-originalamount-and-transactionamount": grade(
+            stated=False,
+            reading="spec 9 names the value without showing its effect: we read it as the two "
+            "amounts of a card transaction switched",
+        ),
+    }
+)
+#: A request with an x-accept-fix value no release defines (``VER-unknown-value``).
+UNKNOWN_FIX = "VER-unknown-value"
+#: A request using a deprecated member of its body (``VER-deprecated-<member>`` scenarios).
+DEPRECATED_MEMBER = "VER-deprecated"
+#: A request without the /v1 path prefix.
+WITHOUT_PREFIX = "VER-v1-prefix"
+
+
+def fix_id(value: str) -> str:
+    """The requirement id of an x-accept-fix value (``VER-amount-as-string``)."""
+    return f"VER-{value}"
+
+
+def _versions(contract: Contract) -> Iterator[Requirement]:
+    """Spec 9: each known x-accept-fix value, an unknown one, a deprecated member, the prefix."""
+    try:
+        known = contract.header_schema(ACCEPT_FIX).get("x-knownValues", ())
+    except KeyError:
+        known = ()
+    for value in map(str, known):
+        stated = _FIX_GRADES.get(value) or grade(
+            stated=False,
+            reading=f"a request opting in to {value} (spec 9 names it) is accepted where the "
+            "effect is not shown",
+        )
+        yield Requirement(fix_id(value), "spec 9", stated)
+    unknown = grade(
+        stated=False,
+        reading="an x-accept-fix value no release defines is ignored (spec 9 names the known "
+        "values and says nothing of others)",
+    )
+    yield Requirement(UNKNOWN_FIX, "spec 9", unknown)
+    yield Requirement(DEPRECATED_MEMBER, "spec 9", Grade(MUST, ("9-deprecated",)))
+    prefix = grade(
+        stated=False,
+        reading="a path without the /v1 prefix (spec 9: 'The interface is under the path "
+        "prefix /v1') is answered 404",
+    )
+    yield Requirement(WITHOUT_PREFIX, "spec 9", prefix, answer_due((404,)))
 
 
 def _flows(contract: Contract) -> Iterator[Requirement]:
@@ -316,8 +544,26 @@ def sca_link_at_creation(contract: Contract, operation: str, approach: str) -> G
 
 
 def _signing(contract: Contract) -> Iterator[Requirement]:
-    """The spec 5 cases whose grade is not the request rule's own (``request_rules``): a missing
-    Digest where spec 4.2 does not require it, and the certificate's validity and CA."""
+    """The spec 5 cases a request breaks (``SIGNING_CASES``), and those whose grade is not the
+    request rule's own (``request_rules``): a missing Digest where spec 4.2 does not require it,
+    and the certificate's validity and CA."""
+    for name, spec, quotes in SIGNING_CASES:
+        yield Requirement(f"AUTH-{name}", spec, Grade(MUST, quotes), SIGNING_REFUSAL)
+    for name, spec, stated in ACCEPTED_CASES:
+        yield Requirement(f"AUTH-{name}", spec, stated)
+    for name, spec, reading, statuses in SECURITY_CASES:
+        due = answer_due(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS)
+        yield Requirement(f"AUTH-{name}", spec, grade(stated=False, reading=reading), due)
+    role_refusal = answer_due((403,), None, BODY_SCHEMA_ERROR, CHOSEN_STATUS)
+    for op in contract.operations.values():
+        role = ROLE_OF_FAMILY.get(op.family)
+        if role is not None:
+            reading = (
+                f"{op.family} operations need a certificate with the PSD2 role {role} (PSD2 "
+                "practice, ETSI TS 119 495); the spec names no roles"
+            )
+            stated = grade(stated=False, reading=reading)
+            yield Requirement(MISSING_ROLE, "spec 5 item 1", stated, role_refusal, op.id)
     for op in contract.operations.values():
         if op.request_schema is None:
             continue
@@ -328,12 +574,15 @@ def _signing(contract: Contract) -> Iterator[Requirement]:
             reading=f"{op.id} refuses a body without Digest although spec 4.2 leaves Digest out "
             "of its required headers",
         )
-        yield Requirement(NO_DIGEST, "spec 5 item 4", on_unnamed(stated, op), None, op.id)
+        yield Requirement(
+            NO_DIGEST, "spec 5 item 4", on_unnamed(stated, op), SIGNING_REFUSAL, op.id
+        )
     for requirement_id, reading in (
         (EXPIRED_CERTIFICATE, EXPIRED_CERTIFICATE_READING),
         (CERTIFICATE_OTHER_CA, CERTIFICATE_OTHER_CA_READING),
     ):
-        yield Requirement(requirement_id, "spec 5 item 1", grade(stated=False, reading=reading))
+        stated = grade(stated=False, reading=reading)
+        yield Requirement(requirement_id, "spec 5 item 1", stated, SIGNING_REFUSAL)
 
 
 def _operations(contract: Contract) -> Iterator[Requirement]:
@@ -391,6 +640,8 @@ def build(contract: Contract) -> Mapping[Key, Requirement]:
     for requirement in (
         *_rules(contract),
         *_flows(contract),
+        *_positives(contract),
+        *_versions(contract),
         *_operations(contract),
         *_corporate(contract),
         *_sca_links(contract),

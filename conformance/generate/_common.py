@@ -11,10 +11,7 @@ from typing import Any
 from conformance.contract import Contract, Operation, operation_order
 from conformance.contract.catalogue import refusal
 from conformance.contract.requirements import (
-    BODY_SCHEMA_RESPONSE,
-    CHOSEN_STATUS,
     AnswerDue,
-    answer_due,
 )
 from conformance.generate.breaking_values import id_safe
 from conformance.generate.mutations import SchemaResolver
@@ -78,31 +75,6 @@ def takes_header(op: Operation, name: str) -> bool:
 def requires_header(op: Operation, name: str) -> bool:
     folded = name.lower()
     return any(h.lower() == folded for h in op.required_headers)
-
-
-def success_statuses(op: Operation) -> tuple[int, ...]:
-    """Every documented 2xx status of the operation (E15: 200 or 204), else its success status."""
-    documented = tuple(sorted(status for status in op.responses if 200 <= status < 300))
-    return documented or (op.success_status,)
-
-
-def success(op: Operation) -> AnswerDue:
-    """A documented success whose body (when one is documented) validates against its schema;
-    where the spec shows the body but not the exact status (``statusReading``), a 2xx is must
-    and the exact status a should (``chosen``)."""
-    statuses = success_statuses(op)
-    with_body = any(op.responses[s].schema is not None for s in statuses if s in op.responses)
-    chosen = CHOSEN_STATUS if op.status_reading else ""
-    return answer_due(statuses, None, BODY_SCHEMA_RESPONSE if with_body else None, chosen)
-
-
-def success_quotes(op: Operation) -> tuple[str, ...]:
-    """The quotes that state the operation's success (its 2xx answers, and the SCA redirect
-    form where it has one)."""
-    responses = [*op.success_responses]
-    if op.sca_redirect_status is not None:
-        responses.append(op.responses[op.sca_redirect_status])
-    return tuple(dict.fromkeys(label for response in responses for label in response.quotes))
 
 
 def on_unnamed_operation(scenario: Scenario, contract: Contract) -> Scenario:

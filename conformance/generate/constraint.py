@@ -71,6 +71,7 @@ def _scenario(op: Operation, context: Context, broken: BrokenConstraint) -> Scen
         assumptions=merge_texts(broken.assumed, status_assumptions),
         quotes=grade.quotes,
         reading=grade.reading,
+        requirement=requirement.id,
     )
 
 

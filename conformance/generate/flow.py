@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from conformance.contract import FlowRow, Operation
-from conformance.generate._common import Context, params, scenario_id, success
+from conformance.contract.catalogue import success
+from conformance.generate._common import Context, params, scenario_id
 from conformance.generate.breaking_values import id_safe
 from conformance.generate.variants import base_variant
 from conformance.scenario import Scenario
@@ -100,6 +101,7 @@ def _scenario(context: Context, flow: FlowRow) -> Scenario:
         ),
         quotes=requirement.quotes,
         reading=requirement.reading,
+        requirement=requirement.id,
     )
 
 

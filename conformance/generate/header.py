@@ -55,6 +55,7 @@ def _missing(op: Operation, context: Context) -> Iterator[Scenario]:
                 target="header", pointer=(name,), action="remove", keyword="required"
             ),
             variant=base_variant(op, context),
+            requirement=requirement.id,
             assumptions=merge_texts(
                 (
                     "The status of a missing-header answer is not shown: 400 is expected, with "
@@ -95,6 +96,7 @@ def _malformed(op: Operation, context: Context) -> Iterator[Scenario]:
                 assumptions=merge_texts(broken.assumed, op_assumptions(op, *HEADER_TOPICS)),
                 quotes=grade.quotes,
                 reading=grade.reading,
+                requirement=requirement.id,
             )
 
 
@@ -126,6 +128,7 @@ def _corporate_without_id(op: Operation, context: Context) -> Iterator[Scenario]
         ),
         quotes=requirement.quotes,
         reading=requirement.reading,
+        requirement=requirement.id,
     )
 
 

@@ -100,11 +100,19 @@ class SchemaResolver:
         for part in parts:
             if not isinstance(part, Mapping):
                 continue
-            for key, value in self(part).items():
+            effective = self(part)
+            taken = {key for key in effective if key not in merged}
+            for key, value in effective.items():
                 if key == "required":
                     merged["required"] = list(dict.fromkeys([*merged.get("required", []), *value]))
                 elif key == "properties":
                     merged["properties"] = {**value, **merged.get("properties", {})}
+                elif key == "x-readings" and isinstance(value, Mapping):
+                    # a part's readings name its own keywords: only those the merge takes
+                    # from it (a keyword the schema or an earlier part has keeps its grade)
+                    kept = {k: v for k, v in value.items() if k in taken}
+                    if kept:
+                        merged["x-readings"] = {**kept, **merged.get("x-readings", {})}
                 else:
                     merged.setdefault(key, value)
         return merged

@@ -8,14 +8,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from conformance.contract import Operation
-from conformance.contract.catalogue import reading_of
+from conformance.contract.catalogue import positive_id, success
 from conformance.generate._common import (
     Context,
     op_assumptions,
     pointer_label,
     scenario_id,
-    success,
-    success_quotes,
 )
 from conformance.generate.breaking_values import id_safe
 from conformance.generate.mutations import DEFAULT_SPEC
@@ -35,16 +33,20 @@ _HEADER_QUOTES = {
 }
 
 
-def _graded(op: Operation, *extra: str) -> dict[str, Any]:
-    """``level``, ``quotes`` and ``reading`` of a positive scenario: an operation of the spec
-    quotes its success (and the member swept); one it only names rests on our reading."""
-    if op.numbered:
-        return {
-            "level": "must",
-            "quotes": tuple(dict.fromkeys((*success_quotes(op), *extra))),
-            "reading": "",
-        }
-    return {"level": "should", "quotes": (), "reading": reading_of(op)}
+def _graded(context: Context, op: Operation, *extra: str) -> dict[str, Any]:
+    """``level``, ``quotes``, ``reading`` and ``requirement`` of a positive scenario: the
+    contract's grade of the operation's success (``catalogue.positive_id``), a must quoting
+    the member swept too."""
+    requirement = context.contract.requirement(positive_id(op.id), op.id)
+    quotes = requirement.quotes
+    if requirement.level == "must":
+        quotes = tuple(dict.fromkeys((*quotes, *extra)))
+    return {
+        "level": requirement.level,
+        "quotes": quotes,
+        "reading": requirement.reading,
+        "requirement": requirement.id,
+    }
 
 
 def _variant_slug(variant: str) -> str:
@@ -70,7 +72,7 @@ def _base_requests(op: Operation, context: Context) -> Iterator[Scenario]:
             expect=expect,
             variant=variant,
             assumptions=op_assumptions(op, *_TOPICS),
-            **_graded(op),
+            **_graded(context, op),
         )
 
 
@@ -149,7 +151,7 @@ def _body_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 ),
                 variant=base_variant(op, context, pointer),
                 assumptions=op_assumptions(op, *_TOPICS),
-                **_graded(op, *quotes),
+                **_graded(context, op, *quotes),
             )
 
 
@@ -186,7 +188,7 @@ def _query_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 ),
                 variant=base_variant(op, context),
                 assumptions=op_assumptions(op, *_TOPICS),
-                **_graded(op, *parameter.schema.get("x-quotes", ())),
+                **_graded(context, op, *parameter.schema.get("x-quotes", ())),
             )
 
 
@@ -229,7 +231,7 @@ def _header_sweeps(op: Operation, context: Context) -> Iterator[Scenario]:
                 ),
                 variant=base_variant(op, context),
                 assumptions=op_assumptions(op, *_TOPICS, "headers", "required-headers"),
-                **_graded(op, *_HEADER_QUOTES.get(name, ())),
+                **_graded(context, op, *_HEADER_QUOTES.get(name, ())),
             )
 
 

@@ -61,6 +61,7 @@ def _scenario(
         params=params(case=requirement.id.removeprefix("ROB-"), **extra),
         quotes=requirement.quotes,
         reading=requirement.reading,
+        requirement=requirement.id,
     )
 
 

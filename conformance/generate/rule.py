@@ -42,4 +42,5 @@ def generate(context: Context) -> Iterator[Scenario]:
                 ),
                 quotes=requirement.quotes,
                 reading=requirement.reading,
+                requirement=requirement.id,
             )

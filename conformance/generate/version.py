@@ -9,13 +9,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.contract import Operation
-from conformance.contract.requirements import answer_due
+from conformance.contract.catalogue import (
+    ACCEPT_FIX,
+    DEPRECATED_MEMBER,
+    UNKNOWN_FIX,
+    WITHOUT_PREFIX,
+    fix_id,
+    success,
+)
 from conformance.generate._common import (
     Context,
     params,
     requires_header,
     scenario_id,
-    success,
     takes_header,
 )
 from conformance.generate.breaking_values import id_safe
@@ -24,7 +30,6 @@ from conformance.scenario import Mutation, Scenario
 
 __all__ = ["ACCEPT_FIX", "EFFECTS", "UNKNOWN_FIX_VALUE", "Effect", "generate"]
 
-ACCEPT_FIX = "x-accept-fix"
 #: A value no release has used (spec 9 lists the known ones).
 UNKNOWN_FIX_VALUE = "conformance-unknown-fix"
 _PREFIX = "/v1"
@@ -37,11 +42,7 @@ class Effect:
     operation: str
     effect: str
     title: str
-    level: str
     setup: tuple[str, ...] = ()
-    #: The spec's sentences that state the effect (must), or the reading it rests on (should).
-    quotes: tuple[str, ...] = ()
-    reading: str = ""
 
 
 #: Spec 9's x-accept-fix values and where their effect is visible.
@@ -52,8 +53,6 @@ EFFECTS: Mapping[str, tuple[Effect, ...]] = {
             "E8",
             "amounts-are-strings",
             "transaction amounts are JSON strings with the currency's number of decimals",
-            "must",
-            quotes=("4.2-x-accept-fix", "9-accept-fix", "2.1-amount"),
         ),
     ),
     # spec 8 / spec 9: account name up to 70 characters (1.7.6)
@@ -62,10 +61,7 @@ EFFECTS: Mapping[str, tuple[Effect, ...]] = {
             "E12",
             "account-name-up-to-70",
             "an account name of 70 characters (SA) reads back whole from E12",
-            "should",
             ("SCU", "SA"),
-            reading="spec 8 extends the 'account details' name to 70 characters; that E12's "
-            "sandbox accountName (created with SA's assumed body) is that name is our reading",
         ),
     ),
     # spec 9: ISO-compliant cashAccountType (1.16.1, future breaking change)
@@ -74,10 +70,7 @@ EFFECTS: Mapping[str, tuple[Effect, ...]] = {
             "E12",
             "cash-account-type-is-iso",
             "cashAccountType is an ISO 20022 cash account type code",
-            "should",
             ("SCU", "SA"),
-            reading="spec 9 names the value (ISO-compliant cashAccountType, a future breaking "
-            "change) without showing its effect: we expect an ISO 20022 code",
         ),
     ),
     # spec 9: originalAmount and transactionAmount switched on card transactions (1.6.3)
@@ -87,10 +80,7 @@ EFFECTS: Mapping[str, tuple[Effect, ...]] = {
             "amounts-switched",
             "originalAmount and transactionAmount of card transactions are switched compared "
             "with the same read without the value",
-            "should",
             ("SCU", "SCA", "E5"),
-            reading="spec 9 names the value without showing its effect: we read it as the two "
-            "amounts of a card transaction switched",
         ),
     ),
 }
@@ -116,29 +106,29 @@ def _fix_scenario(
     value: str,
     slug: str,
     title: str,
-    level: str,
     *,
     name: str | None = None,
-    quotes: tuple[str, ...] = (),
-    reading: str = "",
     **extra: Any,
 ) -> Scenario:
-    """A request with ``x-accept-fix: value``; ``name`` replaces the value in the id and rule."""
+    """A request with ``x-accept-fix: value``, graded by the contract's requirement of the value
+    (``catalogue.fix_id``); ``name`` replaces the value in the id and rule."""
     name = name or id_safe(value, None)
+    requirement = context.contract.requirement(fix_id(name))
     return Scenario(
         id=scenario_id(op.id, "accept-fix", name, slug),
         operation=op.id,
-        rule=f"VER-{name}",
-        spec="spec 9",
-        level=level,
+        rule=requirement.id,
+        spec=requirement.spec,
+        level=requirement.level,
         kind="version",
         title=f"{op.id} {op.name}: with x-accept-fix {value}, {title}",
         expect=success(op),
         mutation=_header(value),
         variant=base_variant(op, context),
         params=params(value=value, **extra),
-        quotes=quotes,
-        reading=reading,
+        quotes=requirement.quotes,
+        reading=requirement.reading,
+        requirement=requirement.id,
     )
 
 
@@ -155,9 +145,6 @@ def _known_value_scenarios(context: Context) -> Iterator[Scenario]:
                         value,
                         "accepted",
                         "the request is accepted",
-                        "should",
-                        reading=f"a request opting in to {value} (spec 9 names it) is accepted "
-                        "where the effect is not shown",
                         effect="accepted",
                     )
             continue
@@ -169,9 +156,6 @@ def _known_value_scenarios(context: Context) -> Iterator[Scenario]:
                     value,
                     effect.effect,
                     effect.title,
-                    effect.level,
-                    quotes=effect.quotes,
-                    reading=effect.reading,
                     effect=effect.effect,
                     steps=effect.setup,
                 )
@@ -185,10 +169,7 @@ def _unknown_value(op: Operation, context: Context) -> Iterator[Scenario]:
             UNKNOWN_FIX_VALUE,
             "ignored",
             "a value no release defines, the request is answered as without it",
-            "should",
-            name="unknown-value",
-            reading="an x-accept-fix value no release defines is ignored (spec 9 names the known "
-            "values and says nothing of others)",
+            name=UNKNOWN_FIX.removeprefix("VER-"),
             effect="ignored",
         )
 
@@ -203,12 +184,14 @@ def _deprecated_members(op: Operation, context: Context) -> Iterator[Scenario]:
             schema.get("deprecated") or context.resolver(schema).get("deprecated")
         ):
             continue
+        requirement = context.contract.requirement(DEPRECATED_MEMBER)
+        grade = requirement.at(quotes=context.resolver(schema).get("x-quotes", ()))
         yield Scenario(
             id=scenario_id(op.id, "deprecated", name, "accepted"),
             operation=op.id,
-            rule=f"VER-deprecated-{name}",
-            spec=str(schema.get("x-spec") or "spec 9"),
-            level="must",
+            rule=f"{DEPRECATED_MEMBER}-{name}",
+            spec=str(schema.get("x-spec") or requirement.spec),
+            level=grade.level,
             kind="version",
             title=(
                 f"{op.id} {op.name}: a request using the deprecated member {name} is still accepted"
@@ -216,28 +199,29 @@ def _deprecated_members(op: Operation, context: Context) -> Iterator[Scenario]:
             expect=success(op),
             variant=base_variant(op, context, (name,)),
             params=params(member=name),
-            quotes=tuple(
-                dict.fromkeys((*context.resolver(schema).get("x-quotes", ()), "9-deprecated"))
-            ),
+            quotes=grade.quotes,
+            reading=grade.reading,
+            requirement=requirement.id,
         )
 
 
 def _without_prefix(op: Operation, context: Context) -> Iterator[Scenario]:
     if not op.path.startswith(_PREFIX + "/"):
         return
+    requirement = context.contract.requirement(WITHOUT_PREFIX)
     yield Scenario(
         id=scenario_id(op.id, "without-v1-prefix", "not-found"),
         operation=op.id,
-        rule="VER-v1-prefix",
-        spec="spec 9",
-        level="should",
+        rule=requirement.id,
+        spec=requirement.spec,
+        level=requirement.level,
         kind="version",
         title=f"{op.id} {op.name}: the same request without the /v1 prefix is answered 404",
-        expect=answer_due((404,)),
+        expect=requirement.expected,
         variant=base_variant(op, context),
         params=params(strip_prefix=_PREFIX),
-        reading="a path without the /v1 prefix (spec 9: 'The interface is under the path "
-        "prefix /v1') is answered 404",
+        reading=requirement.reading,
+        requirement=requirement.id,
     )
 
 

@@ -265,6 +265,7 @@ def build_document(
                 "assumptions": ids,
                 "quotes": list(facts.quotes),
                 "reading": facts.reading,
+                "requirement": facts.requirement,
                 "findings": [finding.as_dict() for finding in verdict.findings],
                 "retries": verdict.retries,
                 "reproduce": scrub(verdict.reproduce),

@@ -102,6 +102,7 @@ _CAUSE_SUMMARY = "cause_summary"
 _NOT_JUDGED = "not_judged"
 _QUOTE = "quote"
 _READING = "reading"
+_REQUIREMENT = "requirement"
 #: The line a failure message puts before its replay command (checks.ConformanceFailure).
 _REPRODUCE_HEADING = "Reproduce with:"
 _FIELDS = ("operation", "rule", "spec", "level", "kind", "title")
@@ -259,6 +260,8 @@ class ScenarioFacts:
     quotes: tuple[str, ...] = ()
     #: The reading the requirement rests on (should scenarios).
     reading: str = ""
+    #: The id of the contract's requirement the scenario is graded by ("" where none).
+    requirement: str = ""
 
     @classmethod
     def of(cls, scenario: Scenario) -> ScenarioFacts:
@@ -273,6 +276,7 @@ class ScenarioFacts:
             assumptions=tuple(scenario.assumptions),
             quotes=tuple(scenario.quotes),
             reading=scenario.reading,
+            requirement=scenario.requirement,
         )
 
     def properties(self) -> list[tuple[str, str]]:
@@ -284,6 +288,8 @@ class ScenarioFacts:
         pairs += [(_QUOTE, _quote_property(label)) for label in self.quotes]
         if self.reading:
             pairs.append((_READING, self.reading))
+        if self.requirement:
+            pairs.append((_REQUIREMENT, self.requirement))
         return pairs
 
     @classmethod
@@ -292,7 +298,7 @@ class ScenarioFacts:
         values: dict[str, str] = {}
         assumptions: list[str] = []
         quotes: list[str] = []
-        reading = ""
+        reading = requirement = ""
         for name, value in properties:
             if name == _ASSUMPTION:
                 assumptions.append(str(value))
@@ -300,6 +306,8 @@ class ScenarioFacts:
                 quotes.append(str(value).partition(":")[0])
             elif name == _READING:
                 reading = str(value)
+            elif name == _REQUIREMENT:
+                requirement = str(value)
             elif name == _SCENARIO or name in _FIELDS:
                 values.setdefault(name, str(value))
         if _SCENARIO not in values:
@@ -309,6 +317,7 @@ class ScenarioFacts:
             assumptions=tuple(assumptions),
             quotes=tuple(quotes),
             reading=reading,
+            requirement=requirement,
             **{name: values.get(name, "") for name in _FIELDS},
         )
 

@@ -178,7 +178,8 @@ CORE_FAULTS: tuple[Fault, ...] = (
         rules=("ERR-7-customer-type-invalid", "SCH-enum", "SCH-type"),
         operations=("SCU",),
         fields=("customerType",),
-        level="must",
+        # should: SCU's request is only named (spec 4.1), where the type travels is our reading
+        level="should",
     ),
     Fault(
         "html-errors",

@@ -184,7 +184,9 @@ PAYMENT_FAULTS: tuple[Fault, ...] = (
         "logical-duplicate-allowed",
         "spec 4.3 E16, E18 allowLogicalDuplicate",
         "accepts a logical duplicate payment without allowLogicalDuplicate=true",
-        rules=("E-logical-duplicate-refused", "E-logical-duplicate-refused-when-false"),
+        # the first rule, stated (spec 4.3 E16: allowLogicalDuplicate=false), makes it must; the
+        # default refusal without the parameter is our reading
+        rules=("E-logical-duplicate-refused-when-false", "E-logical-duplicate-refused"),
         level="must",
     ),
     Fault(

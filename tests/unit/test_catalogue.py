@@ -20,6 +20,7 @@ from conformance.contract.catalogue import (
     sca_link_at_creation,
 )
 from conformance.contract.facts import BODY_CASES
+from conformance.contract.requirements import on_unnamed
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +109,21 @@ def test_the_sca_link_at_creation_is_must_only_with_a_redirect(contract: Contrac
         assert sca_link_at_creation(contract, operation, "redirect").level == "must"
         decoupled = sca_link_at_creation(contract, operation, "decoupled")
         assert decoupled.level == "should" and '"decoupled"' in decoupled.reading
+
+
+def test_a_scenario_carries_the_requirement_it_is_graded_by(contract: Contract) -> None:
+    """Every scenario names the requirement it is graded by, one the contract has on the
+    scenario's operation (or on every operation), at the scenario's level where the
+    requirement's grade is the scenario's whole grade (not a place's reading on top of it: a
+    constraint, a header, a deprecated member), on an operation the spec neither shows nor
+    names a should (``on_unnamed``)."""
+    from conformance.generate import generate_scenarios
+
+    ids = {key[0] for key in contract.requirements}
+    whole = ("rule", "flow", "positive", "auth", "robustness")
+    for scenario in generate_scenarios(contract):
+        assert scenario.requirement in ids, scenario.id
+        if scenario.kind in whole:
+            requirement = contract.requirement(scenario.requirement, scenario.operation)
+            operation = contract.operations[scenario.operation]
+            assert on_unnamed(requirement.grade, operation).level == scenario.level, scenario.id

@@ -361,3 +361,21 @@ def test_operation_ids_are_frozen_in_scenarios(contract: Contract) -> None:
     scenario = next(s for s in generate_scenarios(contract) if s.operation == op.id)
     with pytest.raises(AttributeError):
         scenario.id = "x"  # type: ignore[misc]
+
+
+def test_a_reading_of_an_all_of_part_stays_with_the_keyword_it_names() -> None:
+    """A part's ``x-readings`` grade only the keywords the merge takes from it: the schema's own
+    pattern (stated) stays must, a bound only the part has is should."""
+    schema = {
+        "type": "string",
+        "pattern": "^[0-9]+$",
+        "allOf": [
+            {"pattern": "^1", "maxLength": 3, "x-readings": {"pattern": "p", "maxLength": "m"}}
+        ],
+    }
+    found = {
+        broken.mutation.keyword: broken
+        for broken in body_constraints(schema, SchemaResolver(lambda s: s), spec="spec 2")
+    }
+    assert found["pattern"].assumed == ()
+    assert found["maxLength"].assumed == ("m",)

@@ -17,9 +17,10 @@ import pytest
 
 from conformance.bankside.trace import PREFLIGHT_TAG
 from conformance.commands import selfcheck as command
-from conformance.contract import load_contract
+from conformance.contract import Contract, load_contract
 from conformance.errors import ConformanceError
 from conformance.generate import generate_scenarios
+from conformance.scenario import Scenario
 from conformance.selfcheck import (
     FAITHFUL,
     NOT_EXERCISED,
@@ -28,6 +29,8 @@ from conformance.selfcheck import (
     SwitchReach,
     compare,
     expected_failures,
+    fault_requirements,
+    graded_level,
     message_gaps,
     read_reach,
     read_run,
@@ -170,6 +173,57 @@ def test_every_fault_names_scenarios_that_exist(
     for scenario_id in fault.seen_through_pa:  # named, and left out at a creation-start bank
         assert scenario_id in named, (name, scenario_id)
         assert scenario_id not in expected_failures(fault, refs, sca_at_creation=True)
+
+
+#: Faults whose level comes from a scenario they list (``Fault.scenarios``) of another
+#: requirement than the one their first rule names: the fault, the requirement and why.
+LEVEL_FROM_A_LISTED_SCENARIO = MappingProxyType(
+    {
+        # spec 5 item 6's return after SCA: the flows it names rest on readings (should); a basket
+        # whose SCA never returns keeps a status its worst case (must) does not allow
+        "sca-no-return": "STATE-basket-worst-case",
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def contract_and_scenarios() -> tuple[Contract, tuple[Scenario, ...]]:
+    contract = load_contract()
+    return contract, generate_scenarios(contract)
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_each_faults_level_is_the_grade_of_the_requirement_it_breaks(
+    contract_and_scenarios: tuple[Contract, tuple[Scenario, ...]], name: str
+) -> None:
+    """A fault's declared level (must: a default run fails; should: only ``--strict``) is the
+    contract's grade of the requirement it breaks (issue 39): the first of its rules, or the
+    scenarios it fails where that is none of the contract's requirements."""
+    contract, scenarios = contract_and_scenarios
+    fault = FAULTS[name]
+    other = LEVEL_FROM_A_LISTED_SCENARIO.get(name)
+    if other is None:
+        assert graded_level(fault, contract, scenarios) == fault.level
+        return
+    listed = [s for s in scenarios if s.id in fault.scenarios and s.rule == other]
+    assert listed and {s.level for s in listed} == {fault.level}
+    assert graded_level(fault, contract, scenarios) != fault.level  # else drop it from the list
+
+
+def test_a_faults_requirement_is_graded_by_the_catalogue(
+    contract_and_scenarios: tuple[Contract, tuple[Scenario, ...]],
+) -> None:
+    """The requirement of a fault is looked up in the catalogue, flows by their scenarios' rule:
+    a should fault of a must row would be caught."""
+    contract, scenarios = contract_and_scenarios
+    fault = FAULTS["no-basket-limit"]
+    assert {r.level for r in fault_requirements(fault, contract, {"E1"})} == {"must"}
+    flow = FAULTS["sca-start-not-started"]
+    assert [r.id for r in fault_requirements(flow, contract, {"E2"})] == [
+        "basket-authorisation-started"
+    ]
+    wrong = Fault("x", "spec 8", "", rules=fault.rules, operations=("E1",), level="should")
+    assert graded_level(wrong, contract, scenarios) == "must"
 
 
 def test_only_a_played_bank_excuses_what_never_reached_a_switch(
@@ -515,6 +569,9 @@ def test_every_fault_is_graded_and_the_should_ones_are_the_readings() -> None:
         "request-id-not-echoed",
         "location-missing",
         "sca-approach-header-wrong",
+        # issue 39: SCU's request is only named (spec 4.1), where the customer type travels is
+        # our reading (ERR-7-customer-type-invalid is should on SCU)
+        "accept-invalid-customer-type",
     }
 
 
