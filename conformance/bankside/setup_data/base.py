@@ -1,12 +1,15 @@
 """The plumbing of set-up: sending and checking set-up requests, the worker's cache of shared
-data, the target's date, the SCA steps and the reference server's controls."""
+data, the data a scenario makes for itself and what refused scenarios share instead
+(:meth:`SetUpBase.own`), the target's date, the SCA steps and the reference server's controls."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -69,6 +72,21 @@ class _Failed:
         )
 
 
+@dataclass
+class _RefusedScope:
+    """A scenario whose one request is to be refused (:meth:`SetUpBase.refused_alone`): the
+    factory it runs with, its operation, the thread it runs in, and the shared data it used."""
+
+    data: SetUpBase
+    operation: str
+    thread: str
+    used: set[str] = field(default_factory=set)
+
+
+#: The scope of the scenario running in this thread (or this pool thread's context), if any.
+_REFUSED: ContextVar[_RefusedScope | None] = ContextVar("conformance_refused_scope", default=None)
+
+
 _SAME_SEED_HINT = (
     "; a target that still holds the data of an earlier run with the same --seed refuses it "
     "again (the account exists, the payment is a logical duplicate): run with another seed "
@@ -108,6 +126,11 @@ class SetUpBase:
         self._key_locks: dict[str, threading.RLock] = {}
         self._locks_lock = threading.Lock()
         self._clock_offset: timedelta | None = None
+        #: The generation of each refused scenarios' datum (:meth:`own`): a spoilt one is made
+        #: afresh under the next.
+        self._generations: dict[str, int] = {}
+        #: What each shared payment of refused scenarios read when it was made (its ``still``).
+        self._statuses: dict[str, str] = {}
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -139,6 +162,71 @@ class SetUpBase:
         """The seed of the data called ``name`` that the scenario of ``seed`` makes for itself
         (distinct per name, so that one scenario's customer and account never collide)."""
         return scenario_seed(seed, f"own:{name}")
+
+    def own(
+        self,
+        seed: int,
+        name: str,
+        make: Callable[[int], T],
+        still: Callable[[T, bool], bool] | None = None,
+    ) -> T:
+        """The datum ``name`` the scenario of ``seed`` makes for itself, ``make(seed)`` (issue
+        29: resources of its own; ``make`` derives its seeds with :meth:`own_seed`).
+
+        Within :meth:`refused_alone`, the datum is instead the one this worker's scenarios of
+        the same operation share in this thread, made once with a seed of its own: they send
+        one request that the bank is to refuse, which changes nothing, so what they make would
+        be used once and never again. A bank that does not refuse it (any outcome but a pass)
+        spoils it, and the next such scenario gets a new one, so no acceptance reaches
+        another scenario's precondition. ``still(datum, fresh)``, for a datum that can change
+        without a request of the run (a payment the bank's batch may advance), tells at each
+        use whether it is still what the scenario needs (``fresh``: just made); when not, it is
+        made anew."""
+        scope = _REFUSED.get()
+        if scope is None or scope.data is not self:
+            return make(seed)
+        base = f"refused:{scope.operation}:{scope.thread}:{name}"
+        scope.used.add(base)
+        datum, fresh = self._refused_datum(base, make)
+        if still is None or still(datum, fresh) or fresh:
+            return datum
+        self._renew((base,))
+        datum, fresh = self._refused_datum(base, make)
+        still(datum, fresh)  # just made: notes what it reads
+        return datum
+
+    def _refused_datum(self, base: str, make: Callable[[int], T]) -> tuple[T, bool]:
+        """The current generation of the refused scenarios' datum ``base``, and whether this
+        call made it."""
+        with self._locks_lock:
+            key = f"{base}#{self._generations.get(base, 0)}"
+        fresh = key not in self._cache  # the key is this thread's alone
+        return self.shared(key, lambda: make(self.seed_for(key))), fresh
+
+    @contextmanager
+    def refused_alone(self, op_id: str) -> Iterator[None]:
+        """The context of a scenario of ``op_id`` that sends one request the bank is to refuse
+        and judges nothing else (the runners choose which): the data it would make for itself
+        is shared with the others (:meth:`own`) while none of them is accepted. Whatever ends
+        it with an exception (a failure, a should finding, a blocked set-up, not applicable)
+        makes everything it used anew for the next, as does a wrong acceptance."""
+        scope = _RefusedScope(self, op_id, threading.current_thread().name)
+        token = _REFUSED.set(scope)
+        try:
+            yield
+        except BaseException:
+            self._renew(scope.used)
+            raise
+        finally:
+            _REFUSED.reset(token)
+
+    def _renew(self, bases: Iterable[str]) -> None:
+        """The next use of each shared datum of ``bases`` makes it anew (:meth:`own`)."""
+        with self._locks_lock:
+            for base in bases:
+                spoilt = self._generations.get(base, 0)
+                self._generations[base] = spoilt + 1
+                self._cache.pop(f"{base}#{spoilt}", None)
 
     def unsupported_reason(self, op_id: str) -> str | None:
         """Why the target does not offer ``op_id`` (the profile's reason), or None."""
