@@ -46,9 +46,9 @@ def test_which_scenarios_share(scenarios: dict[str, Scenario]) -> None:
 
 
 def test_refused_scenarios_of_an_operation_share_their_agreement(
-    scenarios: dict[str, Scenario], context_for: Callable[..., RunContext]
+    scenarios: dict[str, Scenario], faulty: Callable[..., RunContext]
 ) -> None:
-    context = context_for()
+    context = faulty()  # a server of its own: the data made here never meets the session's
     first, made = _engaged(context, scenarios["E6-registerLimit-required-rejected"])
     second, reused = _engaged(context, scenarios["E6-approvalLimit-required-rejected"])
     third, _ = _engaged(context, scenarios["E6-header-X-Request-ID-missing-rejected"])
@@ -72,9 +72,9 @@ def test_a_wrong_acceptance_makes_the_shared_data_anew(
 
 
 def test_refused_pca_scenarios_share_a_payment_while_its_status_holds(
-    scenarios: dict[str, Scenario], context_for: Callable[..., RunContext]
+    scenarios: dict[str, Scenario], faulty: Callable[..., RunContext]
 ) -> None:
-    context = context_for()
+    context = faulty()  # a server of its own: the data made here never meets the session's
     started: list[str] = []
     for scenario_id in (
         "PCA-header-X-Request-ID-missing-rejected",
@@ -108,3 +108,21 @@ def test_a_shared_datum_no_longer_as_made_is_made_anew(
     assert first == again != changed
     assert len(made) == 2
     assert data.own(4, "counter", make) == 4  # outside: the scenario's own
+
+
+def test_a_shared_datum_older_than_its_age_is_made_anew(
+    context_for: Callable[..., RunContext],
+) -> None:
+    data = context_for().data  # makes nothing at the server
+    made: list[int] = []
+
+    def make(seed: int) -> int:
+        made.append(seed)
+        return seed
+
+    for _ in range(2):
+        with data.refused_alone("PA"):
+            data.own(1, "young", make, max_age=60.0)
+        with data.refused_alone("PA"):
+            data.own(1, "old", make, max_age=0.0)
+    assert len(made) == 3  # "young" once, "old" twice

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -50,6 +51,10 @@ T = TypeVar("T")
 BATCH_SUPPLY = "[hooks] batch (a command that runs the bank's batch processing or waits for it)"
 #: How many batch runs a payment is given at most to be booked (ACTC → ACSP → ACSC).
 MAX_BATCH_RUNS = 4
+#: How long after it was made a datum the bank may change with time alone (a payment not yet
+#: authorised, a consent) serves refused scenarios (``own_recent``): far below any expiry a bank
+#: gives such a resource, and long enough for the scenarios of one operation, which run together.
+REFUSED_SHARE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -129,7 +134,9 @@ class SetUpBase:
         #: The generation of each refused scenarios' datum (:meth:`own`): a spoilt one is made
         #: afresh under the next.
         self._generations: dict[str, int] = {}
-        #: What each shared payment of refused scenarios read when it was made (its ``still``).
+        #: When each datum of refused scenarios was made (:meth:`own`'s ``max_age``), and what
+        #: each of their payments read then (its ``still``).
+        self._made_at: dict[str, float] = {}
         self._statuses: dict[str, str] = {}
 
     # --- plumbing ------------------------------------------------------------------------------
@@ -168,7 +175,9 @@ class SetUpBase:
         seed: int,
         name: str,
         make: Callable[[int], T],
+        *,
         still: Callable[[T, bool], bool] | None = None,
+        max_age: float | None = None,
     ) -> T:
         """The datum ``name`` the scenario of ``seed`` makes for itself, ``make(seed)`` (issue
         29: resources of its own; ``make`` derives its seeds with :meth:`own_seed`).
@@ -178,30 +187,41 @@ class SetUpBase:
         one request that the bank is to refuse, which changes nothing, so what they make would
         be used once and never again. A bank that does not refuse it (any outcome but a pass)
         spoils it, and the next such scenario gets a new one, so no acceptance reaches
-        another scenario's precondition. ``still(datum, fresh)``, for a datum that can change
-        without a request of the run (a payment the bank's batch may advance), tells at each
-        use whether it is still what the scenario needs (``fresh``: just made); when not, it is
-        made anew."""
+        another scenario's precondition. For a datum the bank may change without a request of
+        the run (a payment its batch may advance, a payment or consent it may let expire),
+        ``still(datum, fresh)`` tells at each use whether it is still what the scenario needs
+        (``fresh``: just made), and ``max_age`` (seconds) bounds how long after it was made it
+        serves; past either it is made anew."""
         scope = _REFUSED.get()
         if scope is None or scope.data is not self:
             return make(seed)
         base = f"refused:{scope.operation}:{scope.thread}:{name}"
         scope.used.add(base)
-        datum, fresh = self._refused_datum(base, make)
+        key = self._generation(base)
+        made_at = self._made_at.get(key)
+        if max_age is not None and made_at is not None and time.monotonic() - made_at > max_age:
+            self._renew((base,))
+            key = self._generation(base)
+        datum, fresh = self._refused_datum(key, make)
         if still is None or still(datum, fresh) or fresh:
             return datum
         self._renew((base,))
-        datum, fresh = self._refused_datum(base, make)
+        datum, fresh = self._refused_datum(self._generation(base), make)
         still(datum, fresh)  # just made: notes what it reads
         return datum
 
-    def _refused_datum(self, base: str, make: Callable[[int], T]) -> tuple[T, bool]:
-        """The current generation of the refused scenarios' datum ``base``, and whether this
-        call made it."""
+    def _generation(self, base: str) -> str:
+        """The key of the current generation of the refused scenarios' datum ``base``."""
         with self._locks_lock:
-            key = f"{base}#{self._generations.get(base, 0)}"
+            return f"{base}#{self._generations.get(base, 0)}"
+
+    def _refused_datum(self, key: str, make: Callable[[int], T]) -> tuple[T, bool]:
+        """The refused scenarios' datum ``key`` and whether this call made it."""
         fresh = key not in self._cache  # the key is this thread's alone
-        return self.shared(key, lambda: make(self.seed_for(key))), fresh
+        datum = self.shared(key, lambda: make(self.seed_for(key)))
+        if fresh:
+            self._made_at[key] = time.monotonic()
+        return datum, fresh
 
     @contextmanager
     def refused_alone(self, op_id: str) -> Iterator[None]:
@@ -227,6 +247,7 @@ class SetUpBase:
                 spoilt = self._generations.get(base, 0)
                 self._generations[base] = spoilt + 1
                 self._cache.pop(f"{base}#{spoilt}", None)
+                self._made_at.pop(f"{base}#{spoilt}", None)
 
     def unsupported_reason(self, op_id: str) -> str | None:
         """Why the target does not offer ``op_id`` (the profile's reason), or None."""

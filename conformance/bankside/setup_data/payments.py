@@ -3,13 +3,13 @@ factory that offers every kind of set-up data."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.request import Psu
 from conformance.bankside.sca import sca_link
-from conformance.bankside.setup_data.base import MAX_BATCH_RUNS
+from conformance.bankside.setup_data.base import MAX_BATCH_RUNS, REFUSED_SHARE_SECONDS, T
 from conformance.bankside.setup_data.consents import ConsentSetUp
 from conformance.bankside.setup_data.records import (
     PRODUCT_OF_OPERATION,
@@ -143,6 +143,12 @@ class DataFactory(ConsentSetUp):
             return payment
 
         return self.own(seed, f"cancellation:{op_id}", make, still=self._status_kept)
+
+    def own_recent(self, seed: int, name: str, make: Callable[[int], T]) -> T:
+        """:meth:`own` for a datum the bank may change with time alone (a payment not yet
+        authorised, its basket, a consent): refused scenarios share it for at most
+        :data:`REFUSED_SHARE_SECONDS` after it was made, as a scenario's own is used at once."""
+        return self.own(seed, name, make, max_age=REFUSED_SHARE_SECONDS)
 
     def _status_kept(self, payment: Payment, fresh: bool) -> bool:
         """Whether ``payment`` still reads (PS) the status it read when it was made (``fresh``:
