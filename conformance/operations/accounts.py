@@ -154,7 +154,9 @@ def _consent_status(ctx: BuildContext, variant: str, seed: int) -> OperationRequ
 
 def _consent_authorisation(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """CA for a fresh consent that has not been authorised yet."""
-    consent_id, psu = ctx.data.new_consent_request(seed, ctx.data.account())
+    consent_id, psu = ctx.data.own_recent(
+        seed, "consent", lambda made: ctx.data.new_consent_request(made, ctx.data.account())
+    )
     return consent_authorisation_request(ctx, psu, consent_id)
 
 
@@ -165,7 +167,9 @@ def _consent_read(ctx: BuildContext, variant: str, seed: int) -> OperationReques
 
 def _consent_delete(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """CD for a fresh consent of its own (never the worker's shared one, which others use)."""
-    consent_id, psu = ctx.data.new_consent_request(seed, ctx.data.account())
+    consent_id, psu = ctx.data.own_recent(
+        seed, "consent", lambda made: ctx.data.new_consent_request(made, ctx.data.account())
+    )
     return consent_delete_request(ctx, psu, consent_id)
 
 

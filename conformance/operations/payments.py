@@ -207,20 +207,25 @@ def _payment_builder(
 def _basket(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """E1: a basket of fresh payments (spec 4.3 E1: created with the payments operations)."""
     name = variant or "basket-ndct"
-    if name == "basket-ten-payments":
-        payments = ctx.data.payments(seed, 10, "E16")
-    elif name == "basket-ncbct":
-        payments = ctx.data.payments(seed, 2, "E18")
-    elif name == "basket-mixed-products":
-        payments = [ctx.data.payment(seed, "E16"), ctx.data.payment(seed + 1, "E18")]
-    else:
-        payments = ctx.data.payments(seed, 2, "E16")
+
+    def make(made: int) -> list[Payment]:
+        if name == "basket-ten-payments":
+            return ctx.data.payments(made, 10, "E16")
+        if name == "basket-ncbct":
+            return ctx.data.payments(made, 2, "E18")
+        if name == "basket-mixed-products":
+            return [ctx.data.payment(made, "E16"), ctx.data.payment(made + 1, "E18")]
+        return ctx.data.payments(made, 2, "E16")
+
+    payments = ctx.data.own_recent(seed, f"payments:{name}", make)
     return basket_request(ctx, payments[0].psu, (payment.payment_id for payment in payments))
 
 
 def _basket_authorisation(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """E2: a fresh basket of one payment."""
-    basket = ctx.data.basket(seed, [ctx.data.payment(seed, "E16")])
+    basket = ctx.data.own_recent(
+        seed, "basket", lambda made: ctx.data.basket(made, [ctx.data.payment(made, "E16")])
+    )
     return basket_authorisation_request(ctx, basket.psu, basket.basket_id)
 
 
@@ -255,7 +260,9 @@ def _payment_subresource(op_id: str) -> Builder:
         elif op_id == "PCA":
             payment = ctx.data.cancellation_pending_payment(seed, creator)
         else:
-            payment = ctx.data.payment(seed, creator)
+            payment = ctx.data.own_recent(
+                seed, f"payment:{creator}", lambda made: ctx.data.payment(made, creator)
+            )
         return payment_request(ctx, op_id, payment)
 
     return build

@@ -173,7 +173,7 @@ def _sandbox_reset(ctx: BuildContext, variant: str, seed: int) -> OperationReque
 def _engagement_create(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """E6 on a corporate agreement made for the scenario: its account, for a member PSU of its
     own (spec 4.3 E6), the first engagement of that customer and account there."""
-    own = ctx.data.new_agreement(ctx.data.own_seed(seed, "agreement"))
+    own = ctx.data.own_agreement(seed)
     body = factories.sandbox_engagement(seed, own.member.customer_id, own.account.iban)
     return engagement_create(ctx, own.agreement_id, variant_body(ctx, "E6", variant, body))
 

@@ -15,6 +15,7 @@ report, whatever the verdict.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,7 @@ from conformance.runners.promises import keep_promise
 if TYPE_CHECKING:
     from conformance.scenario import Scenario
 
-__all__ = ["RUNNERS", "RunContext", "Runner", "run_scenario"]
+__all__ = ["RUNNERS", "RunContext", "Runner", "refused_alone", "run_scenario"]
 
 #: The scenario kind → runner table (one runner per kind of ``conformance.scenario.KINDS``).
 RUNNERS: Mapping[str, Runner] = MappingProxyType(
@@ -133,7 +134,10 @@ def _run_tagged(scenario: Scenario, ctx: RunContext, runner: Runner) -> None:
             raise NotApplicable(reason)
     _require_release(scenario, ctx)
     _require_explicit_start(scenario, ctx)
-    with collecting_findings() as findings:
+    sharing = (
+        ctx.data.refused_alone(scenario.operation) if refused_alone(scenario) else nullcontext()
+    )
+    with sharing, collecting_findings() as findings:
         try:
             runner(scenario, ctx)
         except ShouldFindings:
@@ -144,5 +148,21 @@ def _run_tagged(scenario: Scenario, ctx: RunContext, runner: Runner) -> None:
             for finding in findings:
                 failure.add_note(f"Also (should): {finding.title}")
             raise
-    if findings:
-        raise ShouldFindings(findings)
+        if findings:
+            raise ShouldFindings(findings)
+
+
+#: The kinds whose runner sends the scenario's request once, broken in one way, and judges that
+#: answer alone (a refused auth case too: ``auth.CASES``, not a replay, ``auth.SENT_TWICE``).
+_SENT_ONCE = frozenset({"constraint", "header", "robustness", "auth"})
+
+
+def refused_alone(scenario: Scenario) -> bool:
+    """Whether ``scenario`` sends one request that every acceptable answer refuses, so that it
+    changes nothing at a bank that conforms: the data it would make for itself (a customer, an
+    account, an agreement) is then shared with the worker's other such scenarios of its
+    operation until one is not refused (``SetUpBase.refused_alone``). A positive scenario, a
+    flow, a rule and a replay keep data of their own (issue 29)."""
+    if scenario.kind not in _SENT_ONCE or not scenario.expect.rejects:
+        return False
+    return scenario.kind != "auth" or str(scenario.param("case", "")) not in auth.SENT_TWICE

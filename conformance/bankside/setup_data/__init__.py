@@ -12,7 +12,10 @@ they are recorded with the scenario that caused them. Two kinds of data:
   made once per worker and cached, for scenarios that only read. Each worker has its own, so
   pytest-xdist workers never share mutable state;
 - **fresh** (``new_*``, ``payment()``, ``basket()``): made for one scenario, seeded from its
-  scenario seed, for scenarios that change what they touch.
+  scenario seed, for scenarios that change what they touch;
+- **own** (``own_*``, ``own_recent()``): what a scenario makes for itself so that what it creates
+  is that resource's first (issue 29), except in a scenario whose one request is to be refused
+  (``SetUpBase.refused_alone``): those of one operation share it until one is not refused.
 
 Without the sandbox API (``profile.sandbox = false``) the shared data comes from the profile's
 PSU identities and production identifiers, and anything else makes the scenario not applicable.

@@ -1,12 +1,16 @@
 """The plumbing of set-up: sending and checking set-up requests, the worker's cache of shared
-data, the target's date, the SCA steps and the reference server's controls."""
+data, the data a scenario makes for itself and what refused scenarios share instead
+(:meth:`SetUpBase.own`), the target's date, the SCA steps and the reference server's controls."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -47,6 +51,10 @@ T = TypeVar("T")
 BATCH_SUPPLY = "[hooks] batch (a command that runs the bank's batch processing or waits for it)"
 #: How many batch runs a payment is given at most to be booked (ACTC → ACSP → ACSC).
 MAX_BATCH_RUNS = 4
+#: How long after it was made a datum the bank may change with time alone (a payment not yet
+#: authorised, a consent) serves refused scenarios (``own_recent``): far below any expiry a bank
+#: gives such a resource, and long enough for the scenarios of one operation, which run together.
+REFUSED_SHARE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,21 @@ class _Failed:
             expected=problem.expected,
             related=problem.related,
         )
+
+
+@dataclass
+class _RefusedScope:
+    """A scenario whose one request is to be refused (:meth:`SetUpBase.refused_alone`): the
+    factory it runs with, its operation, the thread it runs in, and the shared data it used."""
+
+    data: SetUpBase
+    operation: str
+    thread: str
+    used: set[str] = field(default_factory=set)
+
+
+#: The scope of the scenario running in this thread (or this pool thread's context), if any.
+_REFUSED: ContextVar[_RefusedScope | None] = ContextVar("conformance_refused_scope", default=None)
 
 
 _SAME_SEED_HINT = (
@@ -108,6 +131,13 @@ class SetUpBase:
         self._key_locks: dict[str, threading.RLock] = {}
         self._locks_lock = threading.Lock()
         self._clock_offset: timedelta | None = None
+        #: The generation of each refused scenarios' datum (:meth:`own`): a spoilt one is made
+        #: afresh under the next.
+        self._generations: dict[str, int] = {}
+        #: When each datum of refused scenarios was made (:meth:`own`'s ``max_age``), and what
+        #: each of their payments read then (its ``still``).
+        self._made_at: dict[str, float] = {}
+        self._statuses: dict[str, str] = {}
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -139,6 +169,85 @@ class SetUpBase:
         """The seed of the data called ``name`` that the scenario of ``seed`` makes for itself
         (distinct per name, so that one scenario's customer and account never collide)."""
         return scenario_seed(seed, f"own:{name}")
+
+    def own(
+        self,
+        seed: int,
+        name: str,
+        make: Callable[[int], T],
+        *,
+        still: Callable[[T, bool], bool] | None = None,
+        max_age: float | None = None,
+    ) -> T:
+        """The datum ``name`` the scenario of ``seed`` makes for itself, ``make(seed)`` (issue
+        29: resources of its own; ``make`` derives its seeds with :meth:`own_seed`).
+
+        Within :meth:`refused_alone`, the datum is instead the one this worker's scenarios of
+        the same operation share in this thread, made once with a seed of its own: they send
+        one request that the bank is to refuse, which changes nothing, so what they make would
+        be used once and never again. A bank that does not refuse it (any outcome but a pass)
+        spoils it, and the next such scenario gets a new one, so no acceptance reaches
+        another scenario's precondition. For a datum the bank may change without a request of
+        the run (a payment its batch may advance, a payment or consent it may let expire),
+        ``still(datum, fresh)`` tells at each use whether it is still what the scenario needs
+        (``fresh``: just made), and ``max_age`` (seconds) bounds how long after it was made it
+        serves; past either it is made anew."""
+        scope = _REFUSED.get()
+        if scope is None or scope.data is not self:
+            return make(seed)
+        base = f"refused:{scope.operation}:{scope.thread}:{name}"
+        scope.used.add(base)
+        key = self._generation(base)
+        made_at = self._made_at.get(key)
+        if max_age is not None and made_at is not None and time.monotonic() - made_at > max_age:
+            self._renew((base,))
+            key = self._generation(base)
+        datum, fresh = self._refused_datum(key, make)
+        if still is None or still(datum, fresh) or fresh:
+            return datum
+        self._renew((base,))
+        datum, fresh = self._refused_datum(self._generation(base), make)
+        still(datum, fresh)  # just made: notes what it reads
+        return datum
+
+    def _generation(self, base: str) -> str:
+        """The key of the current generation of the refused scenarios' datum ``base``."""
+        with self._locks_lock:
+            return f"{base}#{self._generations.get(base, 0)}"
+
+    def _refused_datum(self, key: str, make: Callable[[int], T]) -> tuple[T, bool]:
+        """The refused scenarios' datum ``key`` and whether this call made it."""
+        fresh = key not in self._cache  # the key is this thread's alone
+        datum = self.shared(key, lambda: make(self.seed_for(key)))
+        if fresh:
+            self._made_at[key] = time.monotonic()
+        return datum, fresh
+
+    @contextmanager
+    def refused_alone(self, op_id: str) -> Iterator[None]:
+        """The context of a scenario of ``op_id`` that sends one request the bank is to refuse
+        and judges nothing else (the runners choose which): the data it would make for itself
+        is shared with the others (:meth:`own`) while none of them is accepted. Whatever ends
+        it with an exception (a failure, a should finding, a blocked set-up, not applicable)
+        makes everything it used anew for the next, as does a wrong acceptance."""
+        scope = _RefusedScope(self, op_id, threading.current_thread().name)
+        token = _REFUSED.set(scope)
+        try:
+            yield
+        except BaseException:
+            self._renew(scope.used)
+            raise
+        finally:
+            _REFUSED.reset(token)
+
+    def _renew(self, bases: Iterable[str]) -> None:
+        """The next use of each shared datum of ``bases`` makes it anew (:meth:`own`)."""
+        with self._locks_lock:
+            for base in bases:
+                spoilt = self._generations.get(base, 0)
+                self._generations[base] = spoilt + 1
+                self._cache.pop(f"{base}#{spoilt}", None)
+                self._made_at.pop(f"{base}#{spoilt}", None)
 
     def unsupported_reason(self, op_id: str) -> str | None:
         """Why the target does not offer ``op_id`` (the profile's reason), or None."""

@@ -77,7 +77,10 @@ class PartySetUp(SetUpBase):
         sandbox, the profile's PSU of that type (nothing can be made)."""
         if not self.profile.sandbox:
             return self.customer(customer_type)
-        return self.new_customer(self.own_seed(seed, f"customer:{customer_type}"), customer_type)
+        name = f"customer:{customer_type}"
+        return self.own(
+            seed, name, lambda made: self.new_customer(self.own_seed(made, name), customer_type)
+        )
 
     def _profile_customer(self, customer_type: CustomerType) -> Customer:
         if customer_type == "CORPORATE":
@@ -147,9 +150,14 @@ class PartySetUp(SetUpBase):
         without the sandbox the profile's account."""
         if not self.profile.sandbox:
             return self._existing_account()
-        owner = self.own_customer(seed)
-        return self.new_account(
-            self.own_seed(seed, "account"), owner=owner, transactions=transactions
+        return self.own(
+            seed,
+            f"account:{transactions}",
+            lambda made: self.new_account(
+                self.own_seed(made, "account"),
+                owner=self.own_customer(made),
+                transactions=transactions,
+            ),
         )
 
     def _existing_account(self) -> Account:
@@ -241,7 +249,13 @@ class PartySetUp(SetUpBase):
         """A card account of a customer the scenario of ``seed`` makes for itself, for a
         scenario that adds card transactions (E5)."""
         self.require_sandbox("a sandbox card account")
-        return self.new_card_account(self.own_seed(seed, "card"), owner=self.own_customer(seed))
+        return self.own(
+            seed,
+            "card",
+            lambda made: self.new_card_account(
+                self.own_seed(made, "card"), owner=self.own_customer(made)
+            ),
+        )
 
     def new_card_account(
         self, seed: int, *, booked: int = 0, pending: int = 0, owner: Customer | None = None
@@ -328,6 +342,13 @@ class PartySetUp(SetUpBase):
         account = self.new_account(seed, owner=owner)
         member = member or self.new_customer(self.own_seed(seed, "member"), "PRIVATE")
         return Agreement(agreement_id, owner, member, account)
+
+    def own_agreement(self, seed: int) -> Agreement:
+        """An agreement (with its owner, account and member PSU) the scenario of ``seed`` makes
+        for itself, for a scenario that adds an engagement (E6)."""
+        return self.own(
+            seed, "agreement", lambda made: self.new_agreement(self.own_seed(made, "agreement"))
+        )
 
     def new_engagement(self, seed: int, roles: Sequence[str] = ("REGISTER", "VIEW")) -> Engagement:
         """A CORPORATE customer owning an agreement (SAG) and an account (SA), and an engagement

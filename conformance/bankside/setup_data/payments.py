@@ -3,13 +3,13 @@ factory that offers every kind of set-up data."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from conformance.bankside.request import Psu
 from conformance.bankside.sca import sca_link
-from conformance.bankside.setup_data.base import MAX_BATCH_RUNS
+from conformance.bankside.setup_data.base import MAX_BATCH_RUNS, REFUSED_SHARE_SECONDS, T
 from conformance.bankside.setup_data.consents import ConsentSetUp
 from conformance.bankside.setup_data.records import (
     PRODUCT_OF_OPERATION,
@@ -129,15 +129,37 @@ class DataFactory(ConsentSetUp):
         authorisation (a bank may answer a second one as already started). A batch run may carry
         a fresh authorised payment past cancelling before PC reaches it: then another is made
         (three in all); a target that cancels at once leaves the last one cancelled, and PCA's
-        own scenarios judge what it answers then."""
-        for attempt in range(3):
-            payment = self.payment(
-                self.own_seed(seed, f"cancellation:{op_id}:{attempt}"), op_id, authorise=True
-            )
-            answer = self.send("PC", psu=payment.psu, path_values=payment.path_values)
-            if answer.status == 202 or not 400 <= answer.status < 500:
-                break
-        return payment
+        own scenarios judge what it answers then. PCA's refused scenarios share one
+        (:meth:`own`) while it reads the status it had when made (a batch may move it)."""
+
+        def make(made: int) -> Payment:
+            for attempt in range(3):
+                payment = self.payment(
+                    self.own_seed(made, f"cancellation:{op_id}:{attempt}"), op_id, authorise=True
+                )
+                answer = self.send("PC", psu=payment.psu, path_values=payment.path_values)
+                if answer.status == 202 or not 400 <= answer.status < 500:
+                    break
+            return payment
+
+        return self.own(seed, f"cancellation:{op_id}", make, still=self._status_kept)
+
+    def own_recent(self, seed: int, name: str, make: Callable[[int], T]) -> T:
+        """:meth:`own` for a datum the bank may change with time alone (a payment not yet
+        authorised, its basket, a consent): refused scenarios share it for at most
+        :data:`REFUSED_SHARE_SECONDS` after it was made, as a scenario's own is used at once."""
+        return self.own(seed, name, make, max_age=REFUSED_SHARE_SECONDS)
+
+    def _status_kept(self, payment: Payment, fresh: bool) -> bool:
+        """Whether ``payment`` still reads (PS) the status it read when it was made (``fresh``:
+        it is, and that status is noted)."""
+        answer = self.payment_status(payment)
+        document = json_document(answer)
+        status = document.get("transactionStatus") if isinstance(document, Mapping) else None
+        read = f"{answer.status}:{status}"
+        if fresh:
+            self._statuses[payment.payment_id] = read
+        return answer.status == 200 and self._statuses.get(payment.payment_id) == read
 
     def payments(self, seed: int, count: int, op_id: str = "E16") -> list[Payment]:
         """``count`` fresh payments of one product (a basket's content)."""

@@ -176,7 +176,7 @@ def roundtrip_agreement(scenario: Scenario, ctx: RunContext, seed: int) -> None:
 def roundtrip_engagement(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """An engagement created with E6, on an agreement made for the scenario, reads back from
     E13 with the same data."""
-    shared = ctx.data.new_agreement(ctx.data.own_seed(seed, "agreement"))
+    shared = ctx.data.own_agreement(seed)
     body = factories.sandbox_engagement(seed, shared.member.customer_id, shared.account.iban)
     body = _templated(ctx, "E6", body)
     created = send_step(scenario, ctx, sandbox.engagement_create(ctx, shared.agreement_id, body))
