@@ -210,8 +210,9 @@ def test_a_run_with_its_known_failure_in_the_baseline_passes_and_an_expired_one_
     assert first.returncode == 1, first.stdout[-2000:]
     document = json.loads((reports / "compliance.json").read_text(encoding="utf-8"))
     (cause,) = [c["id"] for c in document["causes"] if c["level"] == "must"]
-    entry = f'[[known]]\ncause = "{cause}"\nowner = "K"\nticket = "BANK-1"\nexpires = 2999-01-01\n'
-    expired = entry.replace(cause, "cause-00000000").replace("2999-01-01", "2000-01-01")
+    ahead = (dt.date.today() + dt.timedelta(days=60)).isoformat()  # within a year
+    entry = f'[[known]]\ncause = "{cause}"\nowner = "K"\nticket = "BANK-1"\nexpires = {ahead}\n'
+    expired = entry.replace(cause, "cause-00000000").replace(ahead, "2000-01-01")
     for text, code, head in ((entry, 0, "BASELINE HOLDS"), (entry + expired, 1, "BASELINE BROKEN")):
         path = _baseline(tmp_path, text)
         done = subprocess.run(
