@@ -331,32 +331,46 @@ class _DeepBank(BaseHTTPRequestHandler):
         pass
 
 
-def test_deeply_nested_bodies_neither_stop_the_judge_nor_the_reports(tmp_path: Path) -> None:
-    """security-5.md H3 (attempts 133, 134: the judge thread died on a body nested deep, and
-    every later exchange went unjudged) and H4 (135: no reports at all at the end): each
-    exchange is judged, the later unsigned 200 among them, and the reports are written."""
-    from conformance.traffic.options import finish, judge_for
+@contextlib.contextmanager
+def _judged_proxy(
+    bank_handler: type[BaseHTTPRequestHandler],
+) -> Iterator[tuple[RunningProxy, Any]]:
+    """A bank of ``bank_handler`` behind the proxy, each exchange judged into the session it
+    yields with the proxy (``TrafficSession``); all stopped at the end."""
+    from conformance.traffic.options import judge_for
     from conformance.traffic.session import TrafficSession
 
-    bank = ThreadingHTTPServer(("127.0.0.1", 0), _DeepBank)
+    bank = ThreadingHTTPServer(("127.0.0.1", 0), bank_handler)
     bank.daemon_threads = True
     threading.Thread(target=bank.serve_forever, daemon=True).start()
     session = TrafficSession(judge_for(None, []), quiet=True)
     worker = JudgeWorker(session.take, lambda _verdict: None)
     proxy = start_proxy(Upstream(f"http://127.0.0.1:{bank.server_address[1]}"), worker.put)
     try:
-        with httpx.Client(base_url=proxy.url, timeout=10) as client:
-            assert client.get("/v1/accounts", headers={"X-Deep": "1"}).status_code == 200
-            deep = b"[" * 50_000 + b"]" * 50_000
-            client.post("/v1/payments/sepa-credit-transfers", content=deep,
-                        headers={"Content-Type": "application/json"})  # fmt: skip
-            assert client.get("/v1/accounts").status_code == 200
-            client.get("/outside", headers={"X-Deep": "1"})
+        yield proxy, session
     finally:
         proxy.stop()
         worker.close()
         bank.shutdown()
         bank.server_close()
+
+
+def test_deeply_nested_bodies_neither_stop_the_judge_nor_the_reports(tmp_path: Path) -> None:
+    """security-5.md H3 (attempts 133, 134: the judge thread died on a body nested deep, and
+    every later exchange went unjudged) and H4 (135: no reports at all at the end): each
+    exchange is judged, the later unsigned 200 among them, and the reports are written."""
+    from conformance.traffic.options import finish
+
+    with (
+        _judged_proxy(_DeepBank) as (proxy, session),
+        httpx.Client(base_url=proxy.url, timeout=10) as client,
+    ):
+        assert client.get("/v1/accounts", headers={"X-Deep": "1"}).status_code == 200
+        deep = b"[" * 50_000 + b"]" * 50_000
+        client.post("/v1/payments/sepa-credit-transfers", content=deep,
+                    headers={"Content-Type": "application/json"})  # fmt: skip
+        assert client.get("/v1/accounts").status_code == 200
+        client.get("/outside", headers={"X-Deep": "1"})
     assert session.unjudged == []
     assert len(session.judged) == 4
     assert session.judged[2].must  # the unsigned request the bank answered 200
@@ -494,25 +508,16 @@ def test_a_big_answer_goes_through_whole_but_the_session_keeps_its_head(tmp_path
     """security-5.md M7 (attempts 132, 160: every exchange kept whole until exit, a 100 MB
     answer resident): the client gets the whole answer, the judge judged the whole, the session
     keeps each body's first ``KEPT_BODY`` bytes and the reports say what was cut."""
-    from conformance.traffic.options import finish, judge_for
-    from conformance.traffic.session import KEPT_BODY, TrafficSession
+    from conformance.traffic.options import finish
+    from conformance.traffic.session import KEPT_BODY
 
-    bank = ThreadingHTTPServer(("127.0.0.1", 0), _BigBank)
-    bank.daemon_threads = True
-    threading.Thread(target=bank.serve_forever, daemon=True).start()
-    session = TrafficSession(judge_for(None, []), quiet=True)
-    worker = JudgeWorker(session.take, lambda _verdict: None)
-    proxy = start_proxy(Upstream(f"http://127.0.0.1:{bank.server_address[1]}"), worker.put)
-    try:
-        with httpx.Client(base_url=proxy.url, timeout=10) as client:
-            answer = client.post("/v1/payments/sepa-credit-transfers", content=b"{" * 200_000,
-                                 headers={"Content-Type": "application/json"})  # fmt: skip
-            assert answer.content == _BigBank.answer
-    finally:
-        proxy.stop()
-        worker.close()
-        bank.shutdown()
-        bank.server_close()
+    with (
+        _judged_proxy(_BigBank) as (proxy, session),
+        httpx.Client(base_url=proxy.url, timeout=10) as client,
+    ):
+        answer = client.post("/v1/payments/sepa-credit-transfers", content=b"{" * 200_000,
+                             headers={"Content-Type": "application/json"})  # fmt: skip
+        assert answer.content == _BigBank.answer
     (verdict,) = session.judged
     assert len(verdict.exchange.response_body) == KEPT_BODY
     assert len(verdict.exchange.request_body) == KEPT_BODY
