@@ -35,6 +35,7 @@ from conformance.contract.facts import (
     ROLE_OF_FAMILY,
     STATUS_SHOWN,
 )
+from conformance.contract.request_rules import CORPORATE_RULE, HEADER_FORMAT, HEADER_REQUIRED
 from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
     BODY_SCHEMA_RESPONSE,
@@ -53,6 +54,7 @@ from conformance.contract.requirements import (
 if TYPE_CHECKING:
     from conformance.contract import Contract
     from conformance.contract.model import Operation, Rule
+    from conformance.contract.violation import Violation
 
 __all__ = [
     "ACCEPTED_CASES",
@@ -88,6 +90,7 @@ __all__ = [
     "WRONG_METHOD",
     "Key",
     "body_case_id",
+    "broken",
     "build",
     "creates_payment",
     "fix_id",
@@ -100,10 +103,6 @@ __all__ = [
     "success_statuses",
 ]
 
-#: A required header missing (spec 4.2), one requirement per operation.
-HEADER_REQUIRED = "HDR-required"
-#: A header's value breaking its schema (spec 4.2), one requirement per operation and header.
-HEADER_FORMAT = "HDR-format"
 #: A corporate PSU without PSU-Corporate-ID (spec 7 rule 3) on an operation that takes the header
 #: and that no row of ``rules.json`` lists for the rule.
 CORPORATE_ID = "HDR-corporate-id"
@@ -577,6 +576,8 @@ def _signing(contract: Contract) -> Iterator[Requirement]:
         yield Requirement(
             NO_DIGEST, "spec 5 item 4", on_unnamed(stated, op), SIGNING_REFUSAL, op.id
         )
+    # a body sent without Digest to an operation that takes none: spec 5 item 4 digests "the body"
+    yield Requirement(NO_DIGEST, "spec 5 item 4", Grade(MUST, ("5-4",)), SIGNING_REFUSAL)
     for requirement_id, reading in (
         (EXPIRED_CERTIFICATE, EXPIRED_CERTIFICATE_READING),
         (CERTIFICATE_OTHER_CA, CERTIFICATE_OTHER_CA_READING),
@@ -631,6 +632,21 @@ def _body_cases() -> Iterator[Requirement]:
         chosen = CHOSEN_STATUS if case.quotes else ""
         due = answer_due(case.statuses, None, BODY_SCHEMA_ERROR, chosen)
         yield Requirement(body_case_id(case.name), "spec 7", stated, due)
+
+
+def broken(contract: Contract, violation: Violation, operation: Operation) -> Requirement:
+    """The requirement a request rule's ``violation`` breaks on ``operation``
+    (``request_rules``: it names the requirement, this finds it at the operation and the
+    violation's place): spec 7 rule 3 is its ``rules.json`` row where the row lists the
+    operation and :data:`CORPORATE_ID` elsewhere. The reference server answers what it makes due
+    and the traffic judge holds the bank's answer to it."""
+    requirement = violation.requirement
+    if (
+        requirement == CORPORATE_RULE
+        and operation.id not in contract.rule(CORPORATE_RULE).operations
+    ):
+        requirement = CORPORATE_ID
+    return contract.requirement(requirement, operation.id, violation.path)
 
 
 def build(contract: Contract) -> Mapping[Key, Requirement]:

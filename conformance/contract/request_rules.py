@@ -19,8 +19,9 @@ A rule reads the request and what it is told (the operation, the clock to judge 
 set the bank requires); it never reads a clock, a fault switch or a setting of its own. The
 reference server answers a violation with its error (``reference_server.pipeline.auth``; its fault
 switches stay around the call); the traffic judge grades it as a finding
-(``conformance.traffic.request_checks``). A violation's ``statuses`` put the reference server's
-own answer first.
+(``conformance.traffic.request_checks``). A violation names the requirement it breaks
+(``catalogue.broken`` finds it on the operation): both sides read the answer due from it, and the
+violation's ``status`` is the reference server's own choice among the statuses due.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from conformance.contract.annotations import quotes_at, reading_at
-from conformance.contract.facts import AUTH_REJECTION_STATUSES, ROLE_OF_FAMILY
+from conformance.contract.facts import ROLE_OF_FAMILY
 from conformance.contract.identifiers import is_valid_national_id
 from conformance.contract.violation import Violation
 from conformance.signing import (
@@ -76,6 +77,10 @@ __all__ = [
     "untrusted_certificate",
 ]
 
+#: The requirements of a missing required header and of a header value breaking its schema
+#: (spec 4.2), one per operation (``catalogue``).
+HEADER_REQUIRED = "HDR-required"
+HEADER_FORMAT = "HDR-format"
 PSU_ID = "PSU-ID"
 PSU_IDENTITY = "X-PSU-IDENTITY"
 _CORPORATE_ID = "PSU-Corporate-ID"
@@ -202,7 +207,8 @@ def missing_headers(
             "HTTP_HEADER_REQUIRED",
             f"{name} is required (spec 4.2)",
             rule="TPP-header-required",
-            statuses=(400,),
+            requirement=HEADER_REQUIRED,
+            status=400,
             spec=operation.headers_spec,
         )
         for name in required
@@ -243,46 +249,76 @@ class _SignatureRule:
     rule: str
     quote: str
     path: str
+    requirement: str
     status: int
     code: str
 
 
-#: Each verification failure: its rule id, the label of its quote (``quotes.json``), where, and
-#: the reference server's answer (spec 5 and 7 show none: ``assumptions.md``).
+#: Each verification failure: its rule id, the label of its quote (``quotes.json``), where, the
+#: requirement it breaks (``catalogue.SIGNING_CASES``) and the reference server's answer among
+#: those due (spec 5 and 7 show none: ``assumptions.md``). A missing header is placed by
+#: :func:`signature_violation`.
 _SIGNATURE_RULES: Mapping[VerificationFailure, _SignatureRule] = {
     VerificationFailure.MISSING_HEADER: _SignatureRule(
-        "TPP-signature-header-missing", "5-2", "Signature", 400, "HTTP_HEADER_REQUIRED"
+        "TPP-signature-header-missing",
+        "5-2",
+        "Signature",
+        "AUTH-no-signature",
+        400,
+        "HTTP_HEADER_REQUIRED",
     ),
     VerificationFailure.MALFORMED_SIGNATURE: _SignatureRule(
-        "TPP-signature-malformed", "5-2", "Signature", 400, "FORMAT_ERROR"
+        "TPP-signature-malformed", "5-2", "Signature", "AUTH-no-signature", 400, "FORMAT_ERROR"
     ),
     VerificationFailure.BAD_CERTIFICATE: _SignatureRule(
-        "TPP-certificate-invalid", "5-1", _CERTIFICATE, 401, "CERTIFICATE_INVALID"
+        "TPP-certificate-invalid",
+        "5-1",
+        _CERTIFICATE,
+        "AUTH-no-certificate",
+        401,
+        "CERTIFICATE_INVALID",
     ),
     VerificationFailure.UNSUPPORTED_ALGORITHM: _SignatureRule(
-        "TPP-signature-algorithm", "5-2-algorithm", "Signature", 401, "SIGNATURE_INVALID"
+        "TPP-signature-algorithm",
+        "5-2-algorithm",
+        "Signature",
+        "AUTH-wrong-algorithm",
+        401,
+        "SIGNATURE_INVALID",
     ),
     VerificationFailure.KEYID_MISMATCH: _SignatureRule(
-        "TPP-signature-keyid", "5-2-keyid", "Signature", 401, "SIGNATURE_INVALID"
+        "TPP-signature-keyid",
+        "5-2-keyid",
+        "Signature",
+        "AUTH-keyid-serial-mismatch",
+        401,
+        "SIGNATURE_INVALID",
     ),
     VerificationFailure.DIGEST_MISMATCH: _SignatureRule(
-        "TPP-digest-mismatch", "5-4", "Digest", 401, "SIGNATURE_INVALID"
+        "TPP-digest-mismatch", "5-4", "Digest", "AUTH-stale-digest", 401, "SIGNATURE_INVALID"
     ),
     VerificationFailure.UNSUPPORTED_DIGEST_ALGORITHM: _SignatureRule(
-        "TPP-digest-algorithm", "5-4", "Digest", 400, "FORMAT_ERROR"
+        "TPP-digest-algorithm", "5-4", "Digest", "AUTH-stale-digest", 400, "FORMAT_ERROR"
     ),
     VerificationFailure.HEADERS_INCOMPLETE: _SignatureRule(
-        "TPP-signature-headers-list", "5-2-headers", "Signature", 401, "SIGNATURE_INVALID"
+        "TPP-signature-headers-list",
+        "5-2-headers",
+        "Signature",
+        "AUTH-headers-list-incomplete",
+        401,
+        "SIGNATURE_INVALID",
     ),
     VerificationFailure.BAD_SIGNATURE: _SignatureRule(
-        "TPP-signature-value", "5-2-value", "Signature", 401, "SIGNATURE_INVALID"
+        "TPP-signature-value", "5-2-value", "Signature", "AUTH-wrong-key", 401, "SIGNATURE_INVALID"
     ),
 }
-
-
-def _auth_statuses(first: int) -> tuple[int, ...]:
-    """The statuses a refused signature or certificate may have, ``first`` first."""
-    return (first, *(status for status in AUTH_REJECTION_STATUSES if status != first))
+#: The requirement a missing signing header breaks, by the header (lowercased): the certificate
+#: (spec 5 item 1), the Digest (spec 5 item 4), else the Signature (spec 5 item 2).
+_MISSING_HEADER_REQUIREMENTS: Mapping[str, str] = MappingProxyType(
+    {_CERTIFICATE.lower(): "AUTH-no-certificate", "digest": "AUTH-no-digest"}
+)
+#: The requirement a certificate outside its validity period breaks (it parsed: a should).
+_EXPIRED_CERTIFICATE = "AUTH-expired-certificate"
 
 
 def signature_violation(verification: Verification) -> Violation | None:
@@ -292,12 +328,19 @@ def signature_violation(verification: Verification) -> Violation | None:
     if verification.ok or verification.failure is None:
         return None
     rule = _SIGNATURE_RULES[verification.failure]
+    path = verification.header or rule.path
+    requirement = rule.requirement
+    if verification.failure is VerificationFailure.MISSING_HEADER:
+        requirement = _MISSING_HEADER_REQUIREMENTS.get(path.lower(), requirement)
+    elif verification.failure is VerificationFailure.BAD_CERTIFICATE and verification.certificate:
+        requirement = _EXPIRED_CERTIFICATE  # it parsed: its validity failed
     return Violation(
-        verification.header or rule.path,
+        path,
         rule.code,
         verification.detail,
         rule=rule.rule,
-        statuses=_auth_statuses(rule.status),
+        requirement=requirement,
+        status=rule.status,
         spec="spec 5",
         quotes=(rule.quote,),
     )
@@ -323,7 +366,8 @@ def untrusted_certificate(
         "CERTIFICATE_INVALID",
         f"the signing certificate is not issued by a trusted CA: {reason}",
         rule="TPP-certificate-untrusted",
-        statuses=_auth_statuses(401),
+        requirement="AUTH-certificate-other-ca",
+        status=401,
         spec="spec 5 item 1",
         quotes=("5-1",),
     )
@@ -348,7 +392,8 @@ def missing_role(
         f"{operation.id} needs the PSD2 role {needed}; {what} carries "
         f"{', '.join(sorted(roles)) or 'none'}",
         rule="TPP-certificate-role",
-        statuses=(403,),
+        requirement="AUTH-missing-role",
+        status=403,
         spec="spec 5 item 1",
         reading=ROLE_READING,
     )
@@ -377,7 +422,8 @@ def stale_date(view: RequestView, *, now: float, skew: float, clock: str) -> Vio
         f"the signed Date is {apart:.0f} s from {clock}, more than the {skew:g} s allowed: a "
         "stale or replayed request",
         rule="TPP-date-stale",
-        statuses=(401,),
+        requirement="AUTH-date-far-future" if sent > now else "AUTH-date-far-past",
+        status=401,
         spec="spec 5",
         reading="spec 5 signs Date but states no freshness window; a request dated outside "
         f"the bank's clock skew ({skew:g} s) is a stale or pre-made one (security)",
@@ -391,9 +437,6 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: The id of the replay rule's findings.
 REPLAY_RULE = "TPP-replay"
 _SIGNATURE_VALUE = re.compile(r'signature="([^"]+)"')
-#: Statuses a refused replay may have: the reference server's 401 first, then those of a refused
-#: signature, and 409 (a bank may answer a repeated request as a conflict).
-_REPLAY_STATUSES = (401, *(status for status in AUTH_REJECTION_STATUSES if status != 401), 409)
 
 
 def replay_key(view: RequestView) -> str | None:
@@ -424,7 +467,8 @@ def replayed(view: RequestView, *, seen: Callable[[str], bool]) -> Violation | N
         "this signature was already used on the same method and request target: a replayed "
         "request is not carried out again",
         rule=REPLAY_RULE,
-        statuses=_REPLAY_STATUSES,
+        requirement="AUTH-replay",
+        status=401,
         spec="spec 5",
         reading="spec 5 signs each request but states no replay rule; a state-changing request "
         "that repeats the signature of an earlier one on the same method and request target is "
@@ -486,7 +530,8 @@ def header_misfits(
                 "FORMAT_ERROR",
                 f"{name}: {undecodable}",
                 rule="TPP-header-format",
-                statuses=(400,),
+                requirement=HEADER_FORMAT,
+                status=400,
                 spec="spec 5 item 3",
                 reading=_ENCODING_READING,
             )
@@ -506,7 +551,8 @@ def header_misfits(
             "FORMAT_ERROR",
             f"header {name}: {error.message}",
             rule="TPP-header-format",
-            statuses=(400,),
+            requirement=HEADER_FORMAT,
+            status=400,
             spec=str(schema.get("x-spec", "spec 4.2")),
             quotes=tuple(quotes_at(validator.schema, error)),
             reading=reading_at(validator.schema, error),
@@ -561,7 +607,8 @@ def psu_violations(
                 "X-PSU-IDENTITY is not a valid Norwegian national identity or D-number "
                 "(spec 5 item 5)",
                 rule="TPP-psu-identity",
-                statuses=(400,),
+                requirement=HEADER_FORMAT,
+                status=400,
                 spec="spec 5 item 5",
                 quotes=("5-5",),
             )
@@ -578,7 +625,8 @@ def psu_violations(
                 "HTTP_HEADER_REQUIRED",
                 "a corporate PSU must send PSU-Corporate-ID (spec 7 rule 3)",
                 rule=CORPORATE_RULE,
-                statuses=(400,),
+                requirement=CORPORATE_RULE,
+                status=400,
                 spec="spec 7 rule 3",
                 quotes=("7-rule-3",),
             )

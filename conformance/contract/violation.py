@@ -23,8 +23,11 @@ class Violation:
     reference server's choice where the spec names none); ``text`` says what is wrong in words a
     bank engineer can act on.
 
-    A request rule also names itself (``rule``, the id its findings carry), the statuses a
-    refusal may have (``statuses``), the spec part (``spec``) and the quotes that state the rule
+    A request rule also names itself (``rule``, the id its findings carry), the requirement of
+    the contract it breaks (``requirement``, looked up on the operation at ``path``:
+    ``catalogue.broken``; its :class:`~conformance.contract.requirements.AnswerDue` is the answer
+    due, for the reference server and the traffic judge alike), the reference server's own status
+    among those due (``status``), the spec part (``spec``) and the quotes that state the rule
     (``quotes``, labels of ``quotes.json``) or the reading it rests on (``reading``). A body rule
     leaves them empty: its row of ``rules.json`` says them.
     """
@@ -33,7 +36,8 @@ class Violation:
     code: str
     text: str
     rule: str = ""
-    statuses: tuple[int, ...] = ()
+    requirement: str = ""
+    status: int = 0
     spec: str = ""
     quotes: tuple[str, ...] = ()
     reading: str = ""

@@ -137,7 +137,8 @@ def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Itera
         return
     fitting = [(v, misses) for v, misses in judged if STATUS not in misses]
     if not fitting:
-        stated = [v for v, misses in judged if misses[STATUS].stated]
+        # a status is stated only by a must: a should's own due is the suite's choice
+        stated = [v for v, misses in judged if misses[STATUS].stated and _binds(v)]
         grade_ = (
             Grade("must", stated[0].finding.quotes)
             if stated
@@ -157,12 +158,12 @@ def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Itera
     if not coded or any(CODE not in misses for _, misses in coded):
         return
     named, code = next(
-        ((v, misses[CODE]) for v, misses in coded if misses[CODE].stated),
+        ((v, misses[CODE]) for v, misses in coded if misses[CODE].stated and _binds(v)),
         (coded[0][0], coded[0][1][CODE]),
     )
     grade_ = (
         Grade("must", named.finding.quotes)
-        if code.stated
+        if code.stated and _binds(named)
         else grade(stated=False, reading=CHOSEN_CODE_READING)
     )
     yield _finding(
@@ -172,6 +173,12 @@ def _refusal(exchange: Exchange, violations: Sequence[GradedViolation]) -> Itera
         named.finding.spec,
         place="code",
     )
+
+
+def _binds(violation: GradedViolation) -> bool:
+    """Whether what ``violation``'s answer due states binds at must: only a must's does (a
+    should rests on a reading, and so does the answer it makes due)."""
+    return violation.finding.level == "must"
 
 
 def known_status(status: int) -> bool:

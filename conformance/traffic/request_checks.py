@@ -29,7 +29,6 @@ from conformance.contract.catalogue import (
     CERTIFICATE_OTHER_CA,
     CORPORATE_ID,
     EXPIRED_CERTIFICATE,
-    HEADER_FORMAT,
     HEADER_REQUIRED,
     NO_DIGEST,
     REQUEST_SCHEMA,
@@ -38,6 +37,7 @@ from conformance.contract.catalogue import (
     WRONG_METHOD,
     body_case_id,
 )
+from conformance.contract.catalogue import broken as broken_requirement
 from conformance.contract.crossfield import CheckContext, checks_for
 from conformance.contract.facts import BODY_LIMIT_BYTES, STATUS_SHOWN
 from conformance.contract.request_rules import (
@@ -200,7 +200,7 @@ def judge_request(
     verification, signature_violations = _signature(view, operation, settings, contract, at)
     verdict.verification = verification
     found += signature_violations
-    found += _date_fresh(view, settings, at)
+    found += _date_fresh(view, operation, settings, contract, at)
     found += _header_formats(view, operation, contract)
     found += _psu_rules(view, operation, contract)
     found += _query(exchange, operation, contract, settings)
@@ -230,7 +230,9 @@ def _required_headers(
     else:
         grade_ = contract.requirement(HEADER_REQUIRED, operation.id).grade
     for violation in missing_headers(view, operation, settings.required_for(operation)):
-        yield _graded(violation, grade_, chosen_refusal(violation.statuses))
+        yield _graded(
+            violation, grade_, broken_requirement(contract, violation, operation).expected
+        )
 
 
 def _stated(violation: Violation, operation: Operation | None = None) -> Grade:
@@ -258,7 +260,7 @@ def _signature(
     broken = signature_violation(verification)
     if broken is not None:
         grade_ = _signature_grade(broken, verification, operation, contract)
-        refusal = chosen_refusal(sorted(broken.statuses))
+        refusal = broken_requirement(contract, broken, operation).expected
         violations.append(_graded(broken, grade_, refusal, MUST))
         return verification, violations
     certificate = verification.certificate
@@ -267,13 +269,14 @@ def _signature(
     if settings.trust:
         untrusted = untrusted_certificate(certificate, settings.trust, at)
         if untrusted is not None:
-            refusal = chosen_refusal(sorted(untrusted.statuses))
+            refusal = broken_requirement(contract, untrusted, operation).expected
             grade_ = contract.requirement(CERTIFICATE_OTHER_CA).grade
             violations.append(_graded(untrusted, grade_, refusal, MUST))
     role = missing_role(operation, read_psd2_roles(certificate))
     if role is not None:
         grade_ = _stated(role, operation)
-        violations.append(_graded(role, grade_, chosen_refusal(role.statuses)))
+        refusal = broken_requirement(contract, role, operation).expected
+        violations.append(_graded(role, grade_, refusal))
     return verification, violations
 
 
@@ -297,7 +300,11 @@ def _signature_grade(
 
 
 def _date_fresh(
-    view: RequestView, settings: TrafficSettings, at: datetime
+    view: RequestView,
+    operation: Operation,
+    settings: TrafficSettings,
+    contract: Contract,
+    at: datetime,
 ) -> Iterator[GradedViolation]:
     """A signed Date within the bank's clock skew of when the request was sent (security,
     should: spec 5 signs Date but states no freshness window)."""
@@ -306,7 +313,9 @@ def _date_fresh(
     )
     if violation is not None:
         grade_ = _stated(violation)
-        yield _graded(violation, grade_, chosen_refusal(violation.statuses))
+        yield _graded(
+            violation, grade_, broken_requirement(contract, violation, operation).expected
+        )
 
 
 def _header_formats(
@@ -315,9 +324,9 @@ def _header_formats(
     """Each header the operation lists, when present, fits its schema (``types/headers.json``),
     RFC 2047 encoded words decoded."""
     for violation in header_misfits(view, operation, contract):
-        requirement = contract.requirement(HEADER_FORMAT, operation.id, violation.path)
+        requirement = broken_requirement(contract, violation, operation)
         grade_ = requirement.at(reading=violation.reading, quotes=violation.quotes)
-        yield _graded(violation, grade_, chosen_refusal(violation.statuses))
+        yield _graded(violation, grade_, requirement.expected)
 
 
 def _psu_rules(
@@ -337,7 +346,9 @@ def _psu_rules(
             )
         else:
             grade_ = _stated(violation, operation)
-            yield _graded(violation, grade_, chosen_refusal(violation.statuses))
+            yield _graded(
+                violation, grade_, broken_requirement(contract, violation, operation).expected
+            )
 
 
 def _rule_violation(

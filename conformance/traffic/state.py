@@ -58,7 +58,7 @@ from conformance.contract.requirements import (
     grade_flow,
 )
 from conformance.report.verdicts import Finding
-from conformance.traffic.model import BANK, TPP, GradedViolation, chosen_refusal
+from conformance.traffic.model import BANK, TPP, GradedViolation
 from conformance.traffic.request_checks import request_view
 
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ class TrafficState:
                 place=violation.path,
                 reading=grade_.reading,
             ),
-            chosen_refusal(violation.statuses),
+            self._contract.requirement(violation.requirement).expected,
         )
 
     # --- after the answer: what the state says of it, then the state updated ------------------

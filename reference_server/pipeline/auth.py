@@ -19,8 +19,10 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from conformance.contract.catalogue import broken
 from conformance.contract.facts import AUTH_TPP_CODE
 from conformance.contract.request_rules import (
+    HEADER_FORMAT,
     PSU_ID,
     PSU_IDENTITY,
     RequestView,
@@ -46,6 +48,7 @@ from reference_server.api import (
     decoded_header,
 )
 from reference_server.model import sandbox_data
+from reference_server.pipeline.due import answer, due, refuse
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -73,20 +76,23 @@ def authenticate(app: ServerState, request: Request, operation: Operation) -> Au
     view = RequestView(request.method, request.target, headers, request.body)
     check_gateway_headers(app, headers)
     check_required_headers(app, operation, view)
-    certificate = check_signature(app, view)
-    check_date_fresh(app, view)
-    check_not_replayed(app, view)
+    certificate = check_signature(app, operation, view)
+    check_date_fresh(app, operation, view)
+    check_not_replayed(app, operation, view)
     roles = check_certificate(app, operation, certificate)
     check_header_formats(app, operation, view)
     return identify_psu(app, operation, view, certificate, roles)
 
 
-def _refused(violation: Violation) -> ApiError:
-    """The reference server's answer to a broken request rule: the first of its statuses, its
-    code, placed at its path; a 401 names ``AUTH_TPP_CODE`` in ``tppMessages`` (assumptions.md)."""
-    status = violation.statuses[0]
+def _refused(app: ServerState, operation: Operation, violation: Violation) -> ApiError:
+    """The reference server's answer to a broken request rule: what the requirement it breaks
+    makes due (``catalogue.broken``, ``due.answer``: the violation's status where it is due,
+    its code where none is), placed at its path; a 401 names ``AUTH_TPP_CODE`` in
+    ``tppMessages`` (assumptions.md)."""
+    answer_due = broken(app.contract, violation, operation).expected
+    status, code = answer(answer_due, violation.status, violation.code)
     tpp_code = AUTH_TPP_CODE if status == 401 else None
-    return ApiError(status, violation.code, violation.text, path=violation.path, tpp_code=tpp_code)
+    return ApiError(status, code, violation.text, path=violation.path, tpp_code=tpp_code)
 
 
 # -- 0. the gateway's own headers (a bank style, ``--profile``) ---------------------------------
@@ -120,10 +126,12 @@ def check_required_headers(app: ServerState, operation: Operation, view: Request
     if missing and not app.faulty("ignore-required-header"):
         names = [violation.path for violation in missing]
         verb = "is" if len(names) == 1 else "are"
-        raise ApiError(
-            400,
-            "HTTP_HEADER_REQUIRED",
+        first = missing[0]
+        raise refuse(
+            broken(app.contract, first, operation).expected,
             f"{', '.join(names)} {verb} required for {operation.id} (spec 4.2)",
+            code=first.code,
+            status=first.status,
             path=names[0],
             messages=[
                 TppMessage(violation.code, violation.text, violation.path) for violation in missing
@@ -134,7 +142,9 @@ def check_required_headers(app: ServerState, operation: Operation, view: Request
 # -- 2. signature -------------------------------------------------------------------------------
 
 
-def check_signature(app: ServerState, view: RequestView) -> x509.Certificate | None:
+def check_signature(
+    app: ServerState, operation: Operation, view: RequestView
+) -> x509.Certificate | None:
     """Spec 5 parts 1–4 (``request_rules.signature_verification``); the certificate."""
     now = app.clock.now()
     validity = not app.reads("certificates-unvalidated")
@@ -152,10 +162,10 @@ def check_signature(app: ServerState, view: RequestView) -> x509.Certificate | N
     tolerated_by = _TOLERATED.get(verdict.failure)
     if tolerated_by is not None and app.faulty(tolerated_by):
         return verdict.certificate
-    raise _refused(violation)
+    raise _refused(app, operation, violation)
 
 
-def check_date_fresh(app: ServerState, view: RequestView) -> None:
+def check_date_fresh(app: ServerState, operation: Operation, view: RequestView) -> None:
     """A signed ``Date`` within the allowed clock skew of the server's own wall clock (the
     profile's ``date_skew``, 300 s by default): an older or later one is a replayed or
     pre-made request, 401 ``SIGNATURE_INVALID`` (assumptions.md; spec 5 signs Date but states no
@@ -165,10 +175,10 @@ def check_date_fresh(app: ServerState, view: RequestView) -> None:
         view, now=time.time(), skew=app.bank.date_skew, clock="the server's clock"
     )
     if violation is not None and not app.faulty("stale-date-accepted"):
-        raise _refused(violation)
+        raise _refused(app, operation, violation)
 
 
-def check_not_replayed(app: ServerState, view: RequestView) -> None:
+def check_not_replayed(app: ServerState, operation: Operation, view: RequestView) -> None:
     """A state-changing request whose signature was already used on the same method and target
     (``request_rules.replayed``, keyed by ``request_rules.replay_key``) is refused with 401
     ``SIGNATURE_INVALID`` while its Date is still fresh (``replay.py``); a safe method is never
@@ -178,7 +188,7 @@ def check_not_replayed(app: ServerState, view: RequestView) -> None:
     keep_seconds = 2 * app.bank.date_skew
     violation = replayed(view, seen=lambda key: not app.signatures.first_use(key, keep_seconds))
     if violation is not None and not app.faulty("replay-accepted"):
-        raise _refused(violation)
+        raise _refused(app, operation, violation)
 
 
 def _psu_id_unchecked(app: ServerState, folded: str) -> bool:
@@ -200,11 +210,11 @@ def check_certificate(
     if app.trust_cas and not app.reads("certificates-unvalidated"):
         untrusted = untrusted_certificate(certificate, app.trust_cas, app.clock.now())
         if untrusted is not None:
-            raise _refused(untrusted)
+            raise _refused(app, operation, untrusted)
     roles = read_psd2_roles(certificate)
     violation = missing_role(operation, roles)
     if violation is not None:
-        raise _refused(violation)
+        raise _refused(app, operation, violation)
     return roles
 
 
@@ -221,8 +231,12 @@ def check_header_formats(app: ServerState, operation: Operation, view: RequestVi
     if view.headers.get("TPP-Redirect-Preferred") == "false" and app.faulty(
         "redirect-preferred-false-refused"
     ):
-        raise ApiError(
-            400, "FORMAT_ERROR", "TPP-Redirect-Preferred: false is not supported", path="header"
+        raise refuse(
+            due(app.contract, HEADER_FORMAT, operation, "TPP-Redirect-Preferred"),
+            "TPP-Redirect-Preferred: false is not supported",
+            code="FORMAT_ERROR",
+            status=400,
+            path="header",
         )
     misfits = header_misfits(
         view,
@@ -234,7 +248,7 @@ def check_header_formats(app: ServerState, operation: Operation, view: RequestVi
     )
     first = next(misfits, None)
     if first is not None:
-        raise _refused(first)
+        raise _refused(app, operation, first)
 
 
 #: The TPP-* headers whose values the permissive reading ``tpp-header-values`` takes as they
@@ -290,7 +304,7 @@ def identify_psu(
     ):
         if violation.path == _CORPORATE_ID and app.faulty("corporate-without-id-accepted"):
             continue
-        raise _refused(violation)
+        raise _refused(app, operation, violation)
     return AuthContext(
         certificate=certificate,
         roles=roles,

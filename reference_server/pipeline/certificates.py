@@ -31,6 +31,7 @@ from conformance.errors import CertificateError
 from conformance.signing import read_psd2_roles, read_qc_types
 from reference_server.api import ApiError, AuthContext, Request, ServerState
 from reference_server.model.bank_style import organisation_of
+from reference_server.pipeline.due import due, refuse
 
 if TYPE_CHECKING:
     from conformance.contract import Operation
@@ -59,8 +60,17 @@ def _client_certificate(der: bytes | None) -> x509.Certificate | None:
     return None if der is None else x509.load_der_x509_certificate(der)
 
 
-def _invalid(message: str, path: str) -> ApiError:
-    return ApiError(401, "CERTIFICATE_INVALID", message, path=path, tpp_code=AUTH_TPP_CODE)
+def _invalid(app: ServerState, requirement: str, message: str, path: str) -> ApiError:
+    """401 ``CERTIFICATE_INVALID`` where ``requirement`` (``catalogue.SECURITY_CASES``) makes it
+    due (``due.refuse``)."""
+    return refuse(
+        due(app.contract, requirement, None),
+        message,
+        code="CERTIFICATE_INVALID",
+        status=401,
+        path=path,
+        tpp_code=AUTH_TPP_CODE,
+    )
 
 
 def check_not_revoked(
@@ -74,6 +84,8 @@ def check_not_revoked(
             if app.faulty("revoked-certificate-accepted"):
                 return
             raise _invalid(
+                app,
+                "AUTH-revoked-certificate",
                 f"the {what} certificate (serial {certificate.serial_number:X}) is revoked by "
                 f"its issuer {certificate.issuer.rfc4514_string()}",
                 path,
@@ -90,6 +102,8 @@ def check_seal_type(app: ServerState, seal: x509.Certificate | None) -> None:
         return  # an unreadable statement is the role check's business (``auth``)
     if "web" in types and "eseal" not in types and not app.faulty("qwac-signing-accepted"):
         raise _invalid(
+            app,
+            "AUTH-seal-is-qwac",
             "the signing certificate is of QcType web (a QWAC, for TLS): requests are signed "
             "with a sealing certificate (QcType eseal)",
             _SIGNING,
@@ -105,11 +119,20 @@ def check_qwac_roles(app: ServerState, operation: Operation, qwac: x509.Certific
         roles = read_psd2_roles(qwac)
     except CertificateError as error:
         raise _invalid(
-            f"the TLS client certificate cannot be read: {error.message}", _TLS
+            app,
+            "AUTH-qwac-missing-role",
+            f"the TLS client certificate cannot be read: {error.message}",
+            _TLS,
         ) from None
     violation = missing_role(operation, roles, what="the TLS client certificate (QWAC)", path=_TLS)
     if violation is not None:
-        raise ApiError(403, violation.code, violation.text, path=violation.path)
+        raise refuse(
+            due(app.contract, "AUTH-qwac-missing-role", None),
+            violation.text,
+            code=violation.code,
+            status=403,
+            path=violation.path,
+        )
 
 
 def check_pairing(
@@ -121,6 +144,8 @@ def check_pairing(
     connected, signing = organisation_of(qwac), organisation_of(seal)
     if connected != signing:
         raise _invalid(
+            app,
+            "AUTH-qwac-other-organisation",
             f"the TLS client certificate names {connected}, the signing certificate {signing}: "
             "one TPP shows its own QWAC and seal",
             _SIGNING,
