@@ -35,7 +35,6 @@ from conformance.contract.facts import (
     ROLE_OF_FAMILY,
     STATUS_SHOWN,
 )
-from conformance.contract.request_rules import CORPORATE_RULE, HEADER_FORMAT, HEADER_REQUIRED
 from conformance.contract.requirements import (
     BODY_SCHEMA_ERROR,
     BODY_SCHEMA_RESPONSE,
@@ -63,6 +62,7 @@ __all__ = [
     "CERTIFICATE_OTHER_CA",
     "CERTIFICATE_OTHER_CA_READING",
     "CORPORATE_ID",
+    "CORPORATE_RULE",
     "CORPORATE_RULE_SPEC",
     "DEPRECATED_MEMBER",
     "DOCUMENTED_NOT_FOUND",
@@ -103,6 +103,12 @@ __all__ = [
     "success_statuses",
 ]
 
+#: A required header missing (spec 4.2), one requirement per operation.
+HEADER_REQUIRED = "HDR-required"
+#: A header's value breaking its schema (spec 4.2), one requirement per operation and header.
+HEADER_FORMAT = "HDR-format"
+#: The row of ``rules.json`` of a corporate PSU without PSU-Corporate-ID (spec 7 rule 3).
+CORPORATE_RULE = "ERR-3-corporate-without-corporate-id"
 #: A corporate PSU without PSU-Corporate-ID (spec 7 rule 3) on an operation that takes the header
 #: and that no row of ``rules.json`` lists for the rule.
 CORPORATE_ID = "HDR-corporate-id"

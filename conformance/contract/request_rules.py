@@ -35,6 +35,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from conformance.contract.annotations import quotes_at, reading_at
+from conformance.contract.catalogue import CORPORATE_RULE, HEADER_FORMAT, HEADER_REQUIRED
 from conformance.contract.facts import ROLE_OF_FAMILY
 from conformance.contract.identifiers import is_valid_national_id
 from conformance.contract.violation import Violation
@@ -77,17 +78,11 @@ __all__ = [
     "untrusted_certificate",
 ]
 
-#: The requirements of a missing required header and of a header value breaking its schema
-#: (spec 4.2), one per operation (``catalogue``).
-HEADER_REQUIRED = "HDR-required"
-HEADER_FORMAT = "HDR-format"
 PSU_ID = "PSU-ID"
 PSU_IDENTITY = "X-PSU-IDENTITY"
 _CORPORATE_ID = "PSU-Corporate-ID"
 _CONTEXT = "PSU-Context"
 _CERTIFICATE = "TPP-Signature-Certificate"
-#: The rules.json row of spec 7 rule 3 on a corporate PSU without PSU-Corporate-ID.
-CORPORATE_RULE = "ERR-3-corporate-without-corporate-id"
 #: The reading behind the PSD2 role per family (spec 5 states none).
 ROLE_READING = (
     "spec 5 states a TPP certificate but no PSD2 role per operation; the suite reads PSP_PI for "
