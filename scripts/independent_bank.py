@@ -143,11 +143,15 @@ def _conformance(*arguments: str) -> list[str]:
 
 
 def _identities(folder: Path) -> None:
-    """A CA and TPP certificate (``folder``), and a CA with a non-ASCII name (``folder/utf8``)."""
+    """A CA and TPP certificate (``folder``), and a CA with a non-ASCII name (``folder/utf8``),
+    made afresh for each run (``--force``: the run's own folder, so a second ``make independent``
+    in one checkout replaces the first run's identities instead of stopping on them)."""
     for extra in ((), ("--ca-name", "Conformance Test CA Ærø")):
         out = folder / "utf8" if extra else folder
         subprocess.run(
-            _conformance("certs", "--out", str(out), *extra), check=True, stdout=subprocess.DEVNULL
+            _conformance("certs", "--out", str(out), "--force", *extra),
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
 
 

@@ -88,3 +88,13 @@ def test_the_expectation_is_the_banks_own_words() -> None:
 def test_the_profile_gets_the_port_it_runs_on(tmp_path: Path) -> None:
     profile = script._profile(BANKS / "independent-1", 4321, tmp_path / "bank.toml")
     assert 'base_url = "http://127.0.0.1:4321"' in profile.read_text(encoding="utf-8")
+
+
+def test_the_identities_are_made_again_in_a_folder_that_has_them(tmp_path: Path) -> None:
+    """A second ``make independent`` in one checkout makes its identities afresh (it stopped on
+    the first run's CA key)."""
+    script._identities(tmp_path)
+    first = (tmp_path / "ca.pem").read_bytes()
+    script._identities(tmp_path)
+    assert (tmp_path / "tpp.pem").is_file() and (tmp_path / "utf8" / "ca.pem").is_file()
+    assert (tmp_path / "ca.pem").read_bytes() != first
