@@ -4,18 +4,26 @@ test there holds each quote to the spec file), a should names its reading."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conformance.checks import ConformanceFailure, ReadingFailure
 from conformance.contract import Contract, load_contract
 from conformance.contract.requirements import (
+    BODY_SCHEMA_ERROR,
+    AnswerDue,
     grade,
     grade_flow,
     grade_operation,
     grade_rule,
     quote_text,
 )
+from conformance.exchange import Exchange
+from conformance.report.verdicts import Finding
+from conformance.traffic.answer_checks import judge_answer
 from conformance.traffic.grading import grade_failure
+from conformance.traffic.model import TPP, GradedViolation
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +97,42 @@ def test_a_checks_failure_keeps_its_grade() -> None:
     assert grade_failure(stated) == grade(stated=True, quotes=("7-body-status",))
     reading = ReadingFailure("x", reading="our reading", spec="spec 7", sent=None, expected="y")
     assert grade_failure(reading) == grade(stated=False, reading="our reading")
+
+
+def _refused_with(status: int, code: str) -> Exchange:
+    body = json.dumps({"status": status, "code": code, "message": "refused"}).encode()
+    return Exchange(
+        "POST",
+        "http://bank.test/v1/consents",
+        (),
+        b"",
+        None,
+        status,
+        (("Content-Type", "application/json"),),
+        body,
+        0.01,
+    )
+
+
+@pytest.mark.parametrize("level", ["must", "should"])
+def test_a_status_or_code_due_binds_at_must_only_for_a_must(contract: Contract, level: str) -> None:
+    """A refusal due whose status and code are 'stated' holds the bank at must only where the
+    broken requirement is a must: a should's answer due rests on its reading too."""
+    quotes = ("5-1",) if level == "must" else ()
+    finding = Finding(
+        level,
+        "a broken rule",
+        "spec 5",
+        reading="" if quotes else "ours",
+        quotes=quotes,
+        side=TPP,
+        rule="TPP-x",
+    )
+    due = AnswerDue(
+        (403,), "FORBIDDEN", status_stated=True, code_stated=True, body=BODY_SCHEMA_ERROR
+    )
+    violation = GradedViolation(finding, due)
+    [status] = judge_answer(_refused_with(400, "FORBIDDEN"), None, contract, [violation])[:1]
+    [code] = judge_answer(_refused_with(403, "OTHER"), None, contract, [violation])[:1]
+    assert (status.rule, status.level) == ("BANK-refusal-status", level)
+    assert (code.rule, code.level) == ("BANK-refusal-code", level)
