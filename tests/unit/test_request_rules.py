@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from conformance.contract import Contract, load_contract
+from conformance.contract.catalogue import broken
 from conformance.contract.facts import AUTH_REJECTION_STATUSES, ROLE_OF_FAMILY
 from conformance.contract.request_rules import (
     CORPORATE_RULE,
@@ -31,6 +32,7 @@ from conformance.contract.request_rules import (
     signature_violation,
     stale_date,
 )
+from conformance.contract.violation import Violation
 from conformance.signing import Verification, VerificationFailure
 
 DATE = "Sat, 28 Nov 2026 10:00:00 GMT"
@@ -197,3 +199,50 @@ def test_the_psu_identity_and_a_corporate_psu_without_its_id(contract: Contract)
     assert psu_violations(view(), operation, corporate_customer=True)[0].rule == CORPORATE_RULE
     named = view(("PSU-Context", "CORPORATE"), ("PSU-Corporate-ID", ""))
     assert psu_violations(named, operation, empty_ok=True) == []
+
+
+# -- the answer due: each violation names a requirement, and the server's status is due ------------
+
+
+def _every_violation(contract: Contract) -> list[tuple[Violation, str]]:
+    """One violation of each kind the rules report, with the operation it is judged on."""
+    sent = date_timestamp(DATE)
+    assert sent is not None
+    found: list[tuple[Violation, str]] = []
+    for failure in VerificationFailure:
+        headers = ("Signature", "Digest", "TPP-Signature-Certificate", None)
+        for header in headers if failure is VerificationFailure.MISSING_HEADER else (None,):
+            broken = signature_violation(Verification(False, failure, "why", header))
+            assert broken is not None
+            found.append((broken, "E16"))
+    for operation in contract.operations.values():
+        required = operation.required_headers
+        found += [(v, operation.id) for v in missing_headers(view(), operation, required)]
+        corporate = view(("PSU-Context", "CORPORATE"), ("X-PSU-IDENTITY", "1"))
+        found += [(v, operation.id) for v in psu_violations(corporate, operation)]
+        misfit = view(*((name, "\u0000") for name in operation.optional_headers))
+        found += [(v, operation.id) for v in header_misfits(misfit, operation, contract)]
+        role = missing_role(operation, frozenset({"PSP_XX"}))
+        found += [(role, operation.id)] if role is not None else []
+    stale = stale_date(view(("Date", DATE)), now=sent + 3600, skew=300, clock="the clock")
+    early = stale_date(view(("Date", DATE)), now=sent - 3600, skew=300, clock="the clock")
+    again = replayed(view(("Signature", SIGNATURE)), seen=lambda key: True)
+    found += [(v, "CA") for v in (stale, early, again) if v is not None]
+    return found
+
+
+def test_each_violation_names_a_requirement_whose_due_holds_the_servers_status(
+    contract: Contract,
+) -> None:
+    """The reference server answers a violation with its ``status`` where the requirement it
+    breaks makes that status due (``reference_server/pipeline/due.py``): every kind of
+    violation names a requirement the catalogue has on its operation, and the status the server
+    chose for it is among those due, so the server's answer is the due one."""
+    found = _every_violation(contract)
+    kinds = {(v.rule, v.requirement) for v, _ in found}
+    assert len(kinds) >= 14, kinds
+    for violation, operation in found:
+        requirement = broken(contract, violation, contract.operations[operation])
+        due = requirement.expected
+        assert not due.statuses or violation.status in due.statuses, (violation, due)
+        assert due.code is None or due.code == violation.code, (violation, due)
