@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from serving_support import serving
 
 from conformance.bankside.preflight import base_url_candidates, certificate_warnings, preflight
 from conformance.bankside.trace import PREFLIGHT_TAG, TRACE_ENV
@@ -40,14 +40,8 @@ def _serve(answers: Mapping[str, tuple[int, tuple[str, bytes]]]) -> Iterator[str
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 @pytest.fixture
@@ -249,17 +243,10 @@ def test_a_recording_run_tags_the_preflights_probes(
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}"
+    with serving(Handler) as url:
         preflight(profile(url), 3)
         assert seen and set(seen) == {None}
         seen.clear()
         monkeypatch.setenv(TRACE_ENV, str(tmp_path))
         preflight(profile(url), 3)
         assert len(seen) >= 4 and set(seen) == {PREFLIGHT_TAG}  # the reachability probe too
-    finally:
-        server.shutdown()
-        server.server_close()
