@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from serving_support import serving
 
 from conformance.bankside.bundled import bundled_reference_server
 from conformance.cli import main
@@ -140,14 +141,8 @@ def _refusing_target() -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuses)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Refuses) as url:
+        yield url
 
 
 def _profile(folder: Path, stem: str, base_url: str, *, timeout: float = 30.0) -> Path:

@@ -17,12 +17,13 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from serving_support import serving
 
 from conformance.bankside.tls import client_context
 from conformance.exchange import Exchange
@@ -72,15 +73,8 @@ class _Echo(BaseHTTPRequestHandler):
 def echo() -> Iterator[tuple[str, Seen]]:
     seen: Seen = []
     handler = type("Echo", (_Echo,), {"seen": seen})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(handler) as url:
+        yield url, seen
 
 
 @pytest.fixture
@@ -340,19 +334,15 @@ def _judged_proxy(
     from conformance.traffic.options import judge_for
     from conformance.traffic.session import TrafficSession
 
-    bank = ThreadingHTTPServer(("127.0.0.1", 0), bank_handler)
-    bank.daemon_threads = True
-    threading.Thread(target=bank.serve_forever, daemon=True).start()
-    session = TrafficSession(judge_for(None, []), quiet=True)
-    worker = JudgeWorker(session.take, lambda _verdict: None)
-    proxy = start_proxy(Upstream(f"http://127.0.0.1:{bank.server_address[1]}"), worker.put)
-    try:
-        yield proxy, session
-    finally:
-        proxy.stop()
-        worker.close()
-        bank.shutdown()
-        bank.server_close()
+    with serving(bank_handler) as bank:
+        session = TrafficSession(judge_for(None, []), quiet=True)
+        worker = JudgeWorker(session.take, lambda _verdict: None)
+        proxy = start_proxy(Upstream(bank), worker.put)
+        try:
+            yield proxy, session
+        finally:
+            proxy.stop()
+            worker.close()
 
 
 def test_deeply_nested_bodies_neither_stop_the_judge_nor_the_reports(tmp_path: Path) -> None:

@@ -6,12 +6,12 @@ itself is checked by ``python -m bench server``, not here."""
 from __future__ import annotations
 
 import sys
-import threading
 from array import array
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from serving_support import running
 
 from bench.__main__ import discover, select
 from bench.bare_server import BODY, BareHandler, BareServer
@@ -42,13 +42,8 @@ _POST = b'POST /anything HTTP/1.1\r\nHost: bench\r\nContent-Length: 7\r\n\r\n{"a
 @pytest.fixture
 def bare() -> Iterator[tuple[str, int]]:
     """The bare handler in a thread of this process (port 0)."""
-    server = BareServer(("127.0.0.1", 0), BareHandler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    yield str(server.server_address[0]), int(server.server_address[1])
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
+    with running(BareServer(("127.0.0.1", 0), BareHandler)) as server:
+        yield str(server.server_address[0]), int(server.server_address[1])
 
 
 def test_percentile_is_nearest_rank() -> None:

@@ -13,7 +13,6 @@ import base64
 import json
 import shlex
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
+from serving_support import running
 
 from conformance import cli
 from conformance.bankside.client import TargetClient
@@ -91,13 +91,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[Recorder]:
-    recorder = Recorder()
-    thread = threading.Thread(target=recorder.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    yield recorder
-    recorder.shutdown()
-    recorder.server_close()
-    thread.join(timeout=5)
+    with running(Recorder()) as recorder:
+        yield recorder
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from serving_support import serving
 
 from conformance.bankside.preflight import base_url_candidates, certificate_warnings, preflight
 from conformance.bankside.trace import PREFLIGHT_TAG, TRACE_ENV
@@ -25,12 +25,22 @@ HTML = ("text/html", b"<!DOCTYPE html><html><body>Error</body></html>")
 JSON = ("application/json", b"[]")
 
 
-def _serve(answers: Mapping[str, tuple[int, tuple[str, bytes]]]) -> Iterator[str]:
-    """A stand-in target on port 0: path → (status, (content type, body)); 404 HTML otherwise."""
+Answer = tuple[int, tuple[str, bytes]]
+
+
+def _target(
+    answers: Mapping[str, Answer],
+    otherwise: Answer = (404, HTML),
+    seen: list[str | None] | None = None,
+) -> type[http.server.BaseHTTPRequestHandler]:
+    """A stand-in target's handler: path → (status, (content type, body)), ``otherwise`` at any
+    other path; each request's trace header put in ``seen`` when given."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            status, (content_type, body) = answers.get(self.path, (404, HTML))
+            if seen is not None:
+                seen.append(self.headers.get(TRACE_HEADER))
+            status, (content_type, body) = answers.get(self.path, otherwise)
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
@@ -40,14 +50,13 @@ def _serve(answers: Mapping[str, tuple[int, tuple[str, bytes]]]) -> Iterator[str
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return Handler
+
+
+def _serve(answers: Mapping[str, Answer]) -> Iterator[str]:
+    """A stand-in target on port 0: path → (status, (content type, body)); 404 HTML otherwise."""
+    with serving(_target(answers)) as url:
+        yield url
 
 
 @pytest.fixture
@@ -235,31 +244,10 @@ def test_a_recording_run_tags_the_preflights_probes(
     """In the self-check's recording run every probe carries the preflight's tag (its faults
     then run on their scenarios, the preflight being part of every run); otherwise none."""
     seen: list[str | None] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append(self.headers.get(TRACE_HEADER))
-            body = b"[]"
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}"
+    with serving(_target({}, otherwise=(200, JSON), seen=seen)) as url:
         preflight(profile(url), 3)
         assert seen and set(seen) == {None}
         seen.clear()
         monkeypatch.setenv(TRACE_ENV, str(tmp_path))
         preflight(profile(url), 3)
         assert len(seen) >= 4 and set(seen) == {PREFLIGHT_TAG}  # the reachability probe too
-    finally:
-        server.shutdown()
-        server.server_close()
