@@ -41,6 +41,7 @@ __all__ = [
     "is_json_media_type",
     "parse_body",
     "parse_query",
+    "rule_of_check",
 ]
 
 #: The bank's time zone: "before now" and "today" in the sandbox date rules are the bank's.

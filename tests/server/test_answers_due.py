@@ -225,8 +225,8 @@ def _values(
             passed = _passed(tree, function, expression.id)
             if passed is not None:
                 return _resolved_all(passed, module)
-        value = getattr(module, expression.id, None)
-        return (value,) if isinstance(value, str) else None
+        constant = getattr(module, expression.id, None)
+        return (constant,) if isinstance(constant, str) else None
     return None
 
 
@@ -372,7 +372,8 @@ def _bare() -> dict[str, dict[str, int]]:
     found: dict[str, dict[str, int]] = {}
     for relative, tree, _module in _modules():
         for scope, node, _function in _scopes(tree):
-            if _called(node, "ApiError") and isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
+            bare = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            if bare and _called(node, "ApiError"):
                 per_file = found.setdefault(relative, {})
                 per_file[scope] = per_file.get(scope, 0) + 1
     return found
