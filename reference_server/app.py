@@ -37,6 +37,13 @@ from urllib.parse import unquote
 from cryptography import x509
 
 from conformance.contract import load_contract
+from conformance.contract.catalogue import (
+    TRACE_NOT_ALLOWED,
+    UNKNOWN_PATH,
+    UNKNOWN_PRODUCT,
+    WITHOUT_PREFIX,
+    WRONG_METHOD,
+)
 from conformance.contract.facts import PAYMENT_STYLE_FAMILIES
 from conformance.signing.revocation import RevocationLists
 from reference_server.api import ApiError, AuthContext, Call, Handler, Request, Response, Route
@@ -62,6 +69,7 @@ from reference_server.pipeline import (
     tokens,
     validation,
 )
+from reference_server.pipeline.due import due, refuse
 from reference_server.pipeline.routing import Router
 from reference_server.resources import MODULES
 from reference_server.services import existing_data
@@ -251,13 +259,18 @@ class Application:
                 return self._call_route(request, routed.route, routed.path_params)
             allowed = self.router.allowed_methods(request.path)
             if allowed:
-                raise _method_not_allowed(request, allowed)
+                raise _method_not_allowed(self.contract, request, allowed)
             if request.method == "OPTIONS":
                 return self._options(request)
             if self.throttle.due():
                 return self.throttle.answer()
             if request.method in _UNSUPPORTED_METHODS and self.faulty("trace-not-implemented"):
-                raise ApiError(501, "SYSTEM_ERROR", f"{request.method} is not implemented")
+                raise refuse(
+                    due(self.contract, TRACE_NOT_ALLOWED, None),
+                    f"{request.method} is not implemented",
+                    code="SYSTEM_ERROR",
+                    fault_status=501,
+                )
             matched = self.contract.match(*contract_route(self.bank, request.method, request.path))
             if matched is None:
                 payment_style = self._looks_like_payment(request.path)
@@ -299,7 +312,7 @@ class Application:
         """OPTIONS answers 204 with ``Allow`` for a known path (RFC 9110 §9.3.7), else 404."""
         allowed = self.contract.allowed_methods(request.path)
         if not allowed:
-            raise ApiError(404, "RESOURCE_UNKNOWN", f"no resource at {request.path}")
+            raise self._unknown_path(request)
         return Response.empty(204, (("Allow", ", ".join((*allowed, "OPTIONS"))),))
 
     def _call_route(self, request: Request, route: Route, params: dict[str, str]) -> Response:
@@ -328,7 +341,7 @@ class Application:
             raise self._with_body_problems(refused, request, operation) from None
         query = validation.parse_query(self, operation, request.query)
         validation.check_path(self, operation, path_params)
-        body = validation.parse_body(request, self)
+        body = validation.parse_body(request, self, operation)
         if operation.request_schema is not None:
             validation.check_body(self, operation, body)
         if handler is None:
@@ -345,7 +358,7 @@ class Application:
         if refused.code != "HTTP_HEADER_REQUIRED" or operation.request_schema is None:
             return refused
         try:
-            validation.check_body(self, operation, validation.parse_body(request, self))
+            validation.check_body(self, operation, validation.parse_body(request, self, operation))
         except ApiError as body_problem:
             also = "; ".join(str(m.text) for m in body_problem.tpp_messages())
             return ApiError(
@@ -372,27 +385,44 @@ class Application:
             sorted({op.method for op in templates} | set(bank_methods(self.bank, request.path)))
         )
         if not allowed:
-            return ApiError(404, "RESOURCE_UNKNOWN", f"no resource at {request.path}")
+            return self._unknown_path(request)
         if request.method not in allowed:
-            return _method_not_allowed(request, allowed)
-        for operation in templates:
-            if operation.method != request.method:
-                continue
+            return _method_not_allowed(self.contract, request, allowed)
+        taking = [operation for operation in templates if operation.method == request.method]
+        for operation in taking:
             for name, value in _refused_path_values(operation, request.path):
                 if value in self._known_path_values(operation.family, name):
-                    return ApiError(
-                        403,
-                        "PRODUCT_INVALID",
+                    return refuse(
+                        due(self.contract, UNKNOWN_PRODUCT, operation),
                         f"the payment product {value} is not offered by {operation.id} "
                         f"({operation.method} {operation.path} takes "
                         f"{', '.join(_pinned(operation, name))})",
+                        code="PRODUCT_INVALID",
+                        status=403,
                         path=name,
                     )
-        return ApiError(
-            404,
-            "PRODUCT_UNKNOWN",
+        # the operation whose product is unknown; none pins one (a bank's own path): unknown path
+        pinning = [op for op in taking if any(p.pinned_values for p in op.path_parameters)]
+        return refuse(
+            due(self.contract, UNKNOWN_PRODUCT, pinning[0])
+            if pinning
+            else due(self.contract, UNKNOWN_PATH, None),
             f"{request.path} names a payment product this interface does not offer",
+            code="PRODUCT_UNKNOWN",
+            status=404,
             path="payment-product",
+        )
+
+    def _unknown_path(self, request: Request) -> ApiError:
+        """404 for a path no operation has: ``VER-v1-prefix`` where the path is an operation's
+        without its ``/v1`` prefix (spec 9), else ``ROB-unknown-path``."""
+        prefixed = self.contract.templates_for(f"/v1{request.path}")
+        requirement = WITHOUT_PREFIX if prefixed else UNKNOWN_PATH
+        return refuse(
+            due(self.contract, requirement, None),
+            f"no resource at {request.path}",
+            code="RESOURCE_UNKNOWN",
+            status=404,
         )
 
     def _known_path_values(self, family: str, name: str) -> frozenset[str]:
@@ -409,11 +439,14 @@ class Application:
         return any(op.family in PAYMENT_STYLE_FAMILIES for op in self.contract.templates_for(path))
 
 
-def _method_not_allowed(request: Request, allowed: tuple[str, ...]) -> ApiError:
-    return ApiError(
-        405,
-        "BAD_REQUEST",
+def _method_not_allowed(contract: Contract, request: Request, allowed: tuple[str, ...]) -> ApiError:
+    """405 with ``Allow`` (``ROB-wrong-method``; TRACE ``ROB-trace-not-allowed``)."""
+    requirement = TRACE_NOT_ALLOWED if request.method == "TRACE" else WRONG_METHOD
+    return refuse(
+        due(contract, requirement, None),
         f"{request.method} is not allowed on {request.path}; allowed: {', '.join(allowed)}",
+        code="BAD_REQUEST",
+        status=405,
         headers=(("Allow", ", ".join(allowed)),),
     )
 

@@ -19,13 +19,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from conformance.contract.catalogue import UNKNOWN_ID
 from reference_server.api import ApiError, TppMessage
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from conformance.contract import Contract, Operation
     from conformance.contract.requirements import AnswerDue
 
-__all__ = ["answer", "due", "refuse"]
+__all__ = ["answer", "due", "refuse", "unknown_id"]
 
 #: The status the server answers a refusal with when the requirement leaves any 4xx open.
 _ANY_REFUSAL = 400
@@ -61,6 +65,7 @@ def refuse(
     tpp_code: str | None = None,
     messages: Iterable[TppMessage] = (),
     headers: Iterable[tuple[str, str]] = (),
+    links: Mapping[str, Any] | None = None,
     fault_status: int | None = None,
 ) -> ApiError:
     """The :class:`ApiError` answering a request that broke a requirement whose answer due is
@@ -78,4 +83,18 @@ def refuse(
         tpp_code=tpp_code,
         messages=messages,
         headers=headers,
+        links=links,
     )
+
+
+def unknown_id(
+    contract: Contract,
+    operation: Operation | str | None,
+    message: str,
+    *,
+    code: str = "RESOURCE_UNKNOWN",
+    path: str | None = None,
+) -> ApiError:
+    """404 for an id in the path that names no resource this caller may see
+    (``ROB-unknown-id``: 404 on every operation, E2's stated ``RESOURCE_UNKNOWN``)."""
+    return refuse(due(contract, UNKNOWN_ID, operation), message, code=code, status=404, path=path)

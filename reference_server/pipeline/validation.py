@@ -4,8 +4,10 @@ Query strings are text; the contract types them (spec 4.3: ``limit`` int32, ``wi
 boolean), so each value is converted to its schema's type first and then validated: ``limit=abc``
 and ``limit=0`` are both 400 FORMAT_ERROR (spec 8: limit at least 1). The body is decoded strictly
 (UTF-8, JSON), validated against the operation's request schema, then handed to the cross-field
-checks of ``conformance.contract.crossfield`` (spec 2.7, spec 4.3 E5/E7). Every refusal is an
-:class:`~reference_server.api.ApiError`; payment operations list each problem in ``tppMessages``.
+checks of ``conformance.contract.crossfield`` (spec 2.7, spec 4.3 E5/E7). Every refusal answers
+what the requirement it breaks makes due (``pipeline.due``): a query or body constraint
+``SCH-request``, a broken body its ``ROB-<case>``, a cross-field violation its ``rules.json`` row;
+payment operations list each problem in ``tppMessages``.
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ from zoneinfo import ZoneInfo
 
 from jsonschema.exceptions import ValidationError, best_match, relevance
 
-from conformance.contract import bounded_json
-from conformance.contract.crossfield import CheckContext, checks_for
+from conformance.contract import bounded_json, load_contract
+from conformance.contract.catalogue import REQUEST_SCHEMA, body_case_id
+from conformance.contract.crossfield import CheckContext, Violation, checks_for
 from reference_server.api import ApiError, Request, TppMessage
 from reference_server.faults import payments as payment_faults
+from reference_server.pipeline.due import due, refuse
 
 if TYPE_CHECKING:
-    from conformance.contract import Operation, Parameter
+    from conformance.contract import Contract, Operation, Parameter
     from reference_server.api import ServerState
 
 __all__ = [
@@ -37,6 +41,7 @@ __all__ = [
     "is_json_media_type",
     "parse_body",
     "parse_query",
+    "rule_of_check",
 ]
 
 #: The bank's time zone: "before now" and "today" in the sandbox date rules are the bank's.
@@ -46,6 +51,14 @@ BANK_ZONE = ZoneInfo("Europe/Oslo")
 _MAX_MESSAGES = 20
 
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
+
+#: The ``rules.json`` row of a ``limit`` below its minimum on E3/E4 (spec 8: at least 1).
+_LIMIT_MINIMUM = "LIM-limit-at-least-1"
+#: The broken bodies of ``facts.BODY_CASES`` this module refuses (``catalogue.body_case_id``).
+_MALFORMED_JSON = body_case_id("malformed-json")
+_INVALID_UTF8 = body_case_id("invalid-utf8")
+_EMPTY_BODY = body_case_id("empty-body")
+_WRONG_CONTENT_TYPE = body_case_id("wrong-content-type")
 
 
 def error_path(error: ValidationError) -> str | None:
@@ -75,21 +88,23 @@ def parse_query(
             continue
         if not given:
             if parameter.required:
-                raise ApiError(
-                    400,
-                    "QUERY_PARAMETER_REQUIRED",
+                raise refuse(
+                    due(app.contract, REQUEST_SCHEMA, operation),
                     f"query parameter {parameter.name} is required for {operation.id}",
+                    code="QUERY_PARAMETER_REQUIRED",
+                    status=400,
                     path=parameter.name,
                 )
             continue
         if len(given) > 1:
-            raise ApiError(
-                400,
-                "FORMAT_ERROR",
+            raise refuse(
+                due(app.contract, REQUEST_SCHEMA, operation),
                 f"query parameter {parameter.name} is given {len(given)} times",
+                code="FORMAT_ERROR",
+                status=400,
                 path=parameter.name,
             )
-        value = _convert(app, parameter, given[0])
+        value = _convert(app, operation, parameter, given[0])
         if lenient and parameter.name == "offset" and isinstance(value, int) and value < 0:
             value = 0  # "number of transactions skipped": fewer than none is none
         _validate_parameter(app, operation, parameter, value)
@@ -111,7 +126,7 @@ def _taken_if_sensible(
     if not given or len(given) > 1:
         return None
     try:
-        value = _convert(app, parameter, given[0])
+        value = _convert(app, operation, parameter, given[0])
         _validate_parameter(app, operation, parameter, value)
     except ApiError:
         return None
@@ -126,24 +141,26 @@ def _schema_type(app: ServerState, parameter: Parameter) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def _convert(app: ServerState, parameter: Parameter, text: str) -> Any:
+def _convert(app: ServerState, operation: Operation, parameter: Parameter, text: str) -> Any:
     kind = _schema_type(app, parameter)
     if kind == "boolean":
         if text in ("true", "false"):
             return text == "true"
-        raise ApiError(
-            400,
-            "FORMAT_ERROR",
+        raise refuse(
+            due(app.contract, REQUEST_SCHEMA, operation),
             f"query parameter {parameter.name} must be true or false, not {text!r}",
+            code="FORMAT_ERROR",
+            status=400,
             path=parameter.name,
         )
     if kind == "integer":
         if _INTEGER.match(text):
             return int(text)
-        raise ApiError(
-            400,
-            "FORMAT_ERROR",
+        raise refuse(
+            due(app.contract, REQUEST_SCHEMA, operation),
             f"query parameter {parameter.name} must be an integer, not {text!r}",
+            code="FORMAT_ERROR",
+            status=400,
             path=parameter.name,
         )
     return text
@@ -164,10 +181,18 @@ def _validate_parameter(
     error = best_match(app.contract.validator(parameter.schema).iter_errors(value))
     if error is not None:
         where = "query" if parameter.location == "query" else "path"
-        raise ApiError(
-            400,
-            "FORMAT_ERROR",
+        requirement = REQUEST_SCHEMA
+        if (
+            parameter.name == "limit"
+            and error.validator == "minimum"
+            and operation.id in app.contract.rule(_LIMIT_MINIMUM).operations
+        ):
+            requirement = _LIMIT_MINIMUM
+        raise refuse(
+            due(app.contract, requirement, operation),
             f"{where} parameter {parameter.name}={value!r}: {error.message} ({parameter.spec})",
+            code="FORMAT_ERROR",
+            status=400,
             path=parameter.name,
         )
 
@@ -201,23 +226,29 @@ def is_json_media_type(content_type: str) -> bool:
     return True
 
 
-def parse_body(request: Request, app: ServerState | None = None) -> Any:
-    """The JSON body: 415 for a non-JSON Content-Type, 400 for bad UTF-8 or malformed JSON
-    (500 under the faults ``server-error-on-*`` of ``app``).
+def parse_body(
+    request: Request, app: ServerState | None = None, operation: Operation | None = None
+) -> Any:
+    """The JSON body: 415 for a non-JSON Content-Type, 400 for bad UTF-8 or malformed JSON, as
+    each broken body's requirement on ``operation`` makes due (``ROB-<case>``; None: a route
+    outside the contract, the requirement on every operation), 500 under the faults
+    ``server-error-on-*`` of ``app``.
 
     An absent Content-Type is read as JSON (spec 4.2 makes Content-Type optional; every body of
     the interface is JSON). An empty body gives None.
     """
     if not request.body:
         return None
+    contract = app.contract if app is not None else load_contract()
     content_type = request.headers.get("Content-Type")
     if content_type is not None and not is_json_media_type(content_type):
         if app is not None and app.faulty("server-error-on-wrong-content-type"):
             raise ApiError(500, "SYSTEM_ERROR")
-        raise ApiError(
-            415,
-            "UNSUPPORTED_MEDIA_TYPE",
+        raise refuse(
+            due(contract, _WRONG_CONTENT_TYPE, operation),
             f"Content-Type {content_type!r} is not JSON; the interface takes application/json",
+            code="UNSUPPORTED_MEDIA_TYPE",
+            status=415,
             path="Content-Type",
             tpp_code="FORMAT_ERROR",  # spec 7 lists no media-type code for tppMessages
         )
@@ -226,8 +257,11 @@ def parse_body(request: Request, app: ServerState | None = None) -> Any:
     except UnicodeDecodeError as error:
         if app is not None and app.faulty("server-error-on-invalid-utf8"):
             raise ApiError(500, "SYSTEM_ERROR") from None
-        raise ApiError(
-            400, "FORMAT_ERROR", f"the body is not valid UTF-8 (byte {error.start})"
+        raise refuse(
+            due(contract, _INVALID_UTF8, operation),
+            f"the body is not valid UTF-8 (byte {error.start})",
+            code="FORMAT_ERROR",
+            status=400,
         ) from None
     try:
         if text.startswith("\ufeff"):  # as json.loads refuses it
@@ -236,7 +270,12 @@ def parse_body(request: Request, app: ServerState | None = None) -> Any:
     except ValueError as error:
         if app is not None and app.faulty("server-error-on-malformed-json"):
             raise ApiError(500, "SYSTEM_ERROR") from None
-        raise ApiError(400, "FORMAT_ERROR", f"the body is not valid JSON: {error}") from None
+        raise refuse(
+            due(contract, _MALFORMED_JSON, operation),
+            f"the body is not valid JSON: {error}",
+            code="FORMAT_ERROR",
+            status=400,
+        ) from None
 
 
 def _reject_constant(name: str) -> Any:
@@ -263,7 +302,12 @@ def check_body(app: ServerState, operation: Operation, body: Any) -> None:
     """Schema validation of the body, then the cross-field checks for the operation."""
     assert operation.request_schema is not None
     if body is None:
-        raise ApiError(400, "FORMAT_ERROR", f"{operation.id} needs a JSON body")
+        raise refuse(
+            due(app.contract, _EMPTY_BODY, operation),
+            f"{operation.id} needs a JSON body",
+            code="FORMAT_ERROR",
+            status=400,
+        )
     context = CheckContext.at(
         app.clock.now().astimezone(BANK_ZONE),
         app.contract.minor_units,
@@ -274,7 +318,7 @@ def check_body(app: ServerState, operation: Operation, body: Any) -> None:
     if not app.contract.checker(operation.request_schema)(body):
         _refuse_missing_kid(app, operation, body, context)
         _refuse_schema_errors(app, operation, body)
-    violations = []
+    violations: list[tuple[str, Violation]] = []
     for check in checks_for(operation.id, app.contract):
         if check.__name__ == "check_kid_check_digit" and app.reads("kid-unchecked"):
             continue  # spec 7 rule 2 names KID_MISSING/KID_INVALID, not a check digit method
@@ -283,16 +327,9 @@ def check_body(app: ServerState, operation: Operation, body: Any) -> None:
         # (the self-check's switch trace, ``faults/trace.py``): the checks are pure
         if not found or _switched_off(app, check.__name__):
             continue
-        violations.extend(found)
+        violations.extend((check.__name__, violation) for violation in found)
     if violations:
-        first = violations[0]
-        raise ApiError(
-            payment_faults.violation_status(app, first.code),
-            first.code,
-            first.text,
-            path=first.path,
-            messages=[TppMessage(v.code, v.text, v.path) for v in violations[:_MAX_MESSAGES]],
-        )
+        raise _crossfield_refusal(app, operation, violations)
 
 
 def _refuse_missing_kid(
@@ -305,14 +342,45 @@ def _refuse_missing_kid(
             continue
         missing = [v for v in check(body, context) if v.code == "KID_MISSING"]
         if missing:
-            first = missing[0]
-            raise ApiError(
-                payment_faults.violation_status(app, first.code),
-                first.code,
-                first.text,
-                path=first.path,
-                messages=[TppMessage(v.code, v.text, v.path) for v in missing[:_MAX_MESSAGES]],
-            )
+            raise _crossfield_refusal(app, operation, [(check.__name__, v) for v in missing])
+
+
+def _crossfield_refusal(
+    app: ServerState, operation: Operation, found: list[tuple[str, Violation]]
+) -> ApiError:
+    """The refusal of the cross-field violations ``found`` (each with its check's name): what
+    the first one's ``rules.json`` row makes due (:func:`rule_of_check`), 400; a fault that
+    answers its code otherwise (``payment_faults.violation_status``) plays its status."""
+    name, first = found[0]
+    status = payment_faults.violation_status(app, first.code, 0)
+    return refuse(
+        due(app.contract, rule_of_check(app.contract, name, operation.id, first.code), operation),
+        first.text,
+        code=first.code,
+        status=400,
+        path=first.path,
+        messages=[TppMessage(v.code, v.text, v.path) for _, v in found[:_MAX_MESSAGES]],
+        fault_status=status or None,
+    )
+
+
+def rule_of_check(contract: Contract, check_name: str, operation_id: str, code: str) -> str:
+    """The id of the ``rules.json`` row a violation of the cross-field check ``check_name``
+    with ``code`` on ``operation_id`` breaks: the first row naming the check on the operation
+    whose ``expectedCode`` is ``code``, else the first that names no code (several rows share
+    a check: the KID rows, the sandbox date rows)."""
+    rows = [
+        rule
+        for rule in contract.rules
+        if rule.check == check_name and operation_id in rule.operations
+    ]
+    for rule in rows:
+        if rule.expected_code == code:
+            return rule.id
+    for rule in rows:
+        if rule.expected_code is None:
+            return rule.id
+    raise LookupError(f"no rules.json row names {check_name} with {code} on {operation_id}")
 
 
 def _switched_off(app: ServerState, check_name: str) -> bool:
@@ -362,10 +430,11 @@ def _refuse_schema_errors(app: ServerState, operation: Operation, body: Any) -> 
         ]
         others = [message for message in messages if message.text != _describe(best)]
         also = "; ".join(str(message.text) for message in others)
-        raise ApiError(
-            400,
-            "FORMAT_ERROR",
+        raise refuse(
+            due(app.contract, REQUEST_SCHEMA, operation),
             _describe(best) + (f" (and {len(others)} more: {also})" if others else ""),
+            code="FORMAT_ERROR",
+            status=400,
             path=path,
             messages=[TppMessage("FORMAT_ERROR", _describe(best), path), *others],
         )

@@ -5,20 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
-from reference_server.api import ApiError, ServerState
+from reference_server.api import ApiError, Call, ServerState
 from reference_server.model import sandbox_data as data
 from reference_server.model.store import Record, Store, Table
+from reference_server.pipeline.due import unknown_id
 
 __all__ = ["one_balance_per_type", "owner_by_number", "require", "sandbox_id"]
 
 R = TypeVar("R", bound=Record)
 
 
-def require(store: Store, table: Table[R], record_id: str, what: str) -> R:
-    """The record, or 404 RESOURCE_UNKNOWN naming what was looked for (spec 7)."""
-    record = store.get(table, record_id)
+def require(call: Call, table: Table[R], record_id: str, what: str) -> R:
+    """The record, or 404 RESOURCE_UNKNOWN naming what was looked for (spec 7,
+    ``ROB-unknown-id``)."""
+    record = call.app.store.get(table, record_id)
     if record is None:
-        raise ApiError(404, "RESOURCE_UNKNOWN", f"no {what} with id {record_id!r}")
+        raise unknown_id(call.app.contract, call.operation, f"no {what} with id {record_id!r}")
     return record
 
 

@@ -21,9 +21,10 @@ from datetime import date, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-from reference_server.api import ApiError, Call, Response, Route
+from reference_server.api import Call, Response, Route
 from reference_server.model import sandbox_data
 from reference_server.model.payment_data import PAYMENTS, Payment, Status
+from reference_server.pipeline.due import due, refuse, unknown_id
 from reference_server.pipeline.validation import BANK_ZONE
 from reference_server.services.consent_access import check_unattended_access, consent_for
 from reference_server.services.payment_batch import remittance_text
@@ -55,6 +56,9 @@ HISTORY_WITHOUT_SCA = timedelta(days=90)
 
 #: Payment statuses shown as pending transactions of their debtor account (accepted, not booked).
 _PENDING = frozenset({Status.ACTC, Status.PDNG, Status.ACSP})
+#: Spec 7 rule 8: an account of the consent that is gone is left out of AL (the fault
+#: ``account-gone-404`` answers 404 instead).
+_ACCOUNT_GONE = "ERR-8-consent-account-gone-empty-list"
 
 
 def _fixes(call: Call) -> frozenset[str]:
@@ -65,7 +69,7 @@ def _account(call: Call) -> sandbox_data.Account:
     account_id = call.path_params["id"]
     account = call.app.store.get(sandbox_data.ACCOUNTS, account_id)
     if account is None:
-        raise ApiError(404, "RESOURCE_UNKNOWN", f"no account {account_id!r}", path="id")
+        raise unknown_id(call.app.contract, call.operation, f"no account {account_id!r}", path="id")
     return account
 
 
@@ -78,7 +82,12 @@ def list_accounts(call: Call) -> Response:
         account = store.get(sandbox_data.ACCOUNTS, account_id)
         if account is None:
             if call.app.faulty("account-gone-404"):
-                raise ApiError(404, "RESOURCE_UNKNOWN", f"account {account_id} no longer exists")
+                raise refuse(
+                    due(call.app.contract, _ACCOUNT_GONE, call.operation),
+                    f"account {account_id} no longer exists",
+                    code="RESOURCE_UNKNOWN",
+                    fault_status=404,
+                )
             continue
         accounts.append(account_item(account, _fixes(call)))
     return Response.json(200, {"accounts": accounts})
@@ -202,9 +211,9 @@ def transaction_detail(call: Call) -> Response:
     transaction_id = call.path_params["transactionId"]
     transaction = call.app.store.get(sandbox_data.ACCOUNT_TRANSACTIONS, transaction_id)
     if transaction is None or transaction.account_id != account.id:
-        raise ApiError(
-            404,
-            "RESOURCE_UNKNOWN",
+        raise unknown_id(
+            call.app.contract,
+            call.operation,
             f"account {account.id} has no transaction {transaction_id!r}",
             path="transactionId",
         )
@@ -224,7 +233,7 @@ def delete_account(call: Call) -> Response:
     account_id = call.path_params["accountId"]
     with store.atomic():
         if store.get(sandbox_data.ACCOUNTS, account_id) is None:
-            raise ApiError(404, "RESOURCE_UNKNOWN", f"no account {account_id!r}")
+            raise unknown_id(call.app.contract, call.operation, f"no account {account_id!r}")
         for item in store.children(sandbox_data.ACCOUNT_TRANSACTIONS, account_id):
             store.delete(sandbox_data.ACCOUNT_TRANSACTIONS, item.id)
         store.delete(sandbox_data.ACCOUNTS, account_id)

@@ -37,6 +37,7 @@ from reference_server.model.payment_data import (
 from reference_server.model.payment_status import basket_status
 from reference_server.model.store import Store
 from reference_server.pipeline import ownership
+from reference_server.pipeline.due import due, refuse, unknown_id
 from reference_server.services import sca_flow
 
 __all__ = [
@@ -71,6 +72,12 @@ def basket_document(call: Call, basket: Basket) -> dict[str, Any]:
             },
         },
     }
+
+
+#: The ``rules.json`` rows this module implements: a periodic payment in a basket (spec 7
+#: rule 1), a basket authorised again (spec 7's E2 row).
+_REFERENCE_MIX = "ERR-1-reference-mix-invalid"
+_AUTHORISED_AGAIN = "E-basket-authorised-again-blocked"
 
 
 def _distinct(ids: list[str]) -> list[str]:
@@ -124,11 +131,12 @@ def _check_joinable(call: Call, payments: list[Payment]) -> None:
     _check_release(call, payments)
     periodic = [payment.id for payment in payments if payment.periodic]
     if periodic and not call.app.faulty("allow-periodic-in-basket"):
-        raise ApiError(
-            400,
-            "REFERENCE_MIX_INVALID",
+        raise refuse(
+            due(call.app.contract, _REFERENCE_MIX, call.operation),
             f"periodic payments cannot be added to a signing basket: {', '.join(periodic)} "
             "(spec 7 rule 1, spec 4.3 E1)",
+            code="REFERENCE_MIX_INVALID",
+            status=400,
             path="paymentIds",
             tpp_code="BAD_REQUEST",
         )
@@ -174,7 +182,9 @@ def _owned_basket(call: Call) -> Basket:
         or not ownership.owned(call, basket.tpp_id)
         or not ownership.same_psu(call, _owner(store, basket))
     ):
-        raise ApiError(404, "RESOURCE_UNKNOWN", f"no signing basket {basket_id!r}", path="basketId")
+        raise unknown_id(
+            call.app.contract, call.operation, f"no signing basket {basket_id!r}", path="basketId"
+        )
     return basket
 
 
@@ -199,10 +209,11 @@ def authorise_basket(call: Call) -> Response:
         if app.reads("basket-authorised-again"):  # another signer may sign (spec 7 E2)
             blocked = all(p.status in (Status.CANC, Status.RJCT) for p in payments)
         if blocked and not app.faulty("basket-reauthorisation-allowed"):
-            raise ApiError(
-                400,
-                "RESOURCE_BLOCKED",
+            raise refuse(
+                due(app.contract, _AUTHORISED_AGAIN, call.operation),
                 f"signing basket {basket.id} has no payment left to authorise",
+                code="RESOURCE_BLOCKED",
+                status=400,
                 path="basketId",
                 tpp_code="BAD_REQUEST",
             )

@@ -38,6 +38,7 @@ from reference_server.api import ApiError, Call, Response, Route
 from reference_server.model.payment_data import CONSENTS, Consent, ConsentStatus, SubjectKind
 from reference_server.model.sandbox_data import ACCOUNTS
 from reference_server.pipeline import ownership
+from reference_server.pipeline.due import unknown_id
 from reference_server.pipeline.validation import BANK_ZONE
 from reference_server.services import sca_flow
 from reference_server.services.consent_access import (
@@ -177,7 +178,13 @@ def _require(call: Call) -> Consent:
         or not ownership.owned(call, consent.tpp_id)
         or not ownership.same_psu(call, consent.customer_id)
     ):
-        raise ApiError(404, "CONSENT_UNKNOWN", f"no consent {consent_id!r}", path="consentId")
+        raise unknown_id(
+            call.app.contract,
+            call.operation,
+            f"no consent {consent_id!r}",
+            code="CONSENT_UNKNOWN",
+            path="consentId",
+        )
     return consent
 
 

@@ -34,6 +34,7 @@ from reference_server.model.payment_data import (
 )
 from reference_server.model.payment_status import move
 from reference_server.pipeline import ownership
+from reference_server.pipeline.due import due, refuse, unknown_id
 from reference_server.pipeline.validation import BANK_ZONE
 from reference_server.services import sca_flow
 from reference_server.views.versioning import amount_string
@@ -98,11 +99,28 @@ def _bank_today(call: Call) -> date:
     return call.app.clock.now().astimezone(BANK_ZONE).date()
 
 
-def _date_error(field: str, text: str) -> ApiError:
-    return ApiError(400, "EXECUTION_DATE_INVALID", text, path=field)
+#: The ``rules.json`` rows the creation's own checks implement.
+_DATE_NOT_PAST = "E-execution-date-not-past"
+_END_NOT_BEFORE_START = "E-periodic-end-not-before-start"
+_DAY_IN_MONTH = "E-day-of-execution-in-month"
+_DUPLICATE = "E-logical-duplicate-refused"
+_DUPLICATE_WHEN_FALSE = "E-logical-duplicate-refused-when-false"
+_PENDING_NOT_DELETABLE = "ERR-6-pending-payment-not-deletable"
+
+
+def _date_error(call: Call, requirement: str, field: str, text: str) -> ApiError:
+    """400 EXECUTION_DATE_INVALID where the date rule ``requirement`` makes it due."""
+    return refuse(
+        due(call.app.contract, requirement, call.operation),
+        text,
+        code="EXECUTION_DATE_INVALID",
+        status=400,
+        path=field,
+    )
 
 
 def check_execution_dates(
+    call: Call,
     body: Mapping[str, Any],
     periodic: bool,
     today: date,
@@ -120,26 +138,34 @@ def check_execution_dates(
     if isinstance(raw, str):
         day = date.fromisoformat(raw)
         if day < today and not past_allowed():
-            raise _date_error(first, f"{first} {raw} lies in the past (today is {today})")
-        if day > horizon:
             raise _date_error(
-                first, f"{first} {raw} lies more than {EXECUTION_HORIZON.days} days ahead"
+                call, _DATE_NOT_PAST, first, f"{first} {raw} lies in the past (today is {today})"
+            )
+        if day > horizon:  # the bank's own limit: no requirement states it
+            raise ApiError(
+                400,
+                "EXECUTION_DATE_INVALID",
+                f"{first} {raw} lies more than {EXECUTION_HORIZON.days} days ahead",
+                path=first,
             )
     if periodic and isinstance(raw, str) and isinstance(body.get("endDate"), str):
         end = date.fromisoformat(body["endDate"])
         if end < date.fromisoformat(raw) and not end_before_start_allowed():
-            raise _date_error("endDate", f"endDate {end} lies before startDate {raw}")
+            raise _date_error(
+                call, _END_NOT_BEFORE_START, "endDate", f"endDate {end} lies before startDate {raw}"
+            )
 
 
-def check_day_of_execution(body: Mapping[str, Any]) -> None:
+def check_day_of_execution(call: Call, body: Mapping[str, Any]) -> None:
     """A periodic payment's ``dayOfExecution`` is a day of a month, 1 to 31 (spec 2.7: "day of
     month"; the pattern alone lets 00 and 32 to 99 through)."""
     raw = body.get("dayOfExecution")
     if isinstance(raw, str) and raw.isdigit() and not 1 <= int(raw) <= 31:
-        raise ApiError(
-            400,
-            "FORMAT_ERROR",
+        raise refuse(
+            due(call.app.contract, _DAY_IN_MONTH, call.operation),
             f"dayOfExecution {raw} is not a day of a month (1 to 31)",
+            code="FORMAT_ERROR",
+            status=400,
             path="dayOfExecution",
         )
 
@@ -206,6 +232,7 @@ def create_payment(call: Call) -> Response:
     periodic = call.operation.id == "E17"
     product = NCBCT if call.path_params[_PRODUCT_PARAM] == NCBCT else NDCT
     check_execution_dates(
+        call,
         body,
         periodic,
         _bank_today(call),
@@ -218,7 +245,7 @@ def create_payment(call: Call) -> Response:
     )
     if periodic and not app.reads("day-of-execution-by-pattern"):
         try:
-            check_day_of_execution(body)
+            check_day_of_execution(call, body)
         except ApiError:
             if not app.faulty("day-of-execution-unchecked"):  # asked where it changes the answer
                 raise
@@ -235,12 +262,18 @@ def create_payment(call: Call) -> Response:
         if key is not None and not allow_duplicate:
             earlier = find_logical_duplicate(call, key)
             if earlier is not None and not app.faulty("logical-duplicate-allowed"):
-                raise ApiError(
-                    400,
-                    "CONFLICT",
+                said_false = "allowLogicalDuplicate" in call.query
+                raise refuse(
+                    due(
+                        app.contract,
+                        _DUPLICATE_WHEN_FALSE if said_false else _DUPLICATE,
+                        call.operation,
+                    ),
                     f"payment {earlier.id} of this PSU has the same debtor, creditor, amount, "
                     "remittance and execution date; send allowLogicalDuplicate=true to create "
                     "it anyway (spec 4.3 E16)",
+                    code="CONFLICT",
+                    status=400,
                 )
         payment = Payment(
             id=str(uuid.uuid4()),
@@ -291,9 +324,9 @@ def require_payment(call: Call) -> Payment:
         or not ownership.owned(call, payment.tpp_id)
         or not ownership.same_psu(call, payment.customer_id)
     ):
-        raise ApiError(
-            404,
-            "RESOURCE_UNKNOWN",
+        raise unknown_id(
+            call.app.contract,
+            call.operation,
             f"no payment {payment_id!r} under product {call.path_params[_PRODUCT_PARAM]}",
             path=_ID_PARAM,
         )
@@ -340,12 +373,16 @@ def cancel_payment(call: Call) -> Response:
         cancellable = payment.status in Status.CANCELLABLE or (
             payment.status == Status.PDNG and app.faulty("delete-pdng-allowed")
         )
-        if not cancellable:
-            reason = (
-                "a pending payment (PDNG) cannot be deleted (spec 7 rule 6)"
-                if payment.status == Status.PDNG
-                else f"a payment in status {payment.status} can no longer be cancelled"
+        if not cancellable and payment.status == Status.PDNG:
+            raise refuse(
+                due(app.contract, _PENDING_NOT_DELETABLE, call.operation),
+                "a pending payment (PDNG) cannot be deleted (spec 7 rule 6)",
+                code="CANCELLATION_INVALID",
+                status=400,
+                tpp_code="BAD_REQUEST",
             )
+        if not cancellable:  # past cancelling: no requirement states the answer
+            reason = f"a payment in status {payment.status} can no longer be cancelled"
             raise ApiError(400, "CANCELLATION_INVALID", reason, tpp_code="BAD_REQUEST")
         if payment.basket_id is not None and app.reads("basket-payment-not-cancellable"):
             raise ApiError(

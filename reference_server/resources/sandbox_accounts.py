@@ -16,6 +16,7 @@ from typing import Any
 
 from reference_server.api import ApiError, Call, Response, TppMessage
 from reference_server.model import sandbox_data as data
+from reference_server.pipeline.due import due, refuse, unknown_id
 from reference_server.resources._common import (
     one_balance_per_type,
     owner_by_number,
@@ -72,7 +73,7 @@ def create_account(call: Call) -> Response:
 
 def get_account(call: Call) -> Response:
     """E12: GET /v1/sandbox/accounts/{mockAccountId}, an array of one account (spec 2.9)."""
-    account = require(call.app.store, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
+    account = require(call, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
     return Response.json(200, [views.account(account)])
 
 
@@ -84,7 +85,7 @@ def change_balances(call: Call) -> Response:
     """
     store = call.app.store
     with store.atomic():
-        account = require(store, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
+        account = require(call, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
         one_balance_per_type(call.app, call.body, "")
         changes = {item.balance_type: item for item in map(data.Balance.from_json, call.body)}
         kept = [item for item in account.balances if item.balance_type not in changes]
@@ -100,6 +101,10 @@ def _foreign_debtor(account: data.Account, item: Mapping[str, Any]) -> bool:
     return debtor.get("iban") != account.iban or debtor.get("bban") != account.bban
 
 
+#: Spec 7 rule 5: a sandbox transaction's debtorAccount is its own account (``rules.json``).
+_FOREIGN_DEBTOR = "ERR-5-foreign-debtor-account"
+
+
 def create_transactions(call: Call) -> Response:
     """E7: POST /v1/sandbox/accounts/{mockAccountId}/transactions (array body).
 
@@ -108,17 +113,18 @@ def create_transactions(call: Call) -> Response:
     """
     store = call.app.store
     with store.atomic():
-        account = require(store, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
+        account = require(call, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
         foreign = [index for index, item in enumerate(call.body) if _foreign_debtor(account, item)]
         if foreign and not call.app.faulty("accept-foreign-debtor"):
             text = (
                 "the debtorAccount is another account: a sandbox transaction is created on "
                 "its own debtor account (spec 7 rule 5)"
             )
-            raise ApiError(
-                400,
-                "FORMAT_ERROR",
+            raise refuse(
+                due(call.app.contract, _FOREIGN_DEBTOR, call.operation),
                 text,
+                code="FORMAT_ERROR",
+                status=400,
                 path=f"{foreign[0]}/debtorAccount",
                 messages=[TppMessage("FORMAT_ERROR", text, f"{i}/debtorAccount") for i in foreign],
             )
@@ -140,7 +146,7 @@ def create_transactions(call: Call) -> Response:
 def list_transactions(call: Call) -> Response:
     """E3: GET /v1/sandbox/accounts/{mockAccountId}/transactions (E7's and sandbox payments')."""
     store = call.app.store
-    account = require(store, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
+    account = require(call, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
     chosen = views.select(
         store.children(data.ACCOUNT_TRANSACTIONS, account.id),
         lambda item: item.booking_date,
@@ -156,12 +162,12 @@ def list_transactions(call: Call) -> Response:
 def get_transaction(call: Call) -> Response:
     """E11: GET /v1/sandbox/accounts/{mockAccountId}/transactions/{mockTransactionId}."""
     store = call.app.store
-    account = require(store, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
+    account = require(call, data.ACCOUNTS, call.path_params["mockAccountId"], "account")
     transaction = store.get(data.ACCOUNT_TRANSACTIONS, call.path_params["mockTransactionId"])
     if transaction is None or transaction.account_id != account.id:
-        raise ApiError(
-            404,
-            "RESOURCE_UNKNOWN",
+        raise unknown_id(
+            call.app.contract,
+            call.operation,
             f"account {account.id} has no transaction {call.path_params['mockTransactionId']!r}",
         )
     return Response.json(200, views.account_transaction(transaction))

@@ -12,10 +12,14 @@ from __future__ import annotations
 from reference_server.api import ApiError, Call, Response
 from reference_server.model import sandbox_data as data
 from reference_server.model.store import Store
+from reference_server.pipeline.due import due, refuse, unknown_id
 from reference_server.resources._common import require, sandbox_id
 from reference_server.views import sandbox_views as views
 
 __all__ = ["OPERATIONS", "add_engagement", "create_agreement", "get_agreement", "get_engagement"]
+
+#: Spec 4.3 E6: the engaged account is owned by the agreement's corporation (``rules.json``).
+_ACCOUNT_OWNER = "SB-engagement-account-owner"
 
 
 def _customer(store: Store, reference: str) -> data.Customer | None:
@@ -66,7 +70,7 @@ def create_agreement(call: Call) -> Response:
 def get_agreement(call: Call) -> Response:
     """E14: GET /v1/sandbox/agreements/{mockAgreementId} (private and corporate)."""
     store = call.app.store
-    agreement = require(store, data.AGREEMENTS, call.path_params["mockAgreementId"], "agreement")
+    agreement = require(call, data.AGREEMENTS, call.path_params["mockAgreementId"], "agreement")
     return Response.json(200, views.agreement(store, agreement))
 
 
@@ -75,9 +79,7 @@ def add_engagement(call: Call) -> Response:
     store = call.app.store
     body = call.body
     with store.atomic():
-        agreement = require(
-            store, data.AGREEMENTS, call.path_params["mockAgreementId"], "agreement"
-        )
+        agreement = require(call, data.AGREEMENTS, call.path_params["mockAgreementId"], "agreement")
         psu = _customer(store, body["customer"])
         if psu is None:
             raise ApiError(
@@ -106,12 +108,13 @@ def add_engagement(call: Call) -> Response:
             )
         required_owner = agreement.customer_id or psu.id
         if account.customer_id != required_owner:
-            raise ApiError(
-                400,
-                "FORMAT_ERROR",
+            raise refuse(
+                due(call.app.contract, _ACCOUNT_OWNER, call.operation),
                 "the account is not owned by the customer the agreement belongs to "
                 "(spec 4.3 E6: the account must be owned by the corporation that owns the "
                 "agreement and of which the PSU is a member)",
+                code="FORMAT_ERROR",
+                status=400,
                 path="account/iban",
             )
         engagement = data.Engagement(
@@ -134,12 +137,12 @@ def add_engagement(call: Call) -> Response:
 def get_engagement(call: Call) -> Response:
     """E13: GET /v1/sandbox/agreements/{mockAgreementId}/engagements/{mockEngagementId}."""
     store = call.app.store
-    agreement = require(store, data.AGREEMENTS, call.path_params["mockAgreementId"], "agreement")
+    agreement = require(call, data.AGREEMENTS, call.path_params["mockAgreementId"], "agreement")
     engagement = store.get(data.ENGAGEMENTS, call.path_params["mockEngagementId"])
     if engagement is None or engagement.agreement_id != agreement.id:
-        raise ApiError(
-            404,
-            "RESOURCE_UNKNOWN",
+        raise unknown_id(
+            call.app.contract,
+            call.operation,
             f"agreement {agreement.id} has no engagement {call.path_params['mockEngagementId']!r}",
         )
     return Response.json(

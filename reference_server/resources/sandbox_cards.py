@@ -73,7 +73,7 @@ def create_card_account(call: Call) -> Response:
 def get_card_account(call: Call) -> Response:
     """E10: GET /v1/sandbox/card-accounts/{mockCardAccountId}."""
     store = call.app.store
-    card = require(store, data.CARD_ACCOUNTS, call.path_params["mockCardAccountId"], "card account")
+    card = require(call, data.CARD_ACCOUNTS, call.path_params["mockCardAccountId"], "card account")
     return Response.json(200, _card_view(store, card))
 
 
@@ -86,7 +86,7 @@ def create_card_transactions(call: Call) -> Response:
     store = call.app.store
     with store.atomic():
         card = require(
-            store, data.CARD_ACCOUNTS, call.path_params["mockCardAccountId"], "card account"
+            call, data.CARD_ACCOUNTS, call.path_params["mockCardAccountId"], "card account"
         )
         known = {
             item.card_transaction_id for item in store.children(data.CARD_TRANSACTIONS, card.id)
@@ -129,7 +129,7 @@ def create_card_transactions(call: Call) -> Response:
 def list_card_transactions(call: Call) -> Response:
     """E4: GET /v1/sandbox/card-accounts/{mockCardAccountId}/transactions?bookingStatus=..."""
     store = call.app.store
-    card = require(store, data.CARD_ACCOUNTS, call.path_params["mockCardAccountId"], "card account")
+    card = require(call, data.CARD_ACCOUNTS, call.path_params["mockCardAccountId"], "card account")
     status = call.query["bookingStatus"]
     chosen = views.select(
         (

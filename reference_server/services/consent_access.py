@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from reference_server.api import ApiError, Call
 from reference_server.model.payment_data import CONSENTS, Consent, ConsentStatus, SubjectKind
 from reference_server.pipeline import ownership
+from reference_server.pipeline.due import due, refuse
 from reference_server.pipeline.validation import BANK_ZONE
 from reference_server.services import sca_flow
 
@@ -63,6 +64,12 @@ MAX_AGE_WITHOUT_PSU = timedelta(days=90)
 DAILY_CALLS_WITHOUT_PSU = 4
 #: A first-access consent lasts until its SCA is due again (spec 8): no date of its own.
 SESSION_VALID_UNTIL = "9999-12-31"
+
+#: The ``rules.json`` rows of a consent's use (AL, AT, E8) this module implements.
+_SCA_RENEWAL_DUE = "LIM-sca-renewal-180-days"
+_TERMINATED = "CNS-terminated-consent-refused"
+_AGE_WITHOUT_PSU = "LIM-transaction-details-consent-max-90-days"
+_DAILY_CALLS = "LIM-transaction-details-daily-calls-without-ip"
 
 
 def _authorised_at(consent: Consent) -> datetime | None:
@@ -102,7 +109,7 @@ def consent_for(call: Call, account_id: str | None, *, any_psu: bool = False) ->
         consent = _session_consent(call)
     else:
         consent = _used_consent(call, account_id, any_psu)
-    _check_usable(call.app, consent, account_id)
+    _check_usable(call, consent, account_id)
     return consent
 
 
@@ -226,15 +233,32 @@ def _named_consent(call: Call, consent_id: str) -> Consent:
     return consent
 
 
-def _check_usable(app: ServerState, consent: Consent, account_id: str | None) -> None:
-    """The consent is valid now (not expired, spec 8) and covers ``account_id``."""
+def _check_usable(call: Call, consent: Consent, account_id: str | None) -> None:
+    """The consent is valid now (not expired, spec 8) and covers ``account_id``: an SCA older
+    than 180 days and a terminated consent answer their ``rules.json`` row's due."""
+    app = call.app
     status = effective_status(app, consent)
-    if status == ConsentStatus.EXPIRED:
-        raise ApiError(
-            401,
-            "CONSENT_EXPIRED",
-            f"consent {consent.id} has expired: its validUntil has passed or its SCA is older "
-            "than 180 days (spec 8)",
+    expired = (
+        f"consent {consent.id} has expired: its validUntil has passed or its SCA is older "
+        "than 180 days (spec 8)"
+    )
+    if status == ConsentStatus.EXPIRED and consent.status == ConsentStatus.VALID:
+        today = app.clock.now().astimezone(BANK_ZONE).date()
+        if date.fromisoformat(consent.valid_until) >= today:  # its SCA is due again
+            raise refuse(
+                due(app.contract, _SCA_RENEWAL_DUE, call.operation),
+                expired,
+                code="CONSENT_EXPIRED",
+                status=401,
+            )
+    if status == ConsentStatus.EXPIRED:  # past its validUntil: no requirement states the answer
+        raise ApiError(401, "CONSENT_EXPIRED", expired)
+    if status == ConsentStatus.TERMINATED:
+        raise refuse(
+            due(app.contract, _TERMINATED, call.operation),
+            f"consent {consent.id} is {status}, not valid",
+            code="CONSENT_INVALID",
+            status=401,
         )
     if status != ConsentStatus.VALID:
         raise ApiError(401, "CONSENT_INVALID", f"consent {consent.id} is {status}, not valid")
@@ -256,19 +280,21 @@ def check_unattended_access(call: Call, consent: Consent) -> None:
         and now - authorised > MAX_AGE_WITHOUT_PSU
         and not app.faulty("no-consent-age-check")
     ):
-        raise ApiError(
-            401,
-            "CONSENT_EXPIRED",
+        raise refuse(
+            due(app.contract, _AGE_WITHOUT_PSU, call.operation),
             f"consent {consent.id} is more than 90 days old: transaction details without the "
             "PSU (no PSU-IP-Address) need a younger consent (spec 8)",
+            code="CONSENT_EXPIRED",
+            status=401,
         )
     if app.faulty("no-daily-limit"):
         return
     calls = app.store.next_number(f"e8-calls:{consent.id}:{now.date().isoformat()}")
     if calls > DAILY_CALLS_WITHOUT_PSU:
-        raise ApiError(
-            429,
-            "ACCESS_EXCEEDED",
+        raise refuse(
+            due(app.contract, _DAILY_CALLS, call.operation),
             f"consent {consent.id} has used its {DAILY_CALLS_WITHOUT_PSU} transaction details "
             "calls without PSU-IP-Address for today (spec 8)",
+            code="ACCESS_EXCEEDED",
+            status=429,
         )

@@ -26,11 +26,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from conformance.contract import framing
+from conformance.contract.catalogue import body_case_id
 from conformance.contract.read_deadline import TIMED_OUT, DeadlineReader
 from reference_server.api import ApiError, Headers, Request, Response
 from reference_server.app import Application
 from reference_server.faults.trace import untagged
 from reference_server.pipeline import errors
+from reference_server.pipeline.due import due, refuse
 from reference_server.transport import request_head
 from reference_server.transport.exchange_log import ExchangeLog
 
@@ -42,6 +44,9 @@ __all__ = [
     "RunningServer",
     "start",
 ]
+
+#: A body over the size limit (``facts.BODY_CASES``: 400 or 413 due).
+_OVERSIZED = body_case_id("oversized-body")
 
 #: The request log keeps the name it had before this module moved into ``transport/``: the log
 #: lines (``INFO reference_server.http: GET /p 201 ...``) are read by people and by the benchmark.
@@ -316,10 +321,12 @@ class RequestHandler(BaseHTTPRequestHandler):
         if length > self.server.max_body:
             if self.server.app.faulty("server-error-on-oversized-body"):
                 raise ApiError(500, "SYSTEM_ERROR")
-            raise ApiError(
-                413,
-                "BAD_REQUEST",
+            # read before routing: the requirement judged on every operation
+            raise refuse(
+                due(self.server.app.contract, _OVERSIZED, None),
                 f"the body of {length} bytes is larger than {self.server.max_body} bytes",
+                code="BAD_REQUEST",
+                status=413,
             )
         body = self.rfile.read(length) if length else b""
         if len(body) < length:
