@@ -255,27 +255,43 @@ def parse_body(
     try:
         text = request.body.decode("utf-8")
     except UnicodeDecodeError as error:
-        if app is not None and app.faulty("server-error-on-invalid-utf8"):
-            raise ApiError(500, "SYSTEM_ERROR") from None
-        raise refuse(
-            due(contract, _INVALID_UTF8, operation),
+        raise _unreadable(
+            app,
+            contract,
+            operation,
+            _INVALID_UTF8,
             f"the body is not valid UTF-8 (byte {error.start})",
-            code="FORMAT_ERROR",
-            status=400,
+            "server-error-on-invalid-utf8",
         ) from None
     try:
         if text.startswith("\ufeff"):  # as json.loads refuses it
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
         return bounded_json.loads(text, decoder=_STRICT_JSON)
     except ValueError as error:
-        if app is not None and app.faulty("server-error-on-malformed-json"):
-            raise ApiError(500, "SYSTEM_ERROR") from None
-        raise refuse(
-            due(contract, _MALFORMED_JSON, operation),
+        raise _unreadable(
+            app,
+            contract,
+            operation,
+            _MALFORMED_JSON,
             f"the body is not valid JSON: {error}",
-            code="FORMAT_ERROR",
-            status=400,
+            "server-error-on-malformed-json",
         ) from None
+
+
+def _unreadable(
+    app: ServerState | None,
+    contract: Contract,
+    operation: Operation | None,
+    case: str,
+    message: str,
+    fault: str,
+) -> ApiError:
+    """The answer to a body that cannot be read (``case``: a broken body of
+    ``facts.BODY_CASES``): 400 ``FORMAT_ERROR`` as its requirement makes due, or the 500 the
+    ``fault`` plays."""
+    if app is not None and app.faulty(fault):
+        return ApiError(500, "SYSTEM_ERROR")
+    return refuse(due(contract, case, operation), message, code="FORMAT_ERROR", status=400)
 
 
 def _reject_constant(name: str) -> Any:

@@ -70,7 +70,7 @@ LEFT: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "pipeline/due.py": {"refuse": ("the one place a requirement's due becomes an ApiError",)},
     "pipeline/tokens.py": {"check_bearer": (_BANK_STYLE + ": its [oauth] bearer token",) * 2},
-    "pipeline/validation.py": {"parse_body": (_FAULT_500,) * 3},
+    "pipeline/validation.py": {"parse_body": (_FAULT_500,), "_unreadable": (_FAULT_500,)},
     "resources/_common.py": {
         "owner_by_number": (_SANDBOX_RULE,),
         "one_balance_per_type": (_SANDBOX_RULE,),
