@@ -19,10 +19,9 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from conformance.contract.catalogue import broken
+from conformance.contract.catalogue import HEADER_FORMAT, broken
 from conformance.contract.facts import AUTH_TPP_CODE
 from conformance.contract.request_rules import (
-    HEADER_FORMAT,
     PSU_ID,
     PSU_IDENTITY,
     RequestView,
