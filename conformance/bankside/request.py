@@ -162,6 +162,9 @@ def standard_headers(
         headers.update(redirect_headers(profile))
     if psu is not None:
         headers.update(psu.headers(operation))
+        if "psu-context" in required and "PSU-Context" not in headers:
+            # the bank requires the context here ([required_headers]): the PSU's own
+            headers["PSU-Context"] = "CORPORATE" if psu.corporate else "PRIVATE"
         if "PSU-IP-Address" in headers and profile.psu_ip_address is not None:
             headers["PSU-IP-Address"] = profile.psu_ip_address  # the bank's accepted address
         if profile.psu_user_agent is not None and "psu-user-agent" in _listed(operation):

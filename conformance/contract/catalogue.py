@@ -112,6 +112,17 @@ CORPORATE_RULE = "ERR-3-corporate-without-corporate-id"
 #: A corporate PSU without PSU-Corporate-ID (spec 7 rule 3) on an operation that takes the header
 #: and that no row of ``rules.json`` lists for the rule.
 CORPORATE_ID = "HDR-corporate-id"
+#: Why spec 7 rule 3 is a reading on the operations its row does not list: the rule names "a
+#: corporate user", and spec 4.2 says what makes one only on payment creation and transaction
+#: details (PSU-Context); elsewhere the context is chosen at SCA, so a bank may take a request
+#: with PSU-Context CORPORATE to another operation (a sandbox one, which names no PSU) as no
+#: corporate user's and answer it.
+_CORPORATE_READING = (
+    "spec 7 rule 3 answers a corporate user without PSU-Corporate-ID with 400; spec 4.2 gives "
+    "PSU-Context its effect on payment creation and transaction details only ('otherwise the "
+    "PSU chooses one at the first SCA'): that a request to %s with PSU-Context CORPORATE comes "
+    "from a corporate user is our reading"
+)
 #: The spec part of the corporate-user rule.
 CORPORATE_RULE_SPEC = "spec 7 rule 3"
 #: Where every payment creation starts its SCA (a profile's ``[sca] start = "creation"``), a
@@ -473,6 +484,13 @@ def _header_format(op: Operation, name: str) -> Grade:
     the header (the sandbox's PSU-ID, spec 7 rule 7); should where it shows neither."""
     if name.lower() == "psu-id" and op.family == "sandbox":
         return Grade(MUST, (_SANDBOX_PSU_ID_RULE,))
+    if _psu_header(name) and not any(_psu_header(header) for header in op.required_headers):
+        return grade(
+            stated=False,
+            reading=f"spec 4.2 shows {op.id}'s header set without a PSU header (the PSU-* "
+            f"headers are optional on every operation): that {op.id}, which acts for no PSU, "
+            f"checks the value of {name} is our reading",
+        )
     if op.numbered:
         return Grade(MUST)
     return grade(
@@ -480,6 +498,12 @@ def _header_format(op: Operation, name: str) -> Grade:
         reading=f"spec 4.2 does not show {op.id}'s header set (spec 4.1: 'only named'); we "
         f"expect it to take {name} and check its value",
     )
+
+
+def _psu_header(name: str) -> bool:
+    """Whether ``name`` is one of spec 4.2's PSU headers (PSU-*, X-PSU-IDENTITY)."""
+    folded = name.lower()
+    return folded.startswith("psu-") or folded == "x-psu-identity"
 
 
 def _schema(op: Operation, *topics: str) -> Grade:
@@ -514,7 +538,7 @@ def _corporate(contract: Contract) -> Iterator[Requirement]:
         headers = {name.lower() for name in (*op.required_headers, *op.optional_headers)}
         if op.id in covered or "psu-corporate-id" not in headers:
             continue
-        stated = on_unnamed(Grade(MUST, ("7-rule-3", "5-5")), op)
+        stated = grade(stated=False, quotes=("7-rule-3", "5-5"), reading=_CORPORATE_READING % op.id)
         due = refusal(op, (400,))
         yield Requirement(CORPORATE_ID, CORPORATE_RULE_SPEC, stated, due, op.id)
 
@@ -548,14 +572,25 @@ def sca_link_at_creation(contract: Contract, operation: str, approach: str) -> G
     )
 
 
+def _accepted(contract: Contract) -> Iterator[Requirement]:
+    """The spec 5 forms a bank accepts (``ACCEPTED_CASES``), and each on an operation the spec
+    does not number: its success rests on the request the contract assumes, so should there."""
+    for name, spec, stated in ACCEPTED_CASES:
+        yield Requirement(f"AUTH-{name}", spec, stated)
+        for op in contract.operations.values():
+            if not op.numbered:
+                reading = "; ".join(text for text in (stated.reading, reading_of(op)) if text)
+                assumed = grade(stated=False, quotes=stated.quotes, reading=reading)
+                yield Requirement(f"AUTH-{name}", spec, assumed, None, op.id)
+
+
 def _signing(contract: Contract) -> Iterator[Requirement]:
     """The spec 5 cases a request breaks (``SIGNING_CASES``), and those whose grade is not the
     request rule's own (``request_rules``): a missing Digest where spec 4.2 does not require it,
     and the certificate's validity and CA."""
     for name, spec, quotes in SIGNING_CASES:
         yield Requirement(f"AUTH-{name}", spec, Grade(MUST, quotes), SIGNING_REFUSAL)
-    for name, spec, stated in ACCEPTED_CASES:
-        yield Requirement(f"AUTH-{name}", spec, stated)
+    yield from _accepted(contract)
     for name, spec, reading, statuses in SECURITY_CASES:
         due = answer_due(statuses, None, BODY_SCHEMA_ERROR, CHOSEN_STATUS)
         yield Requirement(f"AUTH-{name}", spec, grade(stated=False, reading=reading), due)

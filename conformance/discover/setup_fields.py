@@ -37,14 +37,22 @@ _SEED = 31
 _REQUIRED = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is a required property")
 #: How many times one creation is sent again with a field its refusal named.
 _ROUNDS = 4
-_PATH_FIELD = re.compile(r"^/?([A-Za-z_][A-Za-z0-9_]*)$")
+#: A field named by a path: "iban", "/iban" (a JSON pointer), "$.iban" (a JSONPath).
+_PATH_FIELD = re.compile(r"^(?:/|\$\.)?([A-Za-z_][A-Za-z0-9_]*)$")
+#: A message naming a required field: "iban is required", "$.iban: is required".
+_IS_REQUIRED = re.compile(r"^(?:\$\.|/)?([A-Za-z_][A-Za-z0-9_]*):? (?:is|are) required\b")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 #: How a refusal says a field is one the bank does not take: "iban: unknown field", "unknown
 #: field 'iban'", "field iban is not allowed", and jsonschema's additionalProperties message.
 _UNKNOWN = (
-    re.compile(rf"\b({_NAME}): (?:unknown|unexpected|unrecognized|not allowed)", re.IGNORECASE),
+    re.compile(  # not "body: unknown member 'iban'", which names the field after it
+        rf"\b({_NAME}): (?:unknown|unexpected|unrecognized|not allowed)"
+        r"(?! (?:field|property|key|member)s?:? ['\"`]?[A-Za-z_])",
+        re.IGNORECASE,
+    ),
     re.compile(
-        rf"\b(?:unknown|unexpected|unrecognized) (?:field|property|key)s?:? ['\"`]?({_NAME})",
+        rf"\b(?:unknown|unexpected|unrecognized) (?:field|property|key|member)s?:? "
+        rf"['\"`]?({_NAME})",
         re.IGNORECASE,
     ),
     re.compile(
@@ -79,7 +87,8 @@ def named_fields(exchange: Exchange) -> list[str]:
         return []
     document = document_of(exchange)
     found: list[str] = []
-    for item in document.get("tppMessages") or ():
+    items = [document, *(item for item in document.get("tppMessages") or () if item)]
+    for item in items:  # the error body's own path, and each tppMessages entry's
         if isinstance(item, Mapping) and isinstance(item.get("path"), str):
             matched = _PATH_FIELD.match(item["path"])
             if matched:
@@ -87,7 +96,7 @@ def named_fields(exchange: Exchange) -> list[str]:
     message = document.get("message")
     if isinstance(message, str):
         found.extend(_REQUIRED.findall(message))
-        matched = re.match(r"^([A-Za-z_][A-Za-z0-9_]*) is required\b", message)
+        matched = _IS_REQUIRED.match(message)
         if matched:
             found.append(matched.group(1))
     return list(dict.fromkeys(found))

@@ -275,7 +275,7 @@ def _accepted(op: Operation, context: Context) -> Iterator[Scenario]:
     variant = base_variant(op, context)
 
     def scenario(name: str, title: str, **extra: object) -> Scenario:
-        requirement = context.contract.requirement(f"AUTH-{name}")
+        requirement = context.contract.requirement(f"AUTH-{name}", op.id)
         return Scenario(
             id=scenario_id(op.id, "auth", name, "accepted"),
             operation=op.id,

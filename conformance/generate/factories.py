@@ -8,7 +8,7 @@ import random
 import threading
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -19,6 +19,7 @@ from conformance.contract import identifiers as ids
 from conformance.contract import load_contract
 
 __all__ = [
+    "CONSENT_DAYS",
     "balance_update",
     "consent_request",
     "format_amount",
@@ -273,11 +274,16 @@ def signing_basket(payment_ids: Iterable[str]) -> JsonObject:
     return {"paymentIds": list(payment_ids)}
 
 
+#: How far ahead a consent the suite asks for is valid: within spec 8's 90-day consent age (E8)
+#: and 180-day SCA renewal, so a bank bounding ``validUntil`` by either takes it.
+CONSENT_DAYS = 89
+
+
 def consent_request(
     seed: int,
     ibans: Iterable[str],
     *,
-    valid_until: date = date(9999, 12, 31),
+    valid_until: date | None = None,
     model: str = "detailed",
 ) -> JsonObject:
     """A consent body (CC, assumed NextGenPSD2 shape) for accounts, balances and transactions.
@@ -285,8 +291,9 @@ def consent_request(
     ``model`` is the bank's consent model (the profile's ``[consent] model``): ``detailed`` names
     ``ibans`` in the three lists, ``bank-offered`` sends them empty (the PSU chooses the
     accounts at SCA), ``global`` sends ``allPsd2: allAccounts`` (``ibans`` are then unused).
-    ``validUntil`` defaults to 9999-12-31, the NextGenPSD2 value for "as long as allowed", so that
-    the body needs no clock; spec 8's 90-day consent age is a behaviour, not a body field.
+    ``validUntil`` defaults to :data:`CONSENT_DAYS` days from today (UTC): a date every bank
+    takes, one that bounds a consent by spec 8's 180-day SCA renewal or 90-day consent age as
+    well as one that takes NextGenPSD2's 9999-12-31 ("as long as allowed").
     ``frequencyPerDay`` is 4, the number of calls spec 8 allows per day without PSU-IP-Address.
     The body has nothing random; ``seed`` keeps the signature of every other factory.
     """
@@ -300,6 +307,8 @@ def consent_request(
             "transactions": [dict(reference) for reference in references],
         }
     )
+    if valid_until is None:
+        valid_until = datetime.now(UTC).date() + timedelta(days=CONSENT_DAYS)
     return {
         "access": access,
         "recurringIndicator": True,

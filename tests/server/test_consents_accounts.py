@@ -3,7 +3,7 @@ spec 7 rule 8, spec 8) through signed HTTP."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -13,9 +13,13 @@ from server import bodies
 from server import payment_support as support
 from server.payment_support import World
 
+#: A consent valid far beyond the days these tests move the clock (the SCA ages, not
+#: validUntil).
+FAR = date(9999, 12, 31)
+
 
 def create_consent(world: World, psu: support.Psu, *ibans: str, **extra: object) -> httpx.Response:
-    body = factories.consent_request(world.seed(), list(ibans or (psu.iban,)))
+    body = factories.consent_request(world.seed(), list(ibans or (psu.iban,)), valid_until=FAR)
     body.update(extra)
     return world.client.post("/v1/consents", json=body, headers={"PSU-ID": psu.customer_id})
 
@@ -114,7 +118,7 @@ def test_consent_of_an_unknown_psu_is_confirmed_by_identifying_on_the_page(
     world: World, psu: support.Psu
 ) -> None:
     stranger = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
-    body = factories.consent_request(world.seed(), [psu.iban])
+    body = factories.consent_request(world.seed(), [psu.iban], valid_until=FAR)
     created = world.client.post("/v1/consents", json=body, headers={"PSU-ID": stranger})
     assert created.status_code == 201
     consent_id = created.json()["consentId"]

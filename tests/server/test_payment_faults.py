@@ -10,7 +10,7 @@ consults.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 import httpx
@@ -25,6 +25,10 @@ from server import bodies
 from server import payment_support as support
 from server.conftest import ErrorCapture
 from server.payment_support import World
+
+#: A consent valid far beyond the days these tests move the clock (the SCA ages, not
+#: validUntil).
+FAR = date(9999, 12, 31)
 
 Scenario = Callable[[World], Any]
 
@@ -199,7 +203,7 @@ def consented_psu(w: World, transactions: int = 1) -> tuple[support.Psu, str, li
     psu = w.new_psu()
     items = [bodies.account_transaction(psu.account) for _ in range(transactions)]
     created = w.client.post(f"/v1/sandbox/accounts/{psu.account['id']}/transactions", json=items)
-    body = factories.consent_request(w.seed(), [psu.iban])
+    body = factories.consent_request(w.seed(), [psu.iban], valid_until=FAR)
     consent_id = w.client.post(
         "/v1/consents", json=body, headers={"PSU-ID": psu.customer_id}
     ).json()["consentId"]

@@ -231,13 +231,15 @@ def test_the_command_stops_after_n_exchanges_and_writes_the_reports(tmp_path: Pa
                 client.get("/v1/sandbox/customers", headers={"X-Request-ID": "a"}).status_code
                 == 200
             )
-            client.get("/v1/sandbox/customers?withAccounts=maybe", headers={"X-Request-ID": "b"})
+            client.get(  # limit at least 1 (spec 8): a must the TPP breaks
+                "/v1/sandbox/accounts/acc-1/transactions?limit=0", headers={"X-Request-ID": "b"}
+            )
         output, errors = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
         running.stop()
-    assert process.returncode == 1, errors  # a must finding: the query parameter's type
+    assert process.returncode == 1, errors  # a must finding: the query parameter's minimum
     lines = (first + output).splitlines()
     assert any(" E9 " in line and line.endswith(" ok") for line in lines), lines
     assert any("TPP-query-format" in line for line in lines), lines

@@ -27,7 +27,7 @@ from conformance.discover.header_sets import names_header
 from conformance.discover.probe import Prober
 from conformance.discover.sca import approach_of
 from conformance.discover.session import Discovery, discover
-from conformance.discover.setup_fields import named_fields, value_for
+from conformance.discover.setup_fields import named_fields, unknown_fields, value_for
 from conformance.discover.toml_text import toml_value
 from conformance.exchange import Exchange
 from conformance.profile import DEMANDING_PROFILE, load_profile, profile_from_options
@@ -98,6 +98,9 @@ def test_creation_fields_are_read_from_a_400(contract: Contract) -> None:
         "status"
     ]
     assert named_fields(answer(404, {"message": "'x' is a required property"})) == []
+    jsonpath = {"message": "$.customerNumber: is required (of the owner)", "path": "$.owner"}
+    assert named_fields(answer(400, jsonpath)) == ["owner", "customerNumber"]
+    assert unknown_fields(answer(400, {"message": "body: unknown member 'bban'"})) == ["bban"]
     assert value_for(contract, "SCA", "status") == "enabled"  # the schema's first value
     assert value_for(contract, "SCA", "colour") is None  # unknown to the contract
 

@@ -18,15 +18,18 @@ from conformance.bankside.sca import (
     sca_failure,
 )
 from conformance.bankside.setup_data.base import BATCH_SUPPLY
+from conformance.bankside.setup_data.refusals import refused_title
 from conformance.checks import (
     ConformanceFailure,
     NotApplicable,
+    SetUpFailure,
     check_json_body,
     error_codes,
     json_document,
 )
 from conformance.contract.requirements import BODY_SCHEMA_RESPONSE, AnswerDue, answer_due
 from conformance.operations.payments import payment_request
+from conformance.profile.templates import setup_operations
 from conformance.runners.judging import judge_expectation, success_of
 from conformance.runners.promises import judge_step
 from conformance.runners.response_headers import judge_response_headers
@@ -55,9 +58,37 @@ def send_step(scenario: Scenario, ctx: RunContext, request: OperationRequest) ->
     return exchange
 
 
+def unshown_refusal(ctx: RunContext, op: Operation, exchange: Exchange) -> None:
+    """A step to an operation interface.md only names or implies (its request not shown: the
+    sandbox creations SA, SCA, SCU and SAG, the payment and consent operations beside the
+    numbered ones) that the target refuses with a 4xx: the bank wants another request than the
+    one the contract assumes, which no sentence makes a failure of the bank. The scenario is
+    blocked, the answer and what would unblock it (the header or field its error names, the
+    profile key) its reason, as a refused set-up request is; never a must failure. An unnamed
+    operation is judged as :func:`~conformance.runners.promises.judge_step` says, and so is an
+    operation the profile promises."""
+    if op.numbered or op.unnamed or not 400 <= exchange.status < 500:
+        return
+    if ctx.profile.operation_promises.promise(op):
+        return
+    raise SetUpFailure(
+        refused_title(
+            f"a {op.name} step",
+            op.id,
+            exchange,
+            sandbox_creation=op.id in setup_operations(ctx.contract.operations),
+        ),
+        spec=op.spec,
+        sent=exchange,
+        expected=f"the request the contract assumes for {op.id} (interface.md does not show "
+        "it) is accepted",
+    )
+
+
 def _judge_success_step(
     scenario: Scenario, ctx: RunContext, op: Operation, exchange: Exchange
 ) -> None:
+    unshown_refusal(ctx, op, exchange)
     judge_step(
         ctx,
         op,
@@ -119,6 +150,8 @@ def start_authorisation(
     ``_links.scaRedirect`` (spec 4.3 E2); the SCA link (with decoupled SCA, ``scaStatus``)."""
     exchange = request.send(ctx)
     op = request.operation
+    if exchange.status != 401:  # 401 with the SCA link is one of its answers (spec 4.3 E2)
+        unshown_refusal(ctx, op, exchange)
     judge_step(
         ctx,
         op,
