@@ -262,17 +262,24 @@ class OperationRequest:
             return self.path
         return profile.render_path(self.operation, **self.path_values)
 
-    @property
-    def digests_empty_body(self) -> bool:
-        """Whether the signer must send a Digest although there is no body: the operation
-        requires the header (spec 4.2 lists Digest for E13, a GET)."""
+    def digests_empty_body(self, profile: TargetProfile) -> bool:
+        """Whether the signer sends a Digest although there is no body: where the operation
+        requires the header (spec 4.2 lists Digest for E13, a GET; a bank's own set,
+        ``[required_headers]``), and on a bodiless POST, PUT or PATCH (starting an
+        authorisation: E2, PA, CA). Spec 5 item 4 asks for Digest where there is a body and
+        says nothing of a request without one, and E2's required headers are "not shown": a
+        bank that wants Digest on every state-changing request gets the digest of the empty
+        body, which any bank that checks a Digest it was sent finds right."""
         has_body = self.content is not None or self.body is not NO_BODY
-        required = {name.lower() for name in self.operation.required_headers}
-        return not has_body and "digest" in required
+        if has_body:
+            return False
+        required = {name.lower() for name in profile.required_for(self.operation)}
+        method = (self.method or profile.method_for(self.operation)).upper()
+        return "digest" in required or method in _STATE_CHANGING
 
     def send(self, ctx: Target, *, auth: httpx.Auth | Any = DEFAULT_AUTH) -> Exchange:
         """Send through the worker's client (signed unless ``auth`` says otherwise)."""
-        if auth is DEFAULT_AUTH and self.digests_empty_body:
+        if auth is DEFAULT_AUTH and self.digests_empty_body(ctx.profile):
             auth = _empty_body_signer(ctx.client)
         kwargs: dict[str, Any] = {}
         if self.content is not None:
@@ -293,6 +300,9 @@ class OperationRequest:
             **kwargs,
         )
 
+
+#: The methods whose bodiless requests carry the digest of the empty body.
+_STATE_CHANGING = frozenset({"POST", "PUT", "PATCH"})
 
 _EMPTY_BODY_SIGNERS: weakref.WeakKeyDictionary[TargetClient, httpx.Auth] = (
     weakref.WeakKeyDictionary()

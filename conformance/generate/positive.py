@@ -17,7 +17,12 @@ from conformance.generate._common import (
 )
 from conformance.generate.breaking_values import id_safe
 from conformance.generate.mutations import DEFAULT_SPEC
-from conformance.generate.variants import ENUM_VARIANTS, base_variant, variants
+from conformance.generate.variants import (
+    ENUM_VARIANTS,
+    VARIANT_READINGS,
+    base_variant,
+    variants,
+)
 from conformance.scenario import Mutation, Scenario
 
 __all__ = ["MAX_SWEEP_VALUES", "generate"]
@@ -33,18 +38,20 @@ _HEADER_QUOTES = {
 }
 
 
-def _graded(context: Context, op: Operation, *extra: str) -> dict[str, Any]:
+def _graded(context: Context, op: Operation, *extra: str, reading: str = "") -> dict[str, Any]:
     """``level``, ``quotes``, ``reading`` and ``requirement`` of a positive scenario: the
     contract's grade of the operation's success (``catalogue.positive_id``), a must quoting
-    the member swept too."""
+    the member swept too; should with ``reading`` where the request rests on it (a variant of
+    ``variants.VARIANT_READINGS``)."""
     requirement = context.contract.requirement(positive_id(op.id), op.id)
-    quotes = requirement.quotes
-    if requirement.level == "must":
+    grade_ = requirement.at(reading=reading) if reading else requirement.grade
+    quotes = grade_.quotes
+    if grade_.level == "must":
         quotes = tuple(dict.fromkeys((*quotes, *extra)))
     return {
-        "level": requirement.level,
+        "level": grade_.level,
         "quotes": quotes,
-        "reading": requirement.reading,
+        "reading": grade_.reading,
         "requirement": requirement.id,
     }
 
@@ -72,7 +79,7 @@ def _base_requests(op: Operation, context: Context) -> Iterator[Scenario]:
             expect=expect,
             variant=variant,
             assumptions=op_assumptions(op, *_TOPICS),
-            **_graded(context, op),
+            **_graded(context, op, reading=VARIANT_READINGS.get(variant, "")),
         )
 
 

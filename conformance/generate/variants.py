@@ -17,6 +17,7 @@ __all__ = [
     "MINIMAL",
     "POINTER_VARIANTS",
     "PRODUCT_VARIANTS",
+    "VARIANT_READINGS",
     "base_variant",
     "variants",
 ]
@@ -69,6 +70,14 @@ EXTRA_VARIANTS: frozenset[str] = frozenset({"ndct-structured-deprecated", "detai
 
 #: The account lists of a consent's ``access`` (CC, NextGenPSD2).
 CONSENT_LISTS = ("accounts", "balances", "transactions")
+#: Variants whose acceptance rests on a value the spec does not give (the positive scenario of the
+#: variant is then should, with this reading).
+VARIANT_READINGS: Mapping[str, str] = {
+    "ndct-card-debtor": "spec 2.7 gives debtorAccount.other an 'identification string required' "
+    "without saying which identifier of the card account it holds; we send the card account's "
+    "resource id (E10), which a bank may not take there",
+}
+
 #: Bases for mutations under a pointer prefix the default base cannot carry.
 POINTER_VARIANTS: Mapping[str, tuple[tuple[tuple[str | int, ...], str], ...]] = {
     "E16": (

@@ -74,14 +74,15 @@ def consented_transactions_request(ctx: Target, consent: Consent, **query: Any) 
 
 
 def transaction_details_request(ctx: Target, consent: Consent) -> OperationRequest:
-    """E8: the consent's transaction on its account (in its TPP session, for a consent given at
-    the first access)."""
+    """E8: the consent's transaction on its account, the consent named as AL and AT name it
+    (``Consent.access_headers``: its Consent-ID, or its TPP session for a consent given at the
+    first access)."""
     return OperationRequest.build(
         ctx,
         "E8",
         psu=consent.psu,
         path_values={"id": consent.account_id or "", "transactionId": consent.transaction_id or ""},
-        headers=consent.session_headers,
+        headers=consent.access_headers,
     )
 
 

@@ -287,9 +287,10 @@ def _signer(
     kind: type[SignatureAuth] = SignatureAuth,
     **options: Any,
 ) -> httpx.Auth:
-    """A signer of ``kind`` for this request; it digests an empty body where spec 4.2 requires
-    Digest on an operation without one (E13), so only the case's own fault remains."""
-    if request.digests_empty_body:
+    """A signer of ``kind`` for this request; it digests an empty body where the suite's own
+    signer does (``OperationRequest.digests_empty_body``: E13, a bodiless POST), so only the
+    case's own fault remains."""
+    if request.digests_empty_body(ctx.profile):
         options.setdefault("digest_empty_body", True)
     return ctx.client.make_signer(kind, **options)
 

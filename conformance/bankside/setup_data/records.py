@@ -129,18 +129,14 @@ class Consent:
 
     @property
     def access_headers(self) -> dict[str, str]:
-        """The headers that name the consent on AL and AT: Consent-ID, or the TPP-Session-ID
-        of the session it is bound to."""
+        """The headers that name the consent on AL, AT and E8: Consent-ID, or the TPP-Session-ID
+        of the session it is bound to. Spec 4.2 shows E8's header set without Consent-ID and
+        does not say how the consent is passed: a bank that finds it by the PSU and the account
+        ignores the header, and one that wants it (NextGenPSD2's Consent-ID) gets it."""
         if self.bound_to_session:
             return {SESSION_HEADER: self.consent_id}
         return {"Consent-ID": self.consent_id}
 
-    @property
-    def session_headers(self) -> dict[str, str]:
-        """The headers E8 names the consent with: the TPP-Session-ID of a consent bound to a
-        session; none otherwise (E8's header set has no Consent-ID, spec 4.2: the bank finds
-        the consent by the PSU and the account)."""
-        return {SESSION_HEADER: self.consent_id} if self.bound_to_session else {}
 
 
 @dataclass(frozen=True)
