@@ -115,15 +115,19 @@ def test_a_scenario_carries_the_requirement_it_is_graded_by(contract: Contract) 
     """Every scenario names the requirement it is graded by, one the contract has on the
     scenario's operation (or on every operation), at the scenario's level where the
     requirement's grade is the scenario's whole grade (not a place's reading on top of it: a
-    constraint, a header, a deprecated member), on an operation the spec neither shows nor
-    names a should (``on_unnamed``)."""
+    constraint, a header, a deprecated member, a variant whose value is a reading), on an
+    operation the spec neither shows nor names a should (``on_unnamed``)."""
     from conformance.generate import generate_scenarios
+
+    from conformance.generate.variants import VARIANT_READINGS
 
     ids = {key[0] for key in contract.requirements}
     whole = ("rule", "flow", "positive", "auth", "robustness")
     for scenario in generate_scenarios(contract):
         assert scenario.requirement in ids, scenario.id
-        if scenario.kind in whole:
+        if scenario.kind == "positive" and scenario.variant in VARIANT_READINGS:
+            assert scenario.level == "should", scenario.id  # the variant's value is a reading
+        elif scenario.kind in whole:
             requirement = contract.requirement(scenario.requirement, scenario.operation)
             operation = contract.operations[scenario.operation]
             assert on_unnamed(requirement.grade, operation).level == scenario.level, scenario.id
