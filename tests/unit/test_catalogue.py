@@ -118,7 +118,6 @@ def test_a_scenario_carries_the_requirement_it_is_graded_by(contract: Contract) 
     constraint, a header, a deprecated member, a variant whose value is a reading), on an
     operation the spec neither shows nor names a should (``on_unnamed``)."""
     from conformance.generate import generate_scenarios
-
     from conformance.generate.variants import VARIANT_READINGS
 
     ids = {key[0] for key in contract.requirements}
