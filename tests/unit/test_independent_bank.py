@@ -75,14 +75,41 @@ def test_a_partial_run_is_a_mismatch() -> None:
     assert any("expected at least 2000" in problem for problem in problems)
 
 
-def test_the_expectation_is_the_banks_own_words() -> None:
-    """The count and the floor are the ones EXPECTED.md states, so the two cannot drift."""
-    text = (BANKS / "independent-1" / "EXPECTED.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", sorted(script.EXPECTATIONS))
+def test_the_expectation_is_the_banks_own_words(name: str) -> None:
+    """The count, the floor and the blocked scenarios are the ones EXPECTED.md states, so the
+    two cannot drift."""
+    expectation = script.EXPECTATIONS[name]
+    text = (expectation.folder / "EXPECTED.md").read_text(encoding="utf-8")
     count = re.search(r"\((\d+) today\)", text)
     floor = re.search(r"judge at least ([\d,]+) scenarios", text)
     assert count is not None and floor is not None
-    assert EXPECTED.must_failure_count == int(count.group(1))
-    assert EXPECTED.least_judged == int(floor.group(1).replace(",", ""))
+    assert expectation.must_failure_count == int(count.group(1))
+    assert expectation.least_judged == int(floor.group(1).replace(",", ""))
+    blocked = re.search(r"block exactly the (\d+) scenarios? below", text)
+    assert expectation.blocked_count == (int(blocked.group(1)) if blocked else 0)
+    for pattern in expectation.blocked:  # each named in the table, its * a written id's part
+        assert pattern.split("*")[0].rstrip("-") in text, pattern
+
+
+def test_a_run_blocking_exactly_the_listed_scenarios_matches() -> None:
+    expectation = script.EXPECTATIONS["independent-3"]
+    compliance = _compliance([], blocked=1)
+    compliance["scenarios"].append({"id": "E14-private-agreement-reads-back", "verdict": "blocked"})
+    assert script.judge(compliance, expectation) == []
+    compliance["scenarios"].append({"id": "E1-positive-x", "verdict": "blocked"})
+    compliance["totals"]["blocked"] = 2
+    assert script.judge(compliance, expectation) == [
+        "blocked scenarios EXPECTED.md does not list: E1-positive-x",
+        "2 scenario(s) blocked, expected 1",
+    ]
+
+
+def test_the_profile_names_its_command_and_templates_in_the_banks_folder(tmp_path: Path) -> None:
+    bank = script.EXPECTATIONS["independent-2"].folder
+    text = script._profile(bank, 4321, tmp_path / "bank.toml").read_text(encoding="utf-8")
+    assert f'command = "{bank / "suite_sca.py"}"' in text
+    assert f'templates = "{bank / "setup"}"' in text
 
 
 def test_the_profile_gets_the_port_it_runs_on(tmp_path: Path) -> None:

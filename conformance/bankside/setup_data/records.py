@@ -138,7 +138,6 @@ class Consent:
         return {"Consent-ID": self.consent_id}
 
 
-
 @dataclass(frozen=True)
 class Payment:
     """A payment created with E16, E17 or E18; ``product`` is the product of its PS/PC/PA path."""
