@@ -484,6 +484,15 @@ def _header_format(op: Operation, name: str) -> Grade:
     the header (the sandbox's PSU-ID, spec 7 rule 7); should where it shows neither."""
     if name.lower() == "psu-id" and op.family == "sandbox":
         return Grade(MUST, (_SANDBOX_PSU_ID_RULE,))
+    if name.lower() in _FORWARDED and not any(
+        header.lower() == name.lower() for header in op.required_headers
+    ):
+        return grade(
+            stated=False,
+            reading=f"spec 4.2 describes {name} as a value the TPP forwards from the PSU's "
+            f"client; that {op.id}, where it is optional, refuses a malformed one rather than "
+            "ignoring it is our reading",
+        )
     if _psu_header(name) and not any(_psu_header(header) for header in op.required_headers):
         return grade(
             stated=False,
@@ -498,6 +507,25 @@ def _header_format(op: Operation, name: str) -> Grade:
         reading=f"spec 4.2 does not show {op.id}'s header set (spec 4.1: 'only named'); we "
         f"expect it to take {name} and check its value",
     )
+
+
+#: The headers spec 4.2 describes as forwarded from the PSU's client ("forwarded client address
+#: and port", "forwarded client header values, when available", "forwarded method", "forwarded
+#: device identifier", "forwarded geo location"), lowercased.
+_FORWARDED = frozenset(
+    {
+        "psu-ip-address",
+        "psu-ip-port",
+        "psu-user-agent",
+        "psu-accept",
+        "psu-accept-charset",
+        "psu-accept-encoding",
+        "psu-accept-language",
+        "psu-http-method",
+        "psu-device-id",
+        "psu-geo-location",
+    }
+)
 
 
 def _psu_header(name: str) -> bool:
