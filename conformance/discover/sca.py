@@ -4,7 +4,9 @@ the clean-up does).
 
 The creation's answer decides the start: ``_links.scaRedirect`` (or another approach's link) in
 a 201, or in spec 5 item 6's 401 ("the 401 answer carries `_links.scaRedirect`"), is SCA started
-at creation; a 201 without one (``startAuthorisation``) leaves it to the explicit start (PA).
+at creation; a 201 without one (``startAuthorisation``) leaves it to the explicit start (PA), and
+where the bank offers none, the creation is sent again with PSU-Context (spec 4.2: "required for
+single-SCA initiation"): a link then is ``psu-context``.
 The links of the answer that started it decide the approach: ``scaRedirect`` a redirect (spec 5
 item 6), ``scaOAuth`` Berlin Group's OAuth approach, ``scaStatus`` alone a decoupled one. The
 payment is made for a PSU the bank knows (the profile's, or the sandbox's first private
@@ -15,6 +17,7 @@ customer, so the clean-up report names it as kept (test data, as every run's).""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from conformance.discover.evidence import Decision, decided, undecided
@@ -80,7 +83,11 @@ def _decide_for(prober: Prober, psu: Psu | None, *, pa_offered: bool) -> list[De
         return [decided(_START, "creation", made), _approach(made, at_creation, psu)]
     start = decided(_START, "authorisation", made)
     if not pa_offered:
-        why = "its creation started no SCA and the bank has no explicit start (PA)"
+        single = _single_sca(prober, psu)
+        if single is not None:  # spec 4.2: PSU-Context "required for single-SCA initiation"
+            return [decided(_START, "psu-context", single), _approach(single, "", psu)]
+        why = "its creation started no SCA, with PSU-Context neither, and the bank has no "
+        why += "explicit start (PA)"
         return [start, undecided(_APPROACH, ScaSettings.approach, why, made)]
     values = {"payment-product": NDCT, "payment-id": payment_id}
     started = prober.request("PA", path_values=values, psu=psu)
@@ -92,11 +99,23 @@ def _decide_for(prober: Prober, psu: Psu | None, *, pa_offered: bool) -> list[De
     return [start, _approach(started, approach, psu)]
 
 
+def _single_sca(prober: Prober, psu: Psu | None) -> Exchange | None:
+    """A creation with PSU-Context, spec 4.2's single-SCA initiation, where the bank offers no
+    explicit start: its answer when it carries an SCA link, else None. Its body is another
+    payment's, so that a bank refusing logical duplicates does not refuse it as one."""
+    body = factories.ndct_payment(_SEED + 1, kid=False)
+    asked = replace(psu or prober.psu, context=True)
+    made = prober.request("E16", path_values={"payment-product": NDCT}, body=body, psu=asked)
+    return made if approach_of(made) is not None else None
+
+
 _UNKNOWN_PSU = "the bank asked the probe's PSU, which it does not know, to identify first"
 
 
 def _approach(exchange: Exchange, approach: str, psu: Psu | None) -> Decision:
-    """The approach an answer shows, unless it is a 401 for a PSU the bank does not know."""
+    """The approach an answer shows (``approach``, or read from it when empty), unless it is a
+    401 for a PSU the bank does not know."""
+    approach = approach or approach_of(exchange) or ScaSettings.approach
     if exchange.status == 401 and psu is None:
         why = f"{_UNKNOWN_PSU}; name a PSU it knows in [psu.private] psu_id and discover again"
         return undecided(_APPROACH, ScaSettings.approach, why, exchange)

@@ -41,7 +41,7 @@ def test_a_shared_sandbox_fails_exactly_the_ownership_scenarios(tmp_path: Path) 
     assert isinstance(scenarios, list) and len(scenarios) == 29
     assert {s["verdict"] for s in checked["scenarios"]} == {"passed"}
     found = {s["id"] for s in scenarios if s["verdict"] == "failed (should)"}
-    # E8 finds the consent by the PSU it names: a second PSU has none, shared sandbox or not
-    assert found == {s["id"] for s in scenarios} - {"E8-auth-other-psu-refused"}
+    # E8 names the consent by its Consent-ID too, so another PSU reaches it on a shared sandbox
+    assert found == {s["id"] for s in scenarios}
     markdown = (tmp_path / "shared" / "compliance.md").read_text(encoding="utf-8")
-    assert "1 of 29 judged security scenarios held" in markdown
+    assert "0 of 29 judged security scenarios held" in markdown
