@@ -105,6 +105,13 @@ EXPECTATIONS: Mapping[str, Expectation] = {
         ),
         blocked_count=9,
     ),
+    "independent-4": Expectation(
+        must_failures=("AT-LIM-pagination-links-page-size-200-holds",),
+        must_failure_count=1,
+        least_judged=1800,
+        folder=ROOT / "banks" / "independent-4",
+        packages=STDLIB_BANK_PACKAGES,
+    ),
     "independent-3": Expectation(
         must_failures=(),
         must_failure_count=0,

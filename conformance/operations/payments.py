@@ -214,7 +214,10 @@ def _basket(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
         if name == "basket-ncbct":
             return ctx.data.payments(made, 2, "E18")
         if name == "basket-mixed-products":
-            return [ctx.data.payment(made, "E16"), ctx.data.payment(made + 1, "E18")]
+            return [
+                ctx.data.payment(made, "E16", single_sca=False),
+                ctx.data.payment(made + 1, "E18", single_sca=False),
+            ]
         return ctx.data.payments(made, 2, "E16")
 
     payments = ctx.data.own_recent(seed, f"payments:{name}", make)
@@ -224,7 +227,9 @@ def _basket(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
 def _basket_authorisation(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
     """E2: a fresh basket of one payment."""
     basket = ctx.data.own_recent(
-        seed, "basket", lambda made: ctx.data.basket(made, [ctx.data.payment(made, "E16")])
+        seed,
+        "basket",
+        lambda made: ctx.data.basket(made, [ctx.data.payment(made, "E16", single_sca=False)]),
     )
     return basket_authorisation_request(ctx, basket.psu, basket.basket_id)
 
@@ -235,7 +240,9 @@ def _basket_read(op_id: str) -> Builder:
     def build(ctx: BuildContext, variant: str, seed: int) -> OperationRequest:
         def make() -> Basket:
             basket_seed = ctx.data.seed_for("basket")
-            return ctx.data.basket(basket_seed, [ctx.data.payment(basket_seed, "E16")])
+            return ctx.data.basket(
+                basket_seed, [ctx.data.payment(basket_seed, "E16", single_sca=False)]
+            )
 
         basket = ctx.data.shared("basket:read", make)
         return basket_read_request(ctx, op_id, basket.psu, basket.basket_id)

@@ -63,15 +63,19 @@ class DataFactory(ConsentSetUp):
         psu: Psu | None = None,
         authorise: bool = False,
         approve: bool = True,
+        single_sca: bool = True,
     ) -> Payment:
         """A fresh payment (E16, E17 or E18) for the worker's private PSU; with ``authorise``
-        taken through SCA (``approve`` or cancel) before it is returned."""
+        taken through SCA (``approve`` or cancel) before it is returned. Where the bank starts
+        a payment's SCA at its creation when asked (``[sca] start = "psu-context"``), it is
+        asked (spec 4.2: PSU-Context "required for single-SCA initiation") unless
+        ``single_sca`` is False: a payment meant for a signing basket."""
         reason = self.unsupported_reason(op_id)
         if reason is not None:
             raise NotApplicable(f"the scenario needs a payment: {reason}")
         psu = psu or self.psu("PRIVATE")
         settings = self.profile.sca
-        if settings.start == "psu-context" and not psu.corporate:
+        if settings.start == "psu-context" and single_sca and not psu.corporate:
             psu = replace(psu, context=True)  # asks for single-SCA initiation (spec 4.2)
         chosen = dict(body) if body is not None else self.payment_body(op_id, seed)
         # Payment creation may answer 401 with the SCA link (spec 5 item 6), whatever the
@@ -163,7 +167,9 @@ class DataFactory(ConsentSetUp):
 
     def payments(self, seed: int, count: int, op_id: str = "E16") -> list[Payment]:
         """``count`` fresh payments of one product (a basket's content)."""
-        return [self.payment(seed * 1000 + index, op_id) for index in range(count)]
+        return [
+            self.payment(seed * 1000 + index, op_id, single_sca=False) for index in range(count)
+        ]
 
     def authorise_payment(self, payment: Payment, *, approve: bool = True) -> None:
         """Take the payment through SCA: its own SCA link from creation, or one from PA."""

@@ -187,8 +187,8 @@ def basket_worst_case(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """The basket's status is the worst case of its payments' (spec 2.4): new payments; one
     whose SCA was cancelled (RJCT); one cancelled with PC (CANC)."""
     after = str(scenario.param("after", "creation"))
-    first = ctx.data.payment(seed, "E16")
-    second = ctx.data.payment(seed + 1, "E16")
+    first = ctx.data.payment(seed, "E16", single_sca=False)
+    second = ctx.data.payment(seed + 1, "E16", single_sca=False)
     if after == "payment-rejected":
         authorise(scenario, ctx, first, approve=False)
     elif after == "payment-cancelled":
@@ -236,7 +236,10 @@ def _basket_after_change(
         basket_id, payments = found
         statuses = [payment_status(scenario, ctx, payment)[0] for payment in payments]
     if found is None or changed not in statuses:  # none prepared, or changed the other way
-        payments = [ctx.data.payment(seed + 2, "E16"), ctx.data.payment(seed + 3, "E16")]
+        payments = [
+            ctx.data.payment(seed + 2, "E16", single_sca=False),
+            ctx.data.payment(seed + 3, "E16", single_sca=False),
+        ]
         created = send_step(scenario, ctx, _basket_request(ctx, payments))
         basket_id = str(response_document(created).get("basketId"))
         if after == "payment-cancelled":
@@ -265,7 +268,10 @@ def _basket_after_change(
 def basket_read(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """BR reads the basket E1 made: its id, its payments and the status BS reads too, the
     worst case of its payments' statuses (spec 2.4; the read is the platform's, not shown)."""
-    payments = [ctx.data.payment(seed, "E16"), ctx.data.payment(seed + 1, "E16")]
+    payments = [
+        ctx.data.payment(seed, "E16", single_sca=False),
+        ctx.data.payment(seed + 1, "E16", single_sca=False),
+    ]
     created = send_step(scenario, ctx, _basket_request(ctx, payments))
     basket_id = str(response_document(created).get("basketId"))
     psu = payments[0].psu
@@ -312,7 +318,7 @@ def basket_read(scenario: Scenario, ctx: RunContext, seed: int) -> None:
 
 def basket_authorisation_started(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """Starting the basket authorisation answers scaStatus STARTED and a scaRedirect (spec 3)."""
-    basket = ctx.data.basket(seed, [ctx.data.payment(seed, "E16")])
+    basket = ctx.data.basket(seed, [ctx.data.payment(seed, "E16", single_sca=False)])
     request = basket_authorisation_request(ctx, basket.psu, basket.basket_id)
     _authorisation_started(scenario, ctx, request)
 
@@ -321,8 +327,8 @@ def _basket_sca(scenario: Scenario, ctx: RunContext, seed: int, *, approve: bool
     # an NCBCT payment beside the NDCT one, where the bank's release has NCBCT in baskets
     gated = ctx.profile.lifecycle.released_after(change(ctx.contract, "ncbct-baskets").release)
     payments = [
-        ctx.data.payment(seed, "E16"),
-        ctx.data.payment(seed + 1, "E16" if gated else "E18"),
+        ctx.data.payment(seed, "E16", single_sca=False),
+        ctx.data.payment(seed + 1, "E16" if gated else "E18", single_sca=False),
     ]
     basket = ctx.data.basket(seed, payments)
     request = basket_authorisation_request(ctx, basket.psu, basket.basket_id)

@@ -52,8 +52,8 @@ def check_basket_rejects_payment_kind(scenario: Scenario, ctx: RunContext, seed:
             "bulk payments cannot be created through this interface (spec 1 names three "
             "products, none of them bulk), so a basket cannot be given one"
         )
-    periodic = ctx.data.payment(seed, "E17")
-    single = ctx.data.payment(seed + 1, "E16")
+    periodic = ctx.data.payment(seed, "E17", single_sca=False)
+    single = ctx.data.payment(seed + 1, "E16", single_sca=False)
     request = basket_request(ctx, single.psu, [single.payment_id, periodic.payment_id])
     send_and_judge(scenario, ctx, request)
 
@@ -289,7 +289,10 @@ def _amount_request(
 
 def check_basket_authorised_again_blocked(scenario: Scenario, ctx: RunContext, seed: int) -> None:
     """A basket whose SCA is finalised: a second E2 is 400 RESOURCE_BLOCKED (spec 7, E2 row)."""
-    payments = [ctx.data.payment(seed, "E16"), ctx.data.payment(seed + 1, "E16")]
+    payments = [
+        ctx.data.payment(seed, "E16", single_sca=False),
+        ctx.data.payment(seed + 1, "E16", single_sca=False),
+    ]
     basket = ctx.data.basket(seed, payments)
     path_values = {"basketId": basket.basket_id}
     link = ctx.data.start_authorisation("E2", path_values, basket.psu, "starting the basket's SCA")
