@@ -112,6 +112,18 @@ EXPECTATIONS: Mapping[str, Expectation] = {
         folder=ROOT / "banks" / "independent-4",
         packages=STDLIB_BANK_PACKAGES,
     ),
+    "independent-5": Expectation(
+        must_failures=(
+            "E7-LIM-bban-max-30-rejected",
+            "E7-LIM-iban-max-34-rejected",
+            "E7-0.creditorAccount.bban-maxLength-31-rejected",
+            "E7-0.creditorAccount.iban-maxLength-35-rejected",
+        ),
+        must_failure_count=4,
+        least_judged=1800,
+        folder=ROOT / "banks" / "independent-5",
+        packages=STDLIB_BANK_PACKAGES,
+    ),
     "independent-3": Expectation(
         must_failures=(),
         must_failure_count=0,

@@ -133,10 +133,21 @@ class ConsentSetUp(PartySetUp):
     def _first_access(self, account: Account | None, psu: Psu, *, approve: bool) -> Consent:
         """The consent of a fresh TPP session (``first-access``): the session's first account
         access (AL, with TPP-Redirect-URI for the way back) answered 401 with the SCA link, and
-        the PSU's SCA the profile's way."""
+        the PSU's SCA the profile's way; or answered 200, where the bank binds a consent to the
+        PSU and holds one of this PSU's already (spec 5 item 6 and spec 8 say neither)."""
         consent = Consent(str(uuid.uuid4()), psu, sandbox_account=account, bound_to_session=True)
         headers = {**consent.access_headers, **redirect_headers(self.profile)}
         exchange = self.send("AL", psu=psu, headers=headers)
+        if exchange.status == 200:
+            # the bank holds a consent of this PSU already: it binds consents to the PSU rather
+            # than to the TPP session (the spec says neither), and the session is served by it
+            if not approve:
+                raise NotApplicable(
+                    "the scenario needs a consent the PSU refuses at SCA, and the bank served the "
+                    "first access of a new TPP session from a consent the PSU gave before (its "
+                    "consents are the PSU's, not the session's)"
+                )
+            return consent
         if exchange.status != FIRST_ACCESS_STATUS:
             raise SetUpFailure(
                 refused_title(

@@ -98,7 +98,8 @@ class DataFactory(ConsentSetUp):
                 "and the paymentId",
             )
         link = sca_link(document, settings)
-        if settings.starts_at_creation and (link is None or not document.get("paymentId")):
+        asked = settings.start == "creation" or (settings.start == "psu-context" and psu.context)
+        if asked and (link is None or not document.get("paymentId")):
             raise SetUpFailure(
                 f"Set-up failed: the payment creation ({op_id}) answer has no "
                 + ("paymentId" if link is not None else "SCA link"),
