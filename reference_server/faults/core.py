@@ -126,10 +126,8 @@ CORE_FAULTS: tuple[Fault, ...] = (
         "spec 5 part 5 (the PSU a request names; ownership not stated: security, should)",
         "lets one PSU read, cancel and authorise another PSU's payments, baskets and consents",
         rules=("AUTH-other-psu",),
-        # E8 finds the consent by the PSU it names (no Consent-ID): another PSU has none anyway;
-        # at a bank that binds it to the TPP session, E8 finds it by the session
-        operations=(*_OTHER_PSU_OPERATIONS, "AL", "AT"),
-        session_operations=("E8",),
+        # E8 names the consent as AL and AT do (its Consent-ID, or its TPP session)
+        operations=(*_OTHER_PSU_OPERATIONS, "AL", "AT", "E8"),
         level="should",
     ),
     Fault(
