@@ -138,6 +138,8 @@ class SetUpBase:
         #: each of their payments read then (its ``still``).
         self._made_at: dict[str, float] = {}
         self._statuses: dict[str, str] = {}
+        #: The PSUs (their PSU-ID) whose consent this worker took at a first access, through SCA.
+        self._consented: set[str] = set()
 
     # --- plumbing ------------------------------------------------------------------------------
 

@@ -134,13 +134,15 @@ class ConsentSetUp(PartySetUp):
         """The consent of a fresh TPP session (``first-access``): the session's first account
         access (AL, with TPP-Redirect-URI for the way back) answered 401 with the SCA link, and
         the PSU's SCA the profile's way; or answered 200, where the bank binds a consent to the
-        PSU and holds one of this PSU's already (spec 5 item 6 and spec 8 say neither)."""
+        PSU and holds the one this PSU gave at an earlier first access of this worker's run
+        (spec 5 item 6 and spec 8 say neither)."""
         consent = Consent(str(uuid.uuid4()), psu, sandbox_account=account, bound_to_session=True)
         headers = {**consent.access_headers, **redirect_headers(self.profile)}
         exchange = self.send("AL", psu=psu, headers=headers)
-        if exchange.status == 200:
-            # the bank holds a consent of this PSU already: it binds consents to the PSU rather
-            # than to the TPP session (the spec says neither), and the session is served by it
+        if exchange.status == 200 and psu.psu_id in self._consented:
+            # the bank holds the consent this PSU gave at an earlier first access of this run: it
+            # binds consents to the PSU rather than to the TPP session (the spec says neither).
+            # A PSU that never consented and is served anyway is no such case: that blocks below.
             if not approve:
                 raise NotApplicable(
                     "the scenario needs a consent the PSU refuses at SCA, and the bank served the "
@@ -162,6 +164,8 @@ class ConsentSetUp(PartySetUp):
                 '"first-access" (the consent is given at the first account access)',
             )
         self.complete_sca(require_sca_link(exchange, self.profile.sca), psu, approve=approve)
+        if approve and psu.psu_id is not None:
+            self._consented.add(psu.psu_id)
         return consent
 
     def first_transaction(
